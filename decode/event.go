@@ -1,0 +1,293 @@
+package decode
+
+import "time"
+
+// Event is one consumer-group fact decoded from an Exchange: one group's part
+// of one request and its response. An exchange that concerns several groups
+// (batched FindCoordinator v4+, OffsetFetch v8+) yields one Event per group.
+// Exactly one of the API-specific pointers is set, matching APIKey.
+type Event struct {
+	// Facts copied from the exchange.
+	At            time.Time // request time
+	RespondedAt   time.Time // response time; zero without a response
+	ConnID        uint64
+	ClientAddr    string
+	ClientID      string
+	BrokerID      int32
+	APIKey        int16
+	APIVersion    int16
+	CorrelationID int32
+
+	// Group is the group id the event concerns ("" for Metadata).
+	Group string
+
+	FindCoordinator        *FindCoordinator
+	JoinGroup              *JoinGroup
+	SyncGroup              *SyncGroup
+	Heartbeat              *Heartbeat
+	LeaveGroup             *LeaveGroup
+	OffsetCommit           *OffsetCommit
+	OffsetFetch            *OffsetFetch
+	ConsumerGroupHeartbeat *ConsumerGroupHeartbeat
+	Metadata               *Metadata
+}
+
+// Latency is the time from request to response, or 0 without a response.
+func (e *Event) Latency() time.Duration {
+	if e.RespondedAt.IsZero() {
+		return 0
+	}
+	return e.RespondedAt.Sub(e.At)
+}
+
+// Responded reports whether the response was seen and decoded. When it is
+// false, every response field of the API-specific event is its zero value.
+func (e *Event) Responded() bool { return !e.RespondedAt.IsZero() }
+
+// TopicPartitions is a topic and a sorted list of its partitions.
+type TopicPartitions struct {
+	Topic      string
+	Partitions []int32
+}
+
+// TopicIDPartitions is a topic id (KIP-516) and a sorted list of its
+// partitions, as KIP-848 ConsumerGroupHeartbeat carries them.
+type TopicIDPartitions struct {
+	TopicID    [16]byte
+	Partitions []int32
+}
+
+// FindCoordinator is one key of a FindCoordinator exchange (key 10).
+type FindCoordinator struct {
+	KeyType   int8 // 0 group, 1 transaction, 2 share
+	ErrorCode int16
+	NodeID    int32
+	Host      string
+	Port      int32
+}
+
+// JoinGroup is a JoinGroup exchange (key 11).
+type JoinGroup struct {
+	// Request.
+	MemberID         string // "" on a first join
+	InstanceID       string // group.instance.id, "" for dynamic members
+	ProtocolType     string // "consumer", "connect", ...
+	SessionTimeout   time.Duration
+	RebalanceTimeout time.Duration // v1+; v0 uses SessionTimeout
+	Reason           string        // v8+ (KIP-800)
+	Protocols        []JoinProtocol
+
+	// Response.
+	ErrorCode        int16
+	Generation       int32
+	ProtocolName     string // chosen assignor; "" before v7 errors
+	Leader           string
+	AssignedMemberID string // the member id the coordinator gave this member
+	SkipAssignment   bool   // v9+: a returning static leader must not reassign
+	// Members is filled only in the leader's response.
+	Members []JoinMember
+}
+
+// JoinProtocol is one protocol (assignor) a member offers in JoinGroup.
+type JoinProtocol struct {
+	Name string
+	// Subscription is the decoded metadata for protocol type "consumer",
+	// nil otherwise or when it did not decode.
+	Subscription *Subscription
+	// Connect is the decoded metadata for protocol type "connect".
+	Connect *ConnectMetadata
+	// Metadata is the raw protocol metadata, always kept.
+	Metadata []byte
+}
+
+// JoinMember is one member listed in the leader's JoinGroup response.
+type JoinMember struct {
+	MemberID     string
+	InstanceID   string
+	Subscription *Subscription
+	Connect      *ConnectMetadata
+	Metadata     []byte
+}
+
+// Subscription is the consumer protocol's ConsumerProtocolSubscription.
+type Subscription struct {
+	Version int16
+	Topics  []string
+	// OwnedPartitions (v1+) is what a cooperative member still holds.
+	OwnedPartitions []TopicPartitions
+	Generation      int32 // v2+, -1 when absent
+	Rack            string
+	UserData        []byte
+	// Sticky is set when UserData decodes as StickyMemberMetadata
+	// (sticky and cooperative-sticky assignors).
+	Sticky *StickyUserData
+}
+
+// StickyUserData is the sticky assignors' user data: what the member owned
+// and in which generation.
+type StickyUserData struct {
+	CurrentAssignment []TopicPartitions
+	Generation        int32
+}
+
+// ConnectMetadata is the connect protocol's member metadata.
+type ConnectMetadata struct {
+	Version      int16
+	URL          string
+	ConfigOffset int64
+}
+
+// Assignment is the consumer protocol's ConsumerProtocolAssignment. A
+// zero-length assignment decodes to an Assignment with no partitions.
+type Assignment struct {
+	Version    int16
+	Partitions []TopicPartitions
+	UserData   []byte
+}
+
+// ConnectAssignment is the connect protocol's member assignment.
+type ConnectAssignment struct {
+	Version      int16
+	Error        int16
+	Leader       string
+	LeaderURL    string
+	ConfigOffset int64
+	Connectors   []string
+	Tasks        []string // "connector-task"
+}
+
+// SyncGroup is a SyncGroup exchange (key 14).
+type SyncGroup struct {
+	// Request.
+	MemberID     string
+	InstanceID   string
+	Generation   int32
+	ProtocolType string // v5+; else remembered by the caller, see Decoder
+	ProtocolName string // v5+
+	// Plan is the leader's assignment plan; empty for followers.
+	Plan []MemberAssignment
+
+	// Response.
+	ErrorCode int16
+	// Assignment is this member's own assignment from the response.
+	Assignment        *Assignment
+	ConnectAssignment *ConnectAssignment
+	RawAssignment     []byte
+}
+
+// MemberAssignment is one member's entry in the leader's SyncGroup plan.
+type MemberAssignment struct {
+	MemberID          string
+	Assignment        *Assignment
+	ConnectAssignment *ConnectAssignment
+	Raw               []byte
+}
+
+// Heartbeat is a Heartbeat exchange (key 12).
+type Heartbeat struct {
+	MemberID   string
+	InstanceID string
+	Generation int32
+	ErrorCode  int16
+}
+
+// LeaveGroup is a LeaveGroup exchange (key 13). Before v3 it names one
+// member; from v3 it is batched.
+type LeaveGroup struct {
+	Members   []LeavingMember
+	ErrorCode int16
+}
+
+// LeavingMember is one member leaving in a LeaveGroup request.
+type LeavingMember struct {
+	MemberID   string
+	InstanceID string
+	Reason     string // v5+ (KIP-800)
+	ErrorCode  int16  // v3+ per-member result
+}
+
+// OffsetCommit is an OffsetCommit exchange (key 8).
+type OffsetCommit struct {
+	MemberID   string
+	InstanceID string
+	Generation int32 // -1 for a simple (non-group) commit
+	Topics     []CommitTopic
+}
+
+// CommitTopic is the commits for one topic.
+type CommitTopic struct {
+	Topic      string
+	Partitions []CommitPartition
+}
+
+// CommitPartition is one partition's committed offset and its result.
+type CommitPartition struct {
+	Partition   int32
+	Offset      int64
+	LeaderEpoch int32
+	Metadata    string
+	ErrorCode   int16 // from the response; 0 without one
+}
+
+// OffsetFetch is one group's part of an OffsetFetch exchange (key 9).
+type OffsetFetch struct {
+	MemberID    string // v9+
+	MemberEpoch int32  // v9+
+	// Topics requested; nil means all topics.
+	Requested []TopicPartitions
+	// Response.
+	ErrorCode int16
+	Offsets   []FetchedTopic
+}
+
+// FetchedTopic is the fetched offsets for one topic.
+type FetchedTopic struct {
+	Topic      string
+	Partitions []FetchedPartition
+}
+
+// FetchedPartition is one partition's committed offset as fetched.
+type FetchedPartition struct {
+	Partition int32
+	Offset    int64
+	ErrorCode int16
+}
+
+// ConsumerGroupHeartbeat is a KIP-848 ConsumerGroupHeartbeat exchange (key 68).
+// Nil slices and pointers in the request mean "unchanged since the last
+// heartbeat", as on the wire.
+type ConsumerGroupHeartbeat struct {
+	// Request.
+	MemberID             string
+	MemberEpoch          int32 // 0 join, -1 leave, -2 static leave
+	InstanceID           *string
+	RackID               *string
+	RebalanceTimeout     time.Duration // -1 ms on the wire means unchanged: 0 here
+	SubscribedTopicNames []string
+	SubscribedTopicRegex *string
+	ServerAssignor       *string
+	OwnedPartitions      []TopicIDPartitions
+
+	// Response.
+	ErrorCode         int16
+	ErrorMessage      string
+	AssignedMemberID  string
+	AssignedEpoch     int32
+	HeartbeatInterval time.Duration
+	// Assignment is nil when unchanged, empty when the member owns nothing.
+	Assignment []TopicIDPartitions
+}
+
+// Metadata is the part of a Metadata response (key 3) the timeline needs:
+// topic ids to names, for KIP-848 assignments.
+type Metadata struct {
+	Topics []MetadataTopic
+}
+
+// MetadataTopic is one topic in a Metadata response.
+type MetadataTopic struct {
+	Name       string
+	TopicID    [16]byte
+	Partitions int32
+	ErrorCode  int16
+}

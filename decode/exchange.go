@@ -1,0 +1,48 @@
+// Package decode knows the Kafka protocol as kproxy needs it: request and
+// response headers, the Exchange (one request and its response, raw, with
+// timing and connection facts), and the translation of exchanges into typed
+// consumer-group events, including the embedded consumer and connect
+// protocols. Everything here is a pure function over bytes: no I/O, no
+// clock, and no panics on bad input.
+package decode
+
+import "time"
+
+// Exchange is one request and its response as kproxy saw them on one client
+// connection. It is what the proxy hands to observers, what the journal
+// stores and what replay reads back, so every field must be kept as seen.
+type Exchange struct {
+	// ConnID identifies the client connection within one kproxy process.
+	ConnID uint64
+	// ClientAddr is the client's remote address, "ip:port".
+	ClientAddr string
+	// BrokerID is the upstream node the connection is forwarded to, or -1
+	// for the bootstrap listener (whose upstream is any seed broker).
+	BrokerID int32
+	// APIKey and APIVersion come from the request header.
+	APIKey     int16
+	APIVersion int16
+	// CorrelationID comes from the request header.
+	CorrelationID int32
+	// ClientID is the request header's client id ("" when null).
+	ClientID string
+	// RequestAt is when the first byte of the request frame was read from
+	// the client; ResponseAt is when the response frame was read whole from
+	// the broker. ResponseAt is zero when there was no response (Produce
+	// with acks=0, or the connection closed first).
+	RequestAt  time.Time
+	ResponseAt time.Time
+	// Request and Response are the frames without their 4-byte size
+	// prefix: header then body, exactly as on the wire. Response is nil
+	// when there was no response.
+	Request  []byte
+	Response []byte
+}
+
+// Latency is the time from request to response, or 0 without a response.
+func (x *Exchange) Latency() time.Duration {
+	if x.ResponseAt.IsZero() {
+		return 0
+	}
+	return x.ResponseAt.Sub(x.RequestAt)
+}

@@ -1,0 +1,137 @@
+package decode
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrShortFrame is returned when a frame ends before its header does.
+var ErrShortFrame = errors.New("decode: frame shorter than its header")
+
+// RequestHeader is the parsed request header (v0, v1 or v2).
+type RequestHeader struct {
+	APIKey        int16
+	APIVersion    int16
+	CorrelationID int32
+	// ClientID is nil when the header has no client id (v0) or it is null.
+	ClientID *string
+	// Len is the header's length in bytes, tag section included; the body
+	// starts at frame[Len:].
+	Len int
+}
+
+// ClientIDString is the client id, or "" when it is null or absent.
+func (h *RequestHeader) ClientIDString() string {
+	if h.ClientID == nil {
+		return ""
+	}
+	return *h.ClientID
+}
+
+// ParseRequestHeader parses the header at the start of a request frame (the
+// bytes after the 4-byte size). It needs only the first bytes of the frame:
+// the fixed part is 8 bytes, then the client id, then (flexible versions)
+// a tag section. An API key kmsg does not know is parsed as header v1.
+func ParseRequestHeader(frame []byte) (RequestHeader, error) {
+	var h RequestHeader
+	if len(frame) < 8 {
+		return h, ErrShortFrame
+	}
+	h.APIKey = int16(binary.BigEndian.Uint16(frame[0:]))
+	h.APIVersion = int16(binary.BigEndian.Uint16(frame[2:]))
+	h.CorrelationID = int32(binary.BigEndian.Uint32(frame[4:]))
+	n := 8
+	// ControlledShutdown v0 is the one request with header v0: no client id.
+	if h.APIKey == 7 && h.APIVersion == 0 {
+		h.Len = n
+		return h, nil
+	}
+	if len(frame) < n+2 {
+		return h, ErrShortFrame
+	}
+	// The client id stays a non-compact nullable string even in header v2.
+	l := int(int16(binary.BigEndian.Uint16(frame[n:])))
+	n += 2
+	if l >= 0 {
+		if len(frame) < n+l {
+			return h, ErrShortFrame
+		}
+		s := string(frame[n : n+l])
+		h.ClientID = &s
+		n += l
+	}
+	if RequestIsFlexible(h.APIKey, h.APIVersion) {
+		m, err := skipTags(frame[n:])
+		if err != nil {
+			return h, fmt.Errorf("decode: request header tags: %w", err)
+		}
+		n += m
+	}
+	h.Len = n
+	return h, nil
+}
+
+// RequestIsFlexible reports whether a request of this key and version uses
+// the flexible (v2) request header. Unknown keys are not flexible.
+func RequestIsFlexible(key, version int16) bool {
+	r := kmsg.RequestForKey(key)
+	if r == nil {
+		return false
+	}
+	r.SetVersion(version)
+	return r.IsFlexible()
+}
+
+// ResponseHeaderLen returns the length of the response header for a request
+// of this key and version, given the response frame: 4 bytes of correlation
+// id, plus a tag section when the response is flexible. ApiVersions
+// responses always use header v0 so that any client can read them.
+func ResponseHeaderLen(key, version int16, frame []byte) (int, error) {
+	if len(frame) < 4 {
+		return 0, ErrShortFrame
+	}
+	if key == 18 || !RequestIsFlexible(key, version) {
+		return 4, nil
+	}
+	m, err := skipTags(frame[4:])
+	if err != nil {
+		return 0, fmt.Errorf("decode: response header tags: %w", err)
+	}
+	return 4 + m, nil
+}
+
+// skipTags returns the length of the tag section at the start of b.
+func skipTags(b []byte) (int, error) {
+	num, n, err := uvarint(b)
+	if err != nil {
+		return 0, err
+	}
+	for i := uint64(0); i < num; i++ {
+		_, m, err := uvarint(b[n:])
+		if err != nil {
+			return 0, err
+		}
+		n += m
+		size, m, err := uvarint(b[n:])
+		if err != nil {
+			return 0, err
+		}
+		n += m
+		if uint64(len(b)-n) < size {
+			return 0, ErrShortFrame
+		}
+		n += int(size)
+	}
+	return n, nil
+}
+
+func uvarint(b []byte) (uint64, int, error) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, 0, ErrShortFrame
+	}
+	return v, n, nil
+}
