@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# broker.sh start|stop|status|install: a single-node Apache Kafka 4.x broker
+# (KRaft, broker and controller in one JVM) on loopback for the e2e suite.
+#
+# install  fetches the server jars from Maven Central with Maven (cached in
+#          e2e/.cache; a second call does nothing).
+# start    installs, formats a fresh KRaft log dir, starts the broker and waits
+#          until it answers. Does nothing when it already runs.
+# stop     stops it (SIGTERM, then SIGKILL after 30 s). The log stays in
+#          e2e/.cache/broker/logs for a failed run to read.
+# status   exits 0 when the broker runs and answers.
+#
+# Environment:
+#   E2E_BROKER_PORT       client listener port (default 39092)
+#   E2E_CONTROLLER_PORT   controller listener port (default 39093)
+#   E2E_INITIAL_DELAY_MS  group.initial.rebalance.delay.ms (default 3000,
+#                         Kafka's own default)
+#   E2E_BROKER_HEAP       JVM heap (default 768m)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="$here/.cache"
+kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/broker/pom.xml")"
+libs="$cache/kafka-$kafka_version/libs"
+state="$cache/broker"
+port="${E2E_BROKER_PORT:-39092}"
+cport="${E2E_CONTROLLER_PORT:-39093}"
+delay="${E2E_INITIAL_DELAY_MS:-3000}"
+heap="${E2E_BROKER_HEAP:-768m}"
+# A fixed cluster id: every start formats a fresh log dir anyway.
+cluster_id="kPrOxYe2eClusterId0001"
+
+log() { echo "broker.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+install() {
+	if [[ -f "$libs/.complete" ]]; then
+		return
+	fi
+	command -v mvn >/dev/null || die "mvn not found: install Maven (apt-get install maven)"
+	command -v java >/dev/null || die "java not found: install a JDK 17+"
+	log "fetching Apache Kafka $kafka_version jars from Maven Central"
+	rm -rf "$libs"
+	mvn -q -B -Dstyle.color=never -f "$here/broker/pom.xml" -Dmaven.repo.local="$cache/m2" \
+		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" ||
+		die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (is Maven Central reachable?)"
+	[[ -f "$libs/kafka_2.13-$kafka_version.jar" ]] || die "kafka_2.13-$kafka_version.jar missing in $libs"
+	touch "$libs/.complete"
+}
+
+pid_alive() {
+	[[ -f "$state/pid" ]] && kill -0 "$(cat "$state/pid")" 2>/dev/null
+}
+
+answers() {
+	# The port accepts connections and the broker said it started.
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
+		grep -q "Kafka Server started" "$state/logs/server.log" 2>/dev/null
+}
+
+java_opts() {
+	echo "-Xms256m -Xmx$heap -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true" \
+		"-Dlog4j2.configurationFile=$here/broker/log4j2.properties -Dkafka.logs.dir=$state/logs"
+}
+
+write_config() {
+	cat >"$state/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$state/data
+num.partitions=1
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=50
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=$delay
+# Scenarios use short session timeouts so a killed member is noticed quickly.
+group.min.session.timeout.ms=1000
+group.consumer.min.session.timeout.ms=1000
+group.consumer.session.timeout.ms=10000
+group.consumer.min.heartbeat.interval.ms=500
+group.consumer.heartbeat.interval.ms=1000
+auto.create.topics.enable=false
+log.retention.check.interval.ms=3600000
+EOF
+}
+
+start() {
+	install
+	if pid_alive && answers; then
+		log "already running (pid $(cat "$state/pid")) on 127.0.0.1:$port"
+		return
+	fi
+	if pid_alive; then
+		stop
+	fi
+	mkdir -p "$state"
+	rm -rf "$state/data"
+	if [[ -d "$state/logs" ]]; then
+		rm -rf "$state/logs.prev"
+		mv "$state/logs" "$state/logs.prev"
+	fi
+	mkdir -p "$state/logs" "$state/data"
+	write_config
+	local cp="$libs/*"
+	# shellcheck disable=SC2046
+	java $(java_opts) -cp "$cp" kafka.tools.StorageTool format \
+		-t "$cluster_id" -c "$state/server.properties" >"$state/logs/format.out" 2>&1 ||
+		{ cat "$state/logs/format.out" >&2; die "formatting the KRaft log dir failed"; }
+	log "starting Kafka $kafka_version on 127.0.0.1:$port (group.initial.rebalance.delay.ms=$delay)"
+	# shellcheck disable=SC2046
+	setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
+		>"$state/logs/stdout.log" 2>&1 </dev/null &
+	echo $! >"$state/pid"
+	local i
+	for ((i = 0; i < 240; i++)); do
+		if answers; then
+			log "up after $((i / 4)) s (pid $(cat "$state/pid")); log: $state/logs/server.log"
+			return
+		fi
+		pid_alive || { tail -n 40 "$state/logs/stdout.log" >&2; die "broker exited during start; log: $state/logs"; }
+		sleep 0.25
+	done
+	tail -n 40 "$state/logs/server.log" >&2 || true
+	stop
+	die "broker did not answer within 60 s; log: $state/logs"
+}
+
+stop() {
+	if ! pid_alive; then
+		rm -f "$state/pid"
+		return
+	fi
+	local pid i
+	pid="$(cat "$state/pid")"
+	log "stopping pid $pid"
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 120; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "pid $pid still alive after 30 s: SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -f "$state/pid"
+}
+
+status() {
+	if pid_alive && answers; then
+		echo "running pid $(cat "$state/pid") on 127.0.0.1:$port"
+		return 0
+	fi
+	echo "not running"
+	return 1
+}
+
+case "${1:-}" in
+install) install ;;
+start) start ;;
+stop) stop ;;
+status) status ;;
+*) die "usage: broker.sh start|stop|status|install" ;;
+esac
