@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// produce writes n records of size bytes and returns how long it took from
+// the first record to the last acknowledgement.
+func produce(ctx context.Context, seed, topic string, n, size int) (time.Duration, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(10000))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	// Create the topic and warm the connections before the clock starts.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+		return 0, fmt.Errorf("warm up: %w", err)
+	}
+	value := make([]byte, size)
+	errs := make(chan error, 1)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 0, err
+	}
+	elapsed := time.Since(start)
+	select {
+	case err := <-errs:
+		return 0, fmt.Errorf("produce: %w", err)
+	default:
+	}
+	return elapsed, nil
+}
+
+// fetch consumes n records (plus the warm-up record) of topic from the start
+// and returns how long it took.
+func fetch(ctx context.Context, seed, topic string, n int) (time.Duration, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	got := 0
+	for got < n+1 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return 0, fmt.Errorf("fetch after %d records: %w", got, err)
+		}
+		got += fs.NumRecords()
+	}
+	return time.Since(start), nil
+}
+
+// produceLatency sends n single-record produce requests one after the other
+// and returns each round trip.
+func produceLatency(ctx context.Context, seed, topic string, n int) ([]time.Duration, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	rec := func() *kgo.Record { return &kgo.Record{Value: []byte("latency-probe")} }
+	if err := cl.ProduceSync(ctx, rec()).FirstErr(); err != nil {
+		return nil, fmt.Errorf("warm up: %w", err)
+	}
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if err := cl.ProduceSync(ctx, rec()).FirstErr(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(start))
+	}
+	return out, nil
+}
