@@ -1,0 +1,77 @@
+// Package config holds the configuration of `kproxy serve`: the Config
+// struct, its defaults, validation whose messages name the key at fault, and
+// loading through viper from flags, KPROXY_* environment variables and a
+// YAML (or JSON, TOML) file. Only this package and cmd/ import viper; the
+// other packages take plain structs built from a Config.
+package config
+
+import "time"
+
+// Config is the whole configuration of `kproxy serve`. The zero value is not
+// useful: start from Default, or use Load.
+type Config struct {
+	// Listen is the bootstrap listener's address, HOST:PORT. Clients are
+	// seeded with it.
+	Listen string
+	// Upstreams are the seed brokers, HOST:PORT each. Required.
+	Upstreams []string
+	// Advertise is the host kproxy puts in the addresses it rewrites, for
+	// containers and NAT; "" means the host of Listen.
+	Advertise string
+	// BrokerPortBase places the listener of upstream node N on port
+	// BrokerPortBase+N (same host as Listen), unless BrokerListeners names
+	// that node.
+	BrokerPortBase int
+	// BrokerListeners maps a node id to the HOST:PORT of its listener,
+	// overriding BrokerPortBase for that node. Nil means none.
+	BrokerListeners map[int32]string
+	// MaxFrameSize is the largest frame, in bytes, kproxy accepts from a
+	// client or a broker; a larger frame closes that connection.
+	MaxFrameSize int32
+	// DialTimeout bounds each connection attempt to an upstream broker.
+	DialTimeout time.Duration
+	// ShutdownTimeout bounds how long SIGINT/SIGTERM wait for in-flight
+	// requests before connections are closed.
+	ShutdownTimeout time.Duration
+	// ObserverQueue is how many exchanges may wait for the observers before
+	// new ones are dropped (and counted) rather than slow traffic down.
+	ObserverQueue int
+	// Journal is the directory exchanges are journaled to; "" means off.
+	Journal string
+	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
+	// means off. Loopback by default.
+	Admin string
+	// LogFormat is "console" (for people) or "json" (for machines).
+	LogFormat string
+	// LogLevel is "debug", "info", "warn" or "error".
+	LogLevel string
+}
+
+// Default values of the settings that have one.
+const (
+	DefaultListen          = "127.0.0.1:19092"
+	DefaultBrokerPortBase  = 19100
+	DefaultMaxFrameSize    = 100 << 20 // 100 MiB
+	DefaultDialTimeout     = 10 * time.Second
+	DefaultShutdownTimeout = 15 * time.Second
+	DefaultObserverQueue   = 4096
+	DefaultAdmin           = "127.0.0.1:9644"
+	DefaultLogFormat       = "console"
+	DefaultLogLevel        = "info"
+)
+
+// Default returns a Config holding every default. Upstreams is empty: it
+// has no default and must be set.
+func Default() Config {
+	return Config{
+		Listen:          DefaultListen,
+		BrokerPortBase:  DefaultBrokerPortBase,
+		MaxFrameSize:    DefaultMaxFrameSize,
+		DialTimeout:     DefaultDialTimeout,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		ObserverQueue:   DefaultObserverQueue,
+		Admin:           DefaultAdmin,
+		LogFormat:       DefaultLogFormat,
+		LogLevel:        DefaultLogLevel,
+	}
+}

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Keys of the settings. Each is at once the config file key, the long flag
+// name, and (upper-cased, dashes to underscores, KPROXY_ prefix) the
+// environment variable: see EnvVar.
+const (
+	KeyConfig          = "config"
+	KeyListen          = "listen"
+	KeyUpstream        = "upstream"
+	KeyAdvertise       = "advertise"
+	KeyBrokerPortBase  = "broker-port-base"
+	KeyBrokerListeners = "broker-listeners"
+	KeyMaxFrameSize    = "max-frame-size"
+	KeyDialTimeout     = "dial-timeout"
+	KeyShutdownTimeout = "shutdown-timeout"
+	KeyObserverQueue   = "observer-queue"
+	KeyJournal         = "journal"
+	KeyAdmin           = "admin"
+	KeyLogFormat       = "log-format"
+	KeyLogLevel        = "log-level"
+)
+
+// EnvPrefix is the prefix of every environment variable kproxy reads.
+const EnvPrefix = "KPROXY"
+
+// EnvVar is the environment variable of key: "max-frame-size" is
+// KPROXY_MAX_FRAME_SIZE.
+func EnvVar(key string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+// kind says how a setting is parsed, whatever its source.
+type kind int
+
+const (
+	kindString   kind = iota
+	kindList          // comma-separated string or list
+	kindInt           // integer
+	kindSize          // bytes: integer, or number with KiB/MiB/GiB
+	kindDuration      // Go duration with a unit: 10s, 1m30s
+	kindNodeMap       // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
+)
+
+// Option describes one setting for flags, defaults and documentation.
+type Option struct {
+	Key string
+	// Flag is false for settings only the config file and the
+	// environment can carry.
+	Flag bool
+	// Default is the default as text, "" when there is none.
+	Default string
+	// Usage is a one-line description.
+	Usage string
+
+	kind kind
+}
+
+// EnvVar is the option's environment variable.
+func (o Option) EnvVar() string { return EnvVar(o.Key) }
+
+// Options lists every setting of `kproxy serve`, in the order of the help
+// text and the README's configuration reference. The config option itself
+// is first: it is a flag and an environment variable, never a file key.
+func Options() []Option {
+	d := Default()
+	return []Option{
+		{Key: KeyConfig, Flag: true, kind: kindString,
+			Usage: "configuration file (YAML, JSON or TOML); its keys are the flag names"},
+		{Key: KeyUpstream, Flag: true, kind: kindList,
+			Usage: "seed brokers, HOST:PORT[,HOST:PORT] (required)"},
+		{Key: KeyListen, Flag: true, kind: kindString, Default: d.Listen,
+			Usage: "bootstrap listener clients are seeded with, HOST:PORT"},
+		{Key: KeyAdvertise, Flag: true, kind: kindString,
+			Usage: "host put in rewritten broker addresses (containers, NAT); empty means the host of --listen"},
+		{Key: KeyBrokerPortBase, Flag: true, kind: kindInt, Default: strconv.Itoa(d.BrokerPortBase),
+			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen"},
+		{Key: KeyBrokerListeners, kind: kindNodeMap,
+			Usage: "node id to listener HOST:PORT, overriding --broker-port-base for that node (env: ID=HOST:PORT,...)"},
+		{Key: KeyMaxFrameSize, Flag: true, kind: kindSize, Default: "100MiB",
+			Usage: "largest frame accepted; a larger one closes its connection (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyDialTimeout, Flag: true, kind: kindDuration, Default: d.DialTimeout.String(),
+			Usage: "timeout of each connection attempt to a broker"},
+		{Key: KeyShutdownTimeout, Flag: true, kind: kindDuration, Default: d.ShutdownTimeout.String(),
+			Usage: "on SIGINT/SIGTERM, how long in-flight requests may take before connections close"},
+		{Key: KeyObserverQueue, Flag: true, kind: kindInt, Default: strconv.Itoa(d.ObserverQueue),
+			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
+		{Key: KeyJournal, Flag: true, kind: kindString,
+			Usage: "directory to journal exchanges to; empty means no journal"},
+		{Key: KeyAdmin, Flag: true, kind: kindString, Default: d.Admin,
+			Usage: "admin HTTP address serving /metrics and /healthz; empty means off"},
+		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,
+			Usage: "log format: console (for people) or json (for machines)"},
+		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
+			Usage: "log level: debug, info, warn or error"},
+	}
+}

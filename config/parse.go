@@ -1,0 +1,186 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The parse functions turn one raw value, as viper returns it from a flag,
+// an environment variable, a file or a default, into its Go type. Flags and
+// environment variables give strings; YAML gives ints, floats, lists and
+// maps. Each failure is an *Error naming the key.
+
+func parseString(key string, raw any) (string, *Error) {
+	switch x := raw.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return strings.TrimSpace(x), nil
+	case int, int64, float64, bool:
+		return fmt.Sprint(x), nil
+	}
+	return "", &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want a single value, not a list or map"}
+}
+
+// parseList accepts a comma-separated string or a list; blank entries (a
+// trailing comma) are dropped.
+func parseList(key string, raw any) ([]string, *Error) {
+	var items []string
+	switch x := raw.(type) {
+	case nil:
+	case string:
+		items = strings.Split(x, ",")
+	case []string:
+		items = x
+	case []any:
+		for _, it := range x {
+			s, err := parseString(key, it)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, s)
+		}
+	default:
+		return nil, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want a list or a comma-separated string"}
+	}
+	var out []string
+	for _, it := range items {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+func parseInt(key string, raw any) (int, *Error) {
+	switch x := raw.(type) {
+	case int:
+		return x, nil
+	case int64:
+		return int(x), nil
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) <= math.MaxInt32 {
+			return int(x), nil
+		}
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err == nil {
+			return n, nil
+		}
+	}
+	return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "not an integer"}
+}
+
+// sizeUnits are the suffixes parseSize accepts, longest first so that "MiB"
+// is not read as "B".
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1},
+}
+
+// parseSize reads a byte count that must fit an int32: an integer, or a
+// number followed by B, KiB, MiB or GiB ("100MiB", "1.5 MiB").
+func parseSize(key string, raw any) (int32, *Error) {
+	bad := func(reason string) (int32, *Error) {
+		return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: reason}
+	}
+	var n float64
+	switch x := raw.(type) {
+	case int:
+		n = float64(x)
+	case int64:
+		n = float64(x)
+	case float64:
+		n = x
+	case string:
+		s := strings.TrimSpace(x)
+		mult := int64(1)
+		for _, u := range sizeUnits {
+			if strings.HasSuffix(s, u.suffix) {
+				s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+				break
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return bad("not a size; want bytes or a number with KiB, MiB or GiB")
+		}
+		n = f * float64(mult)
+	default:
+		return bad("not a size; want bytes or a number with KiB, MiB or GiB")
+	}
+	if n != math.Trunc(n) {
+		return bad("not a whole number of bytes")
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return bad("out of range (0 to 2GiB-1)")
+	}
+	return int32(n), nil
+}
+
+// parseDuration reads a Go duration. A bare number is refused rather than
+// read as nanoseconds, the classic surprise of `dial-timeout: 5`.
+func parseDuration(key string, raw any) (time.Duration, *Error) {
+	switch x := raw.(type) {
+	case time.Duration:
+		return x, nil
+	case string:
+		s := strings.TrimSpace(x)
+		d, err := time.ParseDuration(s)
+		if err == nil {
+			return d, nil
+		}
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return 0, &Error{Key: key, Value: s, Reason: "missing unit; want a duration like 10s or 1m30s"}
+		}
+	case int, int64, float64:
+		return 0, &Error{Key: key, Value: fmt.Sprint(x), Reason: "missing unit; want a duration like 10s or 1m30s"}
+	}
+	return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "not a duration; want one like 10s or 1m30s"}
+}
+
+// parseNodeMap reads node id -> HOST:PORT from a file map or from a string
+// "ID=HOST:PORT,ID=HOST:PORT" (the environment's form).
+func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
+	entries := map[string]any{}
+	switch x := raw.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		entries = x
+	case string:
+		for _, kv := range strings.Split(x, ",") {
+			if kv = strings.TrimSpace(kv); kv == "" {
+				continue
+			}
+			id, addr, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, &Error{Key: key, Value: kv, Reason: "want NODE_ID=HOST:PORT"}
+			}
+			entries[strings.TrimSpace(id)] = strings.TrimSpace(addr)
+		}
+	default:
+		return nil, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want a map of node id to HOST:PORT"}
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	out := make(map[int32]string, len(entries))
+	for id, v := range entries {
+		n, err := strconv.ParseInt(id, 10, 32)
+		if err != nil {
+			return nil, &Error{Key: key + "." + id, Reason: "node id is not a 32-bit integer"}
+		}
+		addr, perr := parseString(key+"."+id, v)
+		if perr != nil {
+			return nil, perr
+		}
+		out[int32(n)] = addr
+	}
+	return out, nil
+}

@@ -1,0 +1,163 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits that Validate enforces.
+const (
+	// MinMaxFrameSize is the smallest max-frame-size: below it not even
+	// ordinary metadata requests fit.
+	MinMaxFrameSize = 64 << 10
+	// MaxObserverQueue bounds observer-queue: each slot may hold an
+	// exchange, so a huge queue is a memory risk rather than a safety net.
+	MaxObserverQueue = 1 << 20
+)
+
+// Validate reports every invalid setting of c, each as an *Error naming its
+// key and the reason, joined with errors.Join; nil when c is valid.
+func (c *Config) Validate() error {
+	return c.problems().err()
+}
+
+func (c *Config) problems() problems {
+	var p problems
+	checkHostPort(&p, KeyListen, c.Listen, false)
+	if len(c.Upstreams) == 0 {
+		p.add(KeyUpstream, "", "required: at least one seed broker HOST:PORT")
+	}
+	for _, u := range c.Upstreams {
+		checkHostPort(&p, KeyUpstream, u, true)
+	}
+	checkAdvertise(&p, c.Advertise)
+	if c.BrokerPortBase < 1 || c.BrokerPortBase > 65535 {
+		p.add(KeyBrokerPortBase, strconv.Itoa(c.BrokerPortBase), "not a port number (1-65535)")
+	}
+	checkBrokerListeners(&p, c.BrokerListeners)
+	if c.MaxFrameSize < MinMaxFrameSize {
+		p.add(KeyMaxFrameSize, strconv.Itoa(int(c.MaxFrameSize)),
+			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
+	}
+	checkPositive(&p, KeyDialTimeout, c.DialTimeout)
+	checkPositive(&p, KeyShutdownTimeout, c.ShutdownTimeout)
+	if c.ObserverQueue < 1 || c.ObserverQueue > MaxObserverQueue {
+		p.add(KeyObserverQueue, strconv.Itoa(c.ObserverQueue),
+			fmt.Sprintf("out of range (1-%d)", MaxObserverQueue))
+	}
+	if c.Admin != "" {
+		checkHostPort(&p, KeyAdmin, c.Admin, false)
+	}
+	switch c.LogFormat {
+	case "console", "json":
+	default:
+		p.add(KeyLogFormat, c.LogFormat, "want console or json")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		p.add(KeyLogLevel, c.LogLevel, "want debug, info, warn or error")
+	}
+	return p
+}
+
+// checkHostPort checks a HOST:PORT. A dialed address (dial) needs a host
+// and a non-zero port; a listen address may leave the host empty (every
+// interface) and use port 0 (any free port).
+func checkHostPort(p *problems, key, addr string, dial bool) {
+	if addr == "" {
+		p.add(key, "", "empty; want HOST:PORT")
+		return
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		p.add(key, addr, hostPortReason(err))
+		return
+	}
+	if dial && host == "" {
+		p.add(key, addr, "missing host")
+		return
+	}
+	if strings.ContainsAny(host, " \t") {
+		p.add(key, addr, "host contains a space")
+		return
+	}
+	n, err := strconv.Atoi(port)
+	lowest := 0
+	if dial {
+		lowest = 1
+	}
+	if err != nil || n < lowest || n > 65535 {
+		p.add(key, addr, fmt.Sprintf("port %q is not a number in %d-65535", port, lowest))
+	}
+}
+
+// hostPortReason turns net.SplitHostPort's error into a short reason.
+func hostPortReason(err error) string {
+	if ae, ok := err.(*net.AddrError); ok {
+		switch ae.Err {
+		case "missing port in address":
+			return "missing port"
+		case "too many colons in address":
+			return "too many colons (write an IPv6 host as [::1]:9092)"
+		}
+		return ae.Err
+	}
+	return err.Error()
+}
+
+func checkAdvertise(p *problems, host string) {
+	switch {
+	case host == "":
+	case strings.ContainsAny(host, " \t/"):
+		p.add(KeyAdvertise, host, "not a host name or IP address")
+	case validHostPort(host):
+		p.add(KeyAdvertise, host, "want a host without a port (ports come from listen and broker-port-base)")
+	}
+}
+
+func validHostPort(s string) bool {
+	_, _, err := net.SplitHostPort(s)
+	return err == nil
+}
+
+func checkBrokerListeners(p *problems, m map[int32]string) {
+	ids := make([]int32, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	seen := make(map[string]int32, len(m))
+	for _, id := range ids {
+		key := KeyBrokerListeners + "." + strconv.Itoa(int(id))
+		addr := m[id]
+		if id < 0 {
+			p.add(key, addr, "node id must not be negative")
+			continue
+		}
+		before := len(*p)
+		checkHostPort(p, key, addr, false)
+		if len(*p) > before {
+			continue
+		}
+		if _, port, _ := net.SplitHostPort(addr); port == "0" {
+			p.add(key, addr, "port 0 is not deterministic; name a port")
+			continue
+		}
+		if other, dup := seen[addr]; dup {
+			p.add(key, addr, fmt.Sprintf("same address as node %d", other))
+			continue
+		}
+		seen[addr] = id
+	}
+}
+
+func checkPositive(p *problems, key string, d time.Duration) {
+	if d <= 0 {
+		p.add(key, d.String(), "must be positive")
+	}
+}
