@@ -21,15 +21,15 @@ type Event struct {
 	// Group is the group id the event concerns ("" for Metadata).
 	Group string
 
-	FindCoordinator        *FindCoordinator
-	JoinGroup              *JoinGroup
-	SyncGroup              *SyncGroup
-	Heartbeat              *Heartbeat
-	LeaveGroup             *LeaveGroup
-	OffsetCommit           *OffsetCommit
-	OffsetFetch            *OffsetFetch
-	ConsumerGroupHeartbeat *ConsumerGroupHeartbeat
-	Metadata               *Metadata
+	FindCoordinator        *FindCoordinator        `json:",omitempty"`
+	JoinGroup              *JoinGroup              `json:",omitempty"`
+	SyncGroup              *SyncGroup              `json:",omitempty"`
+	Heartbeat              *Heartbeat              `json:",omitempty"`
+	LeaveGroup             *LeaveGroup             `json:",omitempty"`
+	OffsetCommit           *OffsetCommit           `json:",omitempty"`
+	OffsetFetch            *OffsetFetch            `json:",omitempty"`
+	ConsumerGroupHeartbeat *ConsumerGroupHeartbeat `json:",omitempty"`
+	Metadata               *Metadata               `json:",omitempty"`
 }
 
 // Latency is the time from request to response, or 0 without a response.
@@ -46,14 +46,17 @@ func (e *Event) Responded() bool { return !e.RespondedAt.IsZero() }
 
 // TopicPartitions is a topic and a sorted list of its partitions.
 type TopicPartitions struct {
-	Topic      string
+	Topic string
+	// TopicID names the topic instead of Topic where the wire does so
+	// (OffsetFetch v10 requests); zero otherwise.
+	TopicID    TopicID `json:",omitzero"`
 	Partitions []int32
 }
 
 // TopicIDPartitions is a topic id (KIP-516) and a sorted list of its
 // partitions, as KIP-848 ConsumerGroupHeartbeat carries them.
 type TopicIDPartitions struct {
-	TopicID    [16]byte
+	TopicID    TopicID
 	Partitions []int32
 }
 
@@ -154,6 +157,11 @@ type ConnectAssignment struct {
 	ConfigOffset int64
 	Connectors   []string
 	Tasks        []string // "connector-task"
+	// Revoked (v1+, incremental cooperative, KIP-415): what the member
+	// must give up, in the same form.
+	RevokedConnectors []string      `json:",omitempty"`
+	RevokedTasks      []string      `json:",omitempty"`
+	ScheduledDelay    time.Duration `json:",omitempty"` // v1+
 }
 
 // SyncGroup is a SyncGroup exchange (key 14).
@@ -216,7 +224,9 @@ type OffsetCommit struct {
 
 // CommitTopic is the commits for one topic.
 type CommitTopic struct {
-	Topic      string
+	Topic string
+	// TopicID names the topic instead of Topic from v10; zero before.
+	TopicID    TopicID `json:",omitzero"`
 	Partitions []CommitPartition
 }
 
@@ -242,7 +252,9 @@ type OffsetFetch struct {
 
 // FetchedTopic is the fetched offsets for one topic.
 type FetchedTopic struct {
-	Topic      string
+	Topic string
+	// TopicID names the topic instead of Topic from v10; zero before.
+	TopicID    TopicID `json:",omitzero"`
 	Partitions []FetchedPartition
 }
 
@@ -287,7 +299,7 @@ type Metadata struct {
 // MetadataTopic is one topic in a Metadata response.
 type MetadataTopic struct {
 	Name       string
-	TopicID    [16]byte
+	TopicID    TopicID // zero before v10
 	Partitions int32
 	ErrorCode  int16
 }

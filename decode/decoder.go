@@ -1,0 +1,197 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// apiDecoder turns one decoded request and its response (nil when none was
+// seen) into events. base carries the exchange's facts; each decoder fills
+// Group and its API-specific pointer.
+type apiDecoder func(d *Decoder, base Event, req kmsg.Request, resp kmsg.Response) []Event
+
+// api is one entry of the observation policy.
+type api struct {
+	// group marks the consumer-group APIs (one log line per exchange).
+	group bool
+	// decode is nil for APIs observed but not turned into events.
+	decode apiDecoder
+}
+
+// apis is the one list of APIs kproxy hands to observers, each with why.
+// An API absent here is forwarded and neither observed nor decoded; that is
+// deliberate for SaslHandshake (17) and SaslAuthenticate (36), whose
+// payloads carry credentials and must never reach a log or a journal.
+var apis = map[int16]api{
+	3:  {decode: decodeMetadata},                        // topic ids to names for KIP-848 assignments
+	8:  {group: true, decode: decodeOffsetCommit},       // commits, and which fail during a rebalance
+	9:  {group: true, decode: decodeOffsetFetch},        // where a new owner resumes
+	10: {group: true, decode: decodeFindCoordinator},    // which broker coordinates a group
+	11: {group: true, decode: decodeJoinGroup},          // the join phase, subscriptions, leader
+	12: {group: true, decode: decodeHeartbeat},          // liveness, REBALANCE_IN_PROGRESS
+	13: {group: true, decode: decodeLeaveGroup},         // departures and their reasons
+	14: {group: true, decode: decodeSyncGroup},          // the plan and each member's assignment
+	18: {},                                              // ApiVersions: what versions clients will speak
+	68: {group: true, decode: decodeConsumerGroupHBeat}, // KIP-848 membership and assignment
+}
+
+// Observed reports whether exchanges of this API are handed to observers:
+// the group APIs, Metadata and ApiVersions. It is false for SASL APIs.
+func Observed(apiKey int16) bool {
+	_, ok := apis[apiKey]
+	return ok
+}
+
+// GroupAPI reports whether this API is one of the consumer-group APIs
+// (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+// OffsetCommit, OffsetFetch, ConsumerGroupHeartbeat).
+func GroupAPI(apiKey int16) bool { return apis[apiKey].group }
+
+// APIName is the API's name as kmsg spells it ("JoinGroup"), or
+// "Unknown(<key>)" for a key kmsg does not know.
+func APIName(apiKey int16) string {
+	if n := kmsg.NameForKey(apiKey); n != "Unknown" {
+		return n
+	}
+	return fmt.Sprintf("Unknown(%d)", apiKey)
+}
+
+// maxRememberedGroups bounds the Decoder's memory of protocol types.
+const maxRememberedGroups = 10000
+
+// Decoder turns exchanges into typed group events. Its only state is each
+// group's protocol type ("consumer", "connect", ...) as last seen in a
+// JoinGroup, needed to decode SyncGroup assignments before v5, which do not
+// carry it. That memory holds at most 10,000 groups and forgets the group
+// first remembered when full, so output depends only on the exchanges fed
+// in and their order. A Decoder is safe for concurrent use; feed exchanges
+// in the order they happened for deterministic results. The zero value is
+// not usable: use NewDecoder.
+type Decoder struct {
+	mu sync.Mutex
+	// types maps a group to its protocol type.
+	types map[string]string
+	// order holds the remembered groups in the order first seen; next is
+	// the slot to evict once order is full.
+	order []string
+	next  int
+	max   int
+}
+
+// NewDecoder returns a Decoder with an empty memory.
+func NewDecoder() *Decoder {
+	return &Decoder{types: make(map[string]string), max: maxRememberedGroups}
+}
+
+// Decode decodes one exchange. It returns (nil, nil) for APIs it does not
+// decode (ApiVersions, Produce, ...). For the group APIs and Metadata it
+// returns one Event, or one per group or key for batched FindCoordinator
+// v4+ and OffsetFetch v8+ (none when the batch is empty). A nil Response
+// still yields the request-side event with RespondedAt zero.
+//
+// It fails, returning no events, when a frame does not decode, when the
+// request version is above what kmsg knows (ErrUnsupportedVersion), or when
+// the frames disagree with the Exchange (ErrMismatch). Embedded protocol
+// bytes that do not decode are not an error: they stay raw. Events never
+// alias the Exchange's byte slices.
+func (d *Decoder) Decode(x *Exchange) (events []Event, err error) {
+	if x == nil {
+		return nil, fmt.Errorf("decode: nil exchange")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			events = nil
+			err = fmt.Errorf("%w: %s v%d: %v", ErrPanic, APIName(x.APIKey), x.APIVersion, r)
+		}
+	}()
+	return d.decode(x)
+}
+
+func (d *Decoder) decode(x *Exchange) ([]Event, error) {
+	if len(x.Request) < 2 {
+		if apis[x.APIKey].decode == nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("decode: %s request: %w", APIName(x.APIKey), ErrShortFrame)
+	}
+	key := int16(binary.BigEndian.Uint16(x.Request))
+	dec := apis[key].decode
+	if dec == nil {
+		return nil, nil
+	}
+	name := APIName(key)
+	h, err := ParseRequestHeader(x.Request)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %s request header: %w", name, err)
+	}
+	if h.APIKey != x.APIKey || h.APIVersion != x.APIVersion {
+		return nil, fmt.Errorf("%w: exchange says %s v%d, request header %s v%d",
+			ErrMismatch, APIName(x.APIKey), x.APIVersion, name, h.APIVersion)
+	}
+	req := kmsg.RequestForKey(key)
+	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
+		return nil, fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w",
+			name, h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
+	}
+	req.SetVersion(h.APIVersion)
+	if err := req.ReadFrom(x.Request[h.Len:]); err != nil {
+		return nil, fmt.Errorf("decode: %s v%d request: %w", name, h.APIVersion, err)
+	}
+	base := Event{
+		At:            x.RequestAt,
+		ConnID:        x.ConnID,
+		ClientAddr:    x.ClientAddr,
+		ClientID:      h.ClientIDString(),
+		BrokerID:      x.BrokerID,
+		APIKey:        key,
+		APIVersion:    h.APIVersion,
+		CorrelationID: h.CorrelationID,
+	}
+	var resp kmsg.Response
+	if x.Response != nil {
+		n, err := ResponseHeaderLen(key, h.APIVersion, x.Response)
+		if err != nil {
+			return nil, fmt.Errorf("decode: %s v%d response header: %w", name, h.APIVersion, err)
+		}
+		if corr := int32(binary.BigEndian.Uint32(x.Response)); corr != h.CorrelationID {
+			return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
+				ErrMismatch, name, h.APIVersion, corr, h.CorrelationID)
+		}
+		resp = req.ResponseKind()
+		resp.SetVersion(h.APIVersion)
+		if err := resp.ReadFrom(x.Response[n:]); err != nil {
+			return nil, fmt.Errorf("decode: %s v%d response: %w", name, h.APIVersion, err)
+		}
+		base.RespondedAt = x.ResponseAt
+	}
+	return dec(d, base, req, resp), nil
+}
+
+// rememberProtocolType notes a group's protocol type from a JoinGroup.
+func (d *Decoder) rememberProtocolType(group, protocolType string) {
+	if protocolType == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.types[group]; !ok {
+		if len(d.order) < d.max {
+			d.order = append(d.order, group)
+		} else {
+			delete(d.types, d.order[d.next])
+			d.order[d.next] = group
+			d.next = (d.next + 1) % d.max
+		}
+	}
+	d.types[group] = protocolType
+}
+
+// protocolType is the group's remembered protocol type, or "".
+func (d *Decoder) protocolType(group string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.types[group]
+}
