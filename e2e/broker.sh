@@ -41,9 +41,10 @@ install() {
 	command -v java >/dev/null || die "java not found: install a JDK 17+"
 	log "fetching Apache Kafka $kafka_version jars from Maven Central"
 	rm -rf "$libs"
-	mvn -q -B -Dstyle.color=never -f "$here/broker/pom.xml" -Dmaven.repo.local="$cache/m2" \
-		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" ||
-		die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (is Maven Central reachable?)"
+	mvn -B -f "$here/broker/pom.xml" -Dmaven.repo.local="$cache/m2" \
+		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" \
+		>"$cache/mvn-broker.log" 2>&1 ||
+		{ cat "$cache/mvn-broker.log" >&2; die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (is Maven Central reachable?)"; }
 	[[ -f "$libs/kafka_2.13-$kafka_version.jar" ]] || die "kafka_2.13-$kafka_version.jar missing in $libs"
 	touch "$libs/.complete"
 }

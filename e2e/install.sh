@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# install.sh: installs everything the e2e suite runs, cached under e2e/.cache,
+# and does nothing for a part whose inputs have not changed:
+#   - the Apache Kafka broker jars (broker.sh install; Maven Central)
+#   - the Java client: kafka-clients via Maven, compiled with javac
+#   - kafka-python and confluent-kafka in a venv (PyPI)
+#   - kafkajs (npm registry, from e2e/node/package-lock.json)
+#   - the franz-go client and kproxy itself (go build; Go module proxy)
+# A registry that cannot be reached fails the install loudly: no scenario is
+# ever skipped for want of a client.
+#
+# Needs on PATH: java and javac (17+), mvn, python3 (with venv), node and npm, go.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cache="$here/.cache"
+mkdir -p "$cache/bin"
+
+log() { echo "install.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+for tool in java javac mvn python3 node npm go; do
+	command -v "$tool" >/dev/null || die "$tool not found on PATH"
+done
+
+# stamp NAME FILES...: true when the files' hash matches the one recorded for
+# NAME (the part is already installed).
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+fresh() {
+	local name="$1"
+	shift
+	[[ -f "$cache/.stamp-$name" && "$(cat "$cache/.stamp-$name")" == "$(hash_of "$@")" ]]
+}
+stamp() {
+	local name="$1"
+	shift
+	hash_of "$@" >"$cache/.stamp-$name"
+}
+
+# The broker.
+"$here/broker.sh" install
+
+# The Java client.
+java_inputs=("$here/java/pom.xml" "$here"/java/src/dev/kproxy/e2e/*.java)
+if ! fresh java "${java_inputs[@]}"; then
+	log "Java client: fetching kafka-clients with Maven, compiling"
+	rm -rf "$cache/java"
+	mvn -B -f "$here/java/pom.xml" -Dmaven.repo.local="$cache/m2" \
+		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$cache/java/libs" \
+		>"$cache/mvn-java.log" 2>&1 ||
+		{ cat "$cache/mvn-java.log" >&2; die "mvn could not fetch the Java client's dependencies (is Maven Central reachable?)"; }
+	mkdir -p "$cache/java/classes"
+	javac -nowarn -d "$cache/java/classes" -cp "$cache/java/libs/*" "$here"/java/src/dev/kproxy/e2e/*.java
+	stamp java "${java_inputs[@]}"
+fi
+
+# The Python clients.
+if ! fresh venv "$here/python/requirements.txt"; then
+	log "Python clients: pip install into $cache/venv"
+	rm -rf "$cache/venv"
+	python3 -m venv "$cache/venv"
+	"$cache/venv/bin/pip" install -q --disable-pip-version-check -r "$here/python/requirements.txt" ||
+		die "pip could not install $here/python/requirements.txt (is PyPI reachable?)"
+	stamp venv "$here/python/requirements.txt"
+fi
+
+# kafkajs.
+if ! fresh node "$here/node/package.json" "$here/node/package-lock.json"; then
+	log "Node client: npm ci into $cache/node"
+	rm -rf "$cache/node"
+	mkdir -p "$cache/node"
+	cp "$here/node/package.json" "$here/node/package-lock.json" "$cache/node/"
+	(cd "$cache/node" && npm ci --no-audit --no-fund --loglevel=error) ||
+		die "npm ci failed (is the npm registry reachable?)"
+	stamp node "$here/node/package.json" "$here/node/package-lock.json"
+fi
+
+# Go: always rebuilt (go's own cache makes an unchanged build cheap).
+(cd "$root" && go build -o "$cache/bin/franzclient" ./e2e/franzclient) ||
+	die "go build ./e2e/franzclient failed"
+if [[ -f "$root/cmd/kproxy/main.go" ]]; then
+	(cd "$root" && go build -o "$cache/bin/kproxy" ./cmd/kproxy) || die "go build ./cmd/kproxy failed"
+else
+	log "cmd/kproxy does not exist yet: kproxy not built"
+fi
+log "done"
