@@ -1,0 +1,141 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Defaults applied by Config.withDefaults for zero fields.
+const (
+	// DefaultMaxFrameSize is the largest frame accepted in either
+	// direction: 100 MiB, the same bound Kafka's socket.request.max.bytes
+	// defaults to.
+	DefaultMaxFrameSize int32 = 100 << 20
+	// DefaultDialTimeout bounds each dial to an upstream broker.
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultShutdownTimeout bounds the wait for in-flight requests when
+	// Run's context is done.
+	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultObserverQueue is how many exchanges may wait for the
+	// dispatcher before new ones are dropped (and counted).
+	DefaultObserverQueue = 4096
+)
+
+// Config configures a Proxy. The zero value of every field but Listen and
+// Upstreams means "use the default", as documented per field.
+type Config struct {
+	// Listen is the bootstrap listener, "host:port". Clients are seeded
+	// with it; each connection is forwarded to one of Upstreams. A port of
+	// 0 picks a free port (see Proxy.Addr).
+	Listen string
+	// Upstreams are the seed brokers, "host:port". Bootstrap connections
+	// try them in turn, starting after the one used last.
+	Upstreams []string
+	// Advertise is the host written into rewritten responses (Metadata,
+	// FindCoordinator, DescribeCluster) so that clients dial kproxy. ""
+	// means Listen's host, or 127.0.0.1 when that is empty or unspecified
+	// (0.0.0.0, ::). Set it when clients reach kproxy through NAT or a
+	// container network.
+	Advertise string
+	// BrokerPortBase places the listener of broker node N at port
+	// BrokerPortBase+N on Listen's host. 0 means Listen's port + 1 (the
+	// port actually bound when Listen's port is 0).
+	BrokerPortBase int
+	// BrokerListeners maps a node id to its listener, "host:port",
+	// overriding BrokerPortBase for that node. A port of 0 picks a free
+	// port; the advertised port is always the one actually bound.
+	BrokerListeners map[int32]string
+	// MaxFrameSize is the largest request or response frame, in bytes, not
+	// counting the 4-byte size. A larger frame closes its connection with
+	// a log line instead of being read. 0 means DefaultMaxFrameSize.
+	MaxFrameSize int32
+	// DialTimeout bounds each dial to a broker. 0 means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// ShutdownTimeout bounds how long Run waits, once its context is done,
+	// for requests already forwarded to get their responses. 0 means
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// ObserverQueue is the capacity, in exchanges, of the queue between
+	// the traffic and the observers. 0 means DefaultObserverQueue.
+	ObserverQueue int
+}
+
+// withDefaults returns c with every zero field set to its default. It is
+// the one place defaults are applied.
+func (c Config) withDefaults() Config {
+	if c.MaxFrameSize == 0 {
+		c.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.ObserverQueue == 0 {
+		c.ObserverQueue = DefaultObserverQueue
+	}
+	return c
+}
+
+// validate reports the first setting that cannot work, naming it.
+func (c Config) validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("proxy: listen %q: %w", c.Listen, err)
+	}
+	if len(c.Upstreams) == 0 {
+		return errors.New("proxy: upstreams: at least one seed broker is required")
+	}
+	for _, u := range c.Upstreams {
+		if _, err := splitPort(u); err != nil {
+			return fmt.Errorf("proxy: upstream %q: %w", u, err)
+		}
+	}
+	for id, addr := range c.BrokerListeners {
+		if _, err := splitPort(addr); err != nil {
+			return fmt.Errorf("proxy: broker listener for node %d %q: %w", id, addr, err)
+		}
+	}
+	if c.BrokerPortBase < 0 || c.BrokerPortBase > 65535 {
+		return fmt.Errorf("proxy: broker port base %d: out of range 0-65535", c.BrokerPortBase)
+	}
+	if c.MaxFrameSize < 0 {
+		return fmt.Errorf("proxy: max frame size %d: must be positive", c.MaxFrameSize)
+	}
+	if c.DialTimeout < 0 || c.ShutdownTimeout < 0 {
+		return errors.New("proxy: dial and shutdown timeouts must not be negative")
+	}
+	if c.ObserverQueue < 0 {
+		return fmt.Errorf("proxy: observer queue %d: must not be negative", c.ObserverQueue)
+	}
+	return nil
+}
+
+// splitPort checks that addr is "host:port" with a numeric port and returns
+// the port.
+func splitPort(addr string) (int, error) {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return 0, fmt.Errorf("port %q is not a number in 0-65535", p)
+	}
+	return port, nil
+}
+
+// advertiseHost is the host clients are told to dial.
+func (c Config) advertiseHost() string {
+	if c.Advertise != "" {
+		return c.Advertise
+	}
+	host, _, _ := net.SplitHostPort(c.Listen)
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return "127.0.0.1"
+	}
+	return host
+}

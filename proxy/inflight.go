@@ -1,0 +1,64 @@
+package proxy
+
+import (
+	"sync"
+	"time"
+)
+
+// pending is a request forwarded upstream and waiting for its response.
+type pending struct {
+	corrID   int32
+	key      int16
+	version  int16
+	clientID string
+	at       time.Time
+	request  []byte // the whole request frame when observed, else nil
+}
+
+// inflight is a connection's FIFO of pending requests. Kafka answers the
+// requests of one connection in order, so the response pump only ever
+// looks at the head. The request pump pushes before it writes the request,
+// so a response can never arrive for a request not yet queued.
+type inflight struct {
+	mu   sync.Mutex
+	q    []pending
+	head int
+}
+
+func (f *inflight) push(p pending) {
+	f.mu.Lock()
+	f.q = append(f.q, p)
+	f.mu.Unlock()
+}
+
+// pop removes and returns the oldest pending request.
+func (f *inflight) pop() (pending, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.head == len(f.q) {
+		return pending{}, false
+	}
+	p := f.q[f.head]
+	f.q[f.head] = pending{}
+	f.head++
+	if f.head == len(f.q) {
+		// Empty: reuse the array from the start.
+		f.q, f.head = f.q[:0], 0
+	}
+	return p, true
+}
+
+func (f *inflight) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.q) - f.head
+}
+
+// drain removes and returns every pending request.
+func (f *inflight) drain() []pending {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := append([]pending(nil), f.q[f.head:]...)
+	f.q, f.head = nil, 0
+	return out
+}

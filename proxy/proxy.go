@@ -1,0 +1,268 @@
+// Package proxy moves Kafka bytes between clients and brokers: a bootstrap
+// listener and one listener per broker node, a request pump and a response
+// pump per connection, in-flight tracking by correlation id, address
+// rewriting so that clients only ever dial kproxy, ApiVersions clamping,
+// and limits. Exchanges of interest (decode.Observed) are handed to
+// Observers through a bounded queue that never blocks traffic.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"go.uber.org/zap"
+)
+
+// Observer receives each observed exchange with the events decoded from it
+// (none when it did not decode, or for APIs without events). Observe is
+// called from one goroutine, in the order exchanges completed, off the
+// traffic path; a slow Observer makes the queue fill and exchanges drop,
+// never traffic wait. The exchange and events must not be modified.
+type Observer interface {
+	Observe(x *decode.Exchange, events []decode.Event)
+}
+
+// Proxy is a Kafka proxy. Create it with New, run it with Run.
+type Proxy struct {
+	cfg        Config
+	log        *zap.Logger
+	advertise  string
+	listenHost string
+	portBase   int
+	bootstrap  net.Listener
+	copyMode   copyMode
+
+	stats     counters
+	nextConn  atomic.Uint64
+	nextSeed  atomic.Uint32
+	queue     chan *decode.Exchange
+	observers []Observer
+
+	mu      sync.Mutex
+	nodes   map[int32]*node
+	conns   map[*conn]struct{}
+	closing bool
+	running bool
+
+	accepts sync.WaitGroup // accept loops
+	serving sync.WaitGroup // connections
+}
+
+// New validates cfg, applies its defaults and opens the bootstrap listener,
+// so that Addr is valid before Run. A nil log logs nothing.
+func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if log == nil {
+		log = zap.NewNop()
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: listen %s: %w", cfg.Listen, err)
+	}
+	host, _, _ := net.SplitHostPort(cfg.Listen)
+	base := cfg.BrokerPortBase
+	if base == 0 {
+		base = ln.Addr().(*net.TCPAddr).Port + 1
+	}
+	return &Proxy{
+		cfg:        cfg,
+		log:        log,
+		advertise:  cfg.advertiseHost(),
+		listenHost: host,
+		portBase:   base,
+		bootstrap:  ln,
+		queue:      make(chan *decode.Exchange, cfg.ObserverQueue),
+		observers:  observers,
+		nodes:      make(map[int32]*node),
+		conns:      make(map[*conn]struct{}),
+	}, nil
+}
+
+// Addr is the bootstrap listener's address.
+func (p *Proxy) Addr() net.Addr { return p.bootstrap.Addr() }
+
+// Stats returns a snapshot of the proxy's counters.
+func (p *Proxy) Stats() Stats { return p.stats.snapshot() }
+
+// Run serves until ctx is done. Then it stops accepting, stops reading new
+// requests, waits up to ShutdownTimeout for the responses to requests
+// already forwarded, closes every connection, lets the observers see
+// every queued exchange, and returns nil. It returns an error only when
+// called twice.
+func (p *Proxy) Run(ctx context.Context) error {
+	p.mu.Lock()
+	if p.running || p.closing {
+		p.mu.Unlock()
+		return errors.New("proxy: Run called twice")
+	}
+	p.running = true
+	p.mu.Unlock()
+
+	d := newDispatcher(p.queue, p.observers, p.log, &p.stats)
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		d.run()
+	}()
+
+	p.log.Info("kproxy listening", zap.Stringer("addr", p.Addr()), zap.Strings("upstreams", p.cfg.Upstreams),
+		zap.String("advertise", p.advertise))
+	p.accepts.Add(1)
+	go p.acceptLoop(p.bootstrap, -1)
+
+	<-ctx.Done()
+	p.shutdown()
+	close(p.queue)
+	<-dispatched
+	return nil
+}
+
+// shutdown stops the listeners and drains the connections.
+func (p *Proxy) shutdown() {
+	p.mu.Lock()
+	p.closing = true
+	p.bootstrap.Close()
+	for _, n := range p.nodes {
+		if n.ln != nil {
+			n.ln.Close()
+		}
+	}
+	conns := make([]*conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	p.accepts.Wait()
+
+	p.log.Info("kproxy shutting down", zap.Int("connections", len(conns)), zap.Duration("timeout", p.cfg.ShutdownTimeout))
+	for _, c := range conns {
+		c.stop()
+	}
+	done := make(chan struct{})
+	go func() {
+		p.serving.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(p.cfg.ShutdownTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		p.mu.Lock()
+		p.log.Warn("shutdown timeout: closing connections with requests still in flight", zap.Int("connections", len(p.conns)))
+		for c := range p.conns {
+			c.close()
+		}
+		p.mu.Unlock()
+		<-done
+	}
+}
+
+// acceptLoop accepts connections on ln for the broker node brokerID (-1:
+// bootstrap) until ln is closed.
+func (p *Proxy) acceptLoop(ln net.Listener, brokerID int32) {
+	defer p.accepts.Done()
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: back off as
+			// net/http does rather than spin.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			p.log.Error("accept failed; retrying", zap.Stringer("listener", ln.Addr()), zap.Error(err), zap.Duration("retry_in", delay))
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		p.startConn(nc, brokerID)
+	}
+}
+
+// startConn registers and serves a new client connection.
+func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
+	id := p.nextConn.Add(1)
+	c := &conn{
+		p:          p,
+		id:         id,
+		brokerID:   brokerID,
+		client:     nc,
+		clientAddr: nc.RemoteAddr().String(),
+	}
+	c.log = p.log.With(zap.Uint64("conn_id", id), zap.String("client_addr", c.clientAddr), zap.Int32("broker_id", brokerID))
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		nc.Close()
+		return
+	}
+	p.conns[c] = struct{}{}
+	p.serving.Add(1)
+	p.mu.Unlock()
+	p.stats.connsTotal.Add(1)
+	p.stats.connsOpen.Add(1)
+
+	go func() {
+		defer p.serving.Done()
+		defer p.stats.connsOpen.Add(-1)
+		defer func() {
+			p.mu.Lock()
+			delete(p.conns, c)
+			p.mu.Unlock()
+		}()
+		c.serve()
+	}()
+}
+
+// dialUpstream connects to the broker behind brokerID, or to a seed broker
+// for the bootstrap listener (-1), trying each seed once starting after
+// the one used last. Failures are logged here.
+func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) {
+	var addrs []string
+	if brokerID < 0 {
+		start := int(p.nextSeed.Add(1))
+		for i := range p.cfg.Upstreams {
+			addrs = append(addrs, p.cfg.Upstreams[(start+i)%len(p.cfg.Upstreams)])
+		}
+	} else {
+		addr, ok := p.upstreamOf(brokerID)
+		if !ok {
+			log.Error("no address known for broker node; closing the client connection")
+			return nil, fmt.Errorf("proxy: no address for node %d", brokerID)
+		}
+		addrs = []string{addr}
+	}
+	var errs []error
+	for _, addr := range addrs {
+		nc, err := net.DialTimeout("tcp", addr, p.cfg.DialTimeout)
+		if err == nil {
+			return nc, nil
+		}
+		p.stats.dialFailures.Add(1)
+		errs = append(errs, err)
+	}
+	err := errors.Join(errs...)
+	log.Error("cannot reach the broker; closing the client connection", zap.Strings("upstreams", addrs), zap.Error(err))
+	return nil, err
+}
+
+// observe queues an exchange for the dispatcher, or counts it dropped when
+// the queue is full: traffic never waits for observers.
+func (p *Proxy) observe(x *decode.Exchange) {
+	select {
+	case p.queue <- x:
+	default:
+		p.stats.observerDrops.Add(1)
+	}
+}

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// router gives the address clients must dial for a broker node, and learns
+// the node's real address. Proxy implements it with its node listeners.
+type router interface {
+	route(nodeID int32, upstream string) (host string, port int32)
+}
+
+// rewriteResponse rewrites a response of an API for which rewritten(key)
+// holds. frame is the response without its size prefix. It returns the new
+// frame with its size prefix, or nil when nothing changed. The response
+// header (the correlation id and, for flexible versions, its tags) is kept
+// as is.
+func rewriteResponse(r router, key, version int16, frame []byte) ([]byte, error) {
+	hl, err := decode.ResponseHeaderLen(key, version, frame)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := parseResponse(key, version, frame[hl:])
+	if err != nil {
+		return nil, err
+	}
+	if !rewriteBody(r, resp) {
+		return nil, nil
+	}
+	out := make([]byte, 4, 4+len(frame)+64)
+	out = append(out, frame[:hl]...)
+	out = resp.AppendTo(out)
+	putSize(out, len(out)-4)
+	return out, nil
+}
+
+// parseResponse decodes a response body with kmsg. An ApiVersions request
+// at a version the broker does not support is answered in v0 (KIP-511), so
+// an ApiVersions body that does not parse at its request's version is
+// tried again as v0.
+func parseResponse(key, version int16, body []byte) (kmsg.Response, error) {
+	resp := kmsg.ResponseForKey(key)
+	if resp == nil {
+		return nil, fmt.Errorf("proxy: api key %d unknown to kmsg", key)
+	}
+	if version > resp.MaxVersion() {
+		return nil, fmt.Errorf("proxy: %s v%d above kmsg's v%d", decode.APIName(key), version, resp.MaxVersion())
+	}
+	resp.SetVersion(version)
+	err := resp.ReadFrom(body)
+	if err != nil && key == 18 && version > 0 {
+		resp = kmsg.ResponseForKey(key)
+		resp.SetVersion(0)
+		if resp.ReadFrom(body) == nil {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy: parse %s v%d response: %w", decode.APIName(key), version, err)
+	}
+	return resp, nil
+}
+
+// rewriteBody changes resp in place and reports whether it changed.
+func rewriteBody(r router, resp kmsg.Response) bool {
+	switch resp := resp.(type) {
+	case *kmsg.MetadataResponse:
+		for i := range resp.Brokers {
+			b := &resp.Brokers[i]
+			b.Host, b.Port = r.route(b.NodeID, hostPort(b.Host, b.Port))
+		}
+		return len(resp.Brokers) > 0
+	case *kmsg.FindCoordinatorResponse:
+		changed := false
+		// v0-v3: one coordinator. On error NodeID is -1 and Host empty.
+		if resp.Version < 4 && resp.ErrorCode == 0 && resp.NodeID >= 0 {
+			resp.Host, resp.Port = r.route(resp.NodeID, hostPort(resp.Host, resp.Port))
+			changed = true
+		}
+		// v4+ (KIP-699): one entry per key.
+		for i := range resp.Coordinators {
+			c := &resp.Coordinators[i]
+			if c.ErrorCode == 0 && c.NodeID >= 0 {
+				c.Host, c.Port = r.route(c.NodeID, hostPort(c.Host, c.Port))
+				changed = true
+			}
+		}
+		return changed
+	case *kmsg.DescribeClusterResponse:
+		// EndpointType 2 (KIP-919) lists controllers, which clients reach
+		// with bootstrap.controllers, not through kproxy: their node ids
+		// could collide with brokers'.
+		if resp.EndpointType == 2 {
+			return false
+		}
+		for i := range resp.Brokers {
+			b := &resp.Brokers[i]
+			b.Host, b.Port = r.route(b.NodeID, hostPort(b.Host, b.Port))
+		}
+		return len(resp.Brokers) > 0
+	case *kmsg.ApiVersionsResponse:
+		return clampVersions(resp)
+	}
+	return false
+}
+
+// clampVersions applies versionCaps to an ApiVersions response.
+func clampVersions(resp *kmsg.ApiVersionsResponse) bool {
+	changed := false
+	keys := resp.ApiKeys[:0]
+	for _, k := range resp.ApiKeys {
+		max, ok := versionCaps[k.ApiKey]
+		switch {
+		case !ok || k.MaxVersion <= max:
+		case max == hidden || k.MinVersion > max:
+			changed = true
+			continue
+		default:
+			k.MaxVersion = max
+			changed = true
+		}
+		keys = append(keys, k)
+	}
+	resp.ApiKeys = keys
+	return changed
+}
+
+func hostPort(host string, port int32) string {
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
+}
+
+// putSize writes a frame's 4-byte big-endian size prefix.
+func putSize(b []byte, n int) { binary.BigEndian.PutUint32(b, uint32(n)) }
