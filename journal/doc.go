@@ -1,0 +1,17 @@
+// Package journal stores the exchanges kproxy observes in append-only
+// segment files, and reads them back for replay.
+//
+// A journal is a directory of segment files written by one Writer. Each
+// segment starts with a header (magic, format version, creation time,
+// journal id, segment sequence number, kproxy version) and holds records
+// framed with a sync marker, a length and a CRC32C, so that a reader can
+// skip a damaged record and resynchronise on the next one. The layout is
+// documented byte by byte in docs/journal-format.md.
+//
+// The Writer never slows traffic: Append hands an exchange to one writer
+// goroutine through a bounded queue and drops it, counted, when the queue is
+// full. A write error stops journaling; Append keeps returning at once.
+//
+// A Reader streams the records of several journals merged by request time,
+// reporting torn tails and counting the damaged records it skipped.
+package journal

@@ -1,0 +1,330 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// FormatVersion is the segment format version this package writes and the
+// newest it reads.
+const FormatVersion = 1
+
+// MaxRecordSize is the largest record payload a segment may hold. The
+// writer drops (and counts) a larger exchange; the reader treats a larger
+// length as damage.
+const MaxRecordSize = 64 << 20
+
+// magic opens every segment. Like PNG's signature, the high-bit first byte
+// and the CR LF, SUB, LF tail reveal 7-bit and line-ending mangling.
+var magic = [8]byte{0x89, 'K', 'P', 'J', '\r', '\n', 0x1a, '\n'}
+
+// syncMarker opens every record; after damage, a reader scans for it.
+var syncMarker = [4]byte{0xe2, 0x9c, 0x5b, 0xa7}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Header layout (version 1), big-endian; see docs/journal-format.md.
+const (
+	headerFixedLen = 46   // magic .. version string length
+	headerMinLen   = 50   // fixed part + CRC, empty version string
+	headerMaxLen   = 4096 // bound on the header length field
+	maxVersionLen  = 1024
+	// headerPeekLen covers magic, format version and header length: the
+	// part every future version must keep in place.
+	headerPeekLen = 12
+)
+
+// frameLen is the record frame before the payload: marker, length, CRC.
+const frameLen = 12
+
+// Record types, the first payload byte.
+const (
+	recExchange = 1 // one decode.Exchange
+	recGap      = 2 // exchanges dropped before this point
+)
+
+// Exchange record flags.
+const (
+	flagRequest  = 1 << 0 // Request is non-nil
+	flagResponse = 1 << 1 // Response is non-nil
+	knownFlags   = flagRequest | flagResponse
+)
+
+// exchangeFixedLen is the exchange payload up to the client address.
+const exchangeFixedLen = 38
+
+// gapLen is the whole gap payload.
+const gapLen = 17
+
+// Header is what a segment's header says about it.
+type Header struct {
+	// Version is the segment's format version.
+	Version uint16
+	// Created is when the writer created the segment.
+	Created time.Time
+	// JournalID identifies the Writer that wrote the segment; all segments
+	// of one journal share it.
+	JournalID [16]byte
+	// Seq numbers the segments of one journal from 1.
+	Seq uint64
+	// KproxyVersion is the version string of the kproxy that wrote it.
+	KproxyVersion string
+	// Len is the header's length in bytes: the first record starts there.
+	Len int
+}
+
+// appendHeader appends h's encoding to dst.
+func appendHeader(dst []byte, h *Header) []byte {
+	v := h.KproxyVersion
+	if len(v) > maxVersionLen {
+		v = v[:maxVersionLen]
+	}
+	start := len(dst)
+	dst = append(dst, magic[:]...)
+	dst = binary.BigEndian.AppendUint16(dst, FormatVersion)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(headerMinLen+len(v)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(h.Created)))
+	dst = append(dst, h.JournalID[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, h.Seq)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(v)))
+	dst = append(dst, v...)
+	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+}
+
+// Header errors. Callers tell them apart with errors.Is; the reader wraps
+// them with the file's path.
+var (
+	// ErrEmptyFile is a zero-length segment file.
+	ErrEmptyFile = errors.New("empty file, not a journal segment")
+	// ErrNotJournal is a file that does not start with the segment magic.
+	ErrNotJournal = errors.New("not a kproxy journal segment (bad magic)")
+	// ErrTruncatedHeader is a file that ends inside its header.
+	ErrTruncatedHeader = errors.New("truncated segment header")
+	// ErrBadHeader is a header whose checksum or fields are wrong.
+	ErrBadHeader = errors.New("corrupt segment header")
+)
+
+// VersionError is a segment written in a format version this package does
+// not know, by a newer kproxy.
+type VersionError struct {
+	Version uint16
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("segment format version %d is newer than this kproxy reads (up to %d); upgrade kproxy to read it",
+		e.Version, FormatVersion)
+}
+
+// parseHeaderPrefix checks the first headerPeekLen bytes and returns the
+// header's total length.
+func parseHeaderPrefix(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, ErrEmptyFile
+	}
+	// A prefix of the magic is a header cut short, anything else is not ours.
+	n := min(len(b), len(magic))
+	if string(b[:n]) != string(magic[:n]) {
+		return 0, ErrNotJournal
+	}
+	if len(b) < headerPeekLen {
+		return 0, ErrTruncatedHeader
+	}
+	if v := binary.BigEndian.Uint16(b[8:]); v != FormatVersion {
+		if v > FormatVersion {
+			return 0, &VersionError{Version: v}
+		}
+		return 0, ErrBadHeader // version 0 was never written
+	}
+	hl := int(binary.BigEndian.Uint16(b[10:]))
+	if hl < headerMinLen || hl > headerMaxLen {
+		return 0, ErrBadHeader
+	}
+	return hl, nil
+}
+
+// parseHeader parses a whole header of the length parseHeaderPrefix gave.
+func parseHeader(b []byte) (Header, error) {
+	var h Header
+	hl, err := parseHeaderPrefix(b)
+	if err != nil {
+		return h, err
+	}
+	if len(b) < hl {
+		return h, ErrTruncatedHeader
+	}
+	b = b[:hl]
+	if crc32.Checksum(b[:hl-4], castagnoli) != binary.BigEndian.Uint32(b[hl-4:]) {
+		return h, ErrBadHeader
+	}
+	vl := int(binary.BigEndian.Uint16(b[44:]))
+	// Bytes between the version string and the CRC are reserved for
+	// additions an older reader may skip.
+	if headerFixedLen+vl > hl-4 {
+		return h, ErrBadHeader
+	}
+	h.Version = binary.BigEndian.Uint16(b[8:])
+	h.Created = nanosToTime(int64(binary.BigEndian.Uint64(b[12:])))
+	copy(h.JournalID[:], b[20:36])
+	h.Seq = binary.BigEndian.Uint64(b[36:])
+	h.KproxyVersion = string(b[headerFixedLen : headerFixedLen+vl])
+	h.Len = hl
+	return h, nil
+}
+
+// timeToNanos encodes t as Unix nanoseconds, the zero time as 0.
+func timeToNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// nanosToTime decodes timeToNanos.
+func nanosToTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// exchangePayloadLen is the payload length of x's record.
+func exchangePayloadLen(x *decode.Exchange) int {
+	return exchangeFixedLen + 2 + len(x.ClientAddr) + 2 + len(x.ClientID) +
+		4 + len(x.Request) + 4 + len(x.Response)
+}
+
+// appendExchange appends x's payload to dst. Strings longer than 65535
+// bytes (which no client address or Kafka client id is) are cut.
+func appendExchange(dst []byte, x *decode.Exchange) []byte {
+	var flags byte
+	if x.Request != nil {
+		flags |= flagRequest
+	}
+	if x.Response != nil {
+		flags |= flagResponse
+	}
+	dst = append(dst, recExchange, flags)
+	dst = binary.BigEndian.AppendUint64(dst, x.ConnID)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(x.BrokerID))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(x.APIKey))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(x.APIVersion))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(x.CorrelationID))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(x.RequestAt)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(x.ResponseAt)))
+	dst = appendString16(dst, x.ClientAddr)
+	dst = appendString16(dst, x.ClientID)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(x.Request)))
+	dst = append(dst, x.Request...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(x.Response)))
+	return append(dst, x.Response...)
+}
+
+func appendString16(dst []byte, s string) []byte {
+	if len(s) > 0xffff {
+		s = s[:0xffff]
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
+	return append(dst, s...)
+}
+
+// appendGap appends a gap payload: n exchanges dropped, noted at t.
+func appendGap(dst []byte, t time.Time, n uint64) []byte {
+	dst = append(dst, recGap)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(t)))
+	return binary.BigEndian.AppendUint64(dst, n)
+}
+
+// errPayload is a record whose checksum is right but whose payload does not
+// parse: written by a broken writer, or a newer one.
+var errPayload = errors.New("malformed record payload")
+
+// parseExchange parses an exchange payload. Request and Response alias p.
+func parseExchange(p []byte) (*decode.Exchange, error) {
+	if len(p) < exchangeFixedLen || p[0] != recExchange || p[1]&^knownFlags != 0 {
+		return nil, errPayload
+	}
+	flags := p[1]
+	x := &decode.Exchange{
+		ConnID:        binary.BigEndian.Uint64(p[2:]),
+		BrokerID:      int32(binary.BigEndian.Uint32(p[10:])),
+		APIKey:        int16(binary.BigEndian.Uint16(p[14:])),
+		APIVersion:    int16(binary.BigEndian.Uint16(p[16:])),
+		CorrelationID: int32(binary.BigEndian.Uint32(p[18:])),
+		RequestAt:     nanosToTime(int64(binary.BigEndian.Uint64(p[22:]))),
+		ResponseAt:    nanosToTime(int64(binary.BigEndian.Uint64(p[30:]))),
+	}
+	r := payloadReader{b: p[exchangeFixedLen:]}
+	x.ClientAddr = string(r.bytes16())
+	x.ClientID = string(r.bytes16())
+	x.Request = r.bytes32(flags&flagRequest != 0)
+	x.Response = r.bytes32(flags&flagResponse != 0)
+	if r.bad || len(r.b) != 0 {
+		return nil, errPayload
+	}
+	return x, nil
+}
+
+// parseGap parses a gap payload.
+func parseGap(p []byte) (time.Time, uint64, error) {
+	if len(p) != gapLen || p[0] != recGap {
+		return time.Time{}, 0, errPayload
+	}
+	return nanosToTime(int64(binary.BigEndian.Uint64(p[1:]))), binary.BigEndian.Uint64(p[9:]), nil
+}
+
+// payloadReader reads length-prefixed fields, remembering the first
+// shortfall instead of failing at each step.
+type payloadReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *payloadReader) take(n int) []byte {
+	if r.bad || n > len(r.b) {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *payloadReader) bytes16() []byte {
+	l := r.take(2)
+	if r.bad {
+		return nil
+	}
+	return r.take(int(binary.BigEndian.Uint16(l)))
+}
+
+// bytes32 reads a 32-bit length and its bytes; present false means the
+// field was nil and its length must be 0.
+func (r *payloadReader) bytes32(present bool) []byte {
+	l := r.take(4)
+	if r.bad {
+		return nil
+	}
+	n := binary.BigEndian.Uint32(l)
+	if !present {
+		if n != 0 {
+			r.bad = true
+		}
+		return nil
+	}
+	if uint64(n) > uint64(len(r.b)) {
+		r.bad = true
+		return nil
+	}
+	return r.take(int(n))
+}
+
+// frameChecksum is the CRC32C stored in a record frame: over the 4 length
+// bytes, then the payload.
+func frameChecksum(lenBytes, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum(lenBytes, castagnoli), castagnoli, payload)
+}

@@ -1,0 +1,219 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+const readBufSize = 256 << 10
+
+// record is one valid record read from a segment: an exchange, or a gap
+// (dropped > 0).
+type record struct {
+	x       *decode.Exchange
+	gapAt   time.Time
+	dropped uint64
+	payload []byte
+}
+
+// scanner reads the records of one segment in order. A damaged stretch (bad
+// marker, impossible length, checksum mismatch, or a frame running past the
+// end) is skipped by scanning for the next sync marker that starts a valid
+// record; the stretch counts as one corrupt record, or, when no valid record
+// follows it, as the segment's torn tail.
+type scanner struct {
+	name string
+	r    io.ReadSeeker
+	size int64 // bytes considered: the size when the segment was opened
+	br   *bufio.Reader
+	off  int64 // offset of br's next byte
+	hdr  Header
+
+	damagedAt int64 // start of the damage being skipped, or -1
+
+	corrupt   uint64 // damaged stretches skipped, and records that did not parse
+	unknown   uint64 // valid records of a type this version does not know
+	tornAt    int64  // offset of the torn tail, or -1
+	tornCause string // what the torn tail looked like
+	damage    string // what the current damage looked like
+}
+
+// newScanner reads and checks the header of the segment r of the given
+// size. name is used in errors.
+func newScanner(name string, r io.ReadSeeker, size int64) (*scanner, error) {
+	s := &scanner{name: name, r: r, size: size, br: bufio.NewReaderSize(r, readBufSize), damagedAt: -1, tornAt: -1}
+	h, err := readHeader(s.br)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %s: %w", name, err)
+	}
+	s.hdr = h
+	s.off = int64(h.Len)
+	return s, nil
+}
+
+// readHeader reads a segment header from the start of br.
+func readHeader(br *bufio.Reader) (Header, error) {
+	b, err := br.Peek(headerPeekLen)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return Header{}, err
+	}
+	hl, perr := parseHeaderPrefix(b)
+	if perr != nil {
+		return Header{}, perr
+	}
+	b, err = br.Peek(hl)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return Header{}, err
+	}
+	h, perr := parseHeader(b)
+	if perr != nil {
+		return Header{}, perr
+	}
+	br.Discard(hl)
+	return h, nil
+}
+
+// next returns the next valid record, or io.EOF at the end of the segment.
+// Other errors are I/O errors.
+func (s *scanner) next() (record, error) {
+	for {
+		start := s.off
+		left := s.size - start
+		if left <= 0 {
+			return record{}, s.end()
+		}
+		if left < frameLen {
+			if err := s.skip(start, "a record frame cut short"); err != nil {
+				return record{}, err
+			}
+			continue
+		}
+		fh, err := s.br.Peek(frameLen)
+		if err != nil {
+			return record{}, s.ioErr(start, err)
+		}
+		if [4]byte(fh) != syncMarker {
+			if err := s.skip(start, "no sync marker"); err != nil {
+				return record{}, err
+			}
+			continue
+		}
+		n := int64(binary.BigEndian.Uint32(fh[4:]))
+		if n == 0 || n > MaxRecordSize {
+			if err := s.skip(start, "an impossible record length"); err != nil {
+				return record{}, err
+			}
+			continue
+		}
+		if n > left-frameLen {
+			if err := s.skip(start, "a record cut short"); err != nil {
+				return record{}, err
+			}
+			continue
+		}
+		lenBytes := [4]byte(fh[4:8])
+		sum := binary.BigEndian.Uint32(fh[8:])
+		s.br.Discard(frameLen)
+		p := make([]byte, n)
+		if _, err := io.ReadFull(s.br, p); err != nil {
+			return record{}, s.ioErr(start, err)
+		}
+		s.off = start + frameLen + n
+		if frameChecksum(lenBytes[:], p) != sum {
+			if err := s.skip(start, "a checksum mismatch"); err != nil {
+				return record{}, err
+			}
+			continue
+		}
+		if s.damagedAt >= 0 {
+			s.corrupt++
+			s.damagedAt = -1
+		}
+		switch p[0] {
+		case recExchange:
+			x, err := parseExchange(p)
+			if err != nil {
+				s.corrupt++
+				continue
+			}
+			return record{x: x, payload: p}, nil
+		case recGap:
+			at, d, err := parseGap(p)
+			if err != nil {
+				s.corrupt++
+				continue
+			}
+			return record{gapAt: at, dropped: d, payload: p}, nil
+		default:
+			s.unknown++
+		}
+	}
+}
+
+// skip marks damage starting at start (unless already inside damage) and
+// moves to the next sync marker after start.
+func (s *scanner) skip(start int64, why string) error {
+	if s.damagedAt < 0 {
+		s.damagedAt = start
+		s.damage = why
+	}
+	return s.resync(start + 1)
+}
+
+// resync positions the scanner on the next sync marker at or after from, or
+// at the end of the segment when there is none.
+func (s *scanner) resync(from int64) error {
+	if _, err := s.r.Seek(from, io.SeekStart); err != nil {
+		return fmt.Errorf("journal: %s: seek to %d: %w", s.name, from, err)
+	}
+	s.br.Reset(s.r)
+	s.off = from
+	for s.size-s.off >= int64(len(syncMarker)) {
+		want := int(min(int64(s.br.Size()), s.size-s.off))
+		buf, err := s.br.Peek(want)
+		if i := bytes.Index(buf, syncMarker[:]); i >= 0 {
+			s.br.Discard(i)
+			s.off += int64(i)
+			return nil
+		}
+		if err != nil {
+			return s.ioErr(s.off, err)
+		}
+		// Keep the last bytes: a marker may straddle the window's end.
+		k := len(buf) - (len(syncMarker) - 1)
+		s.br.Discard(k)
+		s.off += int64(k)
+	}
+	s.off = s.size
+	return nil
+}
+
+// end reports the end of the segment, turning damage that runs to the end
+// into the torn tail.
+func (s *scanner) end() error {
+	if s.damagedAt >= 0 {
+		s.tornAt, s.tornCause = s.damagedAt, s.damage
+		s.damagedAt = -1
+	}
+	return io.EOF
+}
+
+// ioErr wraps a read error. A segment that shrank while being read ends
+// there, as a torn tail.
+func (s *scanner) ioErr(at int64, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if s.damagedAt < 0 {
+			s.damagedAt, s.damage = at, "the file shrank while being read"
+		}
+		s.size = at
+		return s.end()
+	}
+	return fmt.Errorf("journal: read %s at offset %d: %w", s.name, at, err)
+}
