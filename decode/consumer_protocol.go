@@ -68,14 +68,14 @@ func decodeSticky(assignor string, userData []byte) *StickyUserData {
 	if err := m.ReadFrom(userData); err != nil {
 		return nil
 	}
-	s := &StickyUserData{
-		CurrentAssignment: make([]TopicPartitions, len(m.CurrentAssignment)),
-		Generation:        m.Generation,
+	s := &StickyUserData{Generation: m.Generation}
+	if len(m.CurrentAssignment) > 0 {
+		s.CurrentAssignment = make([]TopicPartitions, len(m.CurrentAssignment))
+		for i, a := range m.CurrentAssignment {
+			s.CurrentAssignment[i] = TopicPartitions{Topic: a.Topic, Partitions: a.Partitions}
+		}
+		sortTopics(s.CurrentAssignment)
 	}
-	for i, a := range m.CurrentAssignment {
-		s.CurrentAssignment[i] = TopicPartitions{Topic: a.Topic, Partitions: a.Partitions}
-	}
-	sortTopics(s.CurrentAssignment)
 	return s
 }
 
