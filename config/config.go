@@ -20,7 +20,7 @@ type Config struct {
 	Advertise string
 	// BrokerPortBase places the listener of upstream node N on port
 	// BrokerPortBase+N (same host as Listen), unless BrokerListeners names
-	// that node.
+	// that node. 0 means Listen's port + 1.
 	BrokerPortBase int
 	// BrokerListeners maps a node id to the HOST:PORT of its listener,
 	// overriding BrokerPortBase for that node. Nil means none.
@@ -50,10 +50,10 @@ type Config struct {
 // Default values of the settings that have one.
 const (
 	DefaultListen          = "127.0.0.1:19092"
-	DefaultBrokerPortBase  = 19100
+	DefaultBrokerPortBase  = 0 // the port after Listen's
 	DefaultMaxFrameSize    = 100 << 20 // 100 MiB
 	DefaultDialTimeout     = 10 * time.Second
-	DefaultShutdownTimeout = 15 * time.Second
+	DefaultShutdownTimeout = 10 * time.Second
 	DefaultObserverQueue   = 4096
 	DefaultAdmin           = "127.0.0.1:9644"
 	DefaultLogFormat       = "console"

@@ -78,7 +78,7 @@ func Options() []Option {
 		{Key: KeyAdvertise, Flag: true, kind: kindString,
 			Usage: "host put in rewritten broker addresses (containers, NAT); empty means the host of --listen"},
 		{Key: KeyBrokerPortBase, Flag: true, kind: kindInt, Default: strconv.Itoa(d.BrokerPortBase),
-			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen"},
+			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen; 0 means the --listen port + 1"},
 		{Key: KeyBrokerListeners, kind: kindNodeMap,
 			Usage: "node id to listener HOST:PORT, overriding --broker-port-base for that node (env: ID=HOST:PORT,...)"},
 		{Key: KeyMaxFrameSize, Flag: true, kind: kindSize, Default: "100MiB",

@@ -67,8 +67,15 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	cfg, p := fromViper(v)
-	if len(p) == 0 {
-		p = cfg.problems()
+	// Validate the settings that parsed; the others already have a problem.
+	failed := map[string]bool{}
+	for _, e := range p {
+		failed[topKey(e.Key)] = true
+	}
+	for _, e := range cfg.problems() {
+		if !failed[topKey(e.Key)] {
+			p = append(p, e)
+		}
 	}
 	for _, e := range p {
 		e.Source = source(v, fs, path, e.Key)
@@ -151,7 +158,7 @@ func fromViper(v *viper.Viper) (Config, problems) {
 // source names where key's value came from, in Load's order of precedence;
 // "" for a default. key may be a sub-key such as "broker-listeners.1".
 func source(v *viper.Viper, fs *pflag.FlagSet, path, key string) string {
-	top, _, _ := strings.Cut(key, ".")
+	top := topKey(key)
 	if fs != nil {
 		if f := fs.Lookup(top); f != nil && f.Changed {
 			return "--" + top
@@ -164,4 +171,11 @@ func source(v *viper.Viper, fs *pflag.FlagSet, path, key string) string {
 		return path
 	}
 	return ""
+}
+
+// topKey is the setting a key belongs to: "broker-listeners" for
+// "broker-listeners.1".
+func topKey(key string) string {
+	top, _, _ := strings.Cut(key, ".")
+	return top
 }

@@ -269,3 +269,16 @@ func TestEnvVar(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadReportsEveryProblem(t *testing.T) {
+	_, err := load(t, []string{"--listen", "abc", "--log-level", "loud", "--max-frame-size", "1x"}, nil, "")
+	want := []string{
+		`config: max-frame-size "1x": not a size; want bytes or a number with KiB, MiB or GiB (from --max-frame-size)`,
+		`config: listen "abc": missing port (from --listen)`,
+		`config: upstream: required: at least one seed broker HOST:PORT`,
+		`config: log-level "loud": want debug, info, warn or error (from --log-level)`,
+	}
+	if got := messages(err); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Load() error =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -35,8 +35,8 @@ func (c *Config) problems() problems {
 		checkHostPort(&p, KeyUpstream, u, true)
 	}
 	checkAdvertise(&p, c.Advertise)
-	if c.BrokerPortBase < 1 || c.BrokerPortBase > 65535 {
-		p.add(KeyBrokerPortBase, strconv.Itoa(c.BrokerPortBase), "not a port number (1-65535)")
+	if c.BrokerPortBase < 0 || c.BrokerPortBase > 65535 {
+		p.add(KeyBrokerPortBase, strconv.Itoa(c.BrokerPortBase), "not a port number (0-65535)")
 	}
 	checkBrokerListeners(&p, c.BrokerListeners)
 	if c.MaxFrameSize < MinMaxFrameSize {
@@ -144,8 +144,8 @@ func checkBrokerListeners(p *problems, m map[int32]string) {
 		if len(*p) > before {
 			continue
 		}
+		// Port 0 asks for any free port, so it cannot clash.
 		if _, port, _ := net.SplitHostPort(addr); port == "0" {
-			p.add(key, addr, "port 0 is not deterministic; name a port")
 			continue
 		}
 		if other, dup := seen[addr]; dup {
