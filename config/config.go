@@ -50,7 +50,7 @@ type Config struct {
 // Default values of the settings that have one.
 const (
 	DefaultListen          = "127.0.0.1:19092"
-	DefaultBrokerPortBase  = 0 // the port after Listen's
+	DefaultBrokerPortBase  = 0         // the port after Listen's
 	DefaultMaxFrameSize    = 100 << 20 // 100 MiB
 	DefaultDialTimeout     = 10 * time.Second
 	DefaultShutdownTimeout = 10 * time.Second
