@@ -234,6 +234,8 @@ func produce(ctx context.Context, args []string) error {
 		kgo.ClientID(*clientID),
 		kgo.DefaultProduceTopic(*topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
+		// Uncompressed, so every client reads it without optional codecs.
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)
 	if err != nil {
 		return fmt.Errorf("produce: new client: %w", err)

@@ -1,0 +1,66 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// The clients the suite drives. Each takes the flags its program documents;
+// bootstrap is always kproxy's address (see bootstrap in kproxy_test.go).
+
+// javaClient runs the Java client (e2e/java) with the command consume,
+// produce or read. Small heap and C1 only: many short-lived JVMs share two
+// cores.
+func javaClient(t *testing.T, name, command string, args ...string) *proc {
+	t.Helper()
+	cp := filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*")
+	argv := []string{"java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.consumer.ConsumerConfig=warn",
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.ProducerConfig=warn",
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn",
+		"-cp", cp, "dev.kproxy.e2e.Client", command}
+	return startProc(t, name, nil, append(argv, args...)...)
+}
+
+// kafkaPython runs e2e/python/kafka_python_consumer.py.
+func kafkaPython(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	argv := []string{filepath.Join(cacheDir, "venv", "bin", "python"), "-u",
+		filepath.Join(e2eDir, "python", "kafka_python_consumer.py")}
+	return startProc(t, name, nil, append(argv, args...)...)
+}
+
+// confluentKafka runs e2e/python/confluent_consumer.py (librdkafka).
+func confluentKafka(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	argv := []string{filepath.Join(cacheDir, "venv", "bin", "python"), "-u",
+		filepath.Join(e2eDir, "python", "confluent_consumer.py")}
+	return startProc(t, name, nil, append(argv, args...)...)
+}
+
+// kafkaJS runs e2e/node/consumer.js.
+func kafkaJS(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	env := []string{"NODE_PATH=" + filepath.Join(cacheDir, "node", "node_modules")}
+	argv := []string{"node", filepath.Join(e2eDir, "node", "consumer.js")}
+	return startProc(t, name, env, append(argv, args...)...)
+}
+
+// franzGo runs e2e/franzclient with the command consume or produce.
+func franzGo(t *testing.T, name, command string, args ...string) *proc {
+	t.Helper()
+	argv := []string{filepath.Join(binDir, "franzclient"), command}
+	return startProc(t, name, nil, append(argv, args...)...)
+}
+
+// feed writes n records spread evenly over topic's partitions, through
+// bootstrap, and waits for them to be acknowledged.
+func feed(t *testing.T, bootstrap, topic string, n int) {
+	t.Helper()
+	p := franzGo(t, "feed-"+topic, "produce", "-bootstrap", bootstrap, "-topic", topic, "-count", itoa(n))
+	p.waitDone(60e9)
+}

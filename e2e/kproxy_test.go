@@ -1,0 +1,109 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// kproxy is a running `kproxy serve` with a journal.
+type kproxy struct {
+	t       *testing.T
+	proc    *proc
+	journal string
+	stopped bool
+}
+
+// kproxyBin is the binary run.sh builds.
+func kproxyBin() string { return filepath.Join(binDir, "kproxy") }
+
+// startKproxy runs `kproxy serve` in front of the broker with a fresh
+// journal and waits until its bootstrap listener accepts connections. In
+// direct mode it returns nil: bootstrap then names the broker.
+func startKproxy(t *testing.T) *kproxy {
+	t.Helper()
+	if direct {
+		t.Log("E2E_DIRECT=1: clients go straight to the broker; no timeline is checked")
+		return nil
+	}
+	if _, err := os.Stat(kproxyBin()); err != nil {
+		t.Fatalf("kproxy binary missing (run e2e/run.sh, which builds it): %v", err)
+	}
+	journal := filepath.Join(runDir(t), "journal")
+	p := startProc(t, "kproxy", nil, kproxyBin(), "serve",
+		"--upstream", brokerAddr,
+		"--listen", proxyListen,
+		"--broker-port-base", proxyPortBase,
+		"--admin", "",
+		"--journal", journal,
+	)
+	k := &kproxy{t: t, proc: p, journal: journal}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", proxyListen, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if p.waitExit(0) || time.Now().After(deadline) {
+			t.Fatalf("kproxy does not listen on %s: %v\n%s", proxyListen, err, p.tail())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		if !k.stopped {
+			p.signal(syscall.SIGTERM)
+			p.waitExit(20 * time.Second)
+		}
+	})
+	return k
+}
+
+// bootstrap is the one address a scenario's clients are seeded with:
+// kproxy's, or the broker's in direct mode.
+func bootstrap(k *kproxy) string {
+	if k == nil {
+		return brokerAddr
+	}
+	return proxyListen
+}
+
+// stop sends SIGTERM and requires a clean exit, so the journal is complete.
+func (k *kproxy) stop() {
+	k.t.Helper()
+	k.stopped = true
+	k.proc.stop(30 * time.Second)
+}
+
+// replay runs `kproxy replay JOURNAL --format json` and decodes its report.
+// The raw JSON is kept as timeline.json in the test's run directory.
+func (k *kproxy) replay() *report {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, kproxyBin(), "replay", k.journal, "--format", "json")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		k.t.Fatalf("kproxy replay %s: %v\n%s", k.journal, err, stderr.String())
+	}
+	out := filepath.Join(runDir(k.t), "timeline.json")
+	if err := os.WriteFile(out, stdout.Bytes(), 0o644); err != nil {
+		k.t.Fatal(err)
+	}
+	var r report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		k.t.Fatalf("kproxy replay: output is not the documented JSON (%v); kept in %s", err, out)
+	}
+	r.path = out
+	return &r
+}

@@ -1,0 +1,269 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// event is one line a client prints on stdout. Every client prints the same
+// shape; a field a given event does not carry is its zero value.
+type event struct {
+	Name string `json:"event"`
+	MS   int64  `json:"ms"`
+	// assigned, revoked, lost, polled: partitions by topic; assigned may
+	// also carry everything the client owns now.
+	Partitions map[string][]int32 `json:"partitions"`
+	Owned      map[string][]int32 `json:"owned"`
+	// commit: offsets by topic and partition, and "" or the failure.
+	Offsets map[string]map[string]int64 `json:"offsets"`
+	Error   string                      `json:"error"`
+	// polled, produced, read, closed.
+	Count      int64  `json:"count"`
+	Total      int64  `json:"total"`
+	Checksum   string `json:"checksum"`
+	Failed     int64  `json:"failed"`
+	Duplicates int64  `json:"duplicates"`
+	ClientID   string `json:"client_id"`
+	MemberID   string `json:"member_id"`
+
+	line string
+}
+
+// At is when the client printed the event.
+func (e event) At() time.Time { return time.UnixMilli(e.MS) }
+
+func (e event) String() string { return e.line }
+
+// proc is a client process: its events, and its logs kept under
+// e2e/.cache/runs/<test>/<name>.{out,err}.
+type proc struct {
+	t    *testing.T
+	name string
+	cmd  *exec.Cmd
+
+	mu      sync.Mutex
+	events  []event
+	changed chan struct{} // closed and replaced on each new event and at exit
+	exited  bool
+	waitErr error
+}
+
+// runDir is the directory the current test keeps its logs and journal in,
+// emptied at the start of the test.
+func runDir(t *testing.T) string {
+	t.Helper()
+	d := filepath.Join(runsDir, strings.ReplaceAll(t.Name(), "/", "_"))
+	if _, seen := runDirs.LoadOrStore(d, true); !seen {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatalf("empty %s: %v", d, err)
+		}
+	}
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatalf("mkdir %s: %v", d, err)
+	}
+	return d
+}
+
+// runDirs are the run directories emptied so far in this process.
+var runDirs sync.Map
+
+// startProc starts argv as the client called name. The process is killed at
+// the end of the test if still running.
+func startProc(t *testing.T, name string, env []string, argv ...string) *proc {
+	t.Helper()
+	dir := runDir(t)
+	out, err := os.Create(filepath.Join(dir, name+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(dir, name+".err"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = errf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, name: name, cmd: cmd, changed: make(chan struct{})}
+	t.Logf("%s: %s", name, strings.Join(argv, " "))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: start: %v", name, err)
+	}
+	// Reads stdout until the process closes it, then reaps the process.
+	go func() {
+		sc := bufio.NewScanner(io.TeeReader(stdout, out))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			var e event
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Name == "" {
+				continue // not an event: kept in the .out file only
+			}
+			e.line = line
+			p.mu.Lock()
+			p.events = append(p.events, e)
+			close(p.changed)
+			p.changed = make(chan struct{})
+			p.mu.Unlock()
+		}
+		werr := cmd.Wait()
+		out.Close()
+		errf.Close()
+		p.mu.Lock()
+		p.exited, p.waitErr = true, werr
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.mu.Unlock()
+	}()
+	t.Cleanup(func() {
+		p.signal(syscall.SIGKILL)
+		p.waitExit(10 * time.Second)
+	})
+	return p
+}
+
+// mark is the number of events so far: pass it to waitFor to match only
+// events that come after this point.
+func (p *proc) mark() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.events)
+}
+
+// snapshot returns the events so far.
+func (p *proc) snapshot() []event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]event(nil), p.events...)
+}
+
+// waitFor returns the first event at index from or later that matches, and
+// fails the test if none comes within timeout or the process exits first.
+func (p *proc) waitFor(from int, timeout time.Duration, what string, match func(event) bool) event {
+	p.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		p.mu.Lock()
+		for i := from; i < len(p.events); i++ {
+			if match(p.events[i]) {
+				e := p.events[i]
+				p.mu.Unlock()
+				return e
+			}
+		}
+		from = len(p.events)
+		exited, ch := p.exited, p.changed
+		p.mu.Unlock()
+		if exited {
+			p.t.Fatalf("%s exited (%v) before %s\n%s", p.name, p.waitErr, what, p.tail())
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			p.t.Fatalf("%s: no %s within %s\n%s", p.name, what, timeout, p.tail())
+		}
+	}
+}
+
+// tail is the end of the process's stdout events and stderr, for failures.
+func (p *proc) tail() string {
+	var b bytes.Buffer
+	evs := p.snapshot()
+	if len(evs) > 15 {
+		evs = evs[len(evs)-15:]
+	}
+	fmt.Fprintf(&b, "--- last events of %s:\n", p.name)
+	for _, e := range evs {
+		fmt.Fprintln(&b, e.line)
+	}
+	errLog, _ := os.ReadFile(filepath.Join(runDir(p.t), p.name+".err"))
+	if len(errLog) > 3000 {
+		errLog = errLog[len(errLog)-3000:]
+	}
+	fmt.Fprintf(&b, "--- end of %s's stderr:\n%s", p.name, errLog)
+	return b.String()
+}
+
+func (p *proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	exited := p.exited
+	p.mu.Unlock()
+	if !exited && p.cmd.Process != nil {
+		p.cmd.Process.Signal(sig)
+	}
+}
+
+// waitExit waits for the process to exit and reports whether it did.
+func (p *proc) waitExit(timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		p.mu.Lock()
+		exited, ch := p.exited, p.changed
+		p.mu.Unlock()
+		if exited {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// stop sends SIGTERM and fails the test unless the process exits cleanly
+// within timeout.
+func (p *proc) stop(timeout time.Duration) {
+	p.t.Helper()
+	p.signal(syscall.SIGTERM)
+	if !p.waitExit(timeout) {
+		p.t.Fatalf("%s did not exit within %s of SIGTERM\n%s", p.name, timeout, p.tail())
+	}
+	p.mu.Lock()
+	werr := p.waitErr
+	p.mu.Unlock()
+	if werr != nil {
+		p.t.Fatalf("%s exited with %v after SIGTERM\n%s", p.name, werr, p.tail())
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	p.t.Helper()
+	p.signal(syscall.SIGKILL)
+	if !p.waitExit(10 * time.Second) {
+		p.t.Fatalf("%s survived SIGKILL", p.name)
+	}
+}
+
+// waitDone waits for a process that ends by itself and fails the test
+// unless it exits 0 within timeout.
+func (p *proc) waitDone(timeout time.Duration) {
+	p.t.Helper()
+	if !p.waitExit(timeout) {
+		p.t.Fatalf("%s did not finish within %s\n%s", p.name, timeout, p.tail())
+	}
+	p.mu.Lock()
+	werr := p.waitErr
+	p.mu.Unlock()
+	if werr != nil {
+		p.t.Fatalf("%s failed: %v\n%s", p.name, werr, p.tail())
+	}
+}
