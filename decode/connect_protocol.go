@@ -55,13 +55,13 @@ func decodeConnectAssignment(b []byte) *ConnectAssignment {
 		ConfigOffset:   m.ConfigOffset,
 		ScheduledDelay: millis(m.ScheduledDelay),
 	}
-	slices.SortStableFunc(m.Assignment, func(x, y kmsg.ConnectMemberAssignmentAssignment) int {
+	slices.SortFunc(m.Assignment, func(x, y kmsg.ConnectMemberAssignmentAssignment) int {
 		return strings.Compare(x.Connector, y.Connector)
 	})
 	for _, c := range m.Assignment {
 		a.Connectors, a.Tasks = connectorTasks(a.Connectors, a.Tasks, c.Connector, c.Tasks)
 	}
-	slices.SortStableFunc(m.Revoked, func(x, y kmsg.ConnectMemberAssignmentRevoked) int {
+	slices.SortFunc(m.Revoked, func(x, y kmsg.ConnectMemberAssignmentRevoked) int {
 		return strings.Compare(x.Connector, y.Connector)
 	})
 	for _, c := range m.Revoked {

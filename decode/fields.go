@@ -29,7 +29,7 @@ func sortTopics(ts []TopicPartitions) []TopicPartitions {
 	for i := range ts {
 		slices.Sort(ts[i].Partitions)
 	}
-	slices.SortStableFunc(ts, func(a, b TopicPartitions) int {
+	slices.SortFunc(ts, func(a, b TopicPartitions) int {
 		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
@@ -44,7 +44,7 @@ func sortTopicIDs(ts []TopicIDPartitions) []TopicIDPartitions {
 	for i := range ts {
 		slices.Sort(ts[i].Partitions)
 	}
-	slices.SortStableFunc(ts, func(a, b TopicIDPartitions) int {
+	slices.SortFunc(ts, func(a, b TopicIDPartitions) int {
 		return bytes.Compare(a.TopicID[:], b.TopicID[:])
 	})
 	return ts

@@ -37,7 +37,7 @@ func decodeMetadata(_ *Decoder, e Event, _ kmsg.Request, resp kmsg.Response) []E
 				ErrorCode:  t.ErrorCode,
 			}
 		}
-		slices.SortStableFunc(m.Topics, func(a, b MetadataTopic) int {
+		slices.SortFunc(m.Topics, func(a, b MetadataTopic) int {
 			return compareTopic(a.Name, a.TopicID, b.Name, b.TopicID)
 		})
 	}

@@ -64,11 +64,11 @@ func decodeOffsetCommit(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Respons
 // sortCommits sorts topics and their partitions in place.
 func sortCommits(ts []CommitTopic) {
 	for i := range ts {
-		slices.SortStableFunc(ts[i].Partitions, func(a, b CommitPartition) int {
+		slices.SortFunc(ts[i].Partitions, func(a, b CommitPartition) int {
 			return cmp.Compare(a.Partition, b.Partition)
 		})
 	}
-	slices.SortStableFunc(ts, func(a, b CommitTopic) int {
+	slices.SortFunc(ts, func(a, b CommitTopic) int {
 		return compareTopic(a.Topic, a.TopicID, b.Topic, b.TopicID)
 	})
 }

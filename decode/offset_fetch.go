@@ -122,11 +122,11 @@ func fetchedTopics(ts []kmsg.OffsetFetchResponseGroupTopic) []FetchedTopic {
 // sortFetched sorts topics and their partitions in place.
 func sortFetched(ts []FetchedTopic) {
 	for i := range ts {
-		slices.SortStableFunc(ts[i].Partitions, func(a, b FetchedPartition) int {
+		slices.SortFunc(ts[i].Partitions, func(a, b FetchedPartition) int {
 			return cmp.Compare(a.Partition, b.Partition)
 		})
 	}
-	slices.SortStableFunc(ts, func(a, b FetchedTopic) int {
+	slices.SortFunc(ts, func(a, b FetchedTopic) int {
 		return compareTopic(a.Topic, a.TopicID, b.Topic, b.TopicID)
 	})
 }
