@@ -26,10 +26,11 @@ type kproxy struct {
 // kproxyBin is the binary run.sh builds.
 func kproxyBin() string { return filepath.Join(binDir, "kproxy") }
 
-// startKproxy runs `kproxy serve` in front of the broker with a fresh
-// journal and waits until its bootstrap listener accepts connections. In
-// direct mode it returns nil: bootstrap then names the broker.
-func startKproxy(t *testing.T) *kproxy {
+// startKproxy runs `kproxy serve` in front of the broker, with a fresh
+// journal when journaled (a scenario that replays the timeline), and waits
+// until its bootstrap listener accepts connections. In direct mode it
+// returns nil: bootstrap then names the broker.
+func startKproxy(t *testing.T, journaled bool) *kproxy {
 	t.Helper()
 	if direct {
 		t.Log("E2E_DIRECT=1: clients go straight to the broker; no timeline is checked")
@@ -38,14 +39,18 @@ func startKproxy(t *testing.T) *kproxy {
 	if _, err := os.Stat(kproxyBin()); err != nil {
 		t.Fatalf("kproxy binary missing (run e2e/run.sh, which builds it): %v", err)
 	}
-	journal := filepath.Join(runDir(t), "journal")
-	p := startProc(t, "kproxy", nil, kproxyBin(), "serve",
+	argv := []string{kproxyBin(), "serve",
 		"--upstream", brokerAddr,
 		"--listen", proxyListen,
 		"--broker-port-base", proxyPortBase,
 		"--admin", "",
-		"--journal", journal,
-	)
+	}
+	journal := ""
+	if journaled {
+		journal = filepath.Join(runDir(t), "journal")
+		argv = append(argv, "--journal", journal)
+	}
+	p := startProc(t, "kproxy", nil, argv...)
 	k := &kproxy{t: t, proc: p, journal: journal}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -88,6 +93,9 @@ func (k *kproxy) stop() {
 // The raw JSON is kept as timeline.json in the test's run directory.
 func (k *kproxy) replay() *report {
 	k.t.Helper()
+	if k.journal == "" {
+		k.t.Fatal("replay: this kproxy ran without a journal")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

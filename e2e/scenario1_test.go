@@ -17,7 +17,7 @@ import (
 func TestScenario1(t *testing.T) {
 	const topic, group = "round_topic", "test_group_1"
 	freshTopic(t, topic, 3, group)
-	k := startKproxy(t)
+	k := startKproxy(t, true)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 600)
 

@@ -14,7 +14,7 @@ import (
 func TestScenario8(t *testing.T) {
 	const topic, group, n = "integrity", "integrity_reader", "100000"
 	freshTopic(t, topic, 3, group)
-	k := startKproxy(t)
+	k := startKproxy(t, false)
 	bs := bootstrap(k)
 
 	prod := javaClient(t, "producer", "produce", "--bootstrap", bs, "--topic", topic, "--count", n)
