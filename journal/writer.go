@@ -47,6 +47,7 @@ type Writer struct {
 	segCreated time.Time
 	segRecords int
 	scratch    []byte
+	unflushed  uint64 // records buffered since the last flush
 	unsynced   uint64 // records written since the last fsync
 	lastSync   time.Time
 	noted      uint64 // drops already written as gap records
@@ -169,7 +170,7 @@ type Stats struct {
 	Queued int
 	// Accepted exchanges were taken into the queue.
 	Accepted uint64
-	// Written exchange records were handed to the operating system.
+	// Written exchange records were flushed to the operating system.
 	Written uint64
 	// Synced records are covered by a completed fsync; with FsyncNever it
 	// stays 0.
@@ -295,7 +296,7 @@ func (w *Writer) write(x *decode.Exchange) {
 		w.discarded.Add(1)
 		return
 	}
-	w.written.Add(1)
+	w.unflushed++
 	w.unsynced++
 	w.segRecords++
 	if cap(w.scratch) > scratchKeep {
@@ -340,7 +341,10 @@ func (w *Writer) flush() {
 	}
 	if err := w.bw.Flush(); err != nil {
 		w.fail("write", err)
+		return
 	}
+	w.written.Add(w.unflushed)
+	w.unflushed = 0
 }
 
 // sync flushes and fsyncs the segment, then counts its records as synced.
