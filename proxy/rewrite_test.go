@@ -1,0 +1,203 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fakeRouter routes node N to kproxy.test:30000+N and records what it
+// learned.
+type fakeRouter struct{ learned map[int32]string }
+
+func (r *fakeRouter) route(id int32, upstream string) (string, int32) {
+	r.learned[id] = upstream
+	return "kproxy.test", 30000 + id
+}
+
+// responseFrame encodes resp with its response header, as a broker would:
+// the correlation id, then an empty tag section for flexible versions
+// (ApiVersions always uses header v0).
+func responseFrame(resp kmsg.Response, corr int32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(corr))
+	if resp.IsFlexible() && resp.Key() != 18 {
+		b = append(b, 0)
+	}
+	return resp.AppendTo(b)
+}
+
+// checkRewrite rewrites in at version v and compares the result with want
+// encoded the same way.
+func checkRewrite(t *testing.T, in, want kmsg.Response, v int16, wantChanged bool, wantLearned map[int32]string) {
+	t.Helper()
+	in.SetVersion(v)
+	want.SetVersion(v)
+	r := &fakeRouter{learned: make(map[int32]string)}
+	got, err := rewriteResponse(r, in.Key(), v, responseFrame(in, 77))
+	if err != nil {
+		t.Fatalf("rewrite: %v", err)
+	}
+	if !wantChanged {
+		if got != nil {
+			t.Fatalf("rewritten; want the response untouched")
+		}
+		return
+	}
+	if got == nil {
+		t.Fatal("untouched; want it rewritten")
+	}
+	if n := int(binary.BigEndian.Uint32(got)); n != len(got)-4 {
+		t.Fatalf("size prefix %d; frame has %d bytes", n, len(got)-4)
+	}
+	if w := responseFrame(want, 77); !bytes.Equal(got[4:], w) {
+		t.Fatalf("rewritten frame\n%x\nwant\n%x", got[4:], w)
+	}
+	for id, addr := range wantLearned {
+		if r.learned[id] != addr {
+			t.Errorf("learned node %d at %q; want %q", id, r.learned[id], addr)
+		}
+	}
+}
+
+func TestRewriteMetadata(t *testing.T) {
+	build := func(host string, port int32) *kmsg.MetadataResponse {
+		resp := kmsg.NewPtrMetadataResponse()
+		for _, id := range []int32{1, 7} {
+			b := kmsg.NewMetadataResponseBroker()
+			b.NodeID, b.Host, b.Port = id, host, port+id
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		resp.ControllerID = 7
+		topic := kmsg.NewMetadataResponseTopic()
+		topic.Topic = kmsg.StringPtr("t")
+		topic.Partitions = append(topic.Partitions, kmsg.NewMetadataResponseTopicPartition())
+		resp.Topics = append(resp.Topics, topic)
+		return resp
+	}
+	for v := range kmsg.NewPtrMetadataResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			in, want := build("broker.internal", 9092), build("kproxy.test", 30000)
+			checkRewrite(t, in, want, v, true, map[int32]string{1: "broker.internal:9093", 7: "broker.internal:9099"})
+		})
+	}
+}
+
+func TestRewriteFindCoordinator(t *testing.T) {
+	build := func(host string, port int32) *kmsg.FindCoordinatorResponse {
+		resp := kmsg.NewPtrFindCoordinatorResponse()
+		resp.NodeID, resp.Host, resp.Port = 2, host, port+2
+		ok := kmsg.NewFindCoordinatorResponseCoordinator()
+		ok.Key, ok.NodeID, ok.Host, ok.Port = "g1", 2, host, port+2
+		failed := kmsg.NewFindCoordinatorResponseCoordinator()
+		failed.Key, failed.NodeID, failed.Port, failed.ErrorCode = "g2", -1, -1, 15
+		resp.Coordinators = []kmsg.FindCoordinatorResponseCoordinator{ok, failed}
+		return resp
+	}
+	for v := range kmsg.NewPtrFindCoordinatorResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			in, want := build("broker.internal", 9092), build("kproxy.test", 30000)
+			checkRewrite(t, in, want, v, true, map[int32]string{2: "broker.internal:9094"})
+		})
+	}
+	t.Run("v3 error", func(t *testing.T) {
+		in := kmsg.NewPtrFindCoordinatorResponse()
+		in.ErrorCode, in.NodeID, in.Port = 15, -1, -1
+		checkRewrite(t, in, in, 3, false, nil)
+	})
+}
+
+func TestRewriteDescribeCluster(t *testing.T) {
+	build := func(host string, port int32, endpointType int8) *kmsg.DescribeClusterResponse {
+		resp := kmsg.NewPtrDescribeClusterResponse()
+		resp.EndpointType = endpointType
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID, b.Host, b.Port = 3, host, port+3
+		resp.Brokers = append(resp.Brokers, b)
+		return resp
+	}
+	for v := range kmsg.NewPtrDescribeClusterResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("v%d brokers", v), func(t *testing.T) {
+			checkRewrite(t, build("broker.internal", 9092, 1), build("kproxy.test", 30000, 1), v, true,
+				map[int32]string{3: "broker.internal:9095"})
+		})
+	}
+	t.Run("v1 controllers untouched", func(t *testing.T) {
+		in := build("controller.internal", 9092, 2)
+		checkRewrite(t, in, in, 1, false, nil)
+	})
+}
+
+func TestClampApiVersions(t *testing.T) {
+	key := func(k, min, max int16) kmsg.ApiVersionsResponseApiKey {
+		return kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: min, MaxVersion: max}
+	}
+	joinMax := kmsg.NewPtrJoinGroupResponse().MaxVersion()
+	build := func(keys ...kmsg.ApiVersionsResponseApiKey) *kmsg.ApiVersionsResponse {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.ApiKeys = keys
+		return resp
+	}
+	in := func() *kmsg.ApiVersionsResponse {
+		return build(key(0, 3, 13), key(1, 4, 18), key(11, 0, joinMax+5), key(32, 0, 4), key(55, 0, 2),
+			key(78, 0, 1), key(76, 0, 1))
+	}
+	want := build(key(0, 3, 9), key(1, 4, 15), key(11, 0, joinMax), key(32, 0, 4), key(55, 0, 1))
+	for v := range kmsg.NewPtrApiVersionsResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			checkRewrite(t, in(), want, v, true, nil)
+		})
+	}
+	t.Run("minimum above cap removes the api", func(t *testing.T) {
+		checkRewrite(t, build(key(0, 10, 13), key(32, 0, 4)), build(key(32, 0, 4)), 3, true, nil)
+	})
+	t.Run("nothing to clamp", func(t *testing.T) {
+		in := build(key(0, 3, 9), key(32, 0, 4))
+		checkRewrite(t, in, in, 3, false, nil)
+	})
+	t.Run("v0 answer to an unsupported version (KIP-511)", func(t *testing.T) {
+		resp := build(key(18, 0, 3))
+		resp.ErrorCode = 35
+		resp.SetVersion(0)
+		frame := responseFrame(resp, 9)
+		r := &fakeRouter{learned: make(map[int32]string)}
+		if _, err := rewriteResponse(r, 18, 4, frame); err != nil {
+			t.Errorf("v0 fallback response: %v; want it parsed", err)
+		}
+	})
+}
+
+func TestRewriteGarbageFails(t *testing.T) {
+	r := &fakeRouter{learned: make(map[int32]string)}
+	for _, key := range []int16{3, 10, 18, 60} {
+		frame := []byte{0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 1, 2}
+		if out, err := rewriteResponse(r, key, 1, frame); err == nil || out != nil {
+			t.Errorf("key %d: rewrite of garbage returned %x, %v; want an error", key, out, err)
+		}
+	}
+}
+
+// TestPolicyCoversDecodedAPIs: every API the decoder observes or kproxy
+// rewrites is capped at what kmsg knows, and every entry says why.
+func TestPolicyCoversDecodedAPIs(t *testing.T) {
+	listed := make(map[int16]bool)
+	for _, c := range versionPolicy {
+		if listed[c.key] {
+			t.Errorf("key %d listed twice", c.key)
+		}
+		listed[c.key] = true
+		if c.reason == "" {
+			t.Errorf("key %d has no reason", c.key)
+		}
+	}
+	for key := range int16(100) {
+		if (observed(key) || rewritten(key)) && !listed[key] {
+			t.Errorf("%s (key %d) is decoded or rewritten but not capped in versionPolicy", kmsg.NameForKey(key), key)
+		}
+	}
+	if observed(17) || observed(36) {
+		t.Error("SASL APIs must never be observed")
+	}
+}
