@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# test.sh runs every check and every test of kproxy; it is the README's test
+# command and what CI runs (.ci/run). It stops at the first failure:
+#   1. gofmt: no tracked .go file may need formatting
+#   2. go vet ./...
+#   3. go test -race ./... (two packages at a time)
+#   4. each fuzz target for a short fixed time (FUZZTIME, default 10s)
+#   5. e2e/run.sh, when it exists (real clients against a real broker)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+fuzztime="${FUZZTIME:-10s}"
+step() { printf '\n==> %s\n' "$*"; }
+
+step "gofmt"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	files="$(git ls-files -- '*.go')"
+else
+	files="$(find . -name '*.go' -not -path './e2e/.cache/*' -not -path './.cache/*')"
+fi
+unformatted="$(printf '%s\n' "$files" | xargs -r gofmt -l)"
+if [[ -n "$unformatted" ]]; then
+	echo "these files need gofmt -w:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+step "go vet ./..."
+go vet ./...
+
+step "go test -race -p 2 ./..."
+go test -race -p 2 ./...
+
+step "fuzz targets, ${fuzztime} each"
+# `go test -list` prints each package's matching names, then its "ok" line.
+targets="$(go test -list '^Fuzz' ./... | awk '
+	/^Fuzz/ { names[n++] = $1; next }
+	/^ok / { for (i = 0; i < n; i++) print $2, names[i]; n = 0; next }
+	{ n = 0 }')"
+if [[ -z "$targets" ]]; then
+	echo "no fuzz targets"
+fi
+while read -r pkg name; do
+	[[ -z "$pkg" ]] && continue
+	echo "--- $name ($pkg)"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"
+done <<<"$targets"
+
+if [[ -f e2e/run.sh ]]; then
+	step "e2e/run.sh"
+	bash e2e/run.sh
+else
+	step "e2e/run.sh not present: skipped"
+fi
+
+step "all checks passed"
