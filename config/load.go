@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -99,7 +100,9 @@ func readFile(v *viper.Viper, path string) error {
 		known[o.Key] = o.Key != KeyConfig
 	}
 	var p problems
-	for _, k := range file.AllKeys() {
+	keys := file.AllKeys()
+	sort.Strings(keys)
+	for _, k := range keys {
 		top, _, _ := strings.Cut(k, ".")
 		if !known[top] {
 			p = append(p, &Error{Key: k, Reason: "unknown key", Source: path})

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -170,8 +171,14 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
+	ids := make([]string, 0, len(entries))
+	for id := range entries {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // the same first error every time
 	out := make(map[int32]string, len(entries))
-	for id, v := range entries {
+	for _, id := range ids {
+		v := entries[id]
 		n, err := strconv.ParseInt(id, 10, 32)
 		if err != nil {
 			return nil, &Error{Key: key + "." + id, Reason: "node id is not a 32-bit integer"}

@@ -25,6 +25,8 @@ the addresses brokers announce so that clients only ever dial kproxy.
 Every setting can also come from a KPROXY_* environment variable or from
 the file named by --config (its keys are the flag names). A flag wins over
 the environment, which wins over the file, which wins over the default.
+broker-listeners (file only, or KPROXY_BROKER_LISTENERS=ID=HOST:PORT,...)
+names the listener of given broker node ids.
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
 --shutdown-timeout) and exit 0.`,
 		Args: cobra.NoArgs,
