@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -239,9 +240,25 @@ func (p *proc) stop(timeout time.Duration) {
 	p.mu.Lock()
 	werr := p.waitErr
 	p.mu.Unlock()
+	// A JVM that ran its shutdown hook still exits 143 (128+SIGTERM): the
+	// client's "closed" event is what says it closed cleanly.
+	var xerr *exec.ExitError
+	if errors.As(werr, &xerr) && xerr.ExitCode() == 143 && p.has("closed") {
+		return
+	}
 	if werr != nil {
 		p.t.Fatalf("%s exited with %v after SIGTERM\n%s", p.name, werr, p.tail())
 	}
+}
+
+// has reports whether the process printed an event of that name.
+func (p *proc) has(name string) bool {
+	for _, e := range p.snapshot() {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

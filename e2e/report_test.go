@@ -34,6 +34,9 @@ type generation struct {
 	StopTheWorldMs          float64     `json:"stopTheWorldMs"`
 	Members                 []member    `json:"members"`
 	CommitsDuringRevocation []revCommit `json:"commitsDuringRevocation"`
+	// FollowUpOf is the generation whose revocations caused this one
+	// (cooperative), 0 for none. TODO(e2e): name as in docs/timeline-json.md.
+	FollowUpOf int32 `json:"followUpOf"`
 }
 
 type trigger struct {

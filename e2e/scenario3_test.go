@@ -1,0 +1,84 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestScenario3: two Java consumers with cooperative-sticky. A owns all four
+// partitions; B joins. In the first round A keeps 0,1 and revokes 2,3 while
+// B gets nothing; A rejoins at once, and the follow-up round gives B 2,3.
+// The timeline shows both rounds and links the second to the first.
+func TestScenario3(t *testing.T) {
+	const topic, group = "coop_topic", "test_group_3"
+	freshTopic(t, topic, 4, group)
+	k := startKproxy(t, true)
+	bs := bootstrap(k)
+	feed(t, bs, topic, 400)
+
+	args := func(id string) []string {
+		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id,
+			"--mode", "cooperative", "--work-ms", "300"}
+	}
+	a := javaClient(t, "java-A", "consume", args("java-A")...)
+	a.waitFor(0, 90*time.Second, "A owning 0-3", func(e event) bool {
+		return e.Name == "assigned" && slices.Equal(all(e.Owned), parts(topic, 0, 1, 2, 3))
+	})
+	a.waitFor(0, 30*time.Second, "A's first batch", func(e event) bool { return e.Name == "polled" })
+	markA := a.mark()
+	b := javaClient(t, "java-B", "consume", args("java-B")...)
+	b.waitFor(0, 90*time.Second, "B owning 2,3", func(e event) bool {
+		return e.Name == "assigned" && slices.Equal(all(e.Owned), parts(topic, 2, 3))
+	})
+	// Cooperative: A gives up only what moves, and never all it owns.
+	for _, e := range a.snapshot()[markA:] {
+		if e.Name == "revoked" && !slices.Equal(all(e.Partitions), parts(topic, 2, 3)) {
+			t.Errorf("A revoked %v; want only 2,3 to move", all(e.Partitions))
+		}
+	}
+	a.waitFor(markA, 10*time.Second, "A revoking 2,3", func(e event) bool {
+		return e.Name == "revoked" && slices.Equal(all(e.Partitions), parts(topic, 2, 3))
+	})
+	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
+	b.stop(60 * time.Second)
+	a.stop(60 * time.Second)
+	if k == nil {
+		return
+	}
+	k.stop()
+	g := k.replay().group(t, group)
+
+	_, i := g.mustFind(t, 0, "java-A")
+	round1, j := g.mustFind(t, i+1, "java-A", "java-B")
+	if round1.Protocol != "cooperative-sticky" {
+		t.Errorf("gen %d: protocol %q; want cooperative-sticky", round1.Generation, round1.Protocol)
+	}
+	if got := all(round1.member("java-A").Assignment); !slices.Equal(got, parts(topic, 0, 1)) {
+		t.Errorf("round 1 (gen %d): A's assignment %v; want 0,1", round1.Generation, got)
+	}
+	if got := all(round1.member("java-A").Revoked); !slices.Equal(got, parts(topic, 2, 3)) {
+		t.Errorf("round 1 (gen %d): A revoked %v; want 2,3", round1.Generation, got)
+	}
+	if got := all(round1.member("java-B").Assignment); len(got) != 0 {
+		t.Errorf("round 1 (gen %d): B's assignment %v; want nothing until A has revoked", round1.Generation, got)
+	}
+	if j+1 >= len(g.Generations) {
+		t.Fatalf("no generation after round 1 (gen %d):\n%s", round1.Generation, g.summary())
+	}
+	round2 := &g.Generations[j+1]
+	if got := round2.clientIDs(); !slices.Equal(got, []string{"java-A", "java-B"}) {
+		t.Fatalf("round 2 (gen %d) members %v; want java-A, java-B", round2.Generation, got)
+	}
+	if got := all(round2.member("java-B").Added); !slices.Equal(got, parts(topic, 2, 3)) {
+		t.Errorf("round 2 (gen %d): B added %v; want 2,3", round2.Generation, got)
+	}
+	if got := all(round2.member("java-A").Assignment); !slices.Equal(got, parts(topic, 0, 1)) {
+		t.Errorf("round 2 (gen %d): A's assignment %v; want 0,1 kept", round2.Generation, got)
+	}
+	if round2.FollowUpOf != round1.Generation {
+		t.Errorf("round 2 (gen %d) is a follow-up of %d; want linked to round 1 (gen %d)", round2.Generation, round2.FollowUpOf, round1.Generation)
+	}
+}
