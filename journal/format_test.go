@@ -3,6 +3,8 @@ package journal
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,41 @@ func TestParseFsync(t *testing.T) {
 	}
 	if FsyncDefault.Interval() != time.Second || FsyncDefault.String() != "1s" {
 		t.Fatalf("default policy is %v (%s); want a 1s interval", FsyncDefault.Interval(), FsyncDefault)
+	}
+}
+
+// TestFormatGolden pins the bytes of a small segment, so that any change
+// to the layout documented in docs/journal-format.md shows up here; -update
+// rewrites testdata/segment-v1.golden.
+func TestFormatGolden(t *testing.T) {
+	h := Header{Created: testBase, JournalID: [16]byte{0: 0x3f, 1: 0xa2, 15: 0xff}, Seq: 1, KproxyVersion: "v0.1.0"}
+	b := appendHeader(nil, &h)
+	b = appendFrame(b, func(p []byte) []byte {
+		return appendExchange(p, &decode.Exchange{
+			ConnID: 3, ClientAddr: "127.0.0.1:40001", BrokerID: -1, APIKey: 12, APIVersion: 4, CorrelationID: 7,
+			ClientID: "consumer-A", RequestAt: testBase, ResponseAt: testBase.Add(2 * time.Millisecond),
+			Request: []byte{0, 12, 0, 4, 0, 0, 0, 7}, Response: []byte{0, 0, 0, 7, 0, 0, 0},
+		})
+	})
+	b = appendFrame(b, func(p []byte) []byte { return appendGap(p, testBase.Add(time.Second), 2) })
+	path := filepath.Join("testdata", "segment-v1.golden")
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("segment bytes changed:\ngot  %x\nwant %x\n(a deliberate format change needs a new version, docs/journal-format.md and -update)", b, want)
+	}
+	// Spot-check the documented offsets.
+	if string(b[:8]) != "\x89KPJ\r\n\x1a\n" || b[9] != 1 || int(b[11]) != 56 {
+		t.Fatalf("header starts %x; want the magic, version 1 and header length 56", b[:12])
+	}
+	if string(b[56:60]) != "\xe2\x9c\x5b\xa7" || b[68] != recExchange {
+		t.Fatalf("first record starts %x; want the sync marker then type 1", b[56:69])
 	}
 }
