@@ -11,7 +11,7 @@ import (
 // produce writes n records of size bytes and returns how long it took from
 // the first record to the last acknowledgement.
 func produce(ctx context.Context, seed, topic string, n, size int) (time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(10000))
 	if err != nil {
 		return 0, err
@@ -72,7 +72,7 @@ func fetch(ctx context.Context, seed, topic string, n int) (time.Duration, error
 // produceLatency sends n single-record produce requests one after the other
 // and returns each round trip.
 func produceLatency(ctx context.Context, seed, topic string, n int) ([]time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,14 @@ func run(ctx context.Context, opts options) error {
 		{name: "kproxy", seed: p.Addr().String()},
 	}
 	results := map[string]*result{"direct": {}, "kproxy": {}}
+	// Memory first, while the heap holds no produced data yet.
+	for _, m := range modes {
+		per, err := idleConnMemory(m.seed, opts.idleConns)
+		if err != nil {
+			return fmt.Errorf("%s idle connections: %w", m.name, err)
+		}
+		results[m.name].idleBytes = per
+	}
 	for round := 0; round < opts.rounds; round++ {
 		for _, m := range modes {
 			topic := fmt.Sprintf("bench-%s-%d", m.name, round)
@@ -70,13 +78,6 @@ func run(ctx context.Context, opts options) error {
 				return fmt.Errorf("%s round %d: %w", m.name, round, err)
 			}
 		}
-	}
-	for _, m := range modes {
-		per, err := idleConnMemory(m.seed, opts.idleConns)
-		if err != nil {
-			return fmt.Errorf("%s idle connections: %w", m.name, err)
-		}
-		results[m.name].idleBytes = per
 	}
 	report(os.Stdout, opts, results["direct"], results["kproxy"])
 	return nil
