@@ -15,6 +15,7 @@ import (
 var commands = []func() *cobra.Command{
 	newServeCmd,       // serve.go: run the proxy
 	newCoordinatorCmd, // coordinator.go: which broker coordinates a group
+	newJournalCmd,     // journal.go: look inside journals (inspect)
 }
 
 func newRootCmd() *cobra.Command {

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/journal"
+)
+
+// inspectTime is how `journal inspect` prints instants: UTC, microseconds.
+const inspectTime = "2006-01-02T15:04:05.000000Z07:00"
+
+func newJournalCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "journal",
+		Short: "Look inside journals recorded by kproxy serve --journal",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newJournalInspectCmd())
+	return cmd
+}
+
+// inspectFilter selects the exchanges `journal inspect` prints.
+type inspectFilter struct {
+	apiKey int16 // -1 for any
+	group  string
+}
+
+func newJournalInspectCmd() *cobra.Command {
+	var (
+		api     string
+		group   string
+		raw     bool
+		summary bool
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect PATH... [--api NAME] [--group G] [--raw] [--summary]",
+		Short: "One line per journaled exchange, or a summary of the journal",
+		Long: `inspect prints one line per exchange in the journals at PATH (segment files
+or directories; several journals are merged by request time): time (UTC),
+connection, client, broker, api and version, correlation id, and the decoded
+group, member, generation (or member epoch) and error. --raw adds the request
+and response bytes in hex. --summary prints instead the journals, the number
+of records, the time span, the groups and APIs seen, the exchanges the writer
+dropped, the corrupt records skipped and any torn tail.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := inspectFilter{apiKey: -1, group: group}
+			if api != "" {
+				k, err := parseAPI(api)
+				if err != nil {
+					return err
+				}
+				f.apiKey = k
+			}
+			r, err := journal.OpenReader(args...)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			out := bufio.NewWriter(cmd.OutOrStdout())
+			defer out.Flush()
+			if summary {
+				return inspectSummary(r, f, out)
+			}
+			err = inspectLines(r, f, raw, out)
+			warnDamage(cmd.ErrOrStderr(), r.Stats())
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&api, "api", "", "only this API, by name (JoinGroup, case-insensitive) or key (11)")
+	fl.StringVar(&group, "group", "", "only exchanges concerning this consumer group")
+	fl.BoolVar(&raw, "raw", false, "add the request and response bytes in hex")
+	fl.BoolVar(&summary, "summary", false, "print a summary of the journal instead of one line per exchange")
+	return cmd
+}
+
+// parseAPI reads an API name as kmsg spells it, in any case, or a key.
+func parseAPI(s string) (int16, error) {
+	if k, err := strconv.ParseInt(s, 10, 16); err == nil && k >= 0 {
+		return int16(k), nil
+	}
+	for k := int16(0); k < 1000; k++ {
+		if strings.EqualFold(decode.APIName(k), s) {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("journal inspect: --api %q: not an API name (such as JoinGroup) or key", s)
+}
+
+// inspected is one exchange read from the journal with its events.
+type inspected struct {
+	x         *decode.Exchange
+	events    []decode.Event
+	decodeErr error
+}
+
+// each reads every exchange in order, decodes it with one Decoder (as the
+// live proxy does, so SyncGroup < v5 learns its protocol type), and calls
+// fn for those f selects.
+func each(r *journal.Reader, f inspectFilter, fn func(in inspected) error) error {
+	dec := decode.NewDecoder()
+	for {
+		x, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		events, derr := dec.Decode(x)
+		if f.apiKey >= 0 && x.APIKey != f.apiKey {
+			continue
+		}
+		if f.group != "" && !hasGroup(events, f.group) {
+			continue
+		}
+		if err := fn(inspected{x: x, events: events, decodeErr: derr}); err != nil {
+			return err
+		}
+	}
+}
+
+func hasGroup(events []decode.Event, g string) bool {
+	for i := range events {
+		if events[i].Group == g {
+			return true
+		}
+	}
+	return false
+}
+
+// inspectLines prints one line per selected exchange.
+func inspectLines(r *journal.Reader, f inspectFilter, raw bool, out *bufio.Writer) error {
+	return each(r, f, func(in inspected) error {
+		x := in.x
+		fmt.Fprintf(out, "%s conn=%d client=%s client_id=%q broker=%d %s v%d corr=%d",
+			x.RequestAt.UTC().Format(inspectTime), x.ConnID, x.ClientAddr, x.ClientID, x.BrokerID,
+			decode.APIName(x.APIKey), x.APIVersion, x.CorrelationID)
+		if x.ResponseAt.IsZero() {
+			out.WriteString(" no_response")
+		} else {
+			fmt.Fprintf(out, " latency=%s", x.Latency())
+		}
+		for i := range in.events {
+			e := &in.events[i]
+			if f.group != "" && e.Group != f.group {
+				continue
+			}
+			ef := fieldsOf(e)
+			if e.Group != "" {
+				fmt.Fprintf(out, " group=%q", e.Group)
+			}
+			if ef.member != "" {
+				fmt.Fprintf(out, " member=%q", ef.member)
+			}
+			if ef.instance != "" {
+				fmt.Fprintf(out, " instance=%q", ef.instance)
+			}
+			if ef.generation >= 0 {
+				fmt.Fprintf(out, " %s=%d", ef.generationName, ef.generation)
+			}
+			if ef.errorCode != 0 {
+				fmt.Fprintf(out, " error=%s", decode.ErrorName(ef.errorCode))
+			}
+		}
+		if in.decodeErr != nil {
+			fmt.Fprintf(out, " decode_error=%q", in.decodeErr.Error())
+		}
+		out.WriteByte('\n')
+		if raw {
+			fmt.Fprintf(out, "  request  %s\n", hex.EncodeToString(x.Request))
+			if x.Response != nil {
+				fmt.Fprintf(out, "  response %s\n", hex.EncodeToString(x.Response))
+			}
+		}
+		return nil
+	})
+}
+
+// eventFields are the per-API facts an inspect line shows.
+type eventFields struct {
+	member, instance string
+	generation       int32  // -1 when the API has none
+	generationName   string // "gen", or "epoch" for KIP-848
+	errorCode        int16
+}
+
+// fieldsOf picks an event's member, instance, generation (member epoch for
+// KIP-848) and error. Batched LeaveGroup lists its members comma-separated;
+// per-partition errors (OffsetCommit, OffsetFetch) report the first one.
+func fieldsOf(e *decode.Event) eventFields {
+	f := eventFields{generation: -1, generationName: "gen"}
+	switch {
+	case e.FindCoordinator != nil:
+		f.errorCode = e.FindCoordinator.ErrorCode
+	case e.JoinGroup != nil:
+		j := e.JoinGroup
+		f.member, f.instance, f.errorCode = j.MemberID, j.InstanceID, j.ErrorCode
+		if j.AssignedMemberID != "" {
+			f.member = j.AssignedMemberID
+		}
+		if e.Responded() && j.ErrorCode == 0 {
+			f.generation = j.Generation
+		}
+	case e.SyncGroup != nil:
+		s := e.SyncGroup
+		f.member, f.instance, f.generation, f.errorCode = s.MemberID, s.InstanceID, s.Generation, s.ErrorCode
+	case e.Heartbeat != nil:
+		h := e.Heartbeat
+		f.member, f.instance, f.generation, f.errorCode = h.MemberID, h.InstanceID, h.Generation, h.ErrorCode
+	case e.LeaveGroup != nil:
+		l := e.LeaveGroup
+		f.errorCode = l.ErrorCode
+		var members, instances []string
+		for _, m := range l.Members {
+			members = append(members, m.MemberID)
+			if m.InstanceID != "" {
+				instances = append(instances, m.InstanceID)
+			}
+			if f.errorCode == 0 {
+				f.errorCode = m.ErrorCode
+			}
+		}
+		f.member, f.instance = strings.Join(members, ","), strings.Join(instances, ",")
+	case e.OffsetCommit != nil:
+		c := e.OffsetCommit
+		f.member, f.instance, f.generation = c.MemberID, c.InstanceID, c.Generation
+		for _, t := range c.Topics {
+			for _, p := range t.Partitions {
+				if f.errorCode == 0 {
+					f.errorCode = p.ErrorCode
+				}
+			}
+		}
+	case e.OffsetFetch != nil:
+		o := e.OffsetFetch
+		f.member, f.errorCode = o.MemberID, o.ErrorCode
+		for _, t := range o.Offsets {
+			for _, p := range t.Partitions {
+				if f.errorCode == 0 {
+					f.errorCode = p.ErrorCode
+				}
+			}
+		}
+	case e.ConsumerGroupHeartbeat != nil:
+		c := e.ConsumerGroupHeartbeat
+		f.member, f.errorCode, f.generationName = c.MemberID, c.ErrorCode, "epoch"
+		if c.InstanceID != nil {
+			f.instance = *c.InstanceID
+		}
+		f.generation = c.MemberEpoch
+		if e.Responded() && c.ErrorCode == 0 {
+			f.generation = c.AssignedEpoch
+			if c.AssignedMemberID != "" {
+				f.member = c.AssignedMemberID
+			}
+		}
+	}
+	return f
+}
+
+// inspectSummary prints what the journal holds, over the selected exchanges.
+func inspectSummary(r *journal.Reader, f inspectFilter, out *bufio.Writer) error {
+	groups := map[string]int{}
+	apis := map[int16]int{}
+	var selected, undecoded int
+	var first, last time.Time
+	err := each(r, f, func(in inspected) error {
+		selected++
+		apis[in.x.APIKey]++
+		if in.decodeErr != nil {
+			undecoded++
+		}
+		if first.IsZero() || in.x.RequestAt.Before(first) {
+			first = in.x.RequestAt
+		}
+		if in.x.RequestAt.After(last) {
+			last = in.x.RequestAt
+		}
+		seen := map[string]bool{}
+		for i := range in.events {
+			if g := in.events[i].Group; g != "" && !seen[g] && (f.group == "" || g == f.group) {
+				seen[g] = true
+				groups[g]++
+			}
+		}
+		return nil
+	})
+	st := r.Stats()
+	fmt.Fprintf(out, "files:            %d (%d bytes)\n", st.Files, st.Bytes)
+	for _, j := range st.Journals {
+		v := j.KproxyVersion
+		if v == "" {
+			v = "unknown version"
+		}
+		fmt.Fprintf(out, "journal:          %x, kproxy %s, started %s, %d segment(s)\n",
+			j.ID, v, j.Created.UTC().Format(inspectTime), len(j.Segments))
+	}
+	fmt.Fprintf(out, "records:          %d exchanges", st.Records)
+	if f.apiKey >= 0 || f.group != "" {
+		fmt.Fprintf(out, " (%d selected)", selected)
+	}
+	out.WriteByte('\n')
+	if selected > 0 {
+		fmt.Fprintf(out, "time span:        %s .. %s (%s)\n",
+			first.UTC().Format(inspectTime), last.UTC().Format(inspectTime), last.Sub(first))
+	}
+	fmt.Fprintf(out, "dropped:          %d exchanges (the writer's queue was full)\n", st.Dropped)
+	fmt.Fprintf(out, "corrupt skipped:  %d records\n", st.Corrupt)
+	if st.Unknown > 0 {
+		fmt.Fprintf(out, "unknown records:  %d (written by a newer kproxy; skipped)\n", st.Unknown)
+	}
+	if undecoded > 0 {
+		fmt.Fprintf(out, "undecoded:        %d exchanges did not decode\n", undecoded)
+	}
+	for _, t := range st.Torn {
+		fmt.Fprintf(out, "torn tail:        %s\n", t)
+	}
+	fmt.Fprintf(out, "apis:            ")
+	for _, k := range sortedKeys(apis) {
+		fmt.Fprintf(out, " %s=%d", decode.APIName(k), apis[k])
+	}
+	out.WriteByte('\n')
+	fmt.Fprintf(out, "groups:           %d\n", len(groups))
+	for _, g := range sortedKeys(groups) {
+		fmt.Fprintf(out, "  %-40s %d exchanges\n", g, groups[g])
+	}
+	return err
+}
+
+func sortedKeys[K int16 | string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}
+
+// warnDamage tells the user on stderr what could not be read.
+func warnDamage(w io.Writer, st journal.ReadStats) {
+	for _, t := range st.Torn {
+		fmt.Fprintf(w, "kproxy: warning: %s\n", t)
+	}
+	if st.Corrupt > 0 {
+		fmt.Fprintf(w, "kproxy: warning: %d corrupt journal records were skipped\n", st.Corrupt)
+	}
+	if st.Dropped > 0 {
+		fmt.Fprintf(w, "kproxy: warning: the journal misses %d exchanges its writer dropped (queue full)\n", st.Dropped)
+	}
+}
