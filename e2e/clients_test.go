@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -12,18 +13,19 @@ import (
 
 // javaClient runs the Java client (e2e/java) with the command consume,
 // produce or read. Small heap and C1 only: many short-lived JVMs share two
-// cores.
+// cores. Options go through the environment to keep the logged command short.
 func javaClient(t *testing.T, name, command string, args ...string) *proc {
 	t.Helper()
-	cp := filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*")
-	argv := []string{"java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-		"-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.consumer.ConsumerConfig=warn",
-		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.ProducerConfig=warn",
-		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn",
-		"-cp", cp, "dev.kproxy.e2e.Client", command}
-	return startProc(t, name, nil, append(argv, args...)...)
+	env := []string{
+		"CLASSPATH=" + filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*"),
+		"JAVA_TOOL_OPTIONS=" + strings.Join([]string{"-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+			"-Dorg.slf4j.simpleLogger.showDateTime=true",
+			// Not the full config dump at every start.
+			"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
+			"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn"}, " "),
+	}
+	return startProc(t, name, env, append([]string{"java", "dev.kproxy.e2e.Client", command}, args...)...)
 }
 
 // kafkaPython runs e2e/python/kafka_python_consumer.py.

@@ -23,9 +23,11 @@ var (
 	// port proxyPortBase+N.
 	proxyListen   = envOr("E2E_PROXY_LISTEN", "127.0.0.1:39192")
 	proxyPortBase = envOr("E2E_PROXY_PORT_BASE", "39200")
-	// direct, for working on the clients only, points them at the broker
-	// and checks no timeline. run.sh never sets it.
-	direct = os.Getenv("E2E_DIRECT") == "1"
+	// mode is E2E_MODE, for working on one part alone; run.sh never sets
+	// it. "" (the default) runs kproxy with a journal and checks the
+	// timeline; "proxy" runs kproxy without a journal and checks only the
+	// clients; "direct" points the clients straight at the broker.
+	mode = os.Getenv("E2E_MODE")
 )
 
 // Paths. go test runs a package's tests in its directory, e2e/.
@@ -54,6 +56,10 @@ func mustGetwd() string {
 // TestMain fails the whole run at once when the broker does not answer: a
 // missing broker is a broken setup, never a reason to skip.
 func TestMain(m *testing.M) {
+	if mode != "" && mode != "proxy" && mode != "direct" {
+		fmt.Fprintf(os.Stderr, "e2e: E2E_MODE=%q: want empty, proxy or direct\n", mode)
+		os.Exit(2)
+	}
 	if err := pingBroker(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: broker %s does not answer (start it with e2e/broker.sh start, or run e2e/run.sh): %v\n", brokerAddr, err)
 		os.Exit(1)

@@ -28,13 +28,17 @@ func kproxyBin() string { return filepath.Join(binDir, "kproxy") }
 
 // startKproxy runs `kproxy serve` in front of the broker, with a fresh
 // journal when journaled (a scenario that replays the timeline), and waits
-// until its bootstrap listener accepts connections. In direct mode it
+// until its bootstrap listener accepts connections. With E2E_MODE=direct it
 // returns nil: bootstrap then names the broker.
 func startKproxy(t *testing.T, journaled bool) *kproxy {
 	t.Helper()
-	if direct {
-		t.Log("E2E_DIRECT=1: clients go straight to the broker; no timeline is checked")
+	switch mode {
+	case "direct":
+		t.Log("E2E_MODE=direct: clients go straight to the broker; no timeline is checked")
 		return nil
+	case "proxy":
+		t.Log("E2E_MODE=proxy: kproxy runs without a journal; no timeline is checked")
+		journaled = false
 	}
 	if _, err := os.Stat(kproxyBin()); err != nil {
 		t.Fatalf("kproxy binary missing (run e2e/run.sh, which builds it): %v", err)
@@ -74,7 +78,7 @@ func startKproxy(t *testing.T, journaled bool) *kproxy {
 }
 
 // bootstrap is the one address a scenario's clients are seeded with:
-// kproxy's, or the broker's in direct mode.
+// kproxy's, or the broker's with E2E_MODE=direct.
 func bootstrap(k *kproxy) string {
 	if k == nil {
 		return brokerAddr
@@ -83,10 +87,28 @@ func bootstrap(k *kproxy) string {
 }
 
 // stop sends SIGTERM and requires a clean exit, so the journal is complete.
+// A nil kproxy (E2E_MODE=direct) has nothing to stop.
 func (k *kproxy) stop() {
+	if k == nil {
+		return
+	}
 	k.t.Helper()
 	k.stopped = true
 	k.proc.stop(30 * time.Second)
+}
+
+// finish stops kproxy and returns the timeline replayed from its journal,
+// or nil when this run checks no timeline (E2E_MODE proxy or direct).
+func (k *kproxy) finish() *report {
+	if k == nil {
+		return nil
+	}
+	k.t.Helper()
+	k.stop()
+	if k.journal == "" {
+		return nil
+	}
+	return k.replay()
 }
 
 // replay runs `kproxy replay JOURNAL --format json` and decodes its report.

@@ -48,11 +48,11 @@ func TestScenario1(t *testing.T) {
 
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
-	if k == nil {
+	r := k.finish()
+	if r == nil {
 		return
 	}
-	k.stop()
-	g := k.replay().group(t, group)
+	g := r.group(t, group)
 
 	// Generation with A alone: 0,1,2, range, A leads, and the initial
 	// rebalance delay held it back at least 3 s.

@@ -56,11 +56,11 @@ func TestScenario2(t *testing.T) {
 	}
 	ps[0].stop(60 * time.Second)
 	ps[1].stop(60 * time.Second)
-	if k == nil {
+	r := k.finish()
+	if r == nil {
 		return
 	}
-	k.stop()
-	g := k.replay().group(t, group)
+	g := r.group(t, group)
 
 	three, i := g.mustFind(t, 0, names...)
 	for _, n := range names {

@@ -45,11 +45,11 @@ func TestScenario3(t *testing.T) {
 	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
-	if k == nil {
+	r := k.finish()
+	if r == nil {
 		return
 	}
-	k.stop()
-	g := k.replay().group(t, group)
+	g := r.group(t, group)
 
 	_, i := g.mustFind(t, 0, "java-A")
 	round1, j := g.mustFind(t, i+1, "java-A", "java-B")

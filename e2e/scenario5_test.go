@@ -58,11 +58,11 @@ func TestScenario5(t *testing.T) {
 	for _, n := range names {
 		ps[n].stop(60 * time.Second)
 	}
-	if k == nil {
+	r := k.finish()
+	if r == nil {
 		return
 	}
-	k.stop()
-	g := k.replay().group(t, group)
+	g := r.group(t, group)
 
 	gen, _ := g.mustFind(t, 0, names...)
 	if gen.ProtocolType != "consumer" || gen.Protocol != "roundrobin" {

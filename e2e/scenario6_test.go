@@ -54,11 +54,11 @@ func TestScenario6(t *testing.T) {
 	}
 	b.stop(60 * time.Second)
 	a2.stop(60 * time.Second)
-	if k == nil {
+	r := k.finish()
+	if r == nil {
 		return
 	}
-	k.stop()
-	g := k.replay().group(t, group)
+	g := r.group(t, group)
 
 	// One generation holds both static members, and A's restart adds none.
 	var gens []*generation

@@ -22,7 +22,7 @@ func TestScenario7(t *testing.T) {
 	freshTopic(t, topic, 1, group)
 	k := startKproxy(t, false)
 	if k == nil {
-		t.Fatal("scenario 7 runs kproxy's own command: it has no direct mode")
+		t.Fatal("scenario 7 runs kproxy's own command: it has no E2E_MODE=direct")
 	}
 
 	// A member joins through kproxy, so that the broker's coordinator logs

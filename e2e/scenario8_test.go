@@ -32,7 +32,5 @@ func TestScenario8(t *testing.T) {
 		t.Fatalf("read back %d records, checksum %s, %d duplicates; wrote %d, checksum %s",
 			got.Count, got.Checksum, got.Duplicates, sent.Count, sent.Checksum)
 	}
-	if k != nil {
-		k.stop()
-	}
+	k.stop()
 }
