@@ -185,7 +185,7 @@ func TestOpenReaderPathErrors(t *testing.T) {
 	}
 }
 
-func TestMergeTwoJournalsByRequestTime(t *testing.T) {
+func TestMergeTwoJournalsByCompletionTime(t *testing.T) {
 	// Two proxies in front of one cluster: a sees the even exchanges, b
 	// the odd ones, each in its own directory and segments.
 	a, b := t.TempDir(), t.TempDir()
@@ -207,6 +207,30 @@ func TestMergeTwoJournalsByRequestTime(t *testing.T) {
 	}
 	if !rs.First.Equal(all[0].RequestAt) || !rs.Last.Equal(all[299].RequestAt) {
 		t.Fatalf("span %v..%v; want %v..%v", rs.First, rs.Last, all[0].RequestAt, all[299].RequestAt)
+	}
+}
+
+func TestMergeFollowsResponsesNotRequests(t *testing.T) {
+	// Proxy a saw a JoinGroup held by the coordinator for 100 ms; proxy b
+	// saw heartbeats answered meanwhile. One proxy would have observed the
+	// heartbeats first, and so must the merge.
+	a, b := t.TempDir(), t.TempDir()
+	join := testExchange(0)
+	join.ResponseAt = join.RequestAt.Add(100 * time.Millisecond)
+	var beats []*decode.Exchange
+	for i := 10; i < 100; i += 10 {
+		beats = append(beats, testExchange(i))
+	}
+	late := testExchange(200)
+	writeJournal(t, a, Options{}, []*decode.Exchange{join, late})
+	writeJournal(t, b, Options{}, beats)
+	got, _ := readAll(t, a, b)
+	checkSame(t, got, append(append(beats, join), late))
+	if !CompletedAt(join).Equal(join.ResponseAt) {
+		t.Fatalf("CompletedAt %v; want the response time", CompletedAt(join))
+	}
+	if x := (&decode.Exchange{RequestAt: testBase}); !CompletedAt(x).Equal(testBase) {
+		t.Fatalf("CompletedAt without a response %v; want the request time", CompletedAt(x))
 	}
 }
 
