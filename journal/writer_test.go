@@ -352,3 +352,84 @@ func TestOpenRemovesUnfinishedSegments(t *testing.T) {
 		t.Fatalf("stale temp segment still there (%v)", err)
 	}
 }
+
+func TestFsyncPolicies(t *testing.T) {
+	cases := []struct {
+		name       string
+		fsync      Fsync
+		syncedOpen bool // every record is synced while the writer is still open
+		syncedEnd  bool // every record is synced after Close
+	}{
+		{"always", FsyncAlways, true, true},
+		{"interval", Fsync(5 * time.Millisecond), true, true},
+		{"never", FsyncNever, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Open(t.TempDir(), Options{Fsync: c.fsync}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendPaced(w, exchanges(0, 20))
+			if c.syncedOpen {
+				deadline := time.Now().Add(10 * time.Second)
+				for w.Stats().Synced < 20 {
+					if time.Now().After(deadline) {
+						t.Fatalf("stats %+v: not all synced within 10 s", w.Stats())
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st := w.Stats()
+			if want := map[bool]uint64{true: 20, false: 0}[c.syncedEnd]; st.Synced != want || st.Written != 20 {
+				t.Fatalf("written %d, synced %d; want 20 written, %d synced", st.Written, st.Synced, want)
+			}
+		})
+	}
+}
+
+func TestDropReportsAreRateLimited(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	w, err := Open(t.TempDir(), Options{}, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The writer goroutine has ended: drive its tick by hand.
+	seen := 0
+	reports := func() []observer.LoggedEntry { // the reports since the last call
+		all := logs.FilterMessageSnippet("dropped exchanges").All()
+		defer func() { seen = len(all) }()
+		return all[seen:]
+	}
+	t0 := w.lastReport
+	w.dropped.Add(10)
+	w.onTick(t0.Add(time.Second))
+	if n := len(reports()); n != 0 {
+		t.Fatalf("%d reports 1 s after the last; want none before %s", n, dropReportEvery)
+	}
+	w.onTick(t0.Add(dropReportEvery))
+	r := reports()
+	if len(r) != 1 || r[0].ContextMap()["dropped"] != uint64(10) {
+		t.Fatalf("reports %v; want one saying 10 dropped", r)
+	}
+	w.dropped.Add(5)
+	w.onTick(t0.Add(dropReportEvery + time.Second))
+	if n := len(reports()); n != 0 {
+		t.Fatalf("%d reports 1 s after the last; want none", n)
+	}
+	w.onTick(t0.Add(2 * dropReportEvery))
+	r = reports()
+	if len(r) != 1 || r[0].ContextMap()["dropped"] != uint64(5) || r[0].ContextMap()["dropped_total"] != uint64(15) {
+		t.Fatalf("reports %v; want one saying 5 more, 15 in all", r)
+	}
+	w.onTick(t0.Add(3 * dropReportEvery))
+	if n := len(reports()); n != 0 {
+		t.Fatalf("%d reports without new drops; want none", n)
+	}
+}
