@@ -71,7 +71,7 @@ if ! fresh node "$here/node/package.json" "$here/node/package-lock.json"; then
 	rm -rf "$cache/node"
 	mkdir -p "$cache/node"
 	cp "$here/node/package.json" "$here/node/package-lock.json" "$cache/node/"
-	(cd "$cache/node" && npm ci --no-audit --no-fund --loglevel=error) ||
+	(cd "$cache/node" && npm ci --no-audit --no-fund --loglevel=error >&2) ||
 		die "npm ci failed (is the npm registry reachable?)"
 	stamp node "$here/node/package.json" "$here/node/package-lock.json"
 fi
