@@ -326,7 +326,7 @@ func (w *Writer) writeFrame(frame []byte) bool {
 		}
 	}
 	if _, err := w.bw.Write(frame); err != nil {
-		w.fail("write", err)
+		w.fail(fmt.Errorf("journal: write %s: %w", w.path, err))
 		return false
 	}
 	w.segSize += int64(len(frame))
@@ -340,7 +340,7 @@ func (w *Writer) flush() {
 		return
 	}
 	if err := w.bw.Flush(); err != nil {
-		w.fail("write", err)
+		w.fail(fmt.Errorf("journal: write %s: %w", w.path, err))
 		return
 	}
 	w.written.Add(w.unflushed)
@@ -355,7 +355,7 @@ func (w *Writer) sync() {
 	}
 	if w.unsynced > 0 {
 		if err := w.f.Sync(); err != nil {
-			w.fail("fsync", err)
+			w.fail(fmt.Errorf("journal: fsync %s: %w", w.path, err))
 			return
 		}
 		w.synced.Add(w.unsynced)
@@ -404,12 +404,12 @@ func (w *Writer) rotate(now time.Time) {
 		return
 	}
 	if err := w.f.Close(); err != nil {
-		w.fail("close", err)
+		w.fail(fmt.Errorf("journal: close %s: %w", w.path, err))
 		return
 	}
 	w.f = nil
 	if err := w.newSegment(now); err != nil {
-		w.fail("rotate", err)
+		w.fail(err) // createSegment names the file
 		return
 	}
 	w.retain(now)
@@ -462,8 +462,7 @@ func (w *Writer) retain(now time.Time) {
 // fail stops journaling after a write error: the segment is closed,
 // everything queued or appended later is discarded, and the error is
 // logged once. Traffic is not affected.
-func (w *Writer) fail(op string, err error) {
-	err = fmt.Errorf("journal: %s %s: %w", op, w.path, err)
+func (w *Writer) fail(err error) {
 	w.errMu.Lock()
 	w.err = err
 	w.errMu.Unlock()
@@ -494,7 +493,7 @@ func (w *Writer) finish() {
 	}
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
-			w.fail("close", err)
+			w.fail(fmt.Errorf("journal: close %s: %w", w.path, err))
 		}
 		w.f = nil
 	}
