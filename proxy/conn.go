@@ -201,13 +201,13 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		return nil
 	}
 
-	head := prefix[:]
+	var consumed []byte
 	expect := true
 	if key == 0 {
 		// Produce with acks=0 gets no response: queueing it would make
 		// the next response look mismatched.
 		var err error
-		head, expect, err = c.produceExpectsResponse(br, prefix, int(size))
+		consumed, expect, err = c.produceExpectsResponse(br, int(size))
 		if err != nil {
 			return err
 		}
@@ -215,8 +215,8 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	if expect {
 		c.pending.push(p)
 	}
-	rest := int(size) - (len(head) - 4)
-	if _, err := streamFrame(c.upstream, br, c.client, head, rest, c.p.copyMode); err != nil {
+	rest := int(size) - len(consumed)
+	if _, err := streamFrame(c.upstream, br, c.client, prefix, consumed, rest, c.p.copyMode); err != nil {
 		c.log.Debug("request forwarding failed", zap.Int16("api_key", key), zap.Error(err))
 		return err
 	}
@@ -225,31 +225,30 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 
 // produceExpectsResponse reads a Produce request's acks. It peeks when the
 // header and transactional id fit in the read buffer; otherwise (client and
-// transactional ids of kilobytes) it consumes them and returns them as part
-// of the head to write.
-func (c *conn) produceExpectsResponse(br *bufio.Reader, prefix [4]byte, size int) ([]byte, bool, error) {
+// transactional ids of kilobytes) it consumes them and returns them, to be
+// written before the rest of the frame.
+func (c *conn) produceExpectsResponse(br *bufio.Reader, size int) ([]byte, bool, error) {
 	peek, err := br.Peek(min(size, br.Size()))
 	if err != nil {
 		c.log.Debug("client closed mid-request", zap.Error(err))
 		return nil, false, err
 	}
 	if acks, ok := produceAcks(peek); ok {
-		return prefix[:], acks != 0, nil
+		return nil, acks != 0, nil
 	}
 	if len(peek) == size {
 		c.log.Warn("produce request too short to hold acks; expecting a response", zap.Int("size", size))
-		return prefix[:], true, nil
+		return nil, true, nil
 	}
-	head := make([]byte, 4+min(size, maxProduceHead))
-	copy(head, prefix[:])
-	if _, err := io.ReadFull(br, head[4:]); err != nil {
+	consumed := make([]byte, min(size, maxProduceHead))
+	if _, err := io.ReadFull(br, consumed); err != nil {
 		return nil, false, err
 	}
-	acks, ok := produceAcks(head[4:])
+	acks, ok := produceAcks(consumed)
 	if !ok {
 		c.log.Warn("produce request header does not parse; expecting a response", zap.Int("size", size))
 	}
-	return head, !ok || acks != 0, nil
+	return consumed, !ok || acks != 0, nil
 }
 
 // checkSize refuses frames larger than MaxFrameSize or too small to be
@@ -335,7 +334,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 
 	if p.request == nil && !rewritten(p.key) {
-		if _, err := streamFrame(c.client, br, c.upstream, prefix[:], int(size), c.p.copyMode); err != nil {
+		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
 			c.log.Debug("response forwarding failed", zap.Error(err))
 			return err
 		}

@@ -10,22 +10,19 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // The fake broker speaks only Kafka framing. Test requests carry, after
-// their header (key, version, correlation id, null client id: 10 bytes),
-// a 4-byte instruction: the size of the response body to generate, or
-// one of the codes below. Produce requests (key 0, v3) carry a null
-// transactional id and acks before it, and get no response when acks is 0.
-const (
-	reqHeaderLen = 10
-	dropConn     = -2 // close this connection instead of answering
-)
+// their header, a 4-byte instruction: the size of the response body to
+// generate, or dropConn. Produce requests (key 0, v3) carry a transactional
+// id and acks before it, and get no response when acks is 0.
+const dropConn = -2 // close this connection instead of answering
 
 // fakeBroker is a raw TCP server answering test requests with random
 // bodies. Per connection it hashes every frame it reads and writes.
 type fakeBroker struct {
-	t  *testing.T
 	ln net.Listener
 
 	mu     sync.Mutex
@@ -42,13 +39,13 @@ type brokerHashes struct {
 
 // startFakeBroker listens on addr ("127.0.0.1:0" for any port) and serves
 // until stopped or the test ends.
-func startFakeBroker(t *testing.T, addr string) *fakeBroker {
+func startFakeBroker(t testing.TB, addr string) *fakeBroker {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("fake broker: %v", err)
 	}
-	b := &fakeBroker{t: t, ln: ln, conns: make(map[net.Conn]bool), hashes: make(chan brokerHashes, 64)}
+	b := &fakeBroker{ln: ln, conns: make(map[net.Conn]bool), hashes: make(chan brokerHashes, 64)}
 	b.wg.Add(1)
 	go b.accept()
 	t.Cleanup(b.stop)
@@ -109,15 +106,22 @@ func (b *fakeBroker) serve(c net.Conn) {
 		}
 		reqHash.Write(frame)
 		body := frame[4:]
-		key, corr := int16(binary.BigEndian.Uint16(body)), int32(binary.BigEndian.Uint32(body[4:]))
-		off := reqHeaderLen
-		if key == 0 {
-			acks := int16(binary.BigEndian.Uint16(body[off+2:]))
-			off += 4
+		h, err := decode.ParseRequestHeader(body)
+		if err != nil {
+			return
+		}
+		off := h.Len
+		if h.APIKey == 0 {
+			// v3, non-flexible: int16-length transactional id, acks.
+			txn := int(int16(binary.BigEndian.Uint16(body[off:])))
+			off += 2 + max(txn, 0)
+			acks := int16(binary.BigEndian.Uint16(body[off:]))
+			off += 2
 			if acks == 0 {
 				continue
 			}
 		}
+		corr := h.CorrelationID
 		want := int32(binary.BigEndian.Uint32(body[off:]))
 		if want == dropConn {
 			return
@@ -156,29 +160,36 @@ func readTestFrame(r io.Reader) ([]byte, error) {
 
 // testRequest builds a request frame of api key (version 0, or 3 for
 // Produce) asking for a response body of respSize bytes (or a code), padded
-// with pad random bytes.
+// with pad random bytes. Its client id (and transactional id) are null.
 func testRequest(rng *rand.Rand, key int16, corr, respSize int32, acks int16, pad int) []byte {
-	n := reqHeaderLen + 4 + pad
+	return testRequestIDs(rng, key, corr, respSize, acks, pad, nil, nil)
+}
+
+// testRequestIDs is testRequest with a client id and, for Produce, a
+// transactional id.
+func testRequestIDs(rng *rand.Rand, key int16, corr, respSize int32, acks int16, pad int, clientID, txnID *string) []byte {
+	b := make([]byte, 4, 64+pad)
+	b = binary.BigEndian.AppendUint16(b, uint16(key))
+	b = binary.BigEndian.AppendUint16(b, map[bool]uint16{true: 3, false: 0}[key == 0])
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	b = appendNullableString(b, clientID)
 	if key == 0 {
-		n += 4
+		b = appendNullableString(b, txnID)
+		b = binary.BigEndian.AppendUint16(b, uint16(acks))
 	}
-	b := make([]byte, 4+n)
-	binary.BigEndian.PutUint32(b, uint32(n))
-	binary.BigEndian.PutUint16(b[4:], uint16(key))
-	if key == 0 {
-		binary.BigEndian.PutUint16(b[6:], 3)
-	}
-	binary.BigEndian.PutUint32(b[8:], uint32(corr))
-	binary.BigEndian.PutUint16(b[12:], 0xffff) // null client id
-	off := 4 + reqHeaderLen
-	if key == 0 {
-		binary.BigEndian.PutUint16(b[off:], 0xffff) // null transactional id
-		binary.BigEndian.PutUint16(b[off+2:], uint16(acks))
-		off += 4
-	}
-	binary.BigEndian.PutUint32(b[off:], uint32(respSize))
-	fillRandom(rng, b[off+4:])
+	b = binary.BigEndian.AppendUint32(b, uint32(respSize))
+	b = append(b, make([]byte, pad)...)
+	fillRandom(rng, b[len(b)-pad:])
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	return b
+}
+
+func appendNullableString(b []byte, s *string) []byte {
+	if s == nil {
+		return binary.BigEndian.AppendUint16(b, 0xffff)
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(*s)))
+	return append(b, *s...)
 }
 
 func fillRandom(rng *rand.Rand, b []byte) {
@@ -193,7 +204,7 @@ func fillRandom(rng *rand.Rand, b []byte) {
 
 // roundTrip sends one request on c and reads one response, checking its
 // correlation id.
-func roundTrip(t *testing.T, c net.Conn, corr int32, respSize int32) error {
+func roundTrip(t testing.TB, c net.Conn, corr int32, respSize int32) error {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(corr), 0))
 	if _, err := c.Write(testRequest(rng, 1, corr, respSize, 0, 16)); err != nil {

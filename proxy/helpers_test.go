@@ -88,7 +88,7 @@ func testConfig(upstreams ...string) Config {
 
 // startProxy runs a proxy until the test ends. A nil log logs warnings and
 // errors to the test log.
-func startProxy(t *testing.T, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {
+func startProxy(t testing.TB, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {
 	t.Helper()
 	p := newProxy(t, cfg, log, observers...)
 	runProxy(t, p)
@@ -97,7 +97,7 @@ func startProxy(t *testing.T, cfg Config, log *zap.Logger, observers ...Observer
 
 // newProxy creates a proxy without running it, for tests that adjust it
 // first.
-func newProxy(t *testing.T, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {
+func newProxy(t testing.TB, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {
 	t.Helper()
 	if log == nil {
 		log = zaptest.NewLogger(t, zaptest.Level(zapcore.WarnLevel))
@@ -110,7 +110,7 @@ func newProxy(t *testing.T, cfg Config, log *zap.Logger, observers ...Observer) 
 }
 
 // runProxy runs p until the test ends.
-func runProxy(t *testing.T, p *Proxy) {
+func runProxy(t testing.TB, p *Proxy) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -161,7 +161,7 @@ func (r *recorder) snapshot() ([]*decode.Exchange, []decode.Event) {
 
 // waitFor polls cond until it holds or the timeout passes. It is for
 // waiting on asynchronous effects (the dispatcher), never for speed.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
