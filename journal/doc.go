@@ -12,6 +12,7 @@
 // goroutine through a bounded queue and drops it, counted, when the queue is
 // full. A write error stops journaling; Append keeps returning at once.
 //
-// A Reader streams the records of several journals merged by request time,
-// reporting torn tails and counting the damaged records it skipped.
+// A Reader streams the exchanges of several journals, each in the order it
+// was written and merged by completion time, reporting torn tails and
+// counting the damaged records it skipped.
 package journal

@@ -61,8 +61,8 @@ const exchangeFixedLen = 38
 // gapLen is the whole gap payload.
 const gapLen = 17
 
-// Header is what a segment's header says about it.
-type Header struct {
+// segmentHeader is what a segment's header says about it.
+type segmentHeader struct {
 	// Version is the segment's format version.
 	Version uint16
 	// Created is when the writer created the segment.
@@ -79,7 +79,7 @@ type Header struct {
 }
 
 // appendHeader appends h's encoding to dst.
-func appendHeader(dst []byte, h *Header) []byte {
+func appendHeader(dst []byte, h *segmentHeader) []byte {
 	v := h.KproxyVersion
 	if len(v) > maxVersionLen {
 		v = v[:maxVersionLen]
@@ -148,8 +148,8 @@ func parseHeaderPrefix(b []byte) (int, error) {
 }
 
 // parseHeader parses a whole header of the length parseHeaderPrefix gave.
-func parseHeader(b []byte) (Header, error) {
-	var h Header
+func parseHeader(b []byte) (segmentHeader, error) {
+	var h segmentHeader
 	hl, err := parseHeaderPrefix(b)
 	if err != nil {
 		return h, err

@@ -73,7 +73,7 @@ func TestParseExchangeRejectsMalformed(t *testing.T) {
 }
 
 func TestHeaderRoundTrip(t *testing.T) {
-	h := Header{Created: time.Unix(0, 1773583331204573118), JournalID: [16]byte{1, 2, 3, 15: 16}, Seq: 7, KproxyVersion: "v0.3.1-dev"}
+	h := segmentHeader{Created: time.Unix(0, 1773583331204573118), JournalID: [16]byte{1, 2, 3, 15: 16}, Seq: 7, KproxyVersion: "v0.3.1-dev"}
 	b := appendHeader(nil, &h)
 	if len(b) != headerMinLen+len(h.KproxyVersion) {
 		t.Fatalf("header is %d bytes; want %d", len(b), headerMinLen+len(h.KproxyVersion))
@@ -89,7 +89,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 }
 
 func TestParseHeaderErrors(t *testing.T) {
-	good := appendHeader(nil, &Header{Created: testBase, Seq: 1, KproxyVersion: "test"})
+	good := appendHeader(nil, &segmentHeader{Created: testBase, Seq: 1, KproxyVersion: "test"})
 	newer := append([]byte{}, good...)
 	newer[9] = FormatVersion + 1
 	badCRC := append([]byte{}, good...)
@@ -170,7 +170,7 @@ func TestParseFsync(t *testing.T) {
 // to the layout documented in docs/journal-format.md shows up here; -update
 // rewrites testdata/segment-v1.golden.
 func TestFormatGolden(t *testing.T) {
-	h := Header{Created: testBase, JournalID: [16]byte{0: 0x3f, 1: 0xa2, 15: 0xff}, Seq: 1, KproxyVersion: "v0.1.0"}
+	h := segmentHeader{Created: testBase, JournalID: [16]byte{0: 0x3f, 1: 0xa2, 15: 0xff}, Seq: 1, KproxyVersion: "v0.1.0"}
 	b := appendHeader(nil, &h)
 	b = appendFrame(b, func(p []byte) []byte {
 		return appendExchange(p, &decode.Exchange{

@@ -61,7 +61,7 @@ func FuzzReader(f *testing.F) {
 
 // fuzzSeeds are the committed seed inputs of FuzzReader, by file name.
 func fuzzSeeds() map[string][]byte {
-	h := Header{Created: testBase, JournalID: [16]byte{0xde, 0xad, 0xbe, 0xef}, Seq: 1, KproxyVersion: "v0.1.0"}
+	h := segmentHeader{Created: testBase, JournalID: [16]byte{0xde, 0xad, 0xbe, 0xef}, Seq: 1, KproxyVersion: "v0.1.0"}
 	hdr := appendHeader(nil, &h)
 	frame := func(p []byte) []byte { return appendFrame(nil, func(b []byte) []byte { return append(b, p...) }) }
 	ex := func(x *decode.Exchange) []byte { return frame(appendExchange(nil, x)) }

@@ -86,7 +86,7 @@ func (t TornTail) String() string {
 type segmentRef struct {
 	path string
 	size int64
-	hdr  Header
+	hdr  segmentHeader
 }
 
 // stream reads one journal's segments in sequence.

@@ -34,7 +34,7 @@ type scanner struct {
 	size int64 // bytes considered: the size when the segment was opened
 	br   *bufio.Reader
 	off  int64 // offset of br's next byte
-	hdr  Header
+	hdr  segmentHeader
 
 	damagedAt int64 // start of the damage being skipped, or -1
 
@@ -59,22 +59,22 @@ func newScanner(name string, r io.ReadSeeker, size int64) (*scanner, error) {
 }
 
 // readHeader reads a segment header from the start of br.
-func readHeader(br *bufio.Reader) (Header, error) {
+func readHeader(br *bufio.Reader) (segmentHeader, error) {
 	b, err := br.Peek(headerPeekLen)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return Header{}, err
+		return segmentHeader{}, err
 	}
 	hl, perr := parseHeaderPrefix(b)
 	if perr != nil {
-		return Header{}, perr
+		return segmentHeader{}, perr
 	}
 	b, err = br.Peek(hl)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return Header{}, err
+		return segmentHeader{}, err
 	}
 	h, perr := parseHeader(b)
 	if perr != nil {
-		return Header{}, perr
+		return segmentHeader{}, perr
 	}
 	br.Discard(hl)
 	return h, nil

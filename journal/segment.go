@@ -30,7 +30,7 @@ func segmentName(created time.Time, id [16]byte, seq uint64) string {
 // createSegment creates a segment file holding only h, with mode 0600, and
 // returns it open for appending. With sync it fsyncs the file and the
 // directory so the new name survives a power loss.
-func createSegment(dir string, h *Header, sync bool) (*os.File, string, error) {
+func createSegment(dir string, h *segmentHeader, sync bool) (*os.File, string, error) {
 	name := segmentName(h.Created, h.JournalID, h.Seq)
 	final := filepath.Join(dir, name)
 	tmp := filepath.Join(dir, "."+name+tmpExt)

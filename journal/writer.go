@@ -418,7 +418,7 @@ func (w *Writer) rotate(now time.Time) {
 // newSegment creates the next segment and makes it current.
 func (w *Writer) newSegment(now time.Time) error {
 	w.seq++
-	h := Header{Created: now, JournalID: w.id, Seq: w.seq, KproxyVersion: w.opts.KproxyVersion}
+	h := segmentHeader{Created: now, JournalID: w.id, Seq: w.seq, KproxyVersion: w.opts.KproxyVersion}
 	f, path, err := createSegment(w.dir, &h, w.opts.Fsync != FsyncNever)
 	if err != nil {
 		return err
