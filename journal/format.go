@@ -244,7 +244,8 @@ func appendGap(dst []byte, t time.Time, n uint64) []byte {
 var errPayload = errors.New("malformed record payload")
 
 // parseExchange parses an exchange payload. Request and Response alias p.
-func parseExchange(p []byte) (*decode.Exchange, error) {
+// Strings go through in, which may be nil.
+func parseExchange(p []byte, in *interner) (*decode.Exchange, error) {
 	if len(p) < exchangeFixedLen || p[0] != recExchange || p[1]&^knownFlags != 0 {
 		return nil, errPayload
 	}
@@ -259,14 +260,41 @@ func parseExchange(p []byte) (*decode.Exchange, error) {
 		ResponseAt:    nanosToTime(int64(binary.BigEndian.Uint64(p[30:]))),
 	}
 	r := payloadReader{b: p[exchangeFixedLen:]}
-	x.ClientAddr = string(r.bytes16())
-	x.ClientID = string(r.bytes16())
+	x.ClientAddr = in.str(r.bytes16())
+	x.ClientID = in.str(r.bytes16())
 	x.Request = r.bytes32(flags&flagRequest != 0)
 	x.Response = r.bytes32(flags&flagResponse != 0)
 	if r.bad || len(r.b) != 0 {
 		return nil, errPayload
 	}
 	return x, nil
+}
+
+// interner shares the strings that repeat from record to record (client
+// addresses and ids: one per connection), saving an allocation each. It
+// forgets everything when it holds maxInterned strings, so memory stays
+// bounded however many connections a journal saw.
+type interner struct {
+	m map[string]string
+}
+
+const maxInterned = 4096
+
+// str returns b as a string, shared with earlier equal ones. A nil
+// interner just converts.
+func (in *interner) str(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	if in.m == nil || len(in.m) >= maxInterned {
+		in.m = make(map[string]string, 256)
+	}
+	s := string(b)
+	in.m[s] = s
+	return s
 }
 
 // parseGap parses a gap payload.

@@ -27,7 +27,8 @@ type Reader struct {
 	streams []*stream
 	heap    mergeHeap
 	stats   ReadStats
-	err     error // deferred until the exchange before it was returned
+	err     error     // deferred until the exchange before it was returned
+	strs    *interner // shared by all segments
 }
 
 // ReadStats describes what a Reader read so far, and the journals.
@@ -123,7 +124,7 @@ func OpenReader(paths ...string) (*Reader, error) {
 		}
 		refs = append(refs, ref)
 	}
-	r := &Reader{}
+	r := &Reader{strs: &interner{}}
 	if err := r.group(refs); err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func (r *Reader) advance(s *stream) error {
 			if s.next == len(s.segs) {
 				return nil
 			}
-			if err := s.open(); err != nil {
+			if err := s.open(r.strs); err != nil {
 				return err
 			}
 		}
@@ -295,7 +296,7 @@ func (r *Reader) advance(s *stream) error {
 }
 
 // open opens s's next segment.
-func (s *stream) open() error {
+func (s *stream) open(strs *interner) error {
 	seg := s.segs[s.next]
 	f, err := os.Open(seg.path)
 	if err != nil {
@@ -306,6 +307,7 @@ func (s *stream) open() error {
 		f.Close()
 		return err
 	}
+	sc.strs = strs
 	s.f, s.cur, s.curIdx = f, sc, s.next
 	s.next++
 	return nil

@@ -36,7 +36,8 @@ type scanner struct {
 	off  int64 // offset of br's next byte
 	hdr  segmentHeader
 
-	damagedAt int64 // start of the damage being skipped, or -1
+	damagedAt int64     // start of the damage being skipped, or -1
+	strs      *interner // may be nil
 
 	corrupt   uint64 // damaged stretches skipped, and records that did not parse
 	unknown   uint64 // valid records of a type this version does not know
@@ -138,7 +139,7 @@ func (s *scanner) next() (record, error) {
 		}
 		switch p[0] {
 		case recExchange:
-			x, err := parseExchange(p)
+			x, err := parseExchange(p, s.strs)
 			if err != nil {
 				s.corrupt++
 				continue
