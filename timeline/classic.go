@@ -1,0 +1,399 @@
+package timeline
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// joinGroup handles a JoinGroup exchange (key 11). The response's
+// generation says which generation the member joined: a newer one forms it,
+// the current one after its join phase means a rejoin without a rebalance
+// (KIP-345 static restart, or a follower with unchanged metadata).
+func (g *group) joinGroup(ev *decode.Event) {
+	jg := ev.JoinGroup
+	if jg.ProtocolType != "" {
+		g.protocolType = jg.ProtocolType
+	}
+	id := jg.MemberID
+	if jg.AssignedMemberID != "" {
+		id = jg.AssignedMemberID
+	}
+	if id == "" {
+		if !ev.Responded() {
+			g.emit(ev.At, KindPartial, 0, "", fmt.Sprintf("JoinGroup from client %s %s got no response", ev.ClientID, ev.ClientAddr), nil)
+		}
+		return
+	}
+	lm := g.member(id, ev)
+	if jg.InstanceID != "" {
+		lm.instanceID = jg.InstanceID
+	}
+	lm.sessionTimeout, lm.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	if !ev.Responded() {
+		g.emit(ev.At, KindPartial, 0, id, fmt.Sprintf("JoinGroup from %s got no response (connection closed while it was held?)", id), nil)
+		return
+	}
+	switch jg.ErrorCode {
+	case 0:
+	case errMemberIDRequired:
+		// KIP-394: the retry with this id is the same join (counted once,
+		// from this first attempt).
+		g.pendingIDs[id] = &attempt{at: ev.At, clientID: ev.ClientID, clientAddr: ev.ClientAddr}
+		lm.lastAlive = later(lm.lastAlive, ev.At)
+		g.addCause(cause{trigger: trigger{kind: TriggerMemberJoined, member: id, reason: jg.Reason, at: ev.At},
+			clientID: ev.ClientID, clientAddr: ev.ClientAddr})
+		return
+	default:
+		g.requestError(ev, "JoinGroup", id, jg.ErrorCode)
+		return
+	}
+	g.alive(id, ev)
+	num := jg.Generation
+	latest := g.latest()
+	switch {
+	case latest == nil || num > latest.num:
+		g.addJoin(g.form(num, ev.At), ev, id)
+	case num == latest.num:
+		if latest.phase == phaseJoining || ev.At.Before(latest.joinEnd) {
+			g.addJoin(latest, ev, id)
+		} else {
+			g.rejoinInPlace(latest, ev, id)
+		}
+	default:
+		if old := g.byNum[num]; old != nil && old.phase == phaseJoining {
+			g.addJoin(old, ev, id)
+		}
+	}
+}
+
+// chosenProtocol is the member's metadata for the assignor the group chose.
+func chosenProtocol(jg *decode.JoinGroup) *decode.JoinProtocol {
+	for i := range jg.Protocols {
+		if jg.Protocols[i].Name == jg.ProtocolName {
+			return &jg.Protocols[i]
+		}
+	}
+	if len(jg.Protocols) > 0 {
+		return &jg.Protocols[0]
+	}
+	return nil
+}
+
+func (m *member) setSubscription(sub *decode.Subscription) {
+	if sub == nil {
+		return
+	}
+	m.subscription = slices.Sorted(slices.Values(sub.Topics))
+	m.subscription = slices.Compact(m.subscription)
+	if sub.Version >= 1 {
+		m.owned = fromTopicPartitions(sub.OwnedPartitions)
+	}
+	if sub.Rack != "" {
+		m.rack = sub.Rack
+	}
+}
+
+// addJoin records a member's JoinGroup in the generation it formed.
+func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
+	jg := ev.JoinGroup
+	m := gen.member(id)
+	first := !m.joinSeen
+	m.joinSeen = true
+	at := ev.At
+	if a := g.pendingIDs[id]; a != nil {
+		at, m.retried = a.at, true
+		delete(g.pendingIDs, id)
+	}
+	if m.joinAt.IsZero() || at.Before(m.joinAt) {
+		m.joinAt = at
+	}
+	if first {
+		m.requestedID = jg.MemberID
+		if !m.synced {
+			gen.waiting++
+		}
+		gen.joined++
+	}
+	m.joinRespAt = ev.RespondedAt
+	m.instanceID = jg.InstanceID
+	m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
+	m.sessionTimeout, m.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	m.reason = jg.Reason
+	if p := chosenProtocol(jg); p != nil {
+		m.setSubscription(p.Subscription)
+	}
+	if jg.ProtocolType != "" {
+		gen.protocolType = jg.ProtocolType
+	}
+	if jg.ProtocolName != "" {
+		gen.protocol = jg.ProtocolName
+	}
+	if jg.Leader != "" {
+		gen.leader = jg.Leader
+	}
+	gen.joinEnd = earliest(gen.joinEnd, ev.RespondedAt)
+	if len(jg.Members) > 0 && !gen.listSeen {
+		gen.listSeen = true
+		gen.listSize = len(jg.Members)
+		for _, jm := range jg.Members {
+			lm := gen.member(jm.MemberID)
+			if lm.instanceID == "" {
+				lm.instanceID = jm.InstanceID
+			}
+			if lm.subscription == nil {
+				lm.setSubscription(jm.Subscription)
+			}
+		}
+	}
+	switch {
+	case gen.phase == phaseJoining:
+		if gen.listSeen && gen.joined >= gen.listSize {
+			g.finishJoin(gen)
+		}
+	case first:
+		// The response left the coordinator with the others but reached
+		// us after the join phase was closed.
+		m.status = g.joinStatus(gen, m)
+		if s := slowest(gen); s != nil {
+			gen.slowest = s.id
+		}
+		g.emitJoin(gen, m)
+	}
+}
+
+// rejoinInPlace records a JoinGroup answered with the current generation
+// after its join phase: no rebalance. A static member (KIP-345) that
+// restarted gets a new member id that replaces the old one and keeps its
+// assignment.
+func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
+	jg := ev.JoinGroup
+	replaces := ""
+	if gen.members[id] == nil && jg.InstanceID != "" {
+		for _, oid := range sortedKeys(gen.members) {
+			om := gen.members[oid]
+			if om.instanceID == jg.InstanceID && om.replacedBy == "" {
+				replaces = oid
+			}
+		}
+	}
+	m := gen.member(id)
+	m.instanceID = jg.InstanceID
+	m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
+	m.sessionTimeout, m.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	if p := chosenProtocol(jg); p != nil {
+		m.setSubscription(p.Subscription)
+	}
+	if m.joinAt.IsZero() {
+		m.joinAt, m.joinRespAt = ev.At, ev.RespondedAt
+	}
+	text := fmt.Sprintf("%s rejoined generation %d without a rebalance", id, gen.num)
+	if replaces != "" {
+		om := gen.members[replaces]
+		om.replacedBy = id
+		m.replaces, m.status = replaces, "replaced"
+		m.planned = om.resolved().clone()
+		gen.owners = nil
+		if lm := g.live[replaces]; lm != nil {
+			lm.gone = true
+		}
+		if gen.leader == replaces {
+			gen.leader = id
+		}
+		text = fmt.Sprintf("static member %s restarted: %s replaces %s, no rebalance (generation %d kept, assignment %s)",
+			jg.InstanceID, id, replaces, gen.num, orNone(m.planned))
+	}
+	gen.rejoins = append(gen.rejoins, rejoin{at: ev.At, member: id, instanceID: jg.InstanceID, replaces: replaces,
+		clientID: ev.ClientID, clientAddr: ev.ClientAddr})
+	g.emit(ev.At, KindStaticRejoin, gen.num, id, text, map[string]any{
+		"instance_id": jg.InstanceID, "replaces": replaces, "client_id": ev.ClientID, "client_addr": ev.ClientAddr})
+}
+
+// syncGroup handles a SyncGroup exchange (key 14): the leader's plan, and
+// each member's own assignment.
+func (g *group) syncGroup(ev *decode.Event) {
+	sg := ev.SyncGroup
+	if sg.ProtocolType != "" {
+		g.protocolType = sg.ProtocolType
+	}
+	gen := g.byNum[sg.Generation]
+	if gen == nil {
+		if latest := g.latest(); latest != nil && sg.Generation <= latest.num {
+			return
+		}
+		gen = g.midway(sg.Generation, ev)
+	}
+	if gen.phase == phaseJoining {
+		g.finishJoin(gen)
+	}
+	if gen.protocol == "" {
+		gen.protocol = sg.ProtocolName
+	}
+	m := gen.member(sg.MemberID)
+	if m.clientAddr == "" {
+		m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
+	}
+	if m.instanceID == "" {
+		m.instanceID = sg.InstanceID
+	}
+	if len(sg.Plan) > 0 && !gen.planSeen {
+		gen.planSeen, gen.planAt, gen.planBy = true, ev.At, sg.MemberID
+		for _, pa := range sg.Plan {
+			if pa.Assignment != nil {
+				gen.member(pa.MemberID).planned = fromTopicPartitions(pa.Assignment.Partitions)
+			}
+		}
+		gen.owners = nil
+	}
+	if !ev.Responded() {
+		return
+	}
+	switch sg.ErrorCode {
+	case 0:
+		g.alive(sg.MemberID, ev)
+		if !m.synced {
+			m.synced = true
+			if m.joinSeen {
+				gen.waiting--
+			}
+		}
+		m.syncAt, m.syncedAt = ev.At, ev.RespondedAt
+		if sg.Assignment != nil {
+			m.assignment = fromTopicPartitions(sg.Assignment.Partitions)
+			gen.owners = nil
+		}
+		g.checkStable(gen)
+	case errRebalanceInProgress:
+		g.alive(sg.MemberID, ev)
+		g.evidence(ev, sg.Generation)
+	default:
+		g.requestError(ev, "SyncGroup", sg.MemberID, sg.ErrorCode)
+	}
+}
+
+// heartbeat handles a Heartbeat exchange (key 12): liveness, and
+// REBALANCE_IN_PROGRESS as evidence that the group left Stable.
+func (g *group) heartbeat(ev *decode.Event) {
+	hb := ev.Heartbeat
+	if !ev.Responded() {
+		return
+	}
+	switch hb.ErrorCode {
+	case 0, errRebalanceInProgress:
+		g.alive(hb.MemberID, ev)
+		gen := g.byNum[hb.Generation]
+		if gen == nil {
+			if latest := g.latest(); latest == nil || hb.Generation > latest.num {
+				gen = g.midway(hb.Generation, ev)
+			}
+		}
+		if gen != nil && gen.midway {
+			m := gen.member(hb.MemberID)
+			m.instanceID, m.clientID, m.clientAddr = hb.InstanceID, ev.ClientID, ev.ClientAddr
+		}
+		if hb.ErrorCode == errRebalanceInProgress {
+			g.evidence(ev, hb.Generation)
+		}
+	default:
+		g.requestError(ev, "Heartbeat", hb.MemberID, hb.ErrorCode)
+	}
+}
+
+// leaveGroup handles a LeaveGroup exchange (key 13): one member before v3,
+// a batch from v3, each with the client's reason from v5 (KIP-800).
+func (g *group) leaveGroup(ev *decode.Event) {
+	lg := ev.LeaveGroup
+	for _, lv := range lg.Members {
+		code := lv.ErrorCode
+		if lg.ErrorCode != 0 {
+			code = lg.ErrorCode
+		}
+		id := lv.MemberID
+		if id == "" && lv.InstanceID != "" {
+			id = g.memberByInstance(lv.InstanceID)
+		}
+		if id == "" {
+			continue
+		}
+		if code != 0 {
+			g.requestError(ev, "LeaveGroup", id, code)
+			continue
+		}
+		lm := g.member(id, ev)
+		lm.gone = true
+		text := id + " left"
+		if lv.Reason != "" {
+			text += fmt.Sprintf(": %q", lv.Reason)
+		}
+		if !ev.Responded() {
+			text += " (no response seen)"
+		}
+		num := int32(0)
+		if latest := g.latest(); latest != nil {
+			num = latest.num
+		}
+		g.emit(ev.At, KindMemberLeft, num, id, text, map[string]any{
+			"reason": lv.Reason, "instance_id": lv.InstanceID, "client_id": ev.ClientID, "client_addr": ev.ClientAddr})
+		g.addCause(cause{trigger: trigger{kind: TriggerMemberLeft, member: id, reason: lv.Reason, at: ev.At},
+			instanceID: lv.InstanceID, clientID: ev.ClientID, clientAddr: ev.ClientAddr})
+		g.memberGone(id, ev.At, DepartLeft, lv.Reason)
+	}
+}
+
+// memberByInstance finds the current member id of a static member.
+func (g *group) memberByInstance(instanceID string) string {
+	if latest := g.latest(); latest != nil {
+		for _, id := range sortedKeys(latest.members) {
+			if m := latest.members[id]; m.instanceID == instanceID && m.replacedBy == "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// requestError names a failed group request, once per member, API and
+// error within a generation.
+func (g *group) requestError(ev *decode.Event, api, id string, code int16) {
+	num := int32(0)
+	if latest := g.latest(); latest != nil {
+		num = latest.num
+	}
+	key := fmt.Sprintf("%d/%s/%s/%d", num, id, api, code)
+	if g.errSeen[key] {
+		return
+	}
+	if g.errSeen == nil {
+		g.errSeen = map[string]bool{}
+	}
+	g.errSeen[key] = true
+	name := errorName(code)
+	kind, why := KindError, ""
+	switch code {
+	case errUnknownMemberID:
+		why = ": the coordinator no longer knows this member (removed after a session timeout or the join deadline)"
+		if lm := g.live[id]; lm != nil {
+			lm.gone = true
+		}
+	case errIllegalGeneration:
+		why = ": its generation is outdated; it must rejoin"
+	case errFencedInstanceID:
+		kind, why = KindFenced, ": another member took over its instance id (static member restarted elsewhere)"
+		if lm := g.live[id]; lm != nil {
+			lm.gone = true
+		}
+	}
+	g.emit(ev.At, kind, num, id, fmt.Sprintf("%s from %s failed: %s%s", api, id, name, why), map[string]any{
+		"api": api, "error": name, "client_id": ev.ClientID, "client_addr": ev.ClientAddr})
+}
+
+func orNone(p partitions) string {
+	if p == nil {
+		return "unknown"
+	}
+	if p.count() == 0 {
+		return "nothing"
+	}
+	return p.String()
+}

@@ -1,0 +1,361 @@
+package timeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// recentKeep is how long a commit not yet tied to a rebalance is kept: a
+// rebalance can be learned after it started (a held JoinGroup is seen only
+// when answered), and commits made since its start still belong to it.
+const recentKeep = time.Minute
+
+// recentMax bounds the commits kept per group for that purpose.
+const recentMax = 4096
+
+// commit is one OffsetCommit exchange of a group member.
+type commit struct {
+	member     string
+	instanceID string
+	at         time.Time
+	generation int32
+	offsets    map[string]map[int32]int64
+	errors     map[string]map[int32]string
+	latency    time.Duration
+	responded  bool
+	failed     bool
+	attached   bool
+}
+
+// committedOffset is the last offset committed successfully for a
+// partition, and by whom.
+type committedOffset struct {
+	offset int64
+	member string
+	at     time.Time
+}
+
+// suspect is a commit that can make the next owner re-process records.
+type suspect struct {
+	member         string
+	at             time.Time
+	generation     int32
+	topic          string
+	partition      int32
+	offset         int64
+	committed      int64
+	committedKnown bool
+	committedBy    string
+	owner          string
+	reasons        []string
+}
+
+// Suspect reasons.
+const (
+	SuspectNotOwned  = "not_owned"
+	SuspectBackwards = "backwards"
+)
+
+func newCommit(ev *decode.Event) *commit {
+	oc := ev.OffsetCommit
+	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
+		offsets: map[string]map[int32]int64{}, latency: ev.Latency(), responded: ev.Responded()}
+	for _, t := range oc.Topics {
+		for _, p := range t.Partitions {
+			if c.offsets[t.Topic] == nil {
+				c.offsets[t.Topic] = map[int32]int64{}
+			}
+			c.offsets[t.Topic][p.Partition] = p.Offset
+			if p.ErrorCode != 0 {
+				if c.errors == nil {
+					c.errors = map[string]map[int32]string{}
+				}
+				if c.errors[t.Topic] == nil {
+					c.errors[t.Topic] = map[int32]string{}
+				}
+				c.errors[t.Topic][p.Partition] = errorName(p.ErrorCode)
+				c.failed = true
+			}
+		}
+	}
+	return c
+}
+
+// offsetCommit handles an OffsetCommit exchange (key 8): commits during a
+// rebalance, failed commits, and suspect commits.
+func (g *group) offsetCommit(ev *decode.Event) {
+	c := newCommit(ev)
+	if len(c.offsets) == 0 {
+		return
+	}
+	if c.responded && !c.failed {
+		g.alive(c.member, ev)
+	}
+	var gen *generation
+	if g.consumer != nil {
+		gen = g.consumerRevocation(c)
+	} else {
+		gen = g.revocationGen(c)
+	}
+	switch {
+	case gen != nil:
+		g.attach(gen, c)
+	case c.failed:
+		g.emit(c.at, KindCommit, c.generation, c.member, g.commitText("commit", c), commitFields(c))
+		g.remember(c)
+	default:
+		g.remember(c)
+	}
+	g.checkSuspects(c, gen)
+	for t, ps := range c.offsets {
+		for p, off := range ps {
+			if c.responded && c.errors[t][p] == "" {
+				g.setCommitted(t, p, committedOffset{offset: off, member: c.member, at: c.at})
+			}
+		}
+	}
+}
+
+// revocationGen is the rebalance c was made during, if any: between the
+// start of the rebalance and the member's own SyncGroup response.
+func (g *group) revocationGen(c *commit) *generation {
+	if c.member == "" || c.generation < 0 {
+		return nil // a simple commit, not a group member's
+	}
+	if n := g.next; n != nil && !c.at.Before(n.start) {
+		return n
+	}
+	if latest := g.latest(); latest != nil && (latest.phase == phaseJoining || latest.phase == phaseSyncing) && !c.at.Before(latest.start) {
+		if m := latest.members[c.member]; m == nil || !m.synced || !c.at.After(m.syncedAt) {
+			return latest
+		}
+	}
+	return nil
+}
+
+// attach records c as a commit during gen's revocation and tells it.
+func (g *group) attach(gen *generation, c *commit) {
+	c.attached = true
+	gen.commits = append(gen.commits, c)
+	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), commitFields(c))
+}
+
+// remember keeps c for a while in case a rebalance that began before it is
+// learned later.
+func (g *group) remember(c *commit) {
+	g.recent = append(g.recent, c)
+	cut := 0
+	for cut < len(g.recent) && (len(g.recent)-cut > recentMax || g.e.now.Sub(g.recent[cut].at) > recentKeep) {
+		cut++
+	}
+	if cut > 0 {
+		g.recent = append(g.recent[:0], g.recent[cut:]...)
+	}
+}
+
+// attachRecent ties remembered commits to gen when they fall in its
+// revocation window.
+func (g *group) attachRecent(gen *generation) {
+	if gen.start.IsZero() {
+		return
+	}
+	kept := g.recent[:0]
+	for _, c := range g.recent {
+		if c.attached || c.member == "" || c.generation < 0 || c.at.Before(gen.start) {
+			kept = append(kept, c)
+			continue
+		}
+		if m := gen.members[c.member]; m != nil && m.synced && c.at.After(m.syncedAt) {
+			kept = append(kept, c)
+			continue
+		}
+		g.attach(gen, c)
+	}
+	g.recent = kept
+}
+
+// refilterCommits returns to the remembered pool the commits attached to
+// gen before its start was known to be later.
+func (g *group) refilterCommits(gen *generation) {
+	kept := gen.commits[:0]
+	for _, c := range gen.commits {
+		if c.at.Before(gen.start) {
+			c.attached = false
+			g.recent = append(g.recent, c)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	gen.commits = kept
+}
+
+// checkSuspects flags partitions committed by a member that did not own
+// them in the generation it named, and commits moving an offset backwards.
+func (g *group) checkSuspects(c *commit, during *generation) {
+	var owned partitions
+	var ownerGen *generation
+	if g.consumer != nil {
+		owned = g.consumerOwned(c.member)
+	} else if c.generation >= 0 && c.member != "" {
+		if ownerGen = g.byNum[c.generation]; ownerGen != nil && !ownerGen.midway {
+			if m := ownerGen.members[c.member]; m != nil {
+				owned = m.resolved()
+			}
+		}
+	}
+	target := during
+	if target == nil {
+		target = g.byNum[c.generation]
+	}
+	if target == nil {
+		target = g.latest()
+	}
+	for _, t := range sortedKeys(c.offsets) {
+		for _, p := range sortedPartitions(c.offsets[t]) {
+			if !c.responded || c.errors[t][p] != "" {
+				continue
+			}
+			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: c.offsets[t][p]}
+			if owned != nil && !owned.has(t, p) {
+				s.reasons = append(s.reasons, SuspectNotOwned)
+				s.owner = g.ownerOf(ownerGen, t, p)
+			}
+			if prev, ok := g.committed[t][p]; ok {
+				s.committed, s.committedKnown, s.committedBy = prev.offset, true, prev.member
+				if s.offset < prev.offset {
+					s.reasons = append(s.reasons, SuspectBackwards)
+					if s.owner == "" {
+						s.owner = g.ownerOf(ownerGen, t, p)
+					}
+				}
+			}
+			if len(s.reasons) == 0 {
+				continue
+			}
+			if target != nil {
+				target.suspects = append(target.suspects, s)
+			}
+			g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
+				"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
+				"owner": s.owner, "reasons": s.reasons})
+		}
+	}
+}
+
+// ownerOf is the partition's owner in gen, else in the latest generation.
+func (g *group) ownerOf(gen *generation, t string, p int32) string {
+	if g.consumer != nil {
+		return g.consumerOwner(t, p)
+	}
+	if gen != nil {
+		if o := gen.ownerOf(t, p); o != "" {
+			return o
+		}
+	}
+	if latest := g.latest(); latest != nil {
+		return latest.ownerOf(t, p)
+	}
+	return ""
+}
+
+func suspectText(s suspect) string {
+	var why []string
+	for _, r := range s.reasons {
+		switch r {
+		case SuspectNotOwned:
+			o := s.owner
+			if o == "" {
+				o = "none known"
+			}
+			why = append(why, fmt.Sprintf("not owned by %s in generation %d (owner %s)", s.member, s.generation, o))
+		case SuspectBackwards:
+			why = append(why, fmt.Sprintf("moves the committed offset back from %d (committed by %s) to %d: %d records will be re-processed",
+				s.committed, s.committedBy, s.offset, s.committed-s.offset))
+		}
+	}
+	return fmt.Sprintf("suspect commit by %s %s[%d]=%d: %s", s.member, s.topic, s.partition, s.offset, strings.Join(why, "; "))
+}
+
+// commitText renders "commit during revocation A t[0]=12 [1]=9 ok (3 ms)".
+func (g *group) commitText(head string, c *commit) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteByte(' ')
+	b.WriteString(c.member)
+	if c.member == "" {
+		b.WriteString("(no member)")
+	}
+	fmt.Fprintf(&b, " gen %d", c.generation)
+	for _, t := range sortedKeys(c.offsets) {
+		for i, p := range sortedPartitions(c.offsets[t]) {
+			b.WriteByte(' ')
+			if i == 0 {
+				b.WriteString(t)
+			}
+			fmt.Fprintf(&b, "[%d]=%d", p, c.offsets[t][p])
+		}
+	}
+	switch {
+	case !c.responded:
+		b.WriteString(" result unknown (no response seen)")
+	case c.failed:
+		b.WriteString(" FAILED")
+		for _, t := range sortedKeys(c.errors) {
+			for _, p := range sortedPartitions(c.errors[t]) {
+				fmt.Fprintf(&b, " %s[%d] %s", t, p, c.errors[t][p])
+			}
+		}
+		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
+		return b.String()
+	default:
+		b.WriteString(" ok")
+	}
+	fmt.Fprintf(&b, " (%s)", human(c.latency))
+	return b.String()
+}
+
+func commitFields(c *commit) map[string]any {
+	f := map[string]any{"offsets": c.offsets, "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
+	if c.errors != nil {
+		f["errors"] = c.errors
+	}
+	return f
+}
+
+func sortedPartitions[V any](m map[int32]V) []int32 {
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+func (g *group) setCommitted(t string, p int32, c committedOffset) {
+	if g.committed[t] == nil {
+		g.committed[t] = map[int32]committedOffset{}
+	}
+	g.committed[t][p] = c
+}
+
+// offsetFetch handles an OffsetFetch exchange (key 9): what is committed,
+// as the coordinator answers it, for the backwards check.
+func (g *group) offsetFetch(ev *decode.Event) {
+	of := ev.OffsetFetch
+	if !ev.Responded() || of.ErrorCode != 0 {
+		return
+	}
+	for _, t := range of.Offsets {
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 && p.Offset >= 0 {
+				if cur, ok := g.committed[t.Topic][p.Partition]; !ok || cur.offset != p.Offset {
+					g.setCommitted(t.Topic, p.Partition, committedOffset{offset: p.Offset, at: ev.At})
+				}
+			}
+		}
+	}
+}

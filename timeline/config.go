@@ -1,0 +1,42 @@
+package timeline
+
+import "time"
+
+// Config tunes an Engine. The zero value is usable: every field has a
+// default, applied by New.
+type Config struct {
+	// StormRebalances is how many rebalances of one group within
+	// StormWindow make a storm. Default 3.
+	StormRebalances int
+	// StormWindow is the sliding window for storm detection. Default 5
+	// minutes.
+	StormWindow time.Duration
+	// MaxFollowUps is how many consecutive cooperative follow-up
+	// generations are normal; a longer chain is flagged as not settling.
+	// Default 3.
+	MaxFollowUps int
+	// Location is the time zone of the clock times in entry texts and in
+	// the text report. Default (nil) UTC, so output does not depend on the
+	// machine it is produced on.
+	Location *time.Location
+	// OnEntry receives each live entry as soon as it is known, on the
+	// goroutine calling Add, Observe or Close. Nil: entries are dropped
+	// (Report still has everything).
+	OnEntry func(Entry)
+}
+
+func (c Config) withDefaults() Config {
+	if c.StormRebalances <= 0 {
+		c.StormRebalances = 3
+	}
+	if c.StormWindow <= 0 {
+		c.StormWindow = 5 * time.Minute
+	}
+	if c.MaxFollowUps <= 0 {
+		c.MaxFollowUps = 3
+	}
+	if c.Location == nil {
+		c.Location = time.UTC
+	}
+	return c
+}

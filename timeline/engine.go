@@ -1,0 +1,156 @@
+package timeline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// sweepEvery is how far event time must advance between two session
+// expiry sweeps.
+const sweepEvery = time.Second
+
+// Engine turns group events into generations, live entries and reports. It
+// is not safe for concurrent use: one goroutine owns it and calls Add (or
+// Observe), Close and Report.
+type Engine struct {
+	cfg    Config
+	groups []*group // in order of first appearance
+	byID   map[string]*group
+	topics topicNames
+
+	now       time.Time // the latest time carried by an event
+	lastSweep time.Time
+	closed    bool
+	entries   int
+}
+
+// New returns an Engine with cfg, defaults applied (see Config).
+func New(cfg Config) *Engine {
+	return &Engine{
+		cfg:    cfg.withDefaults(),
+		byID:   map[string]*group{},
+		topics: newTopicNames(),
+	}
+}
+
+// Observe adds the events decoded from one exchange, in order. Its
+// signature matches the proxy's observer, so an Engine owned by the
+// observer goroutine can be handed to the proxy directly; the exchange
+// itself is not needed.
+func (e *Engine) Observe(_ *decode.Exchange, events []decode.Event) {
+	for i := range events {
+		e.add(&events[i])
+	}
+}
+
+// Add processes one event. Events must come in the order the exchanges
+// completed; their timestamps, not the wall clock, drive every inference.
+func (e *Engine) Add(ev decode.Event) {
+	e.add(&ev)
+}
+
+func (e *Engine) add(ev *decode.Event) {
+	e.advance(ev.At)
+	e.advance(ev.RespondedAt)
+	if ev.Metadata != nil {
+		e.topics.add(ev.Metadata)
+		return
+	}
+	if ev.Group == "" {
+		return
+	}
+	g := e.group(ev.Group)
+	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
+		g.firstSeen = ev.At
+	}
+	g.lastSeen = later(g.lastSeen, later(ev.At, ev.RespondedAt))
+	switch {
+	case ev.FindCoordinator != nil:
+		g.findCoordinator(ev)
+	case ev.JoinGroup != nil:
+		g.joinGroup(ev)
+	case ev.SyncGroup != nil:
+		g.syncGroup(ev)
+	case ev.Heartbeat != nil:
+		g.heartbeat(ev)
+	case ev.LeaveGroup != nil:
+		g.leaveGroup(ev)
+	case ev.OffsetCommit != nil:
+		g.offsetCommit(ev)
+	case ev.OffsetFetch != nil:
+		g.offsetFetch(ev)
+	case ev.ConsumerGroupHeartbeat != nil:
+		g.consumerHeartbeat(ev)
+	}
+	e.maybeSweep()
+}
+
+func (e *Engine) advance(t time.Time) {
+	if t.After(e.now) {
+		e.now = t
+	}
+}
+
+func (e *Engine) group(id string) *group {
+	g := e.byID[id]
+	if g == nil {
+		g = newGroup(e, id)
+		e.byID[id] = g
+		e.groups = append(e.groups, g)
+	}
+	return g
+}
+
+// maybeSweep looks for expired sessions once per second of event time.
+func (e *Engine) maybeSweep() {
+	if e.now.Sub(e.lastSweep) < sweepEvery {
+		return
+	}
+	e.lastSweep = e.now
+	for _, g := range e.groups {
+		g.sweep(e.now)
+	}
+}
+
+// Close settles what is still pending at the end of the input, as of at
+// (usually the time of the last event, or the time the proxy stopped):
+// sessions that expired by then, join phases still open, rebalances that
+// never completed, cooperative chains that never settled, storms. Later
+// calls do nothing.
+func (e *Engine) Close(at time.Time) {
+	if e.closed {
+		return
+	}
+	e.closed = true
+	e.advance(at)
+	for _, g := range e.groups {
+		g.close(e.now)
+	}
+}
+
+func (e *Engine) emit(en Entry) {
+	e.entries++
+	if e.cfg.OnEntry == nil {
+		return
+	}
+	en.loc = e.cfg.Location
+	e.cfg.OnEntry(en)
+}
+
+// findCoordinator records the group's coordinator, with an entry when it
+// changes.
+func (g *group) findCoordinator(ev *decode.Event) {
+	fc := ev.FindCoordinator
+	if !ev.Responded() || fc.ErrorCode != 0 || fc.KeyType != 0 {
+		return
+	}
+	if g.coordinator != nil && g.coordinator.NodeID == fc.NodeID && g.coordinator.Host == fc.Host && g.coordinator.Port == fc.Port {
+		return
+	}
+	c := *fc
+	g.coordinator = &c
+	g.emit(ev.At, KindCoordinator, 0, "", fmt.Sprintf("coordinator is node %d (%s:%d)", fc.NodeID, fc.Host, fc.Port),
+		map[string]any{"node_id": fc.NodeID})
+}

@@ -1,0 +1,129 @@
+package timeline
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Kind names what an Entry is about. The values are stable: they appear in
+// JSONL output and in structured logs.
+type Kind string
+
+// Entry kinds.
+const (
+	KindCoordinator      Kind = "coordinator"       // the group's coordinator node changed
+	KindRebalanceStarted Kind = "rebalance_started" // the group left Stable, with the trigger known so far
+	KindTrigger          Kind = "trigger"           // the trigger, once the joins revealed a better one
+	KindMemberJoined     Kind = "member_joined"     // a member's JoinGroup for the new generation
+	KindMemberLeft       Kind = "member_left"       // LeaveGroup, with the client's reason
+	KindSessionExpired   Kind = "session_expired"   // inferred: no heartbeat within the session timeout
+	KindMemberDropped    Kind = "member_dropped"    // a member missing from the new generation
+	KindStaticRejoin     Kind = "rejoin"            // a member rejoined without a rebalance (static restart)
+	KindLeader           Kind = "leader"            // the join phase ended: leader, assignor, members
+	KindPlan             Kind = "plan"              // the assignment and what moved
+	KindStable           Kind = "stable"            // every member has its assignment; Detail has the summary
+	KindSuperseded       Kind = "superseded"        // a new rebalance began before the generation was stable
+	KindCommit           Kind = "commit"            // a commit during revocation, or a failed commit
+	KindSuspectCommit    Kind = "suspect_commit"    // a commit for a partition not owned, or moving backwards
+	KindUnsettled        Kind = "unsettled"         // a cooperative chain that does not settle
+	KindStorm            Kind = "storm"             // too many rebalances within the storm window
+	KindStormEnded       Kind = "storm_ended"       // the storm window passed without another rebalance
+	KindError            Kind = "error"             // a group request failed with an error worth naming
+	KindEpoch            Kind = "epoch"             // KIP-848: a member's epoch or assignment changed
+	KindFenced           Kind = "fenced"            // a member was fenced
+	KindPartial          Kind = "partial"           // something kproxy could not see
+	KindIncomplete       Kind = "incomplete"        // the input ended before a rebalance finished
+	KindGroupEmpty       Kind = "group_empty"       // the last member left
+)
+
+// subKinds are printed indented under the rebalance they belong to.
+var subKinds = map[Kind]bool{
+	KindMemberJoined: true, KindMemberLeft: true, KindSessionExpired: true,
+	KindMemberDropped: true, KindCommit: true, KindSuspectCommit: true,
+	KindEpoch: true, KindFenced: true, KindError: true, KindPartial: true,
+}
+
+// Entry is one line of the live timeline.
+type Entry struct {
+	// At is when the fact happened (from the events, never the wall clock).
+	At time.Time
+	// Group is the consumer group id.
+	Group string
+	// Kind says what the entry is about.
+	Kind Kind
+	// Generation is the generation (KIP-848: group epoch) the entry
+	// belongs to; 0 when it belongs to none.
+	Generation int32
+	// Member is the member id the entry is about, "" when none.
+	Member string
+	// Text is the human sentence, without time and group.
+	Text string
+	// Detail holds the summary block of a stable generation, one line each.
+	Detail []string
+	// Fields are the structured facts, snake_case keys, JSON-friendly
+	// values (strings, numbers, bools, string slices, maps).
+	Fields map[string]any
+
+	loc *time.Location
+}
+
+// Line renders the entry in the console form:
+// "14:02:11.204 test_group_1   commit during revocation ...".
+func (e Entry) Line() string {
+	var b strings.Builder
+	b.WriteString(clock(e.At, e.loc))
+	b.WriteByte(' ')
+	b.WriteString(e.Group)
+	b.WriteByte(' ')
+	if subKinds[e.Kind] {
+		b.WriteString("  ")
+	}
+	b.WriteString(e.Text)
+	return b.String()
+}
+
+// Lines renders Line followed by the Detail lines, indented.
+func (e Entry) Lines() []string {
+	out := make([]string, 0, 1+len(e.Detail))
+	out = append(out, e.Line())
+	for _, d := range e.Detail {
+		out = append(out, "    "+d)
+	}
+	return out
+}
+
+// ZapFields returns the entry's structured fields for a zap logger, with
+// the snake_case keys used across kproxy: group, kind, generation,
+// member_id, at, then Fields sorted by key, and detail.
+func (e Entry) ZapFields() []zap.Field {
+	fs := []zap.Field{
+		zap.String("group", e.Group),
+		zap.String("kind", string(e.Kind)),
+		zap.Time("at", e.At),
+	}
+	if e.Generation != 0 {
+		fs = append(fs, zap.Int32("generation", e.Generation))
+	}
+	if e.Member != "" {
+		fs = append(fs, zap.String("member_id", e.Member))
+	}
+	for _, k := range sortedKeys(e.Fields) {
+		fs = append(fs, zap.Any(k, e.Fields[k]))
+	}
+	if len(e.Detail) > 0 {
+		fs = append(fs, zap.Strings("detail", e.Detail))
+	}
+	return fs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,250 @@
+package timeline
+
+import (
+	"time"
+)
+
+// phase is where a generation is in its life.
+type phase int
+
+const (
+	phasePreparing  phase = iota // a rebalance was detected; no JoinGroup response yet
+	phaseJoining                 // JoinGroup responses for this generation are arriving
+	phaseSyncing                 // the join phase is over; SyncGroup responses are arriving
+	phaseStable                  // every observed member has its assignment
+	phaseSuperseded              // a new rebalance began before it was stable
+	phaseEmpty                   // the group emptied: a generation without members
+)
+
+func (p phase) String() string {
+	return [...]string{"preparing", "joining", "syncing", "stable", "superseded", "empty"}[p]
+}
+
+// Trigger kinds: what moved a group out of Stable.
+const (
+	TriggerMemberJoined        = "member_joined"
+	TriggerMemberLeft          = "member_left"
+	TriggerSessionTimeout      = "session_timeout"
+	TriggerSubscriptionChanged = "subscription_changed"
+	TriggerLeaderRejoined      = "leader_rejoined"
+	TriggerMemberRejoined      = "member_rejoined"
+	TriggerMemberFenced        = "member_fenced"
+	TriggerFollowUp            = "cooperative_follow_up"
+	TriggerUnknown             = "unknown"
+)
+
+// Rebalance modes.
+const (
+	ModeEager       = "eager"
+	ModeCooperative = "cooperative"
+	ModeConsumer    = "consumer" // KIP-848: no group-wide stop
+	ModeUnknown     = "unknown"
+)
+
+// Departure kinds: how a member left a generation.
+const (
+	DepartLeft           = "left"
+	DepartSessionTimeout = "session_timeout"
+	DepartDropped        = "dropped_at_deadline"
+	DepartFenced         = "fenced"
+	DepartReplaced       = "replaced"
+	DepartUnknown        = "unknown"
+)
+
+// generation is one generation of a group (KIP-848: one group epoch) and the
+// rebalance that formed it.
+type generation struct {
+	num   int32
+	phase phase
+	// midway is set when kproxy first saw the group in this generation,
+	// after its rebalance: its start, trigger and joins are unknown.
+	midway bool
+
+	protocolType string
+	protocol     string
+	mode         string
+
+	leader       string
+	prevLeader   string
+	leaderReason string
+	// listSeen is set when the leader's JoinGroup response, the only one
+	// listing every member, was seen.
+	listSeen bool
+	listSize int
+	joined   int // members whose JoinGroup for this generation was seen
+	waiting  int // of those, members without their SyncGroup response yet
+	planSeen bool
+	planAt   time.Time
+	planBy   string
+
+	start time.Time
+	// startBound is set when the start is only an upper bound: the first
+	// REBALANCE_IN_PROGRESS seen, with no cause observed before it.
+	startBound bool
+	evidenceAt time.Time
+	trigger    trigger
+	announced  bool    // a rebalance_started entry was emitted
+	told       trigger // the trigger that entry named
+
+	joinEnd          time.Time
+	slowest          string // the member the group waited for
+	stableAt         time.Time
+	rebalanceTimeout time.Duration
+
+	members  map[string]*member
+	departed []departure
+	rejoins  []rejoin
+	commits  []*commit
+	suspects []suspect
+	unknown  []unknown
+
+	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
+	chain      int   // consecutive follow-ups up to and including this one
+	unsettled  string
+
+	unassigned partitions
+	nothing    []string
+	owners     map[string]map[int32]string // partition owner cache
+	prev       *generation
+	empty      *departure // set on a preparing generation when the last member left
+}
+
+// member is one member's part in a generation.
+type member struct {
+	id          string
+	instanceID  string
+	clientID    string
+	clientAddr  string
+	requestedID string // the member id in its JoinGroup request; "" when new
+
+	joinSeen   bool
+	joinAt     time.Time // arrival of its first JoinGroup attempt
+	joinRespAt time.Time
+	retried    bool // MEMBER_ID_REQUIRED then the retry: one join
+	reason     string
+
+	synced   bool
+	syncAt   time.Time
+	syncedAt time.Time
+
+	subscription []string
+	owned        partitions // cooperative: what it still held when rejoining
+	rack         string
+
+	sessionTimeout   time.Duration
+	rebalanceTimeout time.Duration
+
+	assignment partitions // from its own SyncGroup response
+	planned    partitions // from the leader's plan
+
+	added, revoked, kept partitions
+	status               string // joined | rejoined | replaced
+	replaces             string
+	replacedBy           string
+
+	epoch     int32 // KIP-848 member epoch
+	reachedAt time.Time
+}
+
+// resolved is the member's assignment: its own SyncGroup response, else
+// the leader's plan, else nil (unknown).
+func (m *member) resolved() partitions {
+	if m.assignment != nil {
+		return m.assignment
+	}
+	return m.planned
+}
+
+type trigger struct {
+	kind   string
+	member string
+	reason string
+	at     time.Time
+}
+
+type departure struct {
+	member     string
+	instanceID string
+	how        string
+	at         time.Time
+	reason     string
+	lost       partitions
+}
+
+type rejoin struct {
+	at         time.Time
+	member     string
+	instanceID string
+	replaces   string
+	clientID   string
+	clientAddr string
+}
+
+// unknown is one thing kproxy could not see, said instead of guessed.
+type unknown struct {
+	what string
+	why  string
+}
+
+func newGeneration() *generation {
+	return &generation{members: map[string]*member{}, phase: phasePreparing}
+}
+
+func (gen *generation) member(id string) *member {
+	m := gen.members[id]
+	if m == nil {
+		m = &member{id: id}
+		gen.members[id] = m
+		gen.owners = nil
+	}
+	return m
+}
+
+func (gen *generation) note(what, why string) {
+	for _, u := range gen.unknown {
+		if u.what == what {
+			return
+		}
+	}
+	gen.unknown = append(gen.unknown, unknown{what, why})
+}
+
+// active reports whether id is a member of the generation and was not
+// replaced by a static rejoin.
+func (gen *generation) active(id string) bool {
+	m := gen.members[id]
+	return m != nil && m.replacedBy == ""
+}
+
+// ownerOf returns the member owning a partition in this generation, "" when
+// none is known.
+func (gen *generation) ownerOf(topic string, part int32) string {
+	if gen.owners == nil {
+		gen.owners = map[string]map[int32]string{}
+		for _, id := range sortedKeys(gen.members) {
+			m := gen.members[id]
+			if m.replacedBy != "" {
+				continue
+			}
+			for t, ps := range m.resolved() {
+				if gen.owners[t] == nil {
+					gen.owners[t] = map[int32]string{}
+				}
+				for _, p := range ps {
+					gen.owners[t][p] = id
+				}
+			}
+		}
+	}
+	return gen.owners[topic][part]
+}
+
+// departure returns how id left the previous generation, or nil.
+func (gen *generation) departure(id string) *departure {
+	for i := range gen.departed {
+		if gen.departed[i].member == id {
+			return &gen.departed[i]
+		}
+	}
+	return nil
+}

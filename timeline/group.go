@@ -1,0 +1,129 @@
+package timeline
+
+import (
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// group is the state of one consumer group, classic or KIP-848.
+type group struct {
+	e  *Engine
+	id string
+
+	firstSeen, lastSeen time.Time
+	protocolType        string
+	consumerProtocol    bool // KIP-848 ConsumerGroupHeartbeat seen
+	coordinator         *decode.FindCoordinator
+
+	gens  []*generation // formed generations, in formation order
+	byNum map[int32]*generation
+	// next is a rebalance detected but whose generation has not formed.
+	next *generation
+
+	live       map[string]*liveMember
+	pendingIDs map[string]*attempt // MEMBER_ID_REQUIRED: assigned id -> first attempt
+	causes     []cause             // candidate triggers not yet consumed by a formation
+	recent     []*commit           // commits not attached to a rebalance, kept a while
+	committed  map[string]map[int32]committedOffset
+
+	errSeen  map[string]bool // errors already named in this generation
+	storm    stormState
+	consumer *consumerGroup
+	notes    []unknown
+}
+
+// liveMember is what the engine knows of a member across generations.
+type liveMember struct {
+	id               string
+	instanceID       string
+	clientID         string
+	clientAddr       string
+	sessionTimeout   time.Duration
+	rebalanceTimeout time.Duration
+	lastAlive        time.Time // last request the coordinator accepted from it
+	expired          bool      // inferred: session timed out
+	gone             bool      // left, expired, fenced or removed
+}
+
+// attempt is a JoinGroup answered MEMBER_ID_REQUIRED, waiting for its retry.
+type attempt struct {
+	at         time.Time
+	clientID   string
+	clientAddr string
+}
+
+// cause is a candidate trigger for the next rebalance.
+type cause struct {
+	trigger
+	instanceID string
+	clientID   string
+	clientAddr string
+}
+
+func newGroup(e *Engine, id string) *group {
+	return &group{
+		e:          e,
+		id:         id,
+		byNum:      map[int32]*generation{},
+		live:       map[string]*liveMember{},
+		pendingIDs: map[string]*attempt{},
+		committed:  map[string]map[int32]committedOffset{},
+	}
+}
+
+// latest is the most recently formed generation, nil before any.
+func (g *group) latest() *generation {
+	if len(g.gens) == 0 {
+		return nil
+	}
+	return g.gens[len(g.gens)-1]
+}
+
+// member returns the registry entry for id, creating it and refreshing its
+// client facts from ev.
+func (g *group) member(id string, ev *decode.Event) *liveMember {
+	lm := g.live[id]
+	if lm == nil {
+		lm = &liveMember{id: id}
+		g.live[id] = lm
+	}
+	if ev.ClientID != "" {
+		lm.clientID = ev.ClientID
+	}
+	if ev.ClientAddr != "" {
+		lm.clientAddr = ev.ClientAddr
+	}
+	return lm
+}
+
+// alive records that the coordinator accepted a request from id at t.
+func (g *group) alive(id string, ev *decode.Event) {
+	if id == "" {
+		return
+	}
+	lm := g.member(id, ev)
+	lm.lastAlive = later(lm.lastAlive, ev.At)
+	if lm.expired {
+		lm.expired, lm.gone = false, false
+		g.withdrawExpiry(id, ev.At)
+	}
+}
+
+func (g *group) addCause(c cause) {
+	g.causes = append(g.causes, c)
+}
+
+func (g *group) note(what, why string) {
+	for _, u := range g.notes {
+		if u.what == what {
+			return
+		}
+	}
+	g.notes = append(g.notes, unknown{what, why})
+}
+
+// emit sends an entry to the engine's sink.
+func (g *group) emit(at time.Time, kind Kind, gen int32, memberID, text string, fields map[string]any) {
+	g.e.emit(Entry{At: at, Group: g.id, Kind: kind, Generation: gen, Member: memberID, Text: text, Fields: fields})
+}

@@ -1,0 +1,441 @@
+package timeline
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// KIP-848 (ConsumerGroupHeartbeat, key 68): there is no group-wide stop.
+// The group epoch is bumped on a membership or subscription change, the
+// broker computes a target assignment, and each member reconciles on its
+// own: it revokes what moves, then its member epoch reaches the group
+// epoch. The engine models each group epoch it sees as a generation whose
+// members reconcile, stable once every active member is at that epoch.
+
+// consumerGroup is the KIP-848 state of a group.
+type consumerGroup struct {
+	members map[string]*cmember
+	epoch   int32 // the highest member epoch seen: the group epoch as far as the wire shows
+}
+
+// cmember is one KIP-848 member. Partitions are keyed by topic id (see
+// idKey) until rendered.
+type cmember struct {
+	id, instanceID, clientID, clientAddr, rack string
+	subscription                               []string
+	regex, assignor                            string
+	epoch                                      int32
+	assigned                                   partitions // nil before the first assignment
+	revoking                                   partitions // revoked in a response, not yet released
+	joinedAt, lastAt, leftAt                   time.Time
+	interval                                   time.Duration
+	active, everActive                         bool
+	steps                                      []epochStep
+	fences                                     []fence
+}
+
+type epochStep struct {
+	at                       time.Time
+	epoch                    int32
+	assigned, added, revoked partitions
+}
+
+type fence struct {
+	at    time.Time
+	epoch int32
+	err   string
+}
+
+// idKey keys a topic id in a partitions set until its name is known. '#'
+// cannot appear in a Kafka topic name.
+func idKey(id [16]byte) string {
+	return "#" + base64.RawURLEncoding.EncodeToString(id[:])
+}
+
+func keyed(tps []decode.TopicIDPartitions) partitions {
+	p := partitions{}
+	for _, tp := range tps {
+		p.addAll(idKey(tp.TopicID), tp.Partitions)
+	}
+	return p
+}
+
+// named renames topic-id keys to topic names where Metadata named them.
+func (t topicNames) named(p partitions) partitions {
+	if p == nil {
+		return nil
+	}
+	out := make(partitions, len(p))
+	for k, ps := range p {
+		n := k
+		if strings.HasPrefix(k, "#") {
+			var id [16]byte
+			if b, err := base64.RawURLEncoding.DecodeString(k[1:]); err == nil && len(b) == 16 {
+				copy(id[:], b)
+				if name, ok := t.names[id]; ok {
+					n = name
+				}
+			}
+		}
+		out.addAll(n, ps)
+	}
+	return out
+}
+
+func (g *group) consumerState() *consumerGroup {
+	if g.consumer == nil {
+		g.consumer = &consumerGroup{members: map[string]*cmember{}}
+		g.consumerProtocol = true
+		g.protocolType = "consumer"
+	}
+	return g.consumer
+}
+
+// consumerHeartbeat handles a ConsumerGroupHeartbeat exchange.
+func (g *group) consumerHeartbeat(ev *decode.Event) {
+	h := ev.ConsumerGroupHeartbeat
+	cg := g.consumerState()
+	id := h.MemberID
+	if h.AssignedMemberID != "" {
+		id = h.AssignedMemberID
+	}
+	if id == "" {
+		return
+	}
+	cm := cg.members[id]
+	if cm == nil {
+		cm = &cmember{id: id}
+		cg.members[id] = cm
+	}
+	if ev.ClientID != "" {
+		cm.clientID = ev.ClientID
+	}
+	if ev.ClientAddr != "" {
+		cm.clientAddr = ev.ClientAddr
+	}
+	if h.InstanceID != nil {
+		cm.instanceID = *h.InstanceID
+	}
+	if h.RackID != nil {
+		cm.rack = *h.RackID
+	}
+	if h.ServerAssignor != nil {
+		cm.assignor = *h.ServerAssignor
+	}
+	if h.SubscribedTopicRegex != nil {
+		cm.regex = *h.SubscribedTopicRegex
+	}
+	c := cause{instanceID: cm.instanceID, clientID: cm.clientID, clientAddr: cm.clientAddr}
+	switch {
+	case h.MemberEpoch == 0:
+		if !cm.active {
+			cm.joinedAt = ev.At
+			c.trigger = trigger{kind: TriggerMemberJoined, member: id, at: ev.At}
+			if cm.everActive {
+				c.kind = TriggerMemberRejoined
+			}
+			g.addCause(c)
+		}
+	case h.MemberEpoch < 0:
+		g.consumerLeave(ev, cm, c)
+		return
+	}
+	if h.SubscribedTopicNames != nil {
+		sub := slices.Compact(slices.Sorted(slices.Values(h.SubscribedTopicNames)))
+		if cm.subscription != nil && h.MemberEpoch > 0 && !slices.Equal(sub, cm.subscription) {
+			c.trigger = trigger{kind: TriggerSubscriptionChanged, member: id, at: ev.At,
+				reason: fmt.Sprintf("%v → %v", cm.subscription, sub)}
+			g.addCause(c)
+		}
+		cm.subscription = sub
+	}
+	if h.OwnedPartitions != nil && cm.revoking.count() > 0 {
+		owned := keyed(h.OwnedPartitions)
+		released, still, _ := diff(owned, cm.revoking)
+		cm.revoking = still
+		if released.count() > 0 {
+			g.emit(ev.At, KindEpoch, cm.epoch, id, fmt.Sprintf("%s released %s", id, g.e.topics.named(released)), nil)
+		}
+	}
+	if !ev.Responded() {
+		return
+	}
+	if h.ErrorCode != 0 {
+		g.consumerError(ev, cm, c)
+		return
+	}
+	cm.lastAt, cm.active, cm.everActive = ev.At, true, true
+	if h.HeartbeatInterval > 0 {
+		cm.interval = h.HeartbeatInterval
+	}
+	if h.AssignedEpoch > cg.epoch {
+		cg.epoch = h.AssignedEpoch
+		g.formEpoch(h.AssignedEpoch, ev)
+	}
+	g.consumerStep(ev, cm)
+}
+
+// consumerStep records a member's new epoch or assignment.
+func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
+	h := ev.ConsumerGroupHeartbeat
+	gen := g.latest()
+	if gen == nil {
+		return
+	}
+	old := cm.epoch
+	added, revoked := partitions{}, partitions{}
+	if h.Assignment != nil {
+		na := keyed(h.Assignment)
+		prev := cm.assigned
+		if prev == nil {
+			prev = partitions{}
+		}
+		added, revoked, _ = diff(prev, na)
+		cm.assigned = na
+		if revoked.count() > 0 {
+			cm.revoking = union([]partitions{cm.revoking, revoked})
+		}
+	}
+	cm.epoch = h.AssignedEpoch
+	if cm.epoch > old {
+		cm.revoking = nil // a member epoch advances only once revocations are done
+	}
+	gm := gen.member(cm.id)
+	g.fillConsumerMember(gm, cm)
+	if cm.epoch == gen.num && gm.reachedAt.IsZero() {
+		gm.reachedAt = ev.RespondedAt
+	}
+	if cm.epoch != old || added.count()+revoked.count() > 0 {
+		gm.added = union([]partitions{gm.added, added})
+		gm.revoked = union([]partitions{gm.revoked, revoked})
+		cm.steps = append(cm.steps, epochStep{at: ev.RespondedAt, epoch: cm.epoch, assigned: cm.assigned.clone(), added: added, revoked: revoked})
+		text := fmt.Sprintf("%s epoch %d", cm.id, cm.epoch)
+		if old != cm.epoch {
+			text = fmt.Sprintf("%s epoch %d→%d", cm.id, old, cm.epoch)
+		}
+		if h.Assignment != nil {
+			text += " assigned " + orNone(g.e.topics.named(cm.assigned))
+		}
+		if added.count() > 0 {
+			text += " (+" + g.e.topics.named(added).String() + ")"
+		}
+		if revoked.count() > 0 {
+			text += " (-" + g.e.topics.named(revoked).String() + ", revoking)"
+		}
+		g.emit(ev.RespondedAt, KindEpoch, gen.num, cm.id, text, map[string]any{"member_epoch": cm.epoch, "previous_epoch": old})
+		if revoked.count() > 0 && gen.phase == phaseStable && g.next == nil {
+			g.detect(ev.At, true) // a revocation without a new epoch: the target moved
+		}
+	}
+	g.checkReconciled(gen, ev.RespondedAt)
+}
+
+func (g *group) fillConsumerMember(gm *member, cm *cmember) {
+	gm.instanceID, gm.clientID, gm.clientAddr, gm.rack = cm.instanceID, cm.clientID, cm.clientAddr, cm.rack
+	gm.subscription = cm.subscription
+	gm.assignment = cm.assigned.clone()
+	gm.epoch = cm.epoch
+	gm.joinSeen = true
+	if gm.joinAt.IsZero() {
+		gm.joinAt = cm.joinedAt
+	}
+}
+
+// consumerLeave handles MemberEpoch -1 (leave) and -2 (static leave).
+func (g *group) consumerLeave(ev *decode.Event, cm *cmember, c cause) {
+	how := "left"
+	if ev.ConsumerGroupHeartbeat.MemberEpoch == -2 {
+		how = "left temporarily (static member: its partitions wait for it until its session times out)"
+	}
+	cm.active, cm.leftAt = false, ev.At
+	g.emit(ev.At, KindMemberLeft, g.consumer.epoch, cm.id, fmt.Sprintf("%s %s at epoch %d, owning %s",
+		cm.id, how, cm.epoch, orNone(g.e.topics.named(cm.assigned))), map[string]any{"member_epoch": ev.ConsumerGroupHeartbeat.MemberEpoch})
+	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	g.addCause(c)
+	if latest := g.latest(); latest != nil && latest.phase == phaseStable {
+		g.detect(ev.At, false)
+	}
+}
+
+// consumerError handles an error answer: fencing, or a named error.
+func (g *group) consumerError(ev *decode.Event, cm *cmember, c cause) {
+	h := ev.ConsumerGroupHeartbeat
+	switch h.ErrorCode {
+	case errFencedMemberEpoch, errStaleMemberEpoch, errUnknownMemberID:
+		if !cm.active && len(cm.fences) > 0 {
+			return
+		}
+		name := errorName(h.ErrorCode)
+		cm.fences = append(cm.fences, fence{at: ev.At, epoch: h.MemberEpoch, err: name})
+		lost := cm.assigned
+		cm.active, cm.assigned, cm.revoking = false, nil, nil
+		g.emit(ev.At, KindFenced, g.consumer.epoch, cm.id, fmt.Sprintf("%s fenced: %s at epoch %d; it must rejoin with epoch 0 and loses %s",
+			cm.id, name, h.MemberEpoch, orNone(g.e.topics.named(lost))), map[string]any{"error": name, "member_epoch": h.MemberEpoch})
+		c.trigger = trigger{kind: TriggerMemberFenced, member: cm.id, at: ev.At, reason: name}
+		g.addCause(c)
+		if latest := g.latest(); latest != nil && latest.phase == phaseStable {
+			g.detect(ev.At, false)
+		}
+	default:
+		g.requestError(ev, "ConsumerGroupHeartbeat", cm.id, h.ErrorCode)
+	}
+}
+
+// formEpoch records a new group epoch, first seen in a member's response.
+func (g *group) formEpoch(epoch int32, ev *decode.Event) {
+	latest := g.latest()
+	gen := g.next
+	g.next = nil
+	if gen == nil {
+		gen = newGeneration()
+	}
+	if latest != nil && latest.phase < phaseStable {
+		latest.phase = phaseSuperseded
+	}
+	gen.num, gen.phase, gen.prev, gen.mode = epoch, phaseSyncing, latest, ModeConsumer
+	gen.protocolType, gen.joinEnd, gen.listSeen = "consumer", ev.RespondedAt, true
+	cg := g.consumer
+	for _, id := range sortedKeys(cg.members) {
+		cm := cg.members[id]
+		if gen.protocol == "" && cm.assignor != "" {
+			gen.protocol = cm.assignor
+		}
+		if !cm.active {
+			continue
+		}
+		gm := gen.member(id)
+		g.fillConsumerMember(gm, cm)
+		gm.status = "member"
+		if latest == nil || latest.members[id] == nil {
+			gm.status = "joined"
+		}
+		gen.joined++
+	}
+	gen.trigger, gen.startBound = g.consumerTrigger(gen, ev)
+	gen.start = gen.trigger.at
+	g.consumeCauses(ev.RespondedAt)
+	if latest != nil {
+		for _, id := range sortedKeys(latest.members) {
+			if gen.members[id] != nil {
+				continue
+			}
+			d := departure{member: id, how: DepartUnknown, lost: latest.members[id].assignment.clone()}
+			if cm := cg.members[id]; cm != nil {
+				switch {
+				case len(cm.fences) > 0 && !cm.fences[len(cm.fences)-1].at.Before(latest.joinEnd):
+					f := cm.fences[len(cm.fences)-1]
+					d.how, d.at, d.reason = DepartFenced, f.at, f.err
+				case !cm.leftAt.IsZero():
+					d.how, d.at = DepartLeft, cm.leftAt
+				}
+			}
+			gen.departed = append(gen.departed, d)
+		}
+	} else if epoch > 1 && gen.trigger.kind == TriggerUnknown {
+		gen.note("previousEpoch", fmt.Sprintf("kproxy first saw this group at epoch %d: earlier epochs were not observed", epoch))
+	}
+	g.gens = append(g.gens, gen)
+	g.byNum[epoch] = gen
+	g.errSeen = nil
+	switch {
+	case !gen.announced:
+		g.announce(gen)
+	case gen.told.kind != gen.trigger.kind || gen.told.member != gen.trigger.member:
+		g.emit(gen.trigger.at, KindTrigger, gen.num, gen.trigger.member,
+			fmt.Sprintf("group epoch %d trigger: %s", gen.num, g.triggerText(gen, gen.trigger)), triggerFields(gen.trigger))
+	}
+	g.attachRecent(gen)
+	g.countRebalance(gen)
+}
+
+// consumerTrigger is the earliest cause since the previous epoch.
+func (g *group) consumerTrigger(gen *generation, ev *decode.Event) (trigger, bool) {
+	var best *trigger
+	for _, c := range g.causes {
+		if !c.at.After(ev.RespondedAt) && (best == nil || better(c.trigger, *best)) {
+			t := c.trigger
+			best = &t
+		}
+	}
+	if best != nil {
+		return *best, false
+	}
+	return trigger{kind: TriggerUnknown, at: ev.At, reason: "the change that bumped the group epoch was not observed"}, true
+}
+
+// checkReconciled makes a group epoch stable once every active member has
+// reached it with nothing left to revoke.
+func (g *group) checkReconciled(gen *generation, at time.Time) {
+	if gen.phase != phaseSyncing || g.next != nil {
+		return
+	}
+	for _, cm := range g.consumer.members {
+		if cm.active && (cm.epoch != gen.num || cm.revoking.count() > 0) {
+			return
+		}
+	}
+	gen.phase, gen.stableAt = phaseStable, at
+	gen.nothing = nil
+	for _, id := range sortedKeys(gen.members) {
+		gm := gen.members[id]
+		if cm := g.consumer.members[id]; cm == nil || !cm.active {
+			continue
+		}
+		gm.synced, gm.syncedAt = true, gm.reachedAt
+		if gm.assignment.count() == 0 {
+			gen.nothing = append(gen.nothing, id)
+		}
+	}
+	g.emitStable(gen)
+}
+
+// consumerRevocation is the generation a KIP-848 commit is revoking in:
+// the member has partitions revoked but not yet released.
+func (g *group) consumerRevocation(c *commit) *generation {
+	cm := g.consumer.members[c.member]
+	if cm == nil || cm.revoking.count() == 0 {
+		return nil
+	}
+	if g.next != nil {
+		return g.next
+	}
+	return g.latest()
+}
+
+// consumerOwned is what a KIP-848 member may commit: what it is assigned
+// and what it is still revoking, by name; nil when unknown.
+func (g *group) consumerOwned(id string) partitions {
+	cm := g.consumer.members[id]
+	if cm == nil || cm.assigned == nil {
+		return nil
+	}
+	return g.e.topics.named(union([]partitions{cm.assigned, cm.revoking}))
+}
+
+// consumerOwner is the KIP-848 member assigned a partition.
+func (g *group) consumerOwner(t string, p int32) string {
+	for _, id := range sortedKeys(g.consumer.members) {
+		if cm := g.consumer.members[id]; cm.active && g.e.topics.named(cm.assigned).has(t, p) {
+			return id
+		}
+	}
+	return ""
+}
+
+// closeConsumer says which KIP-848 members went silent: the consumer
+// protocol's session timeout is a broker setting, not on the wire.
+func (g *group) closeConsumer(at time.Time) {
+	for _, id := range sortedKeys(g.consumer.members) {
+		cm := g.consumer.members[id]
+		if !cm.active || cm.interval <= 0 || at.Sub(cm.lastAt) <= 3*cm.interval {
+			continue
+		}
+		g.emit(at, KindPartial, g.consumer.epoch, id, fmt.Sprintf("%s silent since %s (%s, heartbeat interval %s); the consumer protocol's session timeout is a broker setting kproxy cannot see",
+			id, clock(cm.lastAt, g.e.cfg.Location), human(at.Sub(cm.lastAt)), human(cm.interval)), nil)
+	}
+}

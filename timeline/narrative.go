@@ -1,0 +1,184 @@
+package timeline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// who names a member with its client id and address when known:
+// "consumer-B-1f2e (client consumer-B 127.0.0.1:50412)".
+func (g *group) who(id string) string {
+	lm := g.live[id]
+	if lm == nil || (lm.clientID == "" && lm.clientAddr == "") {
+		return id
+	}
+	return fmt.Sprintf("%s (client %s)", id, strings.TrimSpace(lm.clientID+" "+lm.clientAddr))
+}
+
+// triggerText is the human form of a trigger.
+func (g *group) triggerText(gen *generation, t trigger) string {
+	var s string
+	switch t.kind {
+	case TriggerMemberJoined:
+		s = "member joined " + g.who(t.member)
+	case TriggerMemberLeft:
+		s = "member left " + g.who(t.member)
+	case TriggerSessionTimeout:
+		return fmt.Sprintf("session of %s timed out (%s; inferred)", t.member, t.reason)
+	case TriggerSubscriptionChanged:
+		s = "subscription of " + t.member + " changed"
+	case TriggerLeaderRejoined:
+		s = "leader " + t.member + " rejoined (leaders do so when topic metadata or partition counts change)"
+	case TriggerMemberRejoined:
+		s = "member " + t.member + " rejoined"
+	case TriggerMemberFenced:
+		s = "member " + t.member + " was fenced"
+	case TriggerFollowUp:
+		prev := int32(0)
+		if gen.prev != nil {
+			prev = gen.prev.num
+		}
+		return fmt.Sprintf("cooperative follow-up of gen %d: %s %s and rejoined", prev, t.member, t.reason)
+	default:
+		return "cause not observed (" + t.reason + ")"
+	}
+	if t.reason != "" {
+		s += fmt.Sprintf(": %q", t.reason)
+	}
+	return s
+}
+
+func triggerFields(t trigger) map[string]any {
+	return map[string]any{"trigger": t.kind, "trigger_member": t.member, "reason": t.reason}
+}
+
+// announce emits the start of a rebalance.
+func (g *group) announce(gen *generation) {
+	gen.announced, gen.told = true, gen.trigger
+	var head string
+	switch {
+	case g.consumer != nil && gen.prev != nil:
+		head = fmt.Sprintf("group epoch %d→%d started", gen.prev.num, gen.num)
+	case g.consumer != nil:
+		head = fmt.Sprintf("group epoch %d started (first epoch seen)", gen.num)
+	case gen.prev != nil:
+		head = fmt.Sprintf("rebalance gen %d→%d started", gen.prev.num, gen.num)
+	case gen.num == 1:
+		head = "group formed: gen 1 started"
+	default:
+		head = "rebalance started (first generation seen)"
+	}
+	f := triggerFields(gen.trigger)
+	if gen.startBound {
+		f["start_is_upper_bound"] = true
+	}
+	g.emit(gen.start, KindRebalanceStarted, gen.num, gen.trigger.member,
+		head+": "+g.triggerText(gen, gen.trigger), f)
+}
+
+// emitJoin tells one member's JoinGroup: when it arrived after the start
+// and how long it was held.
+func (g *group) emitJoin(gen *generation, m *member) {
+	verb := "joined"
+	if m.status == "rejoined" || m.status == "replaced" {
+		verb = "rejoined"
+	}
+	text := fmt.Sprintf("%s %s", m.id, verb)
+	if !gen.start.IsZero() && !m.joinAt.Before(gen.start) {
+		text += " after " + human(m.joinAt.Sub(gen.start))
+	}
+	wait := m.joinRespAt.Sub(m.joinAt)
+	text += ", waited " + human(wait)
+	if gen.slowest == m.id {
+		text += " (slowest; group waited for it)"
+	}
+	if m.retried {
+		text += " [MEMBER_ID_REQUIRED and retry: one join]"
+	}
+	if m.replaces != "" {
+		text += " [static member, replaces " + m.replaces + "]"
+	}
+	if c := strings.TrimSpace(m.clientID + " " + m.clientAddr); c != "" {
+		text += " (client " + c + ")"
+	}
+	g.emit(m.joinAt, KindMemberJoined, gen.num, m.id, text, map[string]any{
+		"status": m.status, "client_id": m.clientID, "client_addr": m.clientAddr, "instance_id": m.instanceID,
+		"join_wait_ms": ms(wait), "slowest": gen.slowest == m.id, "reason": m.reason,
+	})
+}
+
+// emitDeparture tells a member missing from the new generation. LeaveGroup
+// was told when it happened.
+func (g *group) emitDeparture(gen *generation, d departure) {
+	if d.how == DepartLeft {
+		return
+	}
+	if lm := g.live[d.member]; d.how == DepartSessionTimeout && lm != nil && lm.expired {
+		return // already told by the sweep
+	}
+	text := fmt.Sprintf("%s dropped: ", d.member)
+	switch d.how {
+	case DepartSessionTimeout:
+		text += "session timed out (" + d.reason + ")"
+	default:
+		text += d.reason
+	}
+	if d.lost.count() > 0 {
+		text += "; its partitions " + d.lost.String() + " move"
+	}
+	g.emit(d.at, KindMemberDropped, gen.num, d.member, text, map[string]any{"how": d.how, "reason": d.reason})
+}
+
+// emitLeader tells the end of the join phase: leader, assignor, members.
+func (g *group) emitLeader(gen *generation) {
+	leader := gen.leader
+	if leader == "" {
+		leader = "unknown"
+	}
+	text := fmt.Sprintf("gen %d leader %s", gen.num, leader)
+	switch {
+	case gen.prevLeader != "":
+		text += fmt.Sprintf(" (was %s: %s)", gen.prevLeader, gen.leaderReason)
+	case gen.prev != nil && gen.prev.leader != "" && gen.prev.leader == gen.leader:
+		text += " (unchanged)"
+	}
+	text += ", protocol " + protocolText(gen)
+	n := gen.joined
+	if gen.listSeen {
+		n = gen.listSize
+	}
+	text += fmt.Sprintf(", %d member%s", n, plural(n))
+	if !gen.listSeen {
+		text += " seen (member list not seen)"
+	}
+	g.emit(gen.joinEnd, KindLeader, gen.num, gen.leader, text, map[string]any{
+		"protocol_type": gen.protocolType, "protocol": gen.protocol, "mode": gen.mode, "members": n,
+		"previous_leader": gen.prevLeader,
+	})
+}
+
+func protocolText(gen *generation) string {
+	p := gen.protocol
+	if p == "" {
+		p = "unknown"
+	}
+	if gen.protocolType != "" && gen.protocolType != "consumer" {
+		p = gen.protocolType + "/" + p
+	}
+	return fmt.Sprintf("%s (%s)", p, gen.mode)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// listNames joins up to n names, then says how many more.
+func listNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}

@@ -1,0 +1,374 @@
+package timeline
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WriteText renders r for people: per group, each generation with its
+// summary block, then storms and what is unknown. Clock times are shown in
+// loc (UTC when nil).
+func WriteText(w io.Writer, r *Report, loc *time.Location) error {
+	bw := bufio.NewWriter(w)
+	for i, g := range r.Groups {
+		if i > 0 {
+			bw.WriteString("\n")
+		}
+		writeGroupText(bw, g, loc)
+	}
+	return bw.Flush()
+}
+
+// WriteEntryText writes an entry in its console form, with its summary
+// block if it has one.
+func WriteEntryText(w io.Writer, e Entry) error {
+	_, err := io.WriteString(w, strings.Join(e.Lines(), "\n")+"\n")
+	return err
+}
+
+func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
+	fmt.Fprintf(w, "group %s (%s protocol", g.Group, g.GroupProtocol)
+	if g.ProtocolType != "" {
+		fmt.Fprintf(w, ", protocol type %s", g.ProtocolType)
+	}
+	fmt.Fprintf(w, ") seen %s to %s", clockOf(&g.FirstSeen, loc), clockOf(&g.LastSeen, loc))
+	if c := g.Coordinator; c != nil {
+		fmt.Fprintf(w, ", coordinator node %d (%s:%d)", c.NodeID, c.Host, c.Port)
+	}
+	w.WriteString("\n")
+	for _, gen := range g.Generations {
+		label := "gen"
+		if g.GroupProtocol == "consumer" {
+			label = "group epoch"
+		}
+		fmt.Fprintf(w, "  %s %d %s", label, gen.Generation, gen.Status)
+		if gen.StartedAt != nil {
+			fmt.Fprintf(w, ", started %s", clockOf(gen.StartedAt, loc))
+		}
+		if gen.StableAt != nil {
+			fmt.Fprintf(w, ", stable %s", clockOf(gen.StableAt, loc))
+		}
+		if d := durationText(gen); d != "" {
+			w.WriteString(": " + d)
+		}
+		w.WriteString("\n")
+		for _, l := range summaryLines(gen, -1, loc) {
+			w.WriteString("    " + l + "\n")
+		}
+	}
+	if p := g.PendingRebalance; p != nil {
+		fmt.Fprintf(w, "  pending rebalance toward gen %d, started %s: %s\n", p.Generation, clockOf(p.StartedAt, loc), triggerLine(p.Trigger))
+	}
+	for _, s := range g.Storms {
+		state := "ongoing at the end of input"
+		if !s.Ongoing {
+			state = "ended " + clockOf(s.EndedAt, loc)
+		}
+		fmt.Fprintf(w, "  storm %s to %s: %d rebalances (gens %s), dominant trigger %s %s, members %s; %s\n",
+			clockOf(&s.From, loc), clockOf(&s.To, loc), s.Rebalances, joinInts(s.Generations), s.DominantTrigger,
+			countsText(s.Triggers), listNames(s.Members, 10), state)
+	}
+	for _, cm := range g.ConsumerMembers {
+		fmt.Fprintf(w, "  member %s epoch %d %s", cm.MemberID, cm.MemberEpoch, partsText(cm.Assignment))
+		if !cm.Active {
+			w.WriteString(" (inactive)")
+		}
+		w.WriteString("\n")
+		for _, e := range cm.Epochs {
+			fmt.Fprintf(w, "    %s epoch %d %s%s%s\n", clockOf(&e.At, loc), e.Epoch, partsText(e.Assignment),
+				signed("+", e.Added), signed("-", e.Revoked))
+		}
+		for _, f := range cm.Fences {
+			fmt.Fprintf(w, "    %s fenced at epoch %d: %s\n", clockOf(&f.At, loc), f.Epoch, f.Error)
+		}
+	}
+	for _, u := range g.Unknown {
+		fmt.Fprintf(w, "  unknown %s: %s\n", u.What, u.Why)
+	}
+}
+
+// durationText is the headline timing of a generation.
+func durationText(gen GenerationReport) string {
+	if gen.Mode == ModeConsumer {
+		if gen.ReconcileMs == nil {
+			return "no stop-the-world (members reconcile one by one)"
+		}
+		return "reconciled in " + msText(gen.ReconcileMs) + " (no stop-the-world: members reconcile one by one)"
+	}
+	if gen.StopTheWorldMs == nil {
+		return ""
+	}
+	s := "stop-the-world " + msText(gen.StopTheWorldMs)
+	if gen.StartIsUpperBound {
+		s = "stop-the-world at least " + msText(gen.StopTheWorldMs)
+	}
+	var parts []string
+	if gen.JoinMs != nil {
+		parts = append(parts, "join "+msText(gen.JoinMs))
+	}
+	if gen.SyncMs != nil {
+		parts = append(parts, "sync "+msText(gen.SyncMs))
+	}
+	if gen.LeaderPlanMs != nil {
+		parts = append(parts, "leader's plan "+msText(gen.LeaderPlanMs))
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}
+
+// summaryLines is a generation's summary block, used by the live stable
+// entry (members capped at maxMembers) and the text report (maxMembers < 0:
+// all).
+func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	t := "trigger: " + triggerLine(gen.Trigger)
+	if gen.Trigger.At != nil {
+		t += " at " + clockOf(gen.Trigger.At, loc)
+	}
+	if gen.FollowUpOf != nil {
+		t += fmt.Sprintf(" (follow-up of gen %d, chain %d)", *gen.FollowUpOf, gen.FollowUpChain)
+	}
+	add("%s", t)
+	proto := gen.Protocol
+	if proto == "" {
+		proto = "unknown"
+	}
+	if gen.ProtocolType != "" && gen.ProtocolType != "consumer" {
+		proto = gen.ProtocolType + "/" + proto
+	}
+	line := fmt.Sprintf("protocol %s (%s)", proto, gen.Mode)
+	if gen.Mode != ModeConsumer {
+		leader := gen.Leader
+		if leader == "" {
+			leader = "unknown"
+		}
+		line += ", leader " + leader
+		if lc := gen.LeaderChange; lc != nil {
+			line += fmt.Sprintf(" (was %s: %s)", lc.Previous, lc.Reason)
+		}
+	}
+	if gen.RebalanceTimeoutMs != nil {
+		line += ", rebalance timeout " + msText(gen.RebalanceTimeoutMs)
+	}
+	add("%s", line)
+	if gen.WaitedFor != "" {
+		add("group waited for %s (slowest to rejoin)", gen.WaitedFor)
+	}
+	n := 0
+	for _, m := range gen.Members {
+		if m.ReplacedBy != "" {
+			continue
+		}
+		n++
+	}
+	add("members (%d):", n)
+	shown := 0
+	for _, m := range gen.Members {
+		if maxMembers >= 0 && shown == maxMembers {
+			add("  … %d more (see the report)", len(gen.Members)-shown)
+			break
+		}
+		shown++
+		add("  %s", memberLine(gen, m, loc))
+	}
+	for _, d := range gen.Departed {
+		l := fmt.Sprintf("departed %s: %s", d.MemberID, d.How)
+		if d.Reason != "" {
+			l += " (" + d.Reason + ")"
+		}
+		if d.At != nil {
+			l += " at " + clockOf(d.At, loc)
+		}
+		if len(d.Partitions) > 0 {
+			l += ", had " + partsText(d.Partitions)
+		}
+		add("%s", l)
+	}
+	for _, rj := range gen.RejoinsWithoutRebalance {
+		l := fmt.Sprintf("rejoined without rebalance %s at %s", rj.MemberID, clockOf(&rj.At, loc))
+		if rj.Replaces != "" {
+			l += fmt.Sprintf(" (static member %s, replaces %s)", rj.InstanceID, rj.Replaces)
+		}
+		add("%s", l)
+	}
+	if gen.Unassigned != nil && len(gen.Unassigned) > 0 {
+		add("unassigned: %s", partsText(gen.Unassigned))
+	}
+	if len(gen.MembersWithNothing) > 0 {
+		add("members with nothing: %s", listNames(gen.MembersWithNothing, 10))
+	}
+	for _, c := range gen.CommitsDuringRevocation {
+		add("commit during revocation %s", commitLine(c, loc))
+	}
+	for _, s := range gen.SuspectCommits {
+		l := fmt.Sprintf("suspect commit %s %s[%d]=%d (gen %d) at %s: %s", s.MemberID, s.Topic, s.Partition, s.Offset,
+			s.Generation, clockOf(&s.At, loc), strings.Join(s.Reasons, ", "))
+		if s.CommittedOffset != nil {
+			l += fmt.Sprintf("; committed before %d by %s", *s.CommittedOffset, orDash(s.CommittedBy))
+		}
+		l += "; owner " + orDash(s.Owner)
+		add("%s", l)
+	}
+	if gen.Unsettled != "" {
+		add("unsettled: %s", gen.Unsettled)
+	}
+	for _, u := range gen.Unknown {
+		add("unknown %s: %s", u.What, u.Why)
+	}
+	return out
+}
+
+func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string {
+	var b strings.Builder
+	b.WriteString(m.MemberID)
+	if m.Status != "" {
+		b.WriteString(" " + m.Status)
+	}
+	if m.InstanceID != "" {
+		b.WriteString(" instance " + m.InstanceID)
+	}
+	if c := strings.TrimSpace(m.ClientID + " " + m.ClientAddr); c != "" {
+		b.WriteString(" client " + c)
+	}
+	if m.JoinedAt != nil && gen.Mode != ModeConsumer {
+		b.WriteString(" joined " + clockOf(m.JoinedAt, loc))
+		if m.JoinWaitMs != nil {
+			b.WriteString(" waited " + msText(m.JoinWaitMs))
+		}
+		if m.StopTheWorldMs != nil {
+			b.WriteString(" stopped " + msText(m.StopTheWorldMs))
+		}
+	}
+	if m.MemberEpoch != nil {
+		fmt.Fprintf(&b, " epoch %d", *m.MemberEpoch)
+	}
+	if m.Subscription != nil {
+		b.WriteString(" subscribed [" + strings.Join(m.Subscription, " ") + "]")
+	}
+	if m.Rack != "" {
+		b.WriteString(" rack " + m.Rack)
+	}
+	if len(m.OwnedPartitions) > 0 {
+		b.WriteString(" owned " + partsText(m.OwnedPartitions))
+	}
+	if m.ReplacedBy != "" {
+		b.WriteString(" replaced by " + m.ReplacedBy)
+		return b.String()
+	}
+	b.WriteString(" → ")
+	if m.Assignment == nil {
+		b.WriteString("assignment unknown")
+	} else {
+		b.WriteString(partsText(m.Assignment))
+	}
+	b.WriteString(signed("+", m.Added) + signed("-", m.Revoked))
+	return b.String()
+}
+
+func commitLine(c CommitReport, loc *time.Location) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s gen %d at %s", c.MemberID, c.Generation, clockOf(&c.At, loc))
+	for _, t := range sortedKeys(c.Offsets) {
+		for i, p := range sortedPartitions(c.Offsets[t]) {
+			b.WriteByte(' ')
+			if i == 0 {
+				b.WriteString(t)
+			}
+			fmt.Fprintf(&b, "[%d]=%d", p, c.Offsets[t][p])
+		}
+	}
+	switch c.Result {
+	case "failed":
+		b.WriteString(" FAILED")
+		for _, t := range sortedKeys(c.Errors) {
+			for _, p := range sortedPartitions(c.Errors[t]) {
+				fmt.Fprintf(&b, " %s[%d] %s", t, p, c.Errors[t][p])
+			}
+		}
+	default:
+		b.WriteString(" " + c.Result)
+	}
+	if c.LatencyMs != nil {
+		b.WriteString(" (" + msText(c.LatencyMs) + ")")
+	}
+	return b.String()
+}
+
+func triggerLine(t TriggerReport) string {
+	s := strings.ReplaceAll(t.Kind, "_", " ")
+	if t.Member != "" {
+		s += " " + t.Member
+	}
+	if t.Reason != "" {
+		s += fmt.Sprintf(" (%s)", t.Reason)
+	}
+	return s
+}
+
+func partsText(m map[string][]int32) string {
+	if m == nil {
+		return "unknown"
+	}
+	if len(m) == 0 {
+		return "nothing"
+	}
+	return partitions(m).String()
+}
+
+func signed(sign string, m map[string][]int32) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return " (" + sign + partitions(m).String() + ")"
+}
+
+func msText(v *float64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return human(time.Duration(*v * float64(time.Millisecond)))
+}
+
+// clockOf renders an RFC 3339 stamp from a report as a time of day in loc.
+func clockOf(s *string, loc *time.Location) string {
+	if s == nil {
+		return "unknown"
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		return *s
+	}
+	return clock(t, loc)
+}
+
+func joinInts(ns []int32) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, " ")
+}
+
+func countsText(m map[string]int) string {
+	ks := sortedKeys(m)
+	sort.SliceStable(ks, func(i, j int) bool { return m[ks[i]] > m[ks[j]] })
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,104 @@
+package timeline
+
+import (
+	"fmt"
+	"time"
+)
+
+// sweepGrace is how long past a member's session deadline the engine waits
+// before calling it expired: exchanges of different connections reach the
+// engine slightly out of order, and a heartbeat may still be on its way.
+const sweepGrace = time.Second
+
+// sweep infers session timeouts in a stable classic group: a member with no
+// accepted request within its session timeout was removed by the
+// coordinator, which starts a rebalance. Groups mid-rebalance are left to
+// the next formation, because members held in JoinGroup send no heartbeats
+// and are kept alive by the coordinator.
+func (g *group) sweep(now time.Time) {
+	latest := g.latest()
+	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
+		return
+	}
+	for _, id := range sortedKeys(latest.members) {
+		lm := g.live[id]
+		if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+			continue
+		}
+		exp := lm.lastAlive.Add(lm.sessionTimeout)
+		if now.Sub(exp) < sweepGrace {
+			continue
+		}
+		lm.expired, lm.gone = true, true
+		reason := expiryReason(lm)
+		g.addCause(cause{trigger: trigger{kind: TriggerSessionTimeout, member: id, reason: reason, at: exp},
+			instanceID: lm.instanceID, clientID: lm.clientID, clientAddr: lm.clientAddr})
+		g.emit(exp, KindSessionExpired, latest.num, id, fmt.Sprintf("session of %s timed out (%s; inferred)", id, reason),
+			map[string]any{"session_timeout_ms": ms(lm.sessionTimeout), "client_id": lm.clientID, "client_addr": lm.clientAddr})
+		g.memberGone(id, exp, DepartSessionTimeout, reason)
+	}
+}
+
+// withdrawExpiry takes back an inferred session timeout: the member was
+// heard from again.
+func (g *group) withdrawExpiry(id string, at time.Time) {
+	kept := g.causes[:0]
+	for _, c := range g.causes {
+		if !(c.kind == TriggerSessionTimeout && c.member == id) {
+			kept = append(kept, c)
+		}
+	}
+	g.causes = kept
+	num := int32(0)
+	if latest := g.latest(); latest != nil {
+		num = latest.num
+	}
+	if n := g.next; n != nil && n.trigger.kind == TriggerSessionTimeout && n.trigger.member == id && n.evidenceAt.IsZero() {
+		g.next = nil
+	}
+	g.emit(at, KindPartial, num, id, fmt.Sprintf("%s was heard from again: its inferred session timeout is withdrawn", id), nil)
+}
+
+// close settles a group at the end of input.
+func (g *group) close(at time.Time) {
+	g.sweep(at)
+	if g.consumer != nil {
+		g.closeConsumer(at)
+	}
+	latest := g.latest()
+	if latest != nil && latest.phase == phaseJoining {
+		g.finishJoin(latest)
+	}
+	if latest != nil && latest.phase == phaseSyncing {
+		var waiting []string
+		for _, id := range sortedKeys(latest.members) {
+			if m := latest.members[id]; m.joinSeen && !m.synced {
+				waiting = append(waiting, id)
+			}
+		}
+		why := fmt.Sprintf("generation %d was not stable at the end of input: %s had no assignment yet", latest.num, listNames(waiting, 5))
+		if g.consumer != nil {
+			why = fmt.Sprintf("group epoch %d was not reconciled at the end of input", latest.num)
+		}
+		latest.note("stableAt", why)
+		g.emit(at, KindIncomplete, latest.num, "", why, nil)
+	}
+	if n := g.next; n != nil {
+		if n.empty != nil {
+			g.next = nil
+			g.materializeEmpty(n)
+			latest = n
+		} else {
+			why := fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
+				clock(n.start, g.e.cfg.Location), n.trigger.kind)
+			g.emit(at, KindIncomplete, n.num, n.trigger.member, why, nil)
+		}
+	}
+	if latest != nil && latest.phase == phaseStable && latest.mode == ModeCooperative && g.next == nil && revokedAny(latest) {
+		latest.unsettled = fmt.Sprintf("partitions revoked in gen %d were never reassigned: no follow-up rebalance was seen", latest.num)
+		g.emit(at, KindUnsettled, latest.num, "", latest.unsettled, nil)
+	}
+	if st := g.storm.active; st != nil && at.Sub(st.to) > g.e.cfg.StormWindow {
+		g.endStorm(st.to.Add(g.e.cfg.StormWindow))
+	}
+}

@@ -1,0 +1,186 @@
+package timeline
+
+import (
+	"fmt"
+	"slices"
+)
+
+// checkStable makes gen stable once every member seen joining it has its
+// SyncGroup response. Members kproxy never saw (their traffic does not pass
+// through it) cannot be waited for; the report says so.
+func (g *group) checkStable(gen *generation) {
+	if gen.phase != phaseSyncing || gen.waiting > 0 {
+		return
+	}
+	gen.phase = phaseStable
+	for _, m := range gen.members {
+		if m.joinSeen {
+			gen.stableAt = later(gen.stableAt, m.syncedAt)
+		}
+	}
+	g.computeDiff(gen)
+	g.emitPlan(gen)
+	g.emitStable(gen)
+}
+
+// before is what m owned before gen: nothing for a new member, its
+// assignment in the previous generation, what a cooperative member said it
+// still owned, or nil (unknown).
+func (g *group) before(gen *generation, m *member) partitions {
+	if m.status == "joined" {
+		return partitions{}
+	}
+	if m.replaces != "" {
+		if om := gen.members[m.replaces]; om != nil {
+			return om.resolved() // a static member replaced within this generation
+		}
+	}
+	if prev := gen.prev; prev != nil {
+		id := m.id
+		if m.replaces != "" {
+			id = m.replaces
+		}
+		if pm := prev.members[id]; pm != nil && pm.resolved() != nil {
+			return pm.resolved()
+		}
+	}
+	if m.owned != nil && gen.mode == ModeCooperative {
+		return m.owned
+	}
+	return nil
+}
+
+// computeDiff fills, per member, what was added, revoked and kept, and the
+// generation's unassigned partitions and members without partitions.
+func (g *group) computeDiff(gen *generation) {
+	var known, assigned []partitions
+	complete := true
+	gen.nothing = nil
+	topics := map[string]bool{}
+	for _, id := range sortedKeys(gen.members) {
+		m := gen.members[id]
+		if m.replacedBy != "" {
+			continue
+		}
+		for _, t := range m.subscription {
+			topics[t] = true
+		}
+		cur := m.resolved()
+		if cur == nil {
+			complete = false
+			m.added, m.revoked, m.kept = nil, nil, nil
+			continue
+		}
+		assigned = append(assigned, cur)
+		if cur.count() == 0 {
+			gen.nothing = append(gen.nothing, id)
+		}
+		prev := g.before(gen, m)
+		if prev == nil {
+			m.added, m.revoked, m.kept = nil, nil, nil
+			continue
+		}
+		known = append(known, prev)
+		m.added, m.revoked, m.kept = diff(prev, cur)
+	}
+	if prev := gen.prev; prev != nil {
+		for _, pm := range prev.members {
+			if r := pm.resolved(); r != nil {
+				known = append(known, r)
+			}
+		}
+	}
+	for _, t := range sortedKeys(topics) {
+		if n := g.e.topics.counts[t]; n > 0 {
+			all := make([]int32, n)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			known = append(known, partitions{t: all})
+		}
+	}
+	gen.owners = nil
+	if !complete || len(assigned) == 0 && gen.phase != phaseEmpty {
+		gen.unassigned = nil
+		return
+	}
+	have := union(assigned)
+	gen.unassigned, _, _ = diff(have, union(append(known, assigned...)))
+}
+
+// union merges partition sets, sorting each topic once.
+func union(sets []partitions) partitions {
+	out := partitions{}
+	for _, s := range sets {
+		for t, ps := range s {
+			out[t] = append(out[t], ps...)
+		}
+	}
+	for t, ps := range out {
+		slices.Sort(ps)
+		out[t] = slices.Compact(ps)
+	}
+	return out
+}
+
+// emitPlan tells the assignment and what moved, for up to ten members.
+func (g *group) emitPlan(gen *generation) {
+	at := gen.planAt
+	if at.IsZero() {
+		at = gen.stableAt
+	}
+	text := fmt.Sprintf("gen %d plan", gen.num)
+	shown, moved := 0, 0
+	for _, id := range sortedKeys(gen.members) {
+		m := gen.members[id]
+		if m.replacedBy != "" {
+			continue
+		}
+		moved += m.added.count() + m.revoked.count()
+		if shown == 10 {
+			continue
+		}
+		shown++
+		text += "  " + id + " " + orNone(m.resolved())
+		if m.revoked.count() > 0 {
+			text += " (-" + m.revoked.String() + ")"
+		}
+		if m.added.count() > 0 {
+			text += " (+" + m.added.String() + ")"
+		}
+	}
+	if n := len(gen.members) - shown; n > 0 && shown == 10 {
+		text += fmt.Sprintf("  … %d more", n)
+	}
+	if gen.unassigned.count() > 0 {
+		text += "  unassigned " + gen.unassigned.String()
+	}
+	g.emit(at, KindPlan, gen.num, gen.planBy, text, map[string]any{
+		"moved": moved, "unassigned": gen.unassigned.count(), "members_with_nothing": len(gen.nothing)})
+}
+
+// emitStable tells that every member has its assignment, with the
+// generation's summary block as Detail.
+func (g *group) emitStable(gen *generation) {
+	gr := g.generationReport(gen)
+	text := fmt.Sprintf("gen %d stable: %s", gen.num, durationText(gr))
+	if gen.mode == ModeConsumer {
+		text = fmt.Sprintf("group epoch %d reconciled: %s", gen.num, durationText(gr))
+	}
+	e := Entry{At: gen.stableAt, Group: g.id, Kind: KindStable, Generation: gen.num, Text: text,
+		Detail: summaryLines(gr, liveMemberLines, g.e.cfg.Location), Fields: map[string]any{
+			"stop_the_world_ms": valueOr(gr.StopTheWorldMs), "join_ms": valueOr(gr.JoinMs), "sync_ms": valueOr(gr.SyncMs),
+			"trigger": gr.Trigger.Kind, "leader": gr.Leader, "members": len(gr.Members)}}
+	g.e.emit(e)
+}
+
+// liveMemberLines caps the member lines of a live summary block; the text
+// report lists them all.
+const liveMemberLines = 20
+
+func valueOr(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

@@ -1,0 +1,117 @@
+package timeline
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// stormState tracks one group's recent rebalances for storm detection.
+type stormState struct {
+	window []stormMark // rebalances within the storm window of the latest
+	active *storm
+	storms []*storm
+}
+
+type stormMark struct {
+	at     time.Time
+	gen    int32
+	kind   string
+	member string
+}
+
+// storm is a run of rebalances, each within the storm window of the
+// previous, that reached the storm threshold.
+type storm struct {
+	from, to time.Time
+	marks    []stormMark
+	ended    bool
+	endedAt  time.Time
+}
+
+// countRebalance adds a formed generation to the storm detector. The very
+// first generation seen is the group forming, not a rebalance.
+func (g *group) countRebalance(gen *generation) {
+	if gen.prev == nil {
+		return
+	}
+	s := &g.storm
+	mark := stormMark{at: gen.start, gen: gen.num, kind: gen.trigger.kind, member: gen.trigger.member}
+	if mark.at.IsZero() {
+		mark.at = gen.joinEnd
+	}
+	w := g.e.cfg.StormWindow
+	if s.active != nil && mark.at.Sub(s.active.to) > w {
+		g.endStorm(s.active.to.Add(w))
+	}
+	s.window = append(s.window, mark)
+	cut := 0
+	for cut < len(s.window) && mark.at.Sub(s.window[cut].at) > w {
+		cut++
+	}
+	s.window = s.window[cut:]
+	if s.active != nil {
+		s.active.marks = append(s.active.marks, mark)
+		s.active.to = mark.at
+		return
+	}
+	if len(s.window) < g.e.cfg.StormRebalances {
+		return
+	}
+	st := &storm{from: s.window[0].at, to: mark.at, marks: append([]stormMark(nil), s.window...)}
+	s.active = st
+	s.storms = append(s.storms, st)
+	kind, n := st.dominant()
+	g.emit(mark.at, KindStorm, gen.num, "", fmt.Sprintf("storm: %d rebalances within %s (gens %d–%d), mostly %s (%d of %d), members %s",
+		len(st.marks), human(st.to.Sub(st.from)), st.marks[0].gen, mark.gen, kind, n, len(st.marks), listNames(st.members(), 5)),
+		map[string]any{"rebalances": len(st.marks), "dominant_trigger": kind, "members": st.members()})
+}
+
+// endStorm closes the active storm at the end of its window.
+func (g *group) endStorm(at time.Time) {
+	st := g.storm.active
+	if st == nil {
+		return
+	}
+	g.storm.active = nil
+	st.ended, st.endedAt = true, at
+	g.emit(at, KindStormEnded, st.marks[len(st.marks)-1].gen, "", fmt.Sprintf("storm over: %d rebalances from %s to %s",
+		len(st.marks), clock(st.from, g.e.cfg.Location), clock(st.to, g.e.cfg.Location)), map[string]any{"rebalances": len(st.marks)})
+}
+
+// dominant is the most frequent trigger kind, ties broken by name.
+func (st *storm) dominant() (string, int) {
+	counts := map[string]int{}
+	for _, m := range st.marks {
+		counts[m.kind]++
+	}
+	best, n := "", 0
+	for _, k := range sortedKeys(counts) {
+		if counts[k] > n {
+			best, n = k, counts[k]
+		}
+	}
+	return best, n
+}
+
+// members are the members named by the storm's triggers, most frequent
+// first.
+func (st *storm) members() []string {
+	counts := map[string]int{}
+	for _, m := range st.marks {
+		if m.member != "" {
+			counts[m.member]++
+		}
+	}
+	ms := sortedKeys(counts)
+	sort.SliceStable(ms, func(i, j int) bool { return counts[ms[i]] > counts[ms[j]] })
+	return ms
+}
+
+func (st *storm) triggers() map[string]int {
+	counts := map[string]int{}
+	for _, m := range st.marks {
+		counts[m.kind]++
+	}
+	return counts
+}
