@@ -30,14 +30,16 @@ type conn struct {
 	clientAddr string
 	log        *zap.Logger
 
-	upstream net.Conn // set by serve before the pumps start
-	pending  inflight
+	pending inflight
 
-	mu       sync.Mutex
-	inFrame  bool // requestPump is between the first and last byte of a frame
-	stopping bool // shutdown: read no new requests
-
-	closeOnce sync.Once
+	mu sync.Mutex
+	// upstream is set by serve before the pumps start; close reads it
+	// from other goroutines.
+	upstream   net.Conn
+	closed     bool
+	inFrame    bool // requestPump is between the first and last byte of a frame
+	stopping   bool // shutdown: read no new requests
+	reqStopped bool // requestPump stopped for shutdown at a frame boundary
 }
 
 // serve runs the connection until either side closes or the proxy stops.
@@ -62,7 +64,11 @@ func (c *conn) serve() {
 	if err != nil {
 		return
 	}
-	c.upstream = up
+	if !c.setUpstream(up) {
+		// Closed by a shutdown timeout while dialing.
+		up.Close()
+		return
+	}
 
 	respDone := make(chan struct{})
 	go func() {
@@ -70,7 +76,7 @@ func (c *conn) serve() {
 		c.responsePump()
 	}()
 	err = c.requestPump(br, prefix, size)
-	if errors.Is(err, errStopped) && c.pending.len() > 0 {
+	if errors.Is(err, errStopped) && !c.requestsStopped() {
 		// Shutting down at a frame boundary: responsePump delivers what
 		// is still in flight, then ends; Run bounds the wait by closing
 		// the sockets.
@@ -81,14 +87,47 @@ func (c *conn) serve() {
 	<-respDone
 }
 
-// close closes both sockets once.
+func (c *conn) setUpstream(up net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.upstream = up
+	return true
+}
+
+// close closes both sockets, once.
 func (c *conn) close() {
-	c.closeOnce.Do(func() {
-		c.client.Close()
-		if c.upstream != nil {
-			c.upstream.Close()
-		}
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.client.Close()
+	if c.upstream != nil {
+		c.upstream.Close()
+	}
+}
+
+// requestsStopped records that requestPump stopped for shutdown and reports
+// whether nothing is left in flight.
+func (c *conn) requestsStopped() bool {
+	c.mu.Lock()
+	c.reqStopped = true
+	c.mu.Unlock()
+	return c.pending.len() == 0
+}
+
+// drained reports whether requestPump stopped for shutdown and every
+// response has been forwarded. A pending request leaves the queue only
+// once its response is written whole, so this never cuts a response.
+func (c *conn) drained() bool {
+	c.mu.Lock()
+	stopped := c.reqStopped
+	c.mu.Unlock()
+	return stopped && c.pending.len() == 0
 }
 
 // stop asks the connection to read no new requests: a request pump blocked
@@ -275,14 +314,15 @@ var (
 )
 
 // responsePump forwards responses from the broker to the client, matching
-// each to the oldest pending request. It ends on the first error, on a
-// correlation id mismatch, or once shutdown has emptied the queue.
+// each to the oldest pending request, which leaves the queue once its
+// response is written. It ends on the first error, on a correlation id
+// mismatch, or once shutdown has emptied the queue.
 func (c *conn) responsePump() {
 	defer c.observeUnanswered()
 	defer c.close()
 	br := bufio.NewReaderSize(c.upstream, readBufSize)
 	for {
-		if c.isStopping() && c.pending.len() == 0 {
+		if c.drained() {
 			return
 		}
 		prefix, size, err := frameSize(br)
@@ -299,7 +339,7 @@ func (c *conn) responsePump() {
 // upstreamEnded logs why the broker side ended.
 func (c *conn) upstreamEnded(err error) {
 	switch {
-	case c.isStopping() && c.pending.len() == 0:
+	case c.drained():
 	case errors.Is(err, net.ErrClosed):
 		// We closed it: the client side ended first.
 	default:
@@ -319,7 +359,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		return err
 	}
 	corrID := int32(binary.BigEndian.Uint32(cid))
-	p, ok := c.pending.pop()
+	p, ok := c.pending.peek()
 	if !ok || p.corrID != corrID {
 		c.p.stats.correlationMismatches.Add(1)
 		want := zap.Skip()
@@ -338,6 +378,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			c.log.Debug("response forwarding failed", zap.Error(err))
 			return err
 		}
+		c.pending.pop()
 		return nil
 	}
 
@@ -363,6 +404,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		c.log.Debug("client write failed", zap.Error(err))
 		return err
 	}
+	c.pending.pop()
 	if p.request != nil {
 		c.p.observe(c.exchange(p, frame[4:], at))
 	}

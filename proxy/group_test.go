@@ -11,13 +11,15 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 )
 
 // member is a group consumer that tracks the partitions it owns.
 type member struct {
-	cl    *kgo.Client
-	mu    sync.Mutex
-	owned map[int32]bool
+	cl       *kgo.Client
+	clientID string
+	mu       sync.Mutex
+	owned    map[int32]bool
 }
 
 func (m *member) add(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
@@ -50,7 +52,7 @@ const (
 // startMember starts a consumer in group, polling until the test ends.
 func startMember(t *testing.T, seed, group, clientID string, opts ...kgo.Opt) *member {
 	t.Helper()
-	m := &member{owned: make(map[int32]bool)}
+	m := &member{owned: make(map[int32]bool), clientID: clientID}
 	opts = append([]kgo.Opt{
 		kgo.SeedBrokers(seed), dialFrom("127.0.0.2"), kgo.ClientID(clientID),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(groupTopic),
@@ -99,7 +101,8 @@ func TestConsumerGroups(t *testing.T) {
 	cluster := startKfake(t, 3, kfake.SeedTopics(groupPartitions, groupTopic),
 		kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "100"}))
 	rec := &recorder{}
-	p := startProxy(t, testConfig(cluster.ListenAddrs()...), nil, rec)
+	log, logs := observedLogger()
+	p := startProxy(t, testConfig(cluster.ListenAddrs()...), log, rec)
 	seed := p.Addr().String()
 
 	for _, tc := range []struct {
@@ -118,6 +121,10 @@ func TestConsumerGroups(t *testing.T) {
 			b := startMember(t, seed, group, "member-b", tc.opts...)
 			waitFor(t, 30*time.Second, "the two members to split the partitions", func() bool { return settled(a, b) })
 
+			api := "JoinGroup"
+			if tc.protocol == "" {
+				api = "ConsumerGroupHeartbeat"
+			}
 			for _, m := range []*member{a, b} {
 				if tc.protocol == "" {
 					waitFor(t, 10*time.Second, "the observer to see the KIP-848 assignment", func() bool {
@@ -127,6 +134,23 @@ func TestConsumerGroups(t *testing.T) {
 					waitFor(t, 10*time.Second, "the observer to see the member's join and sync", func() bool {
 						return checkClassic(rec, group, tc.protocol, m) == ""
 					})
+				}
+				memberID, gen := m.cl.GroupMetadata()
+				lines := logs.FilterMessage("group exchange").FilterField(zap.String("group", group)).
+					FilterField(zap.String("api", api)).FilterField(zap.String("member_id", memberID)).
+					FilterField(zap.Int32("generation", gen))
+				if lines.Len() == 0 {
+					t.Errorf("no %s log line for member %s generation %d", api, memberID, gen)
+					continue
+				}
+				fields := lines.All()[0].ContextMap()
+				for _, k := range []string{"instance_id", "api_version", "error", "latency", "client_id", "client_addr", "broker_id"} {
+					if _, ok := fields[k]; !ok {
+						t.Errorf("log line %v has no %s", fields, k)
+					}
+				}
+				if fields["client_id"] != m.clientID {
+					t.Errorf("log line client_id %v; want %s", fields["client_id"], m.clientID)
 				}
 			}
 		})

@@ -17,8 +17,9 @@ type pending struct {
 
 // inflight is a connection's FIFO of pending requests. Kafka answers the
 // requests of one connection in order, so the response pump only ever
-// looks at the head. The request pump pushes before it writes the request,
-// so a response can never arrive for a request not yet queued.
+// looks at the head, and pops it once the response is forwarded. The
+// request pump pushes before it writes the request, so a response can
+// never arrive for a request not yet queued.
 type inflight struct {
 	mu   sync.Mutex
 	q    []pending
@@ -31,21 +32,29 @@ func (f *inflight) push(p pending) {
 	f.mu.Unlock()
 }
 
-// pop removes and returns the oldest pending request.
-func (f *inflight) pop() (pending, bool) {
+// peek returns the oldest pending request.
+func (f *inflight) peek() (pending, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.head == len(f.q) {
 		return pending{}, false
 	}
-	p := f.q[f.head]
+	return f.q[f.head], true
+}
+
+// pop removes the oldest pending request.
+func (f *inflight) pop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.head == len(f.q) {
+		return
+	}
 	f.q[f.head] = pending{}
 	f.head++
 	if f.head == len(f.q) {
 		// Empty: reuse the array from the start.
 		f.q, f.head = f.q[:0], 0
 	}
-	return p, true
 }
 
 func (f *inflight) len() int {
