@@ -16,6 +16,7 @@ var commands = []func() *cobra.Command{
 	newServeCmd,       // serve.go: run the proxy
 	newCoordinatorCmd, // coordinator.go: which broker coordinates a group
 	newJournalCmd,     // journal.go: look inside journals (inspect)
+	newReplayCmd,      // replay.go: tell the story again from journals
 }
 
 func newRootCmd() *cobra.Command {

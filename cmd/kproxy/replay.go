@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// replayOptions are the flags of `kproxy replay`.
+type replayOptions struct {
+	format       string // text, json or jsonl
+	group        string // "" for all
+	since, until time.Time
+}
+
+func newReplayCmd() *cobra.Command {
+	var (
+		o            replayOptions
+		since, until string
+	)
+	cmd := &cobra.Command{
+		Use:   "replay PATH... [--format text|json|jsonl] [--group G] [--since T] [--until T]",
+		Short: "Tell the story of the rebalances again from journals",
+		Long: `replay reads the journals at PATH (segment files or directories written by
+kproxy serve --journal; journals of several proxies are merged by time) and
+runs them through the same decode and timeline path as the live proxy.
+
+  --format text   the timeline, one line per fact, as the live proxy logs it
+  --format jsonl  the same entries, one JSON object per line
+  --format json   the report: every group and generation (docs/timeline-json.md);
+                  for the same traffic it is identical to the live proxy's report
+
+--since and --until (RFC 3339, e.g. 2026-03-15T14:02:00Z, or "2026-03-15 14:02:00"
+in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
+records and exchanges the writer dropped are reported on stderr. For journals
+over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch o.format {
+			case "text", "json", "jsonl":
+			default:
+				return fmt.Errorf("replay: --format %q: want text, json or jsonl", o.format)
+			}
+			var err error
+			if o.since, err = parseReplayTime("--since", since); err != nil {
+				return err
+			}
+			if o.until, err = parseReplayTime("--until", until); err != nil {
+				return err
+			}
+			if !o.since.IsZero() && !o.until.IsZero() && o.until.Before(o.since) {
+				return fmt.Errorf("replay: --until %s is before --since %s", until, since)
+			}
+			return replay(cmd.Context(), args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "text", "output format: text, json or jsonl")
+	f.StringVar(&o.group, "group", "", "only this consumer group")
+	f.StringVar(&since, "since", "", "only exchanges completed at or after this time")
+	f.StringVar(&until, "until", "", "only exchanges completed at or before this time")
+	return cmd
+}
+
+// parseReplayTime reads an RFC 3339 time, or a date and time in UTC.
+func parseReplayTime(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("replay: %s %q: want an RFC 3339 time such as 2026-03-15T14:02:00Z", flag, s)
+}
+
+// untilSlack is how far past --until reading goes before stopping: a
+// journal is in completion order only up to the small reorderings of
+// exchanges completing at nearly the same time.
+const untilSlack = time.Minute
+
+// replay runs the journals at paths through decode and timeline and writes
+// the timeline to out, warnings and progress to errOut.
+func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io.Writer) error {
+	r, err := journal.OpenReader(paths...)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer r.Close()
+
+	w := bufio.NewWriterSize(out, 64<<10)
+	var writeErr error
+	cfg := timeline.Config{}
+	if o.format != "json" {
+		cfg.OnEntry = func(e timeline.Entry) {
+			if writeErr != nil || (o.group != "" && e.Group != o.group) {
+				return
+			}
+			if o.format == "jsonl" {
+				writeErr = timeline.WriteEntryJSONL(w, e)
+			} else {
+				writeErr = timeline.WriteEntryText(w, e)
+			}
+		}
+	}
+	eng := timeline.New(cfg)
+	dec := decode.NewDecoder()
+	bar := newProgress(errOut, r.Stats().Bytes)
+
+	var last time.Time
+	var undecoded uint64
+	for n := 0; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				bar.clear()
+				return fmt.Errorf("replay: %w", err)
+			}
+			bar.update(r.Stats())
+		}
+		x, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			bar.clear()
+			return fmt.Errorf("replay: %w", err)
+		}
+		// Decode every exchange, even outside the window: the decoder
+		// remembers protocol types from JoinGroup for older SyncGroups.
+		events, derr := dec.Decode(x)
+		if derr != nil {
+			undecoded++
+		}
+		at := journal.CompletedAt(x)
+		if !o.since.IsZero() && at.Before(o.since) {
+			continue
+		}
+		if !o.until.IsZero() && at.After(o.until) {
+			if at.After(o.until.Add(untilSlack)) {
+				break
+			}
+			continue
+		}
+		eng.Observe(x, events)
+		if at.After(last) {
+			last = at
+		}
+		if writeErr != nil {
+			break
+		}
+	}
+	bar.clear()
+	// Settle what is pending as of the last exchange replayed (or the end
+	// of the window): timestamps come from the journal, never the clock.
+	if !o.until.IsZero() {
+		last = o.until
+	}
+	eng.Close(last)
+	if writeErr == nil && o.format == "json" {
+		rep := eng.Report()
+		if o.group != "" {
+			var keep []timeline.GroupReport
+			for _, g := range rep.Groups {
+				if g.Group == o.group {
+					keep = append(keep, g)
+				}
+			}
+			rep.Groups = append([]timeline.GroupReport{}, keep...)
+		}
+		writeErr = timeline.WriteJSON(w, rep)
+	}
+	if err := w.Flush(); writeErr == nil {
+		writeErr = err
+	}
+	st := r.Stats()
+	warnDamage(errOut, st)
+	if undecoded > 0 {
+		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", undecoded)
+	}
+	if writeErr != nil {
+		return fmt.Errorf("replay: write: %w", writeErr)
+	}
+	return nil
+}
+
+// progressMin is the input size from which replay shows a progress bar.
+const progressMin = 64 << 20
+
+// progress draws a progress bar on a terminal; it does nothing when the
+// output is not a terminal or the input is small.
+type progress struct {
+	w     io.Writer // nil when off
+	total int64
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func newProgress(w io.Writer, total int64) *progress {
+	p := &progress{total: total, start: time.Now()}
+	if f, ok := w.(*os.File); ok && total > progressMin && isTerminal(f) {
+		p.w = w
+	}
+	return p
+}
+
+// isTerminal reports whether f is a character device, as a terminal is.
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// update redraws the bar at most five times a second.
+func (p *progress) update(st journal.ReadStats) {
+	if p.w == nil {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = now
+	frac := float64(st.BytesRead) / float64(p.total)
+	const width = 30
+	done := int(frac * width)
+	el := now.Sub(p.start).Seconds()
+	fmt.Fprintf(p.w, "\rreplay %3.0f%% [%s%s] %d/%d MiB  %d exchanges  %.0f/s ",
+		frac*100, strings.Repeat("#", done), strings.Repeat(" ", width-done),
+		st.BytesRead>>20, p.total>>20, st.Records, float64(st.Records)/max(el, 1e-9))
+	p.drawn = true
+}
+
+// clear erases the bar.
+func (p *progress) clear() {
+	if p.w != nil && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
