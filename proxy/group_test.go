@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"maps"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -157,6 +158,11 @@ func TestConsumerGroups(t *testing.T) {
 	}
 	if st := p.Stats(); st.MalformedFrames != 0 {
 		t.Errorf("%d exchanges did not decode; want 0", st.MalformedFrames)
+	}
+	for _, remote := range cluster.accepted() {
+		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
+			t.Errorf("kfake accepted a connection from %s: a group client bypassed kproxy", remote)
+		}
 	}
 }
 
