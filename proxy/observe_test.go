@@ -1,0 +1,51 @@
+package proxy
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"go.uber.org/zap"
+)
+
+// blockingObserver blocks in Observe until released.
+type blockingObserver struct {
+	release chan struct{}
+	seen    atomic.Int64
+}
+
+func (o *blockingObserver) Observe(*decode.Exchange, []decode.Event) {
+	<-o.release
+	o.seen.Add(1)
+}
+
+// TestSlowObserverNeverBlocksTraffic: with the observer stuck and a queue
+// of one, every round trip still completes; what does not fit is counted
+// as dropped, and nothing is lost from the count.
+func TestSlowObserverNeverBlocksTraffic(t *testing.T) {
+	const requests = 20
+	broker := startFakeBroker(t, "127.0.0.1:0")
+	o := &blockingObserver{release: make(chan struct{})}
+	cfg := testConfig(broker.addr())
+	cfg.ObserverQueue = 1
+	p := startProxy(t, cfg, zap.NewNop(), o)
+	c := dial(t, p.Addr().String())
+	rng := rand.New(rand.NewPCG(5, 5))
+	for corr := range int32(requests) {
+		if _, err := c.Write(testRequest(rng, 12, corr, 16, 0, 32)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readTestFrame(c); err != nil {
+			t.Fatalf("round trip %d with the observer stuck: %v", corr, err)
+		}
+	}
+	if drops := p.Stats().ObserverDrops; drops < requests-2 {
+		t.Errorf("observer drops %d; want at least %d (queue of 1, one exchange in Observe)", drops, requests-2)
+	}
+	close(o.release)
+	waitFor(t, 10*time.Second, "observed plus dropped to account for every exchange", func() bool {
+		return o.seen.Load()+int64(p.Stats().ObserverDrops) == requests
+	})
+}
