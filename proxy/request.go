@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"go.uber.org/zap"
+)
+
+// requestPump forwards requests from the client to the broker, starting
+// with the one whose size prefix serve already read. It ends on the first
+// error, on a frame it refuses, or with errStopped.
+func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
+	for {
+		if !c.frameStart() {
+			return errStopped
+		}
+		at := time.Now()
+		if err := c.forwardRequest(br, prefix, size, at); err != nil {
+			return err
+		}
+		if c.frameEnd() {
+			return errStopped
+		}
+		var err error
+		prefix, size, err = frameSize(br)
+		if err != nil {
+			if c.isStopping() {
+				return errStopped
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				c.log.Debug("client closed the connection")
+			} else {
+				c.log.Info("client connection failed", zap.Error(err))
+			}
+			return err
+		}
+	}
+}
+
+// minRequest is the size of the fixed part of a request header: api key,
+// api version, correlation id.
+const minRequest = 8
+
+// forwardRequest forwards one request frame.
+func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
+	if err := c.checkSize(prefix, size, minRequest, "request"); err != nil {
+		return err
+	}
+	fixed, err := br.Peek(minRequest)
+	if err != nil {
+		c.log.Debug("client closed mid-request", zap.Error(err))
+		return err
+	}
+	key := int16(binary.BigEndian.Uint16(fixed))
+	p := pending{
+		key:     key,
+		version: int16(binary.BigEndian.Uint16(fixed[2:])),
+		corrID:  int32(binary.BigEndian.Uint32(fixed[4:])),
+		at:      at,
+	}
+	c.p.stats.requestFrames.Add(1)
+	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
+
+	if observed(key) {
+		frame, err := readFrame(br, prefix, size)
+		if err != nil {
+			c.log.Debug("client closed mid-request", zap.Error(err))
+			return err
+		}
+		if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
+			p.clientID = h.ClientIDString()
+		}
+		p.request = frame[4:]
+		c.pending.push(p)
+		if _, err := c.upstream.Write(frame); err != nil {
+			// responsePump logs the broker side's failure.
+			c.log.Debug("request write failed", zap.Int16("api_key", key), zap.Error(err))
+			return err
+		}
+		return nil
+	}
+
+	var consumed []byte
+	expect := true
+	if key == 0 {
+		// Produce with acks=0 gets no response: queueing it would make
+		// the next response look mismatched.
+		var err error
+		consumed, expect, err = c.produceExpectsResponse(br, int(size))
+		if err != nil {
+			return err
+		}
+	}
+	if expect {
+		c.pending.push(p)
+	}
+	rest := int(size) - len(consumed)
+	if _, err := streamFrame(c.upstream, br, c.client, prefix, consumed, rest, c.p.copyMode); err != nil {
+		c.log.Debug("request forwarding failed", zap.Int16("api_key", key), zap.Error(err))
+		return err
+	}
+	return nil
+}
+
+// produceExpectsResponse reads a Produce request's acks. It peeks when the
+// header and transactional id fit in the read buffer; otherwise (client and
+// transactional ids of kilobytes) it consumes them and returns them, to be
+// written before the rest of the frame.
+func (c *conn) produceExpectsResponse(br *bufio.Reader, size int) ([]byte, bool, error) {
+	peek, err := br.Peek(min(size, br.Size()))
+	if err != nil {
+		c.log.Debug("client closed mid-request", zap.Error(err))
+		return nil, false, err
+	}
+	if acks, ok := produceAcks(peek); ok {
+		return nil, acks != 0, nil
+	}
+	if len(peek) == size {
+		c.log.Warn("produce request too short to hold acks; expecting a response", zap.Int("size", size))
+		return nil, true, nil
+	}
+	consumed := make([]byte, min(size, maxProduceHead))
+	if _, err := io.ReadFull(br, consumed); err != nil {
+		return nil, false, err
+	}
+	acks, ok := produceAcks(consumed)
+	if !ok {
+		c.log.Warn("produce request header does not parse; expecting a response", zap.Int("size", size))
+	}
+	return consumed, !ok || acks != 0, nil
+}
+
+// checkSize refuses frames larger than MaxFrameSize or too small to be
+// Kafka, logging why.
+func (c *conn) checkSize(prefix [4]byte, size, min int32, what string) error {
+	if size >= min && size <= c.p.cfg.MaxFrameSize {
+		return nil
+	}
+	if size > c.p.cfg.MaxFrameSize || size < 0 {
+		c.p.stats.oversizedFrames.Add(1)
+		c.log.Error(what+" frame larger than the maximum frame size; closing the connection",
+			zap.Int64("size", int64(uint32(size))), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize),
+			zap.String("prefix", describePrefix(prefix)))
+		return errOversized
+	}
+	c.log.Error(what+" frame too short to be Kafka; closing the connection",
+		zap.Int32("size", size), zap.String("prefix", describePrefix(prefix)))
+	return errShortFrame
+}
+
+var (
+	errOversized  = errors.New("proxy: frame larger than the maximum frame size")
+	errShortFrame = errors.New("proxy: frame shorter than a header")
+)

@@ -1,0 +1,141 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"go.uber.org/zap"
+)
+
+// responsePump forwards responses from the broker to the client, matching
+// each to the oldest pending request, which leaves the queue once its
+// response is written. It ends on the first error, on a correlation id
+// mismatch, or once shutdown has emptied the queue.
+func (c *conn) responsePump() {
+	defer c.observeUnanswered()
+	defer c.close()
+	br := bufio.NewReaderSize(c.upstream, readBufSize)
+	for {
+		if c.drained() {
+			return
+		}
+		prefix, size, err := frameSize(br)
+		if err != nil {
+			c.upstreamEnded(err)
+			return
+		}
+		if err := c.forwardResponse(br, prefix, size); err != nil {
+			return
+		}
+	}
+}
+
+// upstreamEnded logs why the broker side ended.
+func (c *conn) upstreamEnded(err error) {
+	switch {
+	case c.drained():
+	case errors.Is(err, net.ErrClosed):
+		// We closed it: the client side ended first.
+	default:
+		c.log.Warn("broker closed the connection; closing the client connection",
+			zap.Int("in_flight", c.pending.len()), zap.Error(err))
+	}
+}
+
+// forwardResponse forwards one response frame.
+func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) error {
+	if err := c.checkSize(prefix, size, 4, "response"); err != nil {
+		return err
+	}
+	cid, err := br.Peek(4)
+	if err != nil {
+		c.upstreamEnded(err)
+		return err
+	}
+	corrID := int32(binary.BigEndian.Uint32(cid))
+	p, ok := c.pending.peek()
+	if !ok || p.corrID != corrID {
+		c.p.stats.correlationMismatches.Add(1)
+		want := zap.Skip()
+		if ok {
+			want = zap.Int32("want_corr_id", p.corrID)
+		}
+		c.log.Error("response correlation id does not match the oldest request in flight; closing the connection",
+			zap.Int32("corr_id", corrID), want, zap.Bool("none_in_flight", !ok))
+		return errMismatch
+	}
+	c.p.stats.responseFrames.Add(1)
+	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
+
+	if p.request == nil && !rewritten(p.key) {
+		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
+			c.log.Debug("response forwarding failed", zap.Error(err))
+			return err
+		}
+		c.pending.pop()
+		return nil
+	}
+
+	frame, err := readFrame(br, prefix, size)
+	if err != nil {
+		c.upstreamEnded(err)
+		return err
+	}
+	at := time.Now()
+	out := frame
+	if rewritten(p.key) {
+		rw, err := rewriteResponse(c.p, p.key, p.version, frame[4:])
+		switch {
+		case err != nil:
+			c.p.stats.rewriteFailures.Add(1)
+			c.log.Warn("response not rewritten: it does not parse; forwarded untouched",
+				zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(err))
+		case rw != nil:
+			out = rw
+		}
+	}
+	if _, err := c.client.Write(out); err != nil {
+		c.log.Debug("client write failed", zap.Error(err))
+		return err
+	}
+	c.pending.pop()
+	if p.request != nil {
+		c.p.observe(c.exchange(p, frame[4:], at))
+	}
+	return nil
+}
+
+var errMismatch = errors.New("proxy: response correlation id mismatch")
+
+// exchange builds the observed exchange of a request and its response (nil
+// when none came).
+func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchange {
+	return &decode.Exchange{
+		ConnID:        c.id,
+		ClientAddr:    c.clientAddr,
+		BrokerID:      c.brokerID,
+		APIKey:        p.key,
+		APIVersion:    p.version,
+		CorrelationID: p.corrID,
+		ClientID:      p.clientID,
+		RequestAt:     p.at,
+		ResponseAt:    at,
+		Request:       p.request,
+		Response:      response,
+	}
+}
+
+// observeUnanswered hands observed requests that got no response (the
+// connection ended first) to the observers, so that a join that never
+// completed is still seen.
+func (c *conn) observeUnanswered() {
+	for _, p := range c.pending.drain() {
+		if p.request != nil {
+			c.p.observe(c.exchange(p, nil, time.Time{}))
+		}
+	}
+}
