@@ -207,9 +207,11 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 			}
 		}
 	}
-	target := during
-	if target == nil {
-		target = g.byNum[c.generation]
+	// A suspect belongs to the generation the commit named, whose
+	// ownership it contradicts; else to the rebalance it was made in.
+	target := g.byNum[c.generation]
+	if target == nil || g.consumer != nil {
+		target = during
 	}
 	if target == nil {
 		target = g.latest()

@@ -54,6 +54,8 @@ func human(d time.Duration) string {
 		return fmt.Sprintf("%d µs", d/time.Microsecond)
 	case d < time.Second:
 		return fmt.Sprintf("%d ms", d/time.Millisecond)
+	case d < time.Minute && d%time.Second == 0:
+		return fmt.Sprintf("%d s", d/time.Second)
 	case d < time.Minute:
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	case d < time.Hour:

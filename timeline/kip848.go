@@ -374,8 +374,25 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 	if gen.phase != phaseSyncing || g.next != nil {
 		return
 	}
+	var assigned []partitions
+	topics := map[string]bool{}
 	for _, cm := range g.consumer.members {
 		if cm.active && (cm.epoch != gen.num || cm.revoking.count() > 0) {
+			return
+		}
+		if cm.active {
+			assigned = append(assigned, g.e.topics.named(cm.assigned))
+			for _, t := range cm.subscription {
+				topics[t] = true
+			}
+		}
+	}
+	// The target assignment is not on the wire; when Metadata gave the
+	// partition counts, a partition still unassigned means members are
+	// still waiting for partitions being released.
+	have := union(assigned)
+	for t := range topics {
+		if n := g.e.topics.counts[t]; n > 0 && len(have[t]) < int(n) {
 			return
 		}
 	}

@@ -34,11 +34,10 @@ func (g *group) triggerText(gen *generation, t trigger) string {
 	case TriggerMemberFenced:
 		s = "member " + t.member + " was fenced"
 	case TriggerFollowUp:
-		prev := int32(0)
-		if gen.prev != nil {
-			prev = gen.prev.num
+		s = fmt.Sprintf("cooperative follow-up: %s rejoined", t.member)
+		if p := gen.prev; p != nil && p.members[t.member] != nil {
+			s = fmt.Sprintf("cooperative follow-up of gen %d: %s revoked %s and rejoined", p.num, t.member, p.members[t.member].revoked)
 		}
-		return fmt.Sprintf("cooperative follow-up of gen %d: %s %s and rejoined", prev, t.member, t.reason)
 	default:
 		return "cause not observed (" + t.reason + ")"
 	}
@@ -57,6 +56,8 @@ func (g *group) announce(gen *generation) {
 	gen.announced, gen.told = true, gen.trigger
 	var head string
 	switch {
+	case g.consumer != nil && gen.prev == nil && gen.num == 1:
+		head = "group formed: epoch 1 started"
 	case g.consumer != nil && gen.prev != nil:
 		head = fmt.Sprintf("group epoch %d→%d started", gen.prev.num, gen.num)
 	case g.consumer != nil:
@@ -84,7 +85,7 @@ func (g *group) emitJoin(gen *generation, m *member) {
 		verb = "rejoined"
 	}
 	text := fmt.Sprintf("%s %s", m.id, verb)
-	if !gen.start.IsZero() && !m.joinAt.Before(gen.start) {
+	if !gen.start.IsZero() && m.joinAt.After(gen.start) {
 		text += " after " + human(m.joinAt.Sub(gen.start))
 	}
 	wait := m.joinRespAt.Sub(m.joinAt)

@@ -82,7 +82,11 @@ func (g *group) provisional(next *generation, at time.Time) (trigger, bool) {
 		}
 	}
 	if best == nil {
-		return trigger{kind: TriggerUnknown, at: at, reason: "not observed yet"}, true
+		reason := "not observed yet"
+		if next.evidenceAt.Equal(at) {
+			reason = "not observed yet; first sign: REBALANCE_IN_PROGRESS"
+		}
+		return trigger{kind: TriggerUnknown, at: at, reason: reason}, true
 	}
 	return *best, false
 }
@@ -267,6 +271,18 @@ func (g *group) finishJoin(gen *generation) {
 	g.consumeCauses(gen.joinEnd)
 	g.linkFollowUp(gen)
 	g.leaderChange(gen)
+	if prev := gen.prev; prev != nil && prev.midway {
+		gen.note("previousAssignment", fmt.Sprintf("generation %d was observed mid-generation: what its members owned is unknown, so added and revoked are not computed for them", prev.num))
+	}
+	var unobserved []string
+	for _, id := range sortedKeys(gen.members) {
+		if !gen.members[id].joinSeen {
+			unobserved = append(unobserved, id)
+		}
+	}
+	if len(unobserved) > 0 {
+		gen.note("unobservedMembers", fmt.Sprintf("%s listed by the leader but never seen through this kproxy: their timings are unknown", listNames(unobserved, 5)))
+	}
 	if !gen.listSeen {
 		gen.note("members", fmt.Sprintf("the leader's JoinGroup response, the only one listing every member, was not seen: %d member(s) seen joining through this kproxy", gen.joined))
 	}
@@ -296,6 +312,9 @@ func (g *group) finishJoin(gen *generation) {
 // member that came back under a new member id.
 func (g *group) joinStatus(gen *generation, m *member) string {
 	prev := gen.prev
+	if prev == nil && gen.num == 1 {
+		return "joined" // the group's first generation: everyone is new
+	}
 	if prev != nil && prev.members[m.id] != nil {
 		return "rejoined"
 	}
@@ -445,9 +464,6 @@ func (g *group) joinCause(gen *generation, m *member) trigger {
 		t.kind = TriggerMemberJoined
 	case pm != nil && prev.mode == ModeCooperative && pm.revoked.count() > 0 && m.joinAt.After(pm.syncedAt):
 		t.kind = TriggerFollowUp
-		if t.reason == "" {
-			t.reason = "revoked " + pm.revoked.String()
-		}
 	case pm != nil && pm.subscription != nil && m.subscription != nil && !slices.Equal(pm.subscription, m.subscription):
 		t.kind = TriggerSubscriptionChanged
 		if t.reason == "" {

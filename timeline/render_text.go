@@ -229,28 +229,28 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 	var b strings.Builder
 	b.WriteString(m.MemberID)
 	if m.Status != "" {
-		b.WriteString(" " + m.Status)
+		b.WriteString(" [" + m.Status + "]")
 	}
 	if m.InstanceID != "" {
 		b.WriteString(" instance " + m.InstanceID)
 	}
 	if c := strings.TrimSpace(m.ClientID + " " + m.ClientAddr); c != "" {
-		b.WriteString(" client " + c)
+		b.WriteString(" (client " + c + ")")
 	}
 	if m.JoinedAt != nil && gen.Mode != ModeConsumer {
-		b.WriteString(" joined " + clockOf(m.JoinedAt, loc))
+		b.WriteString(", JoinGroup at " + clockOf(m.JoinedAt, loc))
 		if m.JoinWaitMs != nil {
-			b.WriteString(" waited " + msText(m.JoinWaitMs))
+			b.WriteString(" held " + msText(m.JoinWaitMs))
 		}
 		if m.StopTheWorldMs != nil {
-			b.WriteString(" stopped " + msText(m.StopTheWorldMs))
+			b.WriteString(", assigned after " + msText(m.StopTheWorldMs))
 		}
 	}
 	if m.MemberEpoch != nil {
 		fmt.Fprintf(&b, " epoch %d", *m.MemberEpoch)
 	}
 	if m.Subscription != nil {
-		b.WriteString(" subscribed [" + strings.Join(m.Subscription, " ") + "]")
+		b.WriteString(", subscribed [" + strings.Join(m.Subscription, " ") + "]")
 	}
 	if m.Rack != "" {
 		b.WriteString(" rack " + m.Rack)
@@ -268,7 +268,8 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 	} else {
 		b.WriteString(partsText(m.Assignment))
 	}
-	b.WriteString(signed("+", m.Added) + signed("-", m.Revoked))
+	cur := partitions(m.Assignment)
+	b.WriteString(change("-", m.Revoked, cur) + change("+", m.Added, cur))
 	return b.String()
 }
 

@@ -181,6 +181,8 @@ type PendingReport struct {
 	StartedAt         *string       `json:"startedAt"`
 	StartIsUpperBound bool          `json:"startIsUpperBound"`
 	Trigger           TriggerReport `json:"trigger"`
+	// CommitsDuringRevocation are the commits made since it started.
+	CommitsDuringRevocation []CommitReport `json:"commitsDuringRevocation"`
 }
 
 // ConsumerMemberReport is one KIP-848 member's history.
@@ -257,7 +259,10 @@ func (g *group) report() GroupReport {
 	}
 	if n := g.next; n != nil && n.empty == nil {
 		gr.PendingRebalance = &PendingReport{Generation: n.num, StartedAt: stampPtr(n.start),
-			StartIsUpperBound: n.startBound, Trigger: triggerReport(n.trigger)}
+			StartIsUpperBound: n.startBound, Trigger: triggerReport(n.trigger), CommitsDuringRevocation: []CommitReport{}}
+		for _, c := range n.commits {
+			gr.PendingRebalance.CommitsDuringRevocation = append(gr.PendingRebalance.CommitsDuringRevocation, commitReport(c))
+		}
 	}
 	for _, st := range g.storm.storms {
 		gr.Storms = append(gr.Storms, stormReport(st))

@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // checkStable makes gen stable once every member seen joining it has its
@@ -129,7 +130,7 @@ func (g *group) emitPlan(gen *generation) {
 	if at.IsZero() {
 		at = gen.stableAt
 	}
-	text := fmt.Sprintf("gen %d plan", gen.num)
+	var parts []string
 	shown, moved := 0, 0
 	for _, id := range sortedKeys(gen.members) {
 		m := gen.members[id]
@@ -141,20 +142,16 @@ func (g *group) emitPlan(gen *generation) {
 			continue
 		}
 		shown++
-		text += "  " + id + " " + orNone(m.resolved())
-		if m.revoked.count() > 0 {
-			text += " (-" + m.revoked.String() + ")"
-		}
-		if m.added.count() > 0 {
-			text += " (+" + m.added.String() + ")"
-		}
+		cur := m.resolved()
+		parts = append(parts, id+" "+orNone(cur)+change("-", m.revoked, cur)+change("+", m.added, cur))
 	}
 	if n := len(gen.members) - shown; n > 0 && shown == 10 {
-		text += fmt.Sprintf("  … %d more", n)
+		parts = append(parts, fmt.Sprintf("… %d more", n))
 	}
 	if gen.unassigned.count() > 0 {
-		text += "  unassigned " + gen.unassigned.String()
+		parts = append(parts, "unassigned "+gen.unassigned.String())
 	}
+	text := fmt.Sprintf("gen %d plan %s", gen.num, strings.Join(parts, "  "))
 	g.emit(at, KindPlan, gen.num, gen.planBy, text, map[string]any{
 		"moved": moved, "unassigned": gen.unassigned.count(), "members_with_nothing": len(gen.nothing)})
 }
@@ -183,4 +180,19 @@ func valueOr(p *float64) float64 {
 		return -1
 	}
 	return *p
+}
+
+// change renders a diff next to an assignment: "(-2)" when it concerns the
+// one topic the assignment shows, "(-t[2])" otherwise, "" when empty.
+func change(sign string, d, cur partitions) string {
+	if d.count() == 0 {
+		return ""
+	}
+	ts, cs := d.topics(), cur.topics()
+	if len(ts) == 1 && len(cs) == 1 && cs[0] == ts[0] {
+		var b strings.Builder
+		writeRuns(&b, d[ts[0]])
+		return " (" + sign + b.String() + ")"
+	}
+	return " (" + sign + d.String() + ")"
 }
