@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // TestProduceConsumeThroughProxy: clients seeded only with kproxy's address
@@ -89,4 +91,37 @@ func TestProduceConsumeThroughProxy(t *testing.T) {
 
 func recordValue(i int) []byte {
 	return fmt.Appendf(nil, "value-%d-%x", i, i*7919)
+}
+
+// TestSASLForwardedNeverObserved: a SASL/PLAIN client works through kproxy,
+// and no SaslHandshake or SaslAuthenticate exchange reaches an observer.
+func TestSASLForwardedNeverObserved(t *testing.T) {
+	cluster := startKfake(t, 1, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "secret"),
+		kfake.SeedTopics(1, "sasl"))
+	rec := &recorder{}
+	p := startProxy(t, testConfig(cluster.ListenAddrs()...), nil, rec)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr().String()), kgo.DefaultProduceTopic("sasl"),
+		kgo.SASL(plain.Auth{User: "admin", Pass: "secret"}.AsMechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce with SASL through kproxy: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the observer to see the client's exchanges", func() bool {
+		xs, _ := rec.snapshot()
+		return len(xs) > 0
+	})
+	xs, _ := rec.snapshot()
+	for _, x := range xs {
+		if x.APIKey == 17 || x.APIKey == 36 {
+			t.Errorf("observer saw a SASL exchange (api key %d)", x.APIKey)
+		}
+		if bytes.Contains(x.Request, []byte("secret")) {
+			t.Errorf("observer saw the password in a %d request", x.APIKey)
+		}
+	}
 }
