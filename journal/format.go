@@ -278,7 +278,7 @@ type interner struct {
 	m map[string]string
 }
 
-const maxInterned = 4096
+const maxInterned = 1 << 16
 
 // str returns b as a string, shared with earlier equal ones. A nil
 // interner just converts.
