@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,5 +222,20 @@ func TestInternerIsBounded(t *testing.T) {
 	var nilIn *interner
 	if s := nilIn.str([]byte("x")); s != "x" {
 		t.Fatalf("nil interner gave %q; want %q", s, "x")
+	}
+}
+
+// TestEveryExchangeFieldIsJournaled fails when decode.Exchange gains a
+// field the record format does not carry yet.
+func TestEveryExchangeFieldIsJournaled(t *testing.T) {
+	journaled := []string{"ConnID", "ClientAddr", "BrokerID", "APIKey", "APIVersion", "CorrelationID",
+		"ClientID", "RequestAt", "ResponseAt", "Request", "Response"}
+	typ := reflect.TypeOf(decode.Exchange{})
+	var fields []string
+	for i := range typ.NumField() {
+		fields = append(fields, typ.Field(i).Name)
+	}
+	if !slices.Equal(fields, journaled) {
+		t.Fatalf("decode.Exchange has fields %v; the journal format carries %v: extend appendExchange, parseExchange, docs/journal-format.md (and the format version if old readers must not skip it)", fields, journaled)
 	}
 }
