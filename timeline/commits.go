@@ -152,9 +152,9 @@ func (g *group) remember(c *commit) {
 	for cut < len(g.recent) && (len(g.recent)-cut > recentMax || g.e.now.Sub(g.recent[cut].at) > recentKeep) {
 		cut++
 	}
-	if cut > 0 {
-		g.recent = append(g.recent[:0], g.recent[cut:]...)
-	}
+	// Reslicing drops from the front without copying; append copies only
+	// the live part when it grows the array.
+	g.recent = g.recent[cut:]
 }
 
 // attachRecent ties remembered commits to gen when they fall in its

@@ -1,10 +1,6 @@
 package timeline
 
-import (
-	"strconv"
-
-	"github.com/twmb/franz-go/pkg/kerr"
-)
+import "github.com/kproxy-dev/kproxy/decode"
 
 // Kafka error codes the engine reasons about.
 const (
@@ -17,16 +13,5 @@ const (
 	errStaleMemberEpoch    int16 = 113
 )
 
-// errorName names a Kafka error code: "" for 0, "REBALANCE_IN_PROGRESS" for
-// 27, "ERROR_<code>" for a code kerr does not know.
-// TODO(timeline): switch to decode.ErrorName once it is committed.
-func errorName(code int16) string {
-	if code == 0 {
-		return ""
-	}
-	err := kerr.TypedErrorForCode(code)
-	if err == kerr.UnknownServerError && code != kerr.UnknownServerError.Code {
-		return "ERROR_" + strconv.Itoa(int(code))
-	}
-	return err.Message
-}
+// errorName names a Kafka error code, "" for 0 (decode.ErrorName).
+func errorName(code int16) string { return decode.ErrorName(code) }
