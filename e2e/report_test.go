@@ -11,7 +11,8 @@ import (
 )
 
 // report is the JSON document of `kproxy replay --format json`, as far as
-// the scenarios read it (issue 3's minimum; docs/timeline-json.md has all).
+// the scenarios read it. docs/timeline-json.md is the contract; null (unknown)
+// decodes to a zero value here, except where a pointer tells it from none.
 type report struct {
 	Groups []groupReport `json:"groups"`
 
@@ -19,24 +20,31 @@ type report struct {
 }
 
 type groupReport struct {
-	Group       string       `json:"group"`
-	Generations []generation `json:"generations"`
+	Group           string           `json:"group"`
+	GroupProtocol   string           `json:"groupProtocol"`
+	ProtocolType    string           `json:"protocolType"`
+	Generations     []generation     `json:"generations"`
+	ConsumerMembers []consumerMember `json:"consumerMembers"`
 }
 
 type generation struct {
 	Generation              int32       `json:"generation"`
+	Status                  string      `json:"status"`
 	ProtocolType            string      `json:"protocolType"`
 	Protocol                string      `json:"protocol"`
+	Mode                    string      `json:"mode"`
 	Leader                  string      `json:"leader"`
 	Trigger                 trigger     `json:"trigger"`
 	StartedAt               time.Time   `json:"startedAt"`
 	StableAt                time.Time   `json:"stableAt"`
-	StopTheWorldMs          float64     `json:"stopTheWorldMs"`
+	StopTheWorldMs          *float64    `json:"stopTheWorldMs"`
+	WaitedFor               string      `json:"waitedFor"`
 	Members                 []member    `json:"members"`
+	Departed                []departure `json:"departed"`
+	RejoinsWithoutRebalance []rejoin    `json:"rejoinsWithoutRebalance"`
 	CommitsDuringRevocation []revCommit `json:"commitsDuringRevocation"`
-	// FollowUpOf is the generation whose revocations caused this one
-	// (cooperative), 0 for none. TODO(e2e): name as in docs/timeline-json.md.
-	FollowUpOf int32 `json:"followUpOf"`
+	FollowUpOf              *int32      `json:"followUpOf"`
+	Unsettled               string      `json:"unsettled"`
 }
 
 type trigger struct {
@@ -50,11 +58,27 @@ type member struct {
 	InstanceID   string             `json:"instanceId"`
 	ClientID     string             `json:"clientId"`
 	ClientAddr   string             `json:"clientAddr"`
+	Status       string             `json:"status"`
 	JoinedAt     time.Time          `json:"joinedAt"`
 	Subscription []string           `json:"subscription"`
 	Assignment   map[string][]int32 `json:"assignment"`
 	Added        map[string][]int32 `json:"added"`
 	Revoked      map[string][]int32 `json:"revoked"`
+}
+
+type departure struct {
+	MemberID   string             `json:"memberId"`
+	InstanceID string             `json:"instanceId"`
+	How        string             `json:"how"`
+	Reason     string             `json:"reason"`
+	Partitions map[string][]int32 `json:"partitions"`
+}
+
+type rejoin struct {
+	MemberID   string `json:"memberId"`
+	InstanceID string `json:"instanceId"`
+	Replaces   string `json:"replaces"`
+	ClientID   string `json:"clientId"`
 }
 
 type revCommit struct {
@@ -63,6 +87,27 @@ type revCommit struct {
 	Generation int32                        `json:"generation"`
 	Offsets    map[string]map[string]int64  `json:"offsets"`
 	Errors     map[string]map[string]string `json:"errors"`
+	Result     string                       `json:"result"`
+	Failed     bool                         `json:"failed"`
+}
+
+// consumerMember is a KIP-848 member and its epoch history.
+type consumerMember struct {
+	MemberID     string             `json:"memberId"`
+	ClientID     string             `json:"clientId"`
+	Subscription []string           `json:"subscription"`
+	Active       bool               `json:"active"`
+	MemberEpoch  *int32             `json:"memberEpoch"`
+	Assignment   map[string][]int32 `json:"assignment"`
+	Epochs       []epoch            `json:"epochs"`
+}
+
+type epoch struct {
+	At         time.Time          `json:"at"`
+	Epoch      int32              `json:"epoch"`
+	Assignment map[string][]int32 `json:"assignment"`
+	Added      map[string][]int32 `json:"added"`
+	Revoked    map[string][]int32 `json:"revoked"`
 }
 
 // group returns the report of group id, failing the test without it.
@@ -152,4 +197,44 @@ func all(m ...map[string][]int32) []string {
 // parts builds the "topic/p" list of one topic's partitions.
 func parts(topic string, ps ...int32) []string {
 	return all(map[string][]int32{topic: ps})
+}
+
+// deref shows a nullable number: its value, or "null".
+func deref(p *int32) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+// consumerMember returns the KIP-848 member with that client id, failing the
+// test without one.
+func (g *groupReport) consumerMember(t *testing.T, clientID string) *consumerMember {
+	t.Helper()
+	for i := range g.ConsumerMembers {
+		if g.ConsumerMembers[i].ClientID == clientID {
+			return &g.ConsumerMembers[i]
+		}
+	}
+	t.Fatalf("group %s: no KIP-848 member with client id %s among %d", g.Group, clientID, len(g.ConsumerMembers))
+	return nil
+}
+
+// epochWhere is the index of the member's first epoch entry that matches, or -1.
+func (m *consumerMember) epochWhere(match func(epoch) bool) int {
+	for i, e := range m.Epochs {
+		if match(e) {
+			return i
+		}
+	}
+	return -1
+}
+
+// summary is one line per epoch entry, for failure messages.
+func (m *consumerMember) summary() string {
+	var b strings.Builder
+	for _, e := range m.Epochs {
+		fmt.Fprintf(&b, "  epoch %d assignment %v added %v revoked %v\n", e.Epoch, e.Assignment, e.Added, e.Revoked)
+	}
+	return b.String()
 }

@@ -90,14 +90,18 @@ func TestScenario1(t *testing.T) {
 	if got := all(mb.Added); !slices.Equal(got, parts(topic, 2)) {
 		t.Errorf("gen %d: B's added %v; want %v", second.Generation, got, parts(topic, 2))
 	}
-	if second.Trigger.Member != mb.MemberID {
-		t.Errorf("gen %d: trigger %+v; want B %q joining", second.Generation, second.Trigger, mb.MemberID)
+	if second.Trigger.Kind != "member_joined" || second.Trigger.Member != mb.MemberID {
+		t.Errorf("gen %d: trigger %+v; want member_joined by B %q", second.Generation, second.Trigger, mb.MemberID)
+	}
+	if second.Mode != "eager" {
+		t.Errorf("gen %d: mode %q; want eager", second.Generation, second.Mode)
 	}
 	if second.Protocol != "range" || second.Leader != ma.MemberID {
 		t.Errorf("gen %d: protocol %q leader %q; want range led by A %q", second.Generation, second.Protocol, second.Leader, ma.MemberID)
 	}
-	if !ma.JoinedAt.After(mb.JoinedAt) {
-		t.Errorf("gen %d: A rejoined at %s, B at %s; want the group waiting for A", second.Generation, ma.JoinedAt, mb.JoinedAt)
+	if second.WaitedFor != ma.MemberID || !ma.JoinedAt.After(mb.JoinedAt) {
+		t.Errorf("gen %d: waited for %q; A rejoined at %s, B joined at %s; want the group waiting for A %q",
+			second.Generation, second.WaitedFor, ma.JoinedAt, mb.JoinedAt, ma.MemberID)
 	}
 	var found bool
 	for _, c := range second.CommitsDuringRevocation {
@@ -105,8 +109,8 @@ func TestScenario1(t *testing.T) {
 			continue
 		}
 		found = true
-		if len(c.Errors) != 0 {
-			t.Errorf("gen %d: A's commit during revocation has errors %v", second.Generation, c.Errors)
+		if len(c.Errors) != 0 || c.Failed || c.Result != "ok" {
+			t.Errorf("gen %d: A's commit during revocation: result %q, errors %v; want ok", second.Generation, c.Result, c.Errors)
 		}
 		for p, off := range commit.Offsets[topic] {
 			if c.Offsets[topic][p] != off {

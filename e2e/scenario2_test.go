@@ -73,8 +73,20 @@ func TestScenario2(t *testing.T) {
 	}
 	dead := three.member("java-C").MemberID
 	two, _ := g.mustFind(t, i+1, "java-A", "java-B")
-	if !strings.Contains(strings.ToLower(two.Trigger.Kind), "session") || two.Trigger.Member != dead {
-		t.Errorf("gen %d: trigger %+v; want a session timeout of java-C (%s)", two.Generation, two.Trigger, dead)
+	if two.Trigger.Kind != "session_timeout" || two.Trigger.Member != dead {
+		t.Errorf("gen %d: trigger %+v; want session_timeout of java-C (%s)", two.Generation, two.Trigger, dead)
+	}
+	var departed bool
+	for _, d := range two.Departed {
+		if d.MemberID == dead {
+			departed = true
+			if d.How != "session_timeout" || !slices.Equal(all(d.Partitions), want["java-C"]) {
+				t.Errorf("gen %d: java-C departed %q owning %v; want session_timeout owning %v", two.Generation, d.How, all(d.Partitions), want["java-C"])
+			}
+		}
+	}
+	if !departed {
+		t.Errorf("gen %d: java-C (%s) not among the departed %+v", two.Generation, dead, two.Departed)
 	}
 	for _, n := range names[:2] {
 		m := two.member(n)

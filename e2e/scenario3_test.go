@@ -78,7 +78,13 @@ func TestScenario3(t *testing.T) {
 	if got := all(round2.member("java-A").Assignment); !slices.Equal(got, parts(topic, 0, 1)) {
 		t.Errorf("round 2 (gen %d): A's assignment %v; want 0,1 kept", round2.Generation, got)
 	}
-	if round2.FollowUpOf != round1.Generation {
-		t.Errorf("round 2 (gen %d) is a follow-up of %d; want linked to round 1 (gen %d)", round2.Generation, round2.FollowUpOf, round1.Generation)
+	if round2.FollowUpOf == nil || *round2.FollowUpOf != round1.Generation || round2.Trigger.Kind != "cooperative_follow_up" {
+		t.Errorf("round 2 (gen %d): followUpOf %v, trigger %+v; want a cooperative_follow_up of round 1 (gen %d)",
+			round2.Generation, deref(round2.FollowUpOf), round2.Trigger, round1.Generation)
+	}
+	for _, gen := range []*generation{round1, round2} {
+		if gen.Mode != "cooperative" || gen.Unsettled != "" {
+			t.Errorf("gen %d: mode %q, unsettled %q; want a cooperative chain that settles", gen.Generation, gen.Mode, gen.Unsettled)
+		}
 	}
 }

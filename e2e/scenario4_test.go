@@ -43,9 +43,34 @@ func TestScenario4(t *testing.T) {
 	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
-	if r := k.finish(); r != nil {
-		r.group(t, group)
+	r := k.finish()
+	if r == nil {
+		return
 	}
-	// TODO(e2e): assert the KIP-848 epoch timeline (members' epochs,
-	// assignments by topic name) once docs/timeline-json.md documents it.
+	g := r.group(t, group)
+	if g.GroupProtocol != "consumer" {
+		t.Errorf("groupProtocol %q; want consumer (KIP-848)", g.GroupProtocol)
+	}
+	for _, gen := range g.Generations {
+		if gen.Mode != "consumer" {
+			t.Errorf("epoch %d: mode %q; want consumer", gen.Generation, gen.Mode)
+		}
+	}
+	moved := all(gotB.Owned)
+	// A's epochs: all four partitions, by topic name, then the two that
+	// moved revoked. B's: the two added.
+	ma, mb := g.consumerMember(t, "java-A"), g.consumerMember(t, "java-B")
+	iAll := ma.epochWhere(func(e epoch) bool { return slices.Equal(all(e.Assignment), parts(topic, 0, 1, 2, 3)) })
+	iRev := ma.epochWhere(func(e epoch) bool { return slices.Equal(all(e.Revoked), moved) })
+	if iAll < 0 || iRev < 0 || iRev < iAll {
+		t.Errorf("java-A's epochs do not show 0-3 then %v revoked:\n%s", moved, ma.summary())
+	}
+	if mb.epochWhere(func(e epoch) bool { return slices.Equal(all(e.Added), moved) && slices.Equal(all(e.Assignment), moved) }) < 0 {
+		t.Errorf("java-B's epochs do not show %v added:\n%s", moved, mb.summary())
+	}
+	for _, m := range []*consumerMember{ma, mb} {
+		if !slices.Equal(m.Subscription, []string{topic}) {
+			t.Errorf("%s subscribed to %v; want [%s]", m.ClientID, m.Subscription, topic)
+		}
+	}
 }

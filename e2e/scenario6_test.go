@@ -80,4 +80,18 @@ func TestScenario6(t *testing.T) {
 			t.Errorf("gen %d: %s's assignment %v; want %v", gen.Generation, n, got, owned[n])
 		}
 	}
+	// A's restart: a JoinGroup answered within the generation, under a new
+	// member id that replaces the old one.
+	var rj *rejoin
+	for i := range gen.RejoinsWithoutRebalance {
+		if gen.RejoinsWithoutRebalance[i].InstanceID == "static-java-A" {
+			rj = &gen.RejoinsWithoutRebalance[i]
+		}
+	}
+	if rj == nil {
+		t.Fatalf("gen %d: no rejoin without rebalance for static-java-A: %+v", gen.Generation, gen.RejoinsWithoutRebalance)
+	}
+	if rj.Replaces == "" || rj.Replaces == rj.MemberID {
+		t.Errorf("gen %d: A's rejoin as %q replaces %q; want a new member id replacing the old one", gen.Generation, rj.MemberID, rj.Replaces)
+	}
 }
