@@ -39,6 +39,9 @@ type Options struct {
 	// BothFor is how long both consumers run together before they leave,
 	// B first. Default 8s.
 	BothFor time.Duration
+	// SeedB, when set, is the address consumer B bootstraps from instead
+	// of Run's seed: a second kproxy in front of the same cluster.
+	SeedB string
 	// Narrate, when set, receives one line per thing a consumer does, as
 	// the consumer sees it (kproxy's timeline tells the same from the wire).
 	Narrate func(line string)
@@ -95,7 +98,11 @@ func Run(ctx context.Context, seed string, opts Options) error {
 			if !sleep(ctx, opts.BJoinsAfter) {
 				return
 			}
-			errs <- b.run(ctx, seed, opts.BothFor)
+			seedB := seed
+			if opts.SeedB != "" {
+				seedB = opts.SeedB
+			}
+			errs <- b.run(ctx, seedB, opts.BothFor)
 		}()
 		cwg.Wait()
 	}()

@@ -112,7 +112,9 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 var errMismatch = errors.New("proxy: response correlation id mismatch")
 
 // exchange builds the observed exchange of a request and its response (nil
-// when none came).
+// when none came). Its times carry no monotonic clock reading (Round(0)):
+// durations computed from them must be the same live as when replayed from
+// a journal, which keeps wall-clock times only.
 func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchange {
 	return &decode.Exchange{
 		ConnID:        c.id,
@@ -122,8 +124,8 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 		APIVersion:    p.version,
 		CorrelationID: p.corrID,
 		ClientID:      p.clientID,
-		RequestAt:     p.at,
-		ResponseAt:    at,
+		RequestAt:     p.at.Round(0),
+		ResponseAt:    at.Round(0),
 		Request:       p.request,
 		Response:      response,
 	}

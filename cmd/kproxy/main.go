@@ -15,6 +15,7 @@ import (
 var commands = []func() *cobra.Command{
 	newServeCmd,       // serve.go: run the proxy
 	newCoordinatorCmd, // coordinator.go: which broker coordinates a group
+	newDemoCmd,        // demo.go: the seed scenario on an embedded cluster
 	newJournalCmd,     // journal.go: look inside journals (inspect)
 	newReplayCmd,      // replay.go: tell the story again from journals
 }

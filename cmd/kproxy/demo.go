@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/demo"
+	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// demoBrokers is the size of the demo's embedded cluster.
+const demoBrokers = 3
+
+func newDemoCmd() *cobra.Command {
+	var journalDir string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the seed rebalance scenario on an embedded Kafka, through kproxy, and print its timeline",
+		Long: `demo needs no setup. It starts an embedded Kafka cluster (franz-go kfake,
+` + fmt.Sprint(demoBrokers) + ` brokers) with topic ` + demo.Topic + ` (` + fmt.Sprint(demo.Partitions) + ` partitions) and kproxy in front of it,
+then consumer A (range assignor, manual commits, commits what it processed
+when partitions are revoked, 1 s of work per poll) joins group ` + demo.Group + `,
+and consumer B (2 s per poll) joins a few seconds later. It prints kproxy's live
+timeline, with what the consumers themselves say in between, and exits by
+itself in about 20 seconds. With --journal it also records what kproxy saw, for
+` + "`kproxy replay`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runDemo(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), journalDir, demo.Options{})
+		},
+	}
+	cmd.Flags().StringVar(&journalDir, "journal", "", "also journal the exchanges kproxy observes to this directory")
+	return cmd
+}
+
+// runDemo runs the demo, printing the timeline and the consumers' own
+// narration to out, problems to errw.
+func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts demo.Options) error {
+	log, err := newLogger(errw, "console", "warn")
+	if err != nil {
+		return err
+	}
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(demoBrokers), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	if err != nil {
+		return fmt.Errorf("demo: start embedded kafka: %w", err)
+	}
+	defer cluster.Close()
+
+	var mu sync.Mutex // out is written by the observer goroutine and the consumers
+	printf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format, args...)
+	}
+
+	var observers []proxy.Observer
+	var jw *journal.Writer
+	if journalDir != "" {
+		jw, err = journal.Open(journalDir, journal.Options{KproxyVersion: kproxyVersion()}, log)
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		observers = append(observers, jw)
+	}
+	live := newLiveTimeline(timeline.Config{
+		Location: time.Local,
+		OnEntry: func(e timeline.Entry) {
+			for _, l := range e.Lines() {
+				printf("%s\n", l)
+			}
+		},
+	})
+	observers = append(observers, live)
+
+	listeners := map[int32]string{}
+	for n := int32(0); n < demoBrokers; n++ {
+		listeners[n] = "127.0.0.1:0"
+	}
+	p, err := proxy.New(proxy.Config{
+		Listen:          "127.0.0.1:0",
+		Upstreams:       cluster.ListenAddrs(),
+		BrokerListeners: listeners,
+	}, log, observers...)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	pctx, stopProxy := context.WithCancel(context.Background())
+	proxyDone := make(chan error, 1)
+	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
+
+	part := decode.CoordinatorPartition(demo.Group, decode.DefaultOffsetsPartitions)
+	printf("kproxy demo: embedded Kafka with %d brokers, kproxy listening on %s\n", demoBrokers, p.Addr())
+	printf("group %s lives in __consumer_offsets partition %d (of %d); its leader is the coordinator\n",
+		demo.Group, part, decode.DefaultOffsetsPartitions)
+	printf("consumer A starts now; consumer B, slower, joins in a few seconds. Lines starting with \"|\" are what the consumers say; the rest is kproxy's timeline.\n\n")
+
+	opts.Narrate = func(line string) {
+		printf("%s | %s\n", time.Now().Format("15:04:05.000"), line)
+	}
+	runErr := demo.Run(ctx, p.Addr().String(), opts)
+
+	stopProxy()
+	if err := <-proxyDone; err != nil && runErr == nil {
+		runErr = fmt.Errorf("demo: proxy: %w", err)
+	}
+	live.Close()
+	if jw != nil {
+		if err := jw.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("demo: journal: %w", err)
+		}
+		printf("\njournal written to %s: replay it with `kproxy replay %s`\n", journalDir, journalDir)
+	}
+	if s := p.Stats(); s.ObserverDrops > 0 || s.MalformedFrames > 0 {
+		log.Warn("demo: not everything was observed", zap.Uint64("observer_drops", s.ObserverDrops),
+			zap.Uint64("malformed_frames", s.MalformedFrames))
+	}
+	return runErr
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/kproxy-dev/kproxy/demo"
+	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// shortDemo is the seed scenario shortened for tests.
+var shortDemo = demo.Options{
+	WorkA: 200 * time.Millisecond, WorkB: 400 * time.Millisecond,
+	BJoinsAfter: 1500 * time.Millisecond, BothFor: 2 * time.Second,
+}
+
+// journaledProxy is a kproxy in front of a cluster with a journal and a
+// live timeline, as `kproxy serve --journal` runs it.
+type journaledProxy struct {
+	proxy *proxy.Proxy
+	jw    *journal.Writer
+	live  *liveTimeline
+	dir   string
+	stop  func()
+}
+
+func startJournaledProxy(t *testing.T, upstreams []string) *journaledProxy {
+	t.Helper()
+	log := zaptest.NewLogger(t)
+	jp := &journaledProxy{dir: t.TempDir(), live: newLiveTimeline(timeline.Config{})}
+	var err error
+	jp.jw, err = journal.Open(jp.dir, journal.Options{KproxyVersion: "test"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jp.proxy, err = proxy.New(proxy.Config{
+		Listen: "127.0.0.1:0", Upstreams: upstreams,
+		BrokerListeners: map[int32]string{0: "127.0.0.1:0"},
+	}, log, jp.jw, jp.live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- jp.proxy.Run(ctx) }()
+	jp.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("proxy: %v", err)
+		}
+		if err := jp.jw.Close(); err != nil {
+			t.Errorf("journal: %v", err)
+		}
+	}
+	return jp
+}
+
+// liveJSON stops jp and returns its live report as JSON.
+func (jp *journaledProxy) liveJSON(t *testing.T) []byte {
+	t.Helper()
+	jp.stop()
+	var buf bytes.Buffer
+	if err := timeline.WriteJSON(&buf, jp.live.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func replayJSON(t *testing.T, paths ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := replay(context.Background(), paths, replayOptions{format: "json"}, &out, &errOut); err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut.String())
+	}
+	if errOut.Len() > 0 {
+		t.Errorf("replay warned: %s", errOut.String())
+	}
+	return out.Bytes()
+}
+
+// TestReplayEqualsLive runs the seed scenario through a journaling kproxy
+// and checks that replaying the journal tells exactly the live story.
+func TestReplayEqualsLive(t *testing.T) {
+	cluster := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	jp := startJournaledProxy(t, cluster.ListenAddrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := demo.Run(ctx, jp.proxy.Addr().String(), shortDemo); err != nil {
+		t.Fatal(err)
+	}
+	live := jp.liveJSON(t)
+	replayed := replayJSON(t, jp.dir)
+	if !bytes.Equal(live, replayed) {
+		t.Fatalf("replay differs from live\nlive:\n%s\nreplay:\n%s", live, replayed)
+	}
+	gens := seedGenerations(t, live)
+	if len(gens) < 2 {
+		t.Fatalf("got %d generations of %s; want at least 2 (A alone, then A and B)", len(gens), demo.Group)
+	}
+}
+
+// TestReplayMergesTwoProxies records consumer A through one kproxy and
+// consumer B through another, in front of the same cluster, and checks that
+// replaying both journals together tells one story with both members.
+func TestReplayMergesTwoProxies(t *testing.T) {
+	cluster := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	p1 := startJournaledProxy(t, cluster.ListenAddrs())
+	p2 := startJournaledProxy(t, cluster.ListenAddrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := shortDemo
+	opts.SeedB = p2.proxy.Addr().String()
+	if err := demo.Run(ctx, p1.proxy.Addr().String(), opts); err != nil {
+		t.Fatal(err)
+	}
+	p1.stop()
+	p2.stop()
+
+	gens := seedGenerations(t, replayJSON(t, p1.dir, p2.dir))
+	var both *reportGeneration
+	for i := range gens {
+		if len(gens[i].Members) == 2 {
+			both = &gens[i]
+		}
+	}
+	if both == nil {
+		t.Fatalf("no generation with both members in the merged timeline: %+v", gens)
+	}
+	got := map[string]map[string][]int32{}
+	for _, m := range both.Members {
+		got[m.ClientID] = m.Assignment
+	}
+	if a, b := got["consumer-A"][demo.Topic], got["consumer-B"][demo.Topic]; len(a) != 2 || len(b) != 1 || b[0] != 2 {
+		t.Errorf("merged gen %d assignments: A %v, B %v; want A [0 1], B [2]", both.Generation, a, b)
+	}
+	if len(both.Commits) == 0 {
+		t.Errorf("merged gen %d shows no commit during revocation; A's went through the other kproxy", both.Generation)
+	}
+}
+
+// reportGeneration is the part of the timeline's JSON these tests read.
+type reportGeneration struct {
+	Generation int32 `json:"generation"`
+	Members    []struct {
+		ClientID   string             `json:"clientId"`
+		Assignment map[string][]int32 `json:"assignment"`
+	} `json:"members"`
+	Commits []json.RawMessage `json:"commitsDuringRevocation"`
+}
+
+func seedGenerations(t *testing.T, report []byte) []reportGeneration {
+	t.Helper()
+	var r struct {
+		Groups []struct {
+			Group       string             `json:"group"`
+			Generations []reportGeneration `json:"generations"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(report, &r); err != nil {
+		t.Fatalf("report is not JSON: %v", err)
+	}
+	for _, g := range r.Groups {
+		if g.Group == demo.Group {
+			return g.Generations
+		}
+	}
+	t.Fatalf("report has no group %s", demo.Group)
+	return nil
+}
