@@ -5,7 +5,11 @@
 // other packages take plain structs built from a Config.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/kproxy-dev/kproxy/journal"
+)
 
 // Config is the whole configuration of `kproxy serve`. The zero value is not
 // useful: start from Default, or use Load.
@@ -38,6 +42,29 @@ type Config struct {
 	ObserverQueue int
 	// Journal is the directory exchanges are journaled to; "" means off.
 	Journal string
+	// JournalFsync is the journal's durability policy: journal.FsyncAlways,
+	// journal.FsyncNever, or the interval between fsyncs.
+	JournalFsync journal.Fsync
+	// JournalSegmentSize rotates a journal segment before it grows past
+	// this many bytes.
+	JournalSegmentSize int64
+	// JournalSegmentAge rotates a journal segment older than this; 0 means
+	// no rotation by age.
+	JournalSegmentAge time.Duration
+	// JournalRetainSize deletes the oldest segments while the journal
+	// directory holds more bytes than this; 0 means no limit.
+	JournalRetainSize int64
+	// JournalRetainAge deletes segments last written longer ago than this;
+	// 0 means no limit.
+	JournalRetainAge time.Duration
+	// Report is the file the JSON timeline report is written to when serve
+	// stops; "" means none.
+	Report string
+	// StormRebalances is how many rebalances of one group within
+	// StormWindow the timeline calls a storm.
+	StormRebalances int
+	// StormWindow is the sliding window of storm detection.
+	StormWindow time.Duration
 	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
 	// means off. Loopback by default.
 	Admin string
@@ -49,15 +76,22 @@ type Config struct {
 
 // Default values of the settings that have one.
 const (
-	DefaultListen          = "127.0.0.1:19092"
-	DefaultBrokerPortBase  = 0         // the port after Listen's
-	DefaultMaxFrameSize    = 100 << 20 // 100 MiB
-	DefaultDialTimeout     = 10 * time.Second
-	DefaultShutdownTimeout = 10 * time.Second
-	DefaultObserverQueue   = 4096
-	DefaultAdmin           = "127.0.0.1:9644"
-	DefaultLogFormat       = "console"
-	DefaultLogLevel        = "info"
+	DefaultListen             = "127.0.0.1:19092"
+	DefaultBrokerPortBase     = 0         // the port after Listen's
+	DefaultMaxFrameSize       = 100 << 20 // 100 MiB
+	DefaultDialTimeout        = 10 * time.Second
+	DefaultShutdownTimeout    = 10 * time.Second
+	DefaultObserverQueue      = 4096
+	DefaultJournalFsync       = journal.Fsync(time.Second)
+	DefaultJournalSegmentSize = 64 << 20 // 64 MiB
+	DefaultJournalSegmentAge  = time.Hour
+	DefaultJournalRetainSize  = 1 << 30 // 1 GiB
+	DefaultJournalRetainAge   = 7 * 24 * time.Hour
+	DefaultStormRebalances    = 3
+	DefaultStormWindow        = 5 * time.Minute
+	DefaultAdmin              = "127.0.0.1:9644"
+	DefaultLogFormat          = "console"
+	DefaultLogLevel           = "info"
 )
 
 // Default returns a Config holding every default. Upstreams is empty: it
@@ -70,8 +104,17 @@ func Default() Config {
 		DialTimeout:     DefaultDialTimeout,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		ObserverQueue:   DefaultObserverQueue,
-		Admin:           DefaultAdmin,
-		LogFormat:       DefaultLogFormat,
-		LogLevel:        DefaultLogLevel,
+
+		JournalFsync:       DefaultJournalFsync,
+		JournalSegmentSize: DefaultJournalSegmentSize,
+		JournalSegmentAge:  DefaultJournalSegmentAge,
+		JournalRetainSize:  DefaultJournalRetainSize,
+		JournalRetainAge:   DefaultJournalRetainAge,
+		StormRebalances:    DefaultStormRebalances,
+		StormWindow:        DefaultStormWindow,
+
+		Admin:     DefaultAdmin,
+		LogFormat: DefaultLogFormat,
+		LogLevel:  DefaultLogLevel,
 	}
 }

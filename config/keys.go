@@ -9,20 +9,28 @@ import (
 // name, and (upper-cased, dashes to underscores, KPROXY_ prefix) the
 // environment variable: see EnvVar.
 const (
-	KeyConfig          = "config"
-	KeyListen          = "listen"
-	KeyUpstream        = "upstream"
-	KeyAdvertise       = "advertise"
-	KeyBrokerPortBase  = "broker-port-base"
-	KeyBrokerListeners = "broker-listeners"
-	KeyMaxFrameSize    = "max-frame-size"
-	KeyDialTimeout     = "dial-timeout"
-	KeyShutdownTimeout = "shutdown-timeout"
-	KeyObserverQueue   = "observer-queue"
-	KeyJournal         = "journal"
-	KeyAdmin           = "admin"
-	KeyLogFormat       = "log-format"
-	KeyLogLevel        = "log-level"
+	KeyConfig             = "config"
+	KeyListen             = "listen"
+	KeyUpstream           = "upstream"
+	KeyAdvertise          = "advertise"
+	KeyBrokerPortBase     = "broker-port-base"
+	KeyBrokerListeners    = "broker-listeners"
+	KeyMaxFrameSize       = "max-frame-size"
+	KeyDialTimeout        = "dial-timeout"
+	KeyShutdownTimeout    = "shutdown-timeout"
+	KeyObserverQueue      = "observer-queue"
+	KeyJournal            = "journal"
+	KeyJournalFsync       = "journal-fsync"
+	KeyJournalSegmentSize = "journal-segment-size"
+	KeyJournalSegmentAge  = "journal-segment-age"
+	KeyJournalRetainSize  = "journal-retain-size"
+	KeyJournalRetainAge   = "journal-retain-age"
+	KeyReport             = "report"
+	KeyStormRebalances    = "storm-rebalances"
+	KeyStormWindow        = "storm-window"
+	KeyAdmin              = "admin"
+	KeyLogFormat          = "log-format"
+	KeyLogLevel           = "log-level"
 )
 
 // EnvPrefix is the prefix of every environment variable kproxy reads.
@@ -44,6 +52,7 @@ const (
 	kindSize          // bytes: integer, or number with KiB/MiB/GiB
 	kindDuration      // Go duration with a unit: 10s, 1m30s
 	kindNodeMap       // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
+	kindFsync         // always, never, or a duration
 )
 
 // Option describes one setting for flags, defaults and documentation.
@@ -91,8 +100,24 @@ func Options() []Option {
 			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
 		{Key: KeyJournal, Flag: true, kind: kindString,
 			Usage: "directory to journal exchanges to; empty means no journal"},
+		{Key: KeyJournalFsync, Flag: true, kind: kindFsync, Default: d.JournalFsync.String(),
+			Usage: "journal durability: always (fsync each batch), never (left to the OS) or the interval between fsyncs"},
+		{Key: KeyJournalSegmentSize, Flag: true, kind: kindSize, Default: "64MiB",
+			Usage: "start a new journal segment before one grows past this size (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyJournalSegmentAge, Flag: true, kind: kindDuration, Default: "1h",
+			Usage: "start a new journal segment when the current one is older than this; 0 means never by age"},
+		{Key: KeyJournalRetainSize, Flag: true, kind: kindSize, Default: "1GiB",
+			Usage: "delete the oldest journal segments while the directory holds more than this; 0 means no limit"},
+		{Key: KeyJournalRetainAge, Flag: true, kind: kindDuration, Default: "168h",
+			Usage: "delete journal segments last written longer ago than this; 0 means no limit"},
+		{Key: KeyReport, Flag: true, kind: kindString,
+			Usage: "file the JSON timeline report is written to (mode 0600) when serve stops; empty means none"},
+		{Key: KeyStormRebalances, Flag: true, kind: kindInt, Default: strconv.Itoa(d.StormRebalances),
+			Usage: "a group rebalancing this many times within --storm-window is in a storm"},
+		{Key: KeyStormWindow, Flag: true, kind: kindDuration, Default: "5m",
+			Usage: "sliding window of storm detection"},
 		{Key: KeyAdmin, Flag: true, kind: kindString, Default: d.Admin,
-			Usage: "admin HTTP address serving /metrics and /healthz; empty means off"},
+			Usage: "admin HTTP address serving /metrics, /healthz, /timeline and /api/timeline; empty means off"},
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,

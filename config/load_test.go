@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // load parses args as serve's flags, with env as the only KPROXY_*
@@ -114,6 +116,31 @@ observer-queue: 10
 			func(c Config) any { return c.BrokerListeners }, map[int32]string{7: "h:1", 8: "h:2"}},
 		{"no broker listeners", nil, nil, "upstream: f:1", func(c Config) any { return c.BrokerListeners },
 			map[int32]string(nil)},
+
+		{"fsync default", nil, nil, "upstream: f:1", func(c Config) any { return c.JournalFsync }, journal.Fsync(time.Second)},
+		{"fsync always from file", nil, nil, "upstream: f:1\njournal-fsync: always",
+			func(c Config) any { return c.JournalFsync }, journal.FsyncAlways},
+		{"fsync never from env", nil, map[string]string{"KPROXY_JOURNAL_FSYNC": "never"}, "upstream: f:1\njournal-fsync: always",
+			func(c Config) any { return c.JournalFsync }, journal.FsyncNever},
+		{"fsync interval from flag", []string{"--journal-fsync", "250ms"}, map[string]string{"KPROXY_JOURNAL_FSYNC": "never"},
+			"upstream: f:1", func(c Config) any { return c.JournalFsync }, journal.Fsync(250 * time.Millisecond)},
+		{"segment size from file", nil, nil, "upstream: f:1\njournal-segment-size: 8MiB",
+			func(c Config) any { return c.JournalSegmentSize }, int64(8 << 20)},
+		{"retain size above 2GiB from env", nil, map[string]string{"KPROXY_JOURNAL_RETAIN_SIZE": "50GiB"}, "upstream: f:1",
+			func(c Config) any { return c.JournalRetainSize }, int64(50 << 30)},
+		{"retain size 0 from file", nil, nil, "upstream: f:1\njournal-retain-size: 0",
+			func(c Config) any { return c.JournalRetainSize }, int64(0)},
+		{"segment age from flag", []string{"--journal-segment-age", "10m"}, nil, "upstream: f:1",
+			func(c Config) any { return c.JournalSegmentAge }, 10 * time.Minute},
+		{"retain age bare 0 from file", nil, nil, "upstream: f:1\njournal-retain-age: 0",
+			func(c Config) any { return c.JournalRetainAge }, time.Duration(0)},
+		{"report from env", nil, map[string]string{"KPROXY_REPORT": "/tmp/r.json"}, "upstream: f:1",
+			func(c Config) any { return c.Report }, "/tmp/r.json"},
+		{"storm settings from file", nil, nil, "upstream: f:1\nstorm-rebalances: 5\nstorm-window: 10m",
+			func(c Config) any { return [2]any{c.StormRebalances, c.StormWindow} }, [2]any{5, 10 * time.Minute}},
+		{"storm settings from flags", []string{"--storm-rebalances=4", "--storm-window=1m"}, nil,
+			"upstream: f:1\nstorm-rebalances: 5\nstorm-window: 10m",
+			func(c Config) any { return [2]any{c.StormRebalances, c.StormWindow} }, [2]any{4, time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,6 +221,34 @@ func TestLoadErrors(t *testing.T) {
 			`config: broker-listeners.3 "nowhere": missing port (from FILE)`},
 		{"empty env is a value", nil, map[string]string{"KPROXY_LOG_FORMAT": "", "KPROXY_UPSTREAM": "h:1"}, "",
 			`config: log-format: want console or json (from KPROXY_LOG_FORMAT)`},
+		{"fsync garbage", []string{"--journal-fsync", "sometimes", "--upstream", "h:1"}, nil, "",
+			`config: journal-fsync "sometimes": want always, never or an interval such as 1s (from --journal-fsync)`},
+		{"fsync without unit in file", nil, nil, "upstream: h:1\njournal-fsync: 5",
+			`config: journal-fsync "5": missing unit; want always, never or an interval such as 1s (from FILE)`},
+		{"fsync too often", nil, map[string]string{"KPROXY_JOURNAL_FSYNC": "100us", "KPROXY_UPSTREAM": "h:1"}, "",
+			`config: journal-fsync "100us": interval below 1ms; want always, never or an interval such as 1s (from KPROXY_JOURNAL_FSYNC)`},
+		{"fsync empty", nil, map[string]string{"KPROXY_JOURNAL_FSYNC": "", "KPROXY_UPSTREAM": "h:1"}, "",
+			`config: journal-fsync: empty; want always, never or an interval such as 1s (from KPROXY_JOURNAL_FSYNC)`},
+		{"segment size garbage", nil, nil, "upstream: h:1\njournal-segment-size: lots",
+			`config: journal-segment-size "lots": not a size; want bytes or a number with KiB, MiB or GiB (from FILE)`},
+		{"segment size too small", []string{"--journal-segment-size", "1KiB", "--upstream", "h:1"}, nil, "",
+			`config: journal-segment-size "1024": below the minimum of 65536 bytes (64KiB) (from --journal-segment-size)`},
+		{"retain size negative", nil, map[string]string{"KPROXY_JOURNAL_RETAIN_SIZE": "-1", "KPROXY_UPSTREAM": "h:1"}, "",
+			`config: journal-retain-size "-1": out of range (0 to 1048576GiB) (from KPROXY_JOURNAL_RETAIN_SIZE)`},
+		{"retain size below segment size", nil, nil, "upstream: h:1\njournal-retain-size: 1MiB\njournal-segment-size: 2MiB",
+			`config: journal-retain-size "1048576": smaller than journal-segment-size (2097152 bytes): not even one whole segment would be kept; 0 means no limit (from FILE)`},
+		{"retain age negative", []string{"--journal-retain-age=-1h", "--upstream", "h:1"}, nil, "",
+			`config: journal-retain-age "-1h0m0s": must not be negative (0 means no limit) (from --journal-retain-age)`},
+		{"segment age without unit", nil, nil, "upstream: h:1\njournal-segment-age: 60",
+			`config: journal-segment-age "60": missing unit; want a duration like 10s or 1m30s (from FILE)`},
+		{"storm rebalances garbage", nil, map[string]string{"KPROXY_STORM_REBALANCES": "few", "KPROXY_UPSTREAM": "h:1"}, "",
+			`config: storm-rebalances "few": not an integer (from KPROXY_STORM_REBALANCES)`},
+		{"storm rebalances too low", []string{"--storm-rebalances", "1", "--upstream", "h:1"}, nil, "",
+			`config: storm-rebalances "1": below the minimum of 2 (one rebalance is not a storm) (from --storm-rebalances)`},
+		{"storm window zero", nil, nil, "upstream: h:1\nstorm-window: 0s",
+			`config: storm-window "0s": must be positive (from FILE)`},
+		{"report as a list", nil, nil, "upstream: h:1\nreport: [a, b]",
+			`config: report "[a b]": want a single value, not a list or map (from FILE)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

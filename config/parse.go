@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // The parse functions turn one raw value, as viper returns it from a flag,
@@ -87,7 +89,23 @@ var sizeUnits = []struct {
 // parseSize reads a byte count that must fit an int32: an integer, or a
 // number followed by B, KiB, MiB or GiB ("100MiB", "1.5 MiB").
 func parseSize(key string, raw any) (int32, *Error) {
-	bad := func(reason string) (int32, *Error) {
+	n, err := parseBytes(key, raw, math.MaxInt32, "out of range (0 to 2GiB-1)")
+	return int32(n), err
+}
+
+// maxBytes bounds the int64 sizes (journal sizes): far beyond any disk, and
+// exactly representable as a float64.
+const maxBytes = 1 << 50
+
+// parseSize64 reads a byte count of up to 1024 TiB, written like parseSize's.
+func parseSize64(key string, raw any) (int64, *Error) {
+	return parseBytes(key, raw, maxBytes, "out of range (0 to 1048576GiB)")
+}
+
+// parseBytes reads a byte count from 0 to most; tooBig is the reason given
+// above it.
+func parseBytes(key string, raw any, most int64, tooBig string) (int64, *Error) {
+	bad := func(reason string) (int64, *Error) {
 		return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: reason}
 	}
 	var n float64
@@ -118,14 +136,47 @@ func parseSize(key string, raw any) (int32, *Error) {
 	if n != math.Trunc(n) {
 		return bad("not a whole number of bytes")
 	}
-	if n < 0 || n > math.MaxInt32 {
-		return bad("out of range (0 to 2GiB-1)")
+	if n < 0 || n > float64(most) {
+		return bad(tooBig)
 	}
-	return int32(n), nil
+	return int64(n), nil
 }
 
-// parseDuration reads a Go duration. A bare number is refused rather than
-// read as nanoseconds, the classic surprise of `dial-timeout: 5`.
+// parseFsync reads a journal durability policy as journal.ParseFsync does:
+// "always", "never", or a Go duration of at least 1ms.
+func parseFsync(key string, raw any) (journal.Fsync, *Error) {
+	const want = "want always, never or an interval such as 1s"
+	var s string
+	switch x := raw.(type) {
+	case journal.Fsync:
+		return x, nil
+	case time.Duration:
+		s = x.String()
+	case string:
+		s = strings.TrimSpace(x)
+	case int, int64, float64:
+		return 0, &Error{Key: key, Value: fmt.Sprint(x), Reason: "missing unit; " + want}
+	default:
+		return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: want}
+	}
+	f, err := journal.ParseFsync(s)
+	if err == nil {
+		return f, nil
+	}
+	switch d, derr := time.ParseDuration(s); {
+	case s == "":
+		return 0, &Error{Key: key, Reason: "empty; " + want}
+	case derr == nil && d < time.Millisecond:
+		return 0, &Error{Key: key, Value: s, Reason: "interval below 1ms; " + want}
+	}
+	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+		return 0, &Error{Key: key, Value: s, Reason: "missing unit; " + want}
+	}
+	return 0, &Error{Key: key, Value: s, Reason: want}
+}
+
+// parseDuration reads a Go duration. A bare number other than 0 is refused
+// rather than read as nanoseconds, the classic surprise of `dial-timeout: 5`.
 func parseDuration(key string, raw any) (time.Duration, *Error) {
 	switch x := raw.(type) {
 	case time.Duration:
@@ -140,6 +191,9 @@ func parseDuration(key string, raw any) (time.Duration, *Error) {
 			return 0, &Error{Key: key, Value: s, Reason: "missing unit; want a duration like 10s or 1m30s"}
 		}
 	case int, int64, float64:
+		if fmt.Sprint(x) == "0" { // 0 needs no unit, as in time.ParseDuration
+			return 0, nil
+		}
 		return 0, &Error{Key: key, Value: fmt.Sprint(x), Reason: "missing unit; want a duration like 10s or 1m30s"}
 	}
 	return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "not a duration; want one like 10s or 1m30s"}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // Limits that Validate enforces.
@@ -17,6 +19,12 @@ const (
 	// MaxObserverQueue bounds observer-queue: each slot may hold an
 	// exchange, so a huge queue is a memory risk rather than a safety net.
 	MaxObserverQueue = 1 << 20
+	// MinJournalSegmentSize is the smallest journal-segment-size: smaller
+	// segments would hold a few records each.
+	MinJournalSegmentSize = 64 << 10
+	// MinStormRebalances is the smallest storm-rebalances: one rebalance
+	// is not a storm.
+	MinStormRebalances = 2
 )
 
 // Validate reports every invalid setting of c, each as an *Error naming its
@@ -49,6 +57,12 @@ func (c *Config) problems() problems {
 		p.add(KeyObserverQueue, strconv.Itoa(c.ObserverQueue),
 			fmt.Sprintf("out of range (1-%d)", MaxObserverQueue))
 	}
+	checkJournal(&p, c)
+	if c.StormRebalances < MinStormRebalances {
+		p.add(KeyStormRebalances, strconv.Itoa(c.StormRebalances),
+			fmt.Sprintf("below the minimum of %d (one rebalance is not a storm)", MinStormRebalances))
+	}
+	checkPositive(&p, KeyStormWindow, c.StormWindow)
 	if c.Admin != "" {
 		checkHostPort(&p, KeyAdmin, c.Admin, false)
 	}
@@ -159,5 +173,34 @@ func checkBrokerListeners(p *problems, m map[int32]string) {
 func checkPositive(p *problems, key string, d time.Duration) {
 	if d <= 0 {
 		p.add(key, d.String(), "must be positive")
+	}
+}
+
+// checkJournal checks the journal-* settings, whether or not the journal is
+// on, so that a mistake shows before the day it is turned on.
+func checkJournal(p *problems, c *Config) {
+	if f := c.JournalFsync; f < journal.FsyncNever || (f > 0 && time.Duration(f) < time.Millisecond) {
+		p.add(KeyJournalFsync, time.Duration(f).String(), "want always, never or an interval of at least 1ms")
+	}
+	if c.JournalSegmentSize < MinJournalSegmentSize {
+		p.add(KeyJournalSegmentSize, strconv.FormatInt(c.JournalSegmentSize, 10),
+			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinJournalSegmentSize))
+	}
+	checkNotNegative(p, KeyJournalSegmentAge, c.JournalSegmentAge, "never by age")
+	switch {
+	case c.JournalRetainSize < 0:
+		p.add(KeyJournalRetainSize, strconv.FormatInt(c.JournalRetainSize, 10), "must not be negative (0 means no limit)")
+	case c.JournalRetainSize > 0 && c.JournalRetainSize < c.JournalSegmentSize:
+		p.add(KeyJournalRetainSize, strconv.FormatInt(c.JournalRetainSize, 10),
+			fmt.Sprintf("smaller than journal-segment-size (%d bytes): not even one whole segment would be kept; 0 means no limit",
+				c.JournalSegmentSize))
+	}
+	checkNotNegative(p, KeyJournalRetainAge, c.JournalRetainAge, "no limit")
+}
+
+// checkNotNegative checks a duration whose 0 means zeroMeans.
+func checkNotNegative(p *problems, key string, d time.Duration, zeroMeans string) {
+	if d < 0 {
+		p.add(key, d.String(), "must not be negative (0 means "+zeroMeans+")")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // valid is a configuration that passes Validate; each case changes it.
@@ -68,6 +70,33 @@ func TestValidate(t *testing.T) {
 			[]string{`config: dial-timeout "0s": must be positive`, `config: shutdown-timeout "-1s": must be positive`}},
 		{"observer queue", func(c *Config) { c.ObserverQueue = 0 },
 			[]string{`config: observer-queue "0": out of range (1-1048576)`}},
+		{"journal settings at their limits", func(c *Config) {
+			c.JournalFsync = journal.FsyncAlways
+			c.JournalSegmentSize = MinJournalSegmentSize
+			c.JournalSegmentAge, c.JournalRetainSize, c.JournalRetainAge = 0, 0, 0
+		}, nil},
+		{"fsync interval of 1ms", func(c *Config) { c.JournalFsync = journal.Fsync(time.Millisecond) }, nil},
+		{"fsync out of range", func(c *Config) { c.JournalFsync = journal.Fsync(time.Microsecond) },
+			[]string{`config: journal-fsync "1µs": want always, never or an interval of at least 1ms`}},
+		{"fsync unknown policy", func(c *Config) { c.JournalFsync = -3 },
+			[]string{`config: journal-fsync "-3ns": want always, never or an interval of at least 1ms`}},
+		{"journal sizes", func(c *Config) { c.JournalSegmentSize = 1000; c.JournalRetainSize = -1 },
+			[]string{
+				`config: journal-segment-size "1000": below the minimum of 65536 bytes (64KiB)`,
+				`config: journal-retain-size "-1": must not be negative (0 means no limit)`,
+			}},
+		{"retain size below segment size", func(c *Config) { c.JournalRetainSize = c.JournalSegmentSize - 1 },
+			[]string{`config: journal-retain-size "67108863": smaller than journal-segment-size (67108864 bytes): not even one whole segment would be kept; 0 means no limit`}},
+		{"journal ages", func(c *Config) { c.JournalSegmentAge = -time.Second; c.JournalRetainAge = -time.Hour },
+			[]string{
+				`config: journal-segment-age "-1s": must not be negative (0 means never by age)`,
+				`config: journal-retain-age "-1h0m0s": must not be negative (0 means no limit)`,
+			}},
+		{"storm", func(c *Config) { c.StormRebalances = 1; c.StormWindow = 0 },
+			[]string{
+				`config: storm-rebalances "1": below the minimum of 2 (one rebalance is not a storm)`,
+				`config: storm-window "0s": must be positive`,
+			}},
 		{"admin without port", func(c *Config) { c.Admin = "localhost" },
 			[]string{`config: admin "localhost": missing port`}},
 		{"log format", func(c *Config) { c.LogFormat = "text" },
