@@ -60,24 +60,25 @@ const (
 	SuspectBackwards = "backwards"
 )
 
-func newCommit(ev *decode.Event) *commit {
+func (g *group) newCommit(ev *decode.Event) *commit {
 	oc := ev.OffsetCommit
 	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
 		offsets: map[string]map[int32]int64{}, latency: ev.Latency(), responded: ev.Responded()}
 	for _, t := range oc.Topics {
+		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
 		for _, p := range t.Partitions {
-			if c.offsets[t.Topic] == nil {
-				c.offsets[t.Topic] = map[int32]int64{}
+			if c.offsets[topic] == nil {
+				c.offsets[topic] = map[int32]int64{}
 			}
-			c.offsets[t.Topic][p.Partition] = p.Offset
+			c.offsets[topic][p.Partition] = p.Offset
 			if p.ErrorCode != 0 {
 				if c.errors == nil {
 					c.errors = map[string]map[int32]string{}
 				}
-				if c.errors[t.Topic] == nil {
-					c.errors[t.Topic] = map[int32]string{}
+				if c.errors[topic] == nil {
+					c.errors[topic] = map[int32]string{}
 				}
-				c.errors[t.Topic][p.Partition] = errorName(p.ErrorCode)
+				c.errors[topic][p.Partition] = errorName(p.ErrorCode)
 				c.failed = true
 			}
 		}
@@ -88,7 +89,7 @@ func newCommit(ev *decode.Event) *commit {
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
 // rebalance, failed commits, and suspect commits.
 func (g *group) offsetCommit(ev *decode.Event) {
-	c := newCommit(ev)
+	c := g.newCommit(ev)
 	if len(c.offsets) == 0 {
 		return
 	}
@@ -352,10 +353,11 @@ func (g *group) offsetFetch(ev *decode.Event) {
 		return
 	}
 	for _, t := range of.Offsets {
+		topic := g.e.topics.topic(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 && p.Offset >= 0 {
-				if cur, ok := g.committed[t.Topic][p.Partition]; !ok || cur.offset != p.Offset {
-					g.setCommitted(t.Topic, p.Partition, committedOffset{offset: p.Offset, at: ev.At})
+				if cur, ok := g.committed[topic][p.Partition]; !ok || cur.offset != p.Offset {
+					g.setCommitted(topic, p.Partition, committedOffset{offset: p.Offset, at: ev.At})
 				}
 			}
 		}

@@ -15,6 +15,10 @@ type Config struct {
 	// generations are normal; a longer chain is flagged as not settling.
 	// Default 3.
 	MaxFollowUps int
+	// MaxGenerations is how many generations the engine keeps per group;
+	// older ones are dropped from memory and from the report, which says
+	// how many were dropped. Default 1000.
+	MaxGenerations int
 	// Location is the time zone of the clock times in entry texts and in
 	// the text report. Default (nil) UTC, so output does not depend on the
 	// machine it is produced on.
@@ -34,6 +38,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxFollowUps <= 0 {
 		c.MaxFollowUps = 3
+	}
+	if c.MaxGenerations <= 0 {
+		c.MaxGenerations = 1000
 	}
 	if c.Location == nil {
 		c.Location = time.UTC

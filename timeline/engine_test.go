@@ -629,3 +629,36 @@ func TestReportDoesNotChangeState(t *testing.T) {
 		t.Errorf("report differs after intermediate Report calls")
 	}
 }
+
+// TestMaxGenerations checks that old generations are dropped and the
+// report says so.
+func TestMaxGenerations(t *testing.T) {
+	_, r, _ := run(t, Config{MaxGenerations: 2}, stormScript().events(), 500)
+	g := r.Groups[0]
+	if len(g.Generations) != 2 || g.Generations[0].Generation != 3 || !hasUnknown(g.Unknown, "droppedGenerations") {
+		t.Errorf("generations %d (first %d), unknown %v; want 2 from gen 3 and a droppedGenerations note",
+			len(g.Generations), g.Generations[0].Generation, g.Unknown)
+	}
+}
+
+// TestShared exercises the locked engine from two goroutines, as a live
+// proxy does (run with -race).
+func TestShared(t *testing.T) {
+	s := NewShared(Config{})
+	evs := seedScript().events()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 50; i++ {
+			s.Report()
+		}
+	}()
+	for i := range evs {
+		s.Observe(nil, evs[i:i+1])
+	}
+	<-done
+	s.Close(sec(30))
+	if g := s.Report().Groups[0]; len(g.Generations) != 2 {
+		t.Errorf("generations = %d; want 2", len(g.Generations))
+	}
+}

@@ -16,8 +16,9 @@ type group struct {
 	consumerProtocol    bool // KIP-848 ConsumerGroupHeartbeat seen
 	coordinator         *decode.FindCoordinator
 
-	gens  []*generation // formed generations, in formation order
-	byNum map[int32]*generation
+	gens    []*generation // formed generations, in formation order
+	dropped int           // generations dropped beyond Config.MaxGenerations
+	byNum   map[int32]*generation
 	// next is a rebalance detected but whose generation has not formed.
 	next *generation
 

@@ -339,9 +339,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 	} else if epoch > 1 && gen.trigger.kind == TriggerUnknown {
 		gen.note("previousEpoch", fmt.Sprintf("kproxy first saw this group at epoch %d: earlier epochs were not observed", epoch))
 	}
-	g.gens = append(g.gens, gen)
-	g.byNum[epoch] = gen
-	g.errSeen = nil
+	g.keep(gen)
 	switch {
 	case !gen.announced:
 		g.announce(gen)

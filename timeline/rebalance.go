@@ -162,8 +162,7 @@ func (g *group) materializeEmpty(gen *generation) {
 			gen.departed = append(gen.departed, d)
 		}
 	}
-	g.gens = append(g.gens, gen)
-	g.byNum[gen.num] = gen
+	g.keep(gen)
 	g.consumeCauses(gen.start)
 	g.countRebalance(gen)
 }
@@ -196,9 +195,7 @@ func (g *group) form(num int32, at time.Time) *generation {
 		gen.note("generations", why)
 		g.emit(at, KindPartial, num, "", why, nil)
 	}
-	g.gens = append(g.gens, gen)
-	g.byNum[num] = gen
-	g.errSeen = nil
+	g.keep(gen)
 	return gen
 }
 
@@ -217,9 +214,7 @@ func (g *group) midway(num int32, ev *decode.Event) *generation {
 	gen.trigger = trigger{kind: TriggerUnknown, reason: "the rebalance that formed this generation was not observed"}
 	why := fmt.Sprintf("generation %d was first seen after its rebalance (kproxy started mid-generation or missed its JoinGroup responses): its trigger, joins, leader and assignment are unknown unless its members sync again", num)
 	gen.note("rebalance", why)
-	g.gens = append(g.gens, gen)
-	g.byNum[num] = gen
-	g.errSeen = nil
+	g.keep(gen)
 	g.emit(ev.At, KindPartial, num, "", why, nil)
 	return gen
 }
@@ -537,4 +532,23 @@ func slowest(gen *generation) *member {
 		return nil
 	}
 	return ms[len(ms)-1]
+}
+
+// keep records a new generation, dropping the oldest beyond
+// Config.MaxGenerations. The first generation kept forgets its predecessor
+// so that dropped generations can be collected.
+func (g *group) keep(gen *generation) {
+	g.gens = append(g.gens, gen)
+	g.byNum[gen.num] = gen
+	g.errSeen = nil
+	if n := len(g.gens) - g.e.cfg.MaxGenerations; n > 0 {
+		for _, old := range g.gens[:n] {
+			if g.byNum[old.num] == old {
+				delete(g.byNum, old.num)
+			}
+		}
+		g.dropped += n
+		g.gens = append(g.gens[:0:0], g.gens[n:]...)
+		g.gens[0].prev = nil
+	}
 }

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -250,6 +251,10 @@ func (g *group) report() GroupReport {
 	if g.consumer != nil {
 		gr.GroupProtocol = "consumer"
 		gr.ConsumerMembers = g.consumerMembersReport()
+	}
+	if g.dropped > 0 {
+		gr.Unknown = append(gr.Unknown, UnknownReport{What: "droppedGenerations",
+			Why: fmt.Sprintf("the %d oldest generations were dropped from memory (more than %d kept)", g.dropped, g.e.cfg.MaxGenerations)})
 	}
 	if c := g.coordinator; c != nil {
 		gr.Coordinator = &CoordinatorReport{NodeID: c.NodeID, Host: c.Host, Port: c.Port}

@@ -16,6 +16,7 @@ const sweepGrace = time.Second
 // the next formation, because members held in JoinGroup send no heartbeats
 // and are kept alive by the coordinator.
 func (g *group) sweep(now time.Time) {
+	g.prune(now)
 	latest := g.latest()
 	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
 		return
@@ -100,5 +101,26 @@ func (g *group) close(at time.Time) {
 	}
 	if st := g.storm.active; st != nil && at.Sub(st.to) > g.e.cfg.StormWindow {
 		g.endStorm(st.to.Add(g.e.cfg.StormWindow))
+	}
+}
+
+// forgetAfter is how long a member no longer in the latest generation is
+// remembered after its last accepted request, and how long a
+// MEMBER_ID_REQUIRED answer waits for its retry.
+const forgetAfter = time.Hour
+
+// prune bounds the member registry of a long-running proxy, where dynamic
+// members come and go with new member ids.
+func (g *group) prune(now time.Time) {
+	latest := g.latest()
+	for id, lm := range g.live {
+		if now.Sub(lm.lastAlive) > forgetAfter && (latest == nil || !latest.active(id)) {
+			delete(g.live, id)
+		}
+	}
+	for id, a := range g.pendingIDs {
+		if now.Sub(a.at) > forgetAfter {
+			delete(g.pendingIDs, id)
+		}
 	}
 }

@@ -40,6 +40,18 @@ func (t topicNames) name(id [16]byte) (string, bool) {
 	return base64.RawURLEncoding.EncodeToString(id[:]), false
 }
 
+// topic names a topic carried by name or, from KIP-848 on, by id: the name
+// when Metadata gave it, else the id's key (see idKey).
+func (t topicNames) topic(name string, id decode.TopicID) string {
+	if name != "" || id.IsZero() {
+		return name
+	}
+	if n, ok := t.names[id]; ok {
+		return n
+	}
+	return idKey(id)
+}
+
 // resolve turns partitions by topic id into partitions by name.
 func (t topicNames) resolve(byID map[[16]byte][]int32) (partitions, []string) {
 	if byID == nil {
