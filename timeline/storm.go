@@ -30,9 +30,10 @@ type storm struct {
 }
 
 // countRebalance adds a formed generation to the storm detector. The very
-// first generation seen is the group forming, not a rebalance.
+// first generation seen is the group forming, and an empty generation is
+// the group going away: neither is churn.
 func (g *group) countRebalance(gen *generation) {
-	if gen.prev == nil {
+	if gen.prev == nil || gen.phase == phaseEmpty {
 		return
 	}
 	s := &g.storm

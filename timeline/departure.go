@@ -1,0 +1,180 @@
+package timeline
+
+// Who left between two generations and how, what a member is to the
+// group, and why the leader changed.
+
+import (
+	"fmt"
+	"time"
+)
+
+// memberGone reacts to a member leaving the current generation: a
+// rebalance starts, or the group empties.
+func (g *group) memberGone(id string, at time.Time, how, reason string) {
+	latest := g.latest()
+	if latest == nil || !latest.active(id) || g.next != nil || latest.phase == phaseJoining {
+		return
+	}
+	remaining := 0
+	for mid := range latest.members {
+		if lm := g.live[mid]; latest.active(mid) && (lm == nil || !lm.gone) {
+			remaining++
+		}
+	}
+	if remaining > 0 || !latest.listSeen {
+		g.detect(at, false)
+		return
+	}
+	kind := TriggerMemberLeft
+	if how == DepartSessionTimeout {
+		kind = TriggerSessionTimeout
+	}
+	next := newGeneration()
+	next.prev, next.num = latest, latest.num+1
+	next.protocolType = latest.protocolType
+	next.trigger = trigger{kind: kind, member: id, reason: reason, at: at}
+	next.start, next.announced, next.told = at, true, next.trigger
+	next.empty = &departure{member: id, how: how, at: at, reason: reason}
+	g.next = next
+	g.emit(at, KindGroupEmpty, next.num, id, fmt.Sprintf("group empty: its last member %s %s; generation %d has no members",
+		id, map[string]string{DepartLeft: "left", DepartSessionTimeout: "timed out"}[how], next.num), nil)
+}
+
+// materializeEmpty turns a pending empty-group generation into a formed one.
+func (g *group) materializeEmpty(gen *generation) {
+	prev := gen.prev
+	gen.phase = phaseEmpty
+	gen.joinEnd, gen.stableAt = gen.start, gen.start
+	if prev != nil {
+		for _, id := range sortedKeys(prev.members) {
+			if !prev.active(id) {
+				continue
+			}
+			d := g.classifyDeparture(gen, prev.members[id])
+			if d.how == DepartUnknown {
+				d.how, d.at = DepartLeft, gen.start
+			}
+			gen.departed = append(gen.departed, d)
+		}
+	}
+	g.keep(gen)
+	g.consumeCauses(gen.start)
+	g.countRebalance(gen)
+}
+
+// joinStatus says whether m is new to the group, rejoined, or a static
+// member that came back under a new member id.
+func (g *group) joinStatus(gen *generation, m *member) string {
+	prev := gen.prev
+	if prev == nil && gen.num == 1 {
+		return "joined" // the group's first generation: everyone is new
+	}
+	if prev != nil && prev.members[m.id] != nil {
+		return "rejoined"
+	}
+	if m.instanceID != "" && prev != nil {
+		for _, id := range sortedKeys(prev.members) {
+			if pm := prev.members[id]; pm.instanceID == m.instanceID && prev.active(id) {
+				m.replaces = id
+				return "replaced"
+			}
+		}
+	}
+	if m.requestedID != "" && !m.retried {
+		return "rejoined"
+	}
+	return "joined"
+}
+
+// departures lists the members of the previous generation missing from gen.
+func (g *group) departures(gen *generation) {
+	prev := gen.prev
+	if prev == nil {
+		return
+	}
+	replaced := map[string]bool{}
+	for _, m := range gen.members {
+		if m.replaces != "" {
+			replaced[m.replaces] = true
+		}
+	}
+	var unseen []string
+	for _, id := range sortedKeys(prev.members) {
+		if !prev.active(id) || gen.members[id] != nil || replaced[id] {
+			continue
+		}
+		d := g.classifyDeparture(gen, prev.members[id])
+		if d.how == DepartUnknown {
+			unseen = append(unseen, id)
+			continue
+		}
+		gen.departed = append(gen.departed, d)
+		if lm := g.live[id]; lm != nil {
+			lm.gone = true
+		}
+	}
+	if len(unseen) > 0 {
+		gen.note("departures", fmt.Sprintf("%s of generation %d not seen joining; whether they are still members is unknown", listNames(unseen, 5), prev.num))
+	}
+}
+
+// classifyDeparture says how a member of the previous generation left:
+// LeaveGroup, session timeout (inferred from its last accepted request and
+// its session timeout), or dropped at the end of the join phase.
+func (g *group) classifyDeparture(gen *generation, pm *member) departure {
+	d := departure{member: pm.id, instanceID: pm.instanceID, lost: pm.resolved().clone()}
+	for _, c := range g.causes {
+		if c.member == pm.id && (c.kind == TriggerMemberLeft || c.kind == TriggerSessionTimeout) {
+			d.how, d.at, d.reason = DepartLeft, c.at, c.reason
+			if c.kind == TriggerSessionTimeout {
+				d.how = DepartSessionTimeout
+			}
+			return d
+		}
+	}
+	lm := g.live[pm.id]
+	if lm != nil && lm.sessionTimeout > 0 && !lm.lastAlive.IsZero() {
+		if exp := lm.lastAlive.Add(lm.sessionTimeout); !exp.After(gen.joinEnd) {
+			d.how, d.at, d.reason = DepartSessionTimeout, exp, expiryReason(lm)
+			return d
+		}
+	}
+	if gen.listSeen {
+		d.how, d.at = DepartDropped, gen.joinEnd
+		d.reason = "did not rejoin before the join phase ended"
+		if gen.rebalanceTimeout > 0 {
+			d.reason += fmt.Sprintf(" (rebalance timeout %s)", human(gen.rebalanceTimeout))
+		}
+		return d
+	}
+	d.how = DepartUnknown
+	return d
+}
+
+// leaderChange explains a new leader.
+func (g *group) leaderChange(gen *generation) {
+	prev := gen.prev
+	if prev == nil || prev.leader == "" || gen.leader == "" || prev.leader == gen.leader {
+		return
+	}
+	gen.prevLeader = prev.leader
+	if d := gen.departure(prev.leader); d != nil {
+		gen.leaderReason = map[string]string{
+			DepartLeft:           "the previous leader left",
+			DepartSessionTimeout: "the previous leader's session timed out",
+			DepartDropped:        "the previous leader did not rejoin in time",
+		}[d.how]
+		return
+	}
+	for _, m := range gen.members {
+		if m.replaces == prev.leader {
+			gen.leaderReason = "the previous leader restarted as a static member with a new member id"
+			return
+		}
+	}
+	if gen.members[prev.leader] != nil {
+		gen.leaderReason = "the coordinator elected another member"
+		return
+	}
+	gen.leaderReason = "the previous leader is no longer a member"
+}
