@@ -1,43 +1,72 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// adminServer is the admin HTTP server: /metrics (Prometheus text format)
-// and /healthz. It listens on loopback unless configured otherwise.
+// adminServer is the admin HTTP server: /metrics (Prometheus text format),
+// /healthz, /timeline (the timeline so far, as text) and /api/timeline (the
+// same as the JSON report). It listens on loopback unless configured
+// otherwise.
 type adminServer struct {
 	ln  net.Listener
 	srv *http.Server
 	log *zap.Logger
 }
 
+// adminSources are what the admin server reports on; each is called per
+// request.
+type adminSources struct {
+	proxy    func() proxy.Stats
+	journal  func() journal.Stats // nil when there is no journal
+	timeline func() *timeline.Report
+}
+
 // newAdminServer opens the admin listener at addr, so that a busy port
-// fails serve before the proxy starts. stats is called for each /metrics.
-func newAdminServer(addr string, stats func() proxy.Stats, log *zap.Logger) (*adminServer, error) {
+// fails serve before the proxy starts.
+func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		var js *journal.Stats
+		if src.journal != nil {
+			s := src.journal()
+			js = &s
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		if err := writeMetrics(w, stats()); err != nil {
+		if err := writeMetrics(w, src.proxy(), js); err != nil {
 			log.Debug("admin: write metrics", zap.Error(err))
 		}
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /api/timeline", func(w http.ResponseWriter, r *http.Request) {
+		serveRendered(w, log, "application/json", func(b io.Writer) error {
+			return timeline.WriteJSON(b, src.timeline())
+		})
+	})
+	mux.HandleFunc("GET /timeline", func(w http.ResponseWriter, r *http.Request) {
+		serveRendered(w, log, "text/plain; charset=utf-8", func(b io.Writer) error {
+			return timeline.WriteText(b, src.timeline(), time.UTC)
+		})
 	})
 	return &adminServer{
 		ln:  ln,
@@ -46,12 +75,28 @@ func newAdminServer(addr string, stats func() proxy.Stats, log *zap.Logger) (*ad
 	}, nil
 }
 
+// serveRendered renders into a buffer first, so that a rendering error is
+// a 500 rather than half a document.
+func serveRendered(w http.ResponseWriter, log *zap.Logger, contentType string, render func(io.Writer) error) {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		log.Error("admin: render timeline", zap.Error(err))
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	if _, err := w.Write(b.Bytes()); err != nil {
+		log.Debug("admin: write timeline", zap.Error(err))
+	}
+}
+
 // Addr is the address the admin server listens on.
 func (a *adminServer) Addr() net.Addr { return a.ln.Addr() }
 
 // serve serves until shutdown is called.
 func (a *adminServer) serve() {
-	a.log.Info("admin listening", zap.String("metrics", "http://"+a.ln.Addr().String()+"/metrics"))
+	base := "http://" + a.ln.Addr().String()
+	a.log.Info("admin listening", zap.String("metrics", base+"/metrics"), zap.String("timeline", base+"/timeline"))
 	if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		a.log.Error("admin server stopped", zap.Error(err))
 	}

@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
-// metric is one Prometheus metric computed from proxy.Stats.
-type metric struct {
+// metric is one Prometheus metric computed from a stats struct S.
+type metric[S any] struct {
 	name  string
 	kind  string // "counter" or "gauge"
 	help  string
-	value func(s proxy.Stats) float64
+	value func(s S) float64
 }
 
-// metrics lists what /metrics exposes: every proxy.Stats field, one line
-// each (a test checks none is missing).
-var metrics = []metric{
+// proxyMetrics lists what /metrics exposes of the proxy: every proxy.Stats
+// field, one line each (a test checks none is missing).
+var proxyMetrics = []metric[proxy.Stats]{
 	{"kproxy_connections_open", "gauge", "Client connections being served.",
 		func(s proxy.Stats) float64 { return float64(s.ConnectionsOpen) }},
 	{"kproxy_connections_total", "counter", "Client connections accepted.",
@@ -46,9 +47,53 @@ var metrics = []metric{
 		func(s proxy.Stats) float64 { return float64(s.TLSHellos) }},
 }
 
-// writeMetrics writes s in the Prometheus text exposition format (0.0.4).
-func writeMetrics(w io.Writer, s proxy.Stats) error {
-	for _, m := range metrics {
+// journalMetrics lists what /metrics exposes of the journal when one is
+// on: every journal.Stats field, one line each (a test checks none is
+// missing).
+var journalMetrics = []metric[journal.Stats]{
+	{"kproxy_journal_queued", "gauge", "Exchanges waiting to be written to the journal.",
+		func(s journal.Stats) float64 { return float64(s.Queued) }},
+	{"kproxy_journal_accepted_total", "counter", "Exchanges taken into the journal's queue.",
+		func(s journal.Stats) float64 { return float64(s.Accepted) }},
+	{"kproxy_journal_records_written_total", "counter", "Exchange records written to journal segments.",
+		func(s journal.Stats) float64 { return float64(s.Written) }},
+	{"kproxy_journal_records_synced_total", "counter", "Exchange records covered by a completed fsync.",
+		func(s journal.Stats) float64 { return float64(s.Synced) }},
+	{"kproxy_journal_bytes_written_total", "counter", "Bytes written to the journal, headers and framing included.",
+		func(s journal.Stats) float64 { return float64(s.Bytes) }},
+	{"kproxy_journal_segments_created_total", "counter", "Journal segment files created.",
+		func(s journal.Stats) float64 { return float64(s.Segments) }},
+	{"kproxy_journal_dropped_total", "counter", "Exchanges not journaled because the journal's queue was full.",
+		func(s journal.Stats) float64 { return float64(s.Dropped) }},
+	{"kproxy_journal_too_large_total", "counter", "Exchanges not journaled because they exceed the largest record.",
+		func(s journal.Stats) float64 { return float64(s.TooLarge) }},
+	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling had stopped.",
+		func(s journal.Stats) float64 { return float64(s.Discarded) }},
+	{"kproxy_journal_sasl_refused_total", "counter", "SASL exchanges never journaled (they carry credentials).",
+		func(s journal.Stats) float64 { return float64(s.Redacted) }},
+	{"kproxy_journal_write_failed", "gauge", "1 once a write error has stopped journaling (the log says why), else 0.",
+		func(s journal.Stats) float64 {
+			if s.Err != nil {
+				return 1
+			}
+			return 0
+		}},
+}
+
+// writeMetrics writes ps, and js unless it is nil, in the Prometheus text
+// exposition format (0.0.4).
+func writeMetrics(w io.Writer, ps proxy.Stats, js *journal.Stats) error {
+	if err := writeSamples(w, proxyMetrics, ps); err != nil {
+		return err
+	}
+	if js == nil {
+		return nil
+	}
+	return writeSamples(w, journalMetrics, *js)
+}
+
+func writeSamples[S any](w io.Writer, ms []metric[S], s S) error {
+	for _, m := range ms {
 		if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %g\n",
 			m.name, m.help, m.name, m.kind, m.name, m.value(s)); err != nil {
 			return err

@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/config"
+	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 func newServeCmd() *cobra.Command {
@@ -27,8 +33,15 @@ the file named by --config (its keys are the flag names). A flag wins over
 the environment, which wins over the file, which wins over the default.
 broker-listeners (file only, or KPROXY_BROKER_LISTENERS=ID=HOST:PORT,...)
 names the listener of given broker node ids.
+
+The timeline of every consumer group is logged as it happens (logger
+"timeline") and served by the admin server at /timeline (text) and
+/api/timeline (JSON). --journal DIR records the exchanges kproxy observes,
+for kproxy replay.
+
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
---shutdown-timeout) and exit 0.`,
+--shutdown-timeout), write the final timeline to --report as JSON when it
+is set, close the journal and exit 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.Load(cmd.Flags())
@@ -64,51 +77,63 @@ SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
 // server is one `kproxy serve`: the proxy, its observers and the admin
 // server.
 type server struct {
-	log   *zap.Logger
-	proxy *proxy.Proxy
-	admin *adminServer // nil when off
-	close func() error // closes the observers
+	log    *zap.Logger
+	proxy  *proxy.Proxy
+	admin  *adminServer // nil when off
+	obs    *observers
+	report string // the report file, "" for none
 }
 
-// newServer opens every listener, so that a busy port or a bad address
-// fails before anything runs.
+// newServer opens every listener and the journal, so that a busy port, a
+// bad address or an unusable directory fails before anything runs.
 func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
-	obs, closeObs, err := newObservers(cfg, log)
+	if err := checkReportPath(cfg.Report); err != nil {
+		return nil, err
+	}
+	obs, err := newObservers(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{log: log, close: closeObs}
+	s := &server{log: log, obs: obs, report: cfg.Report}
 	if cfg.Admin != "" {
-		// The handlers run only once run has started, after s.proxy is set.
-		s.admin, err = newAdminServer(cfg.Admin, func() proxy.Stats { return s.proxy.Stats() }, log)
+		src := adminSources{
+			// The handlers run only once run has started, after s.proxy is set.
+			proxy:    func() proxy.Stats { return s.proxy.Stats() },
+			timeline: obs.timeline.Report,
+		}
+		if obs.journal != nil {
+			src.journal = obs.journal.Stats
+		}
+		s.admin, err = newAdminServer(cfg.Admin, src, log)
 		if err != nil {
-			closeObs()
+			obs.finish("")
 			return nil, err
 		}
 	}
-	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs...)
+	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
 	if err != nil {
 		if s.admin != nil {
 			s.admin.ln.Close()
 		}
-		closeObs()
+		obs.finish("")
 		return nil, err
 	}
 	return s, nil
 }
 
 // run serves until ctx is done, then drains the proxy, stops the admin
-// server and closes the observers. It returns nil after a clean drain.
+// server, settles the timeline, writes the report and closes the journal.
+// It returns nil after a clean drain.
 func (s *server) run(ctx context.Context) error {
 	if s.admin != nil {
 		go s.admin.serve() // ends with s.admin.shutdown below
 	}
-	err := s.proxy.Run(ctx)
+	err := s.proxy.Run(ctx) // returns once the observers have seen every exchange
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
-	if cerr := s.close(); cerr != nil && err == nil {
-		err = cerr
+	if ferr := s.obs.finish(s.report); ferr != nil && err == nil {
+		err = ferr
 	}
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -117,28 +142,137 @@ func (s *server) run(ctx context.Context) error {
 	return nil
 }
 
-// newObservers builds what watches the traffic besides the proxy's own log
-// lines (one per group exchange), and a function that closes them once the
-// proxy has stopped.
-//
-// HOOK (lead): the journal observer (cfg.Journal) and the timeline
-// observer are added here: append them to obs and their Close to closers.
-func newObservers(cfg config.Config, log *zap.Logger) (obs []proxy.Observer, closeAll func() error, err error) {
-	var closers []func() error
-	closeAll = func() error {
-		var first error
-		for i := len(closers) - 1; i >= 0; i-- {
-			if err := closers[i](); err != nil && first == nil {
-				first = err
-			}
-		}
-		return first
-	}
+// observers watch the traffic besides the proxy's own log lines (one per
+// group exchange): the journal when one is configured, then the live
+// timeline, in that order, so that the journal has each exchange queued
+// before the timeline works on it.
+type observers struct {
+	list     []proxy.Observer
+	journal  *journal.Writer // nil when off
+	timeline *liveTimeline
+}
+
+// newObservers opens the journal (cfg.Journal) and starts the live
+// timeline, whose entries are logged by a logger named "timeline".
+func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
+	o := &observers{}
 	if cfg.Journal != "" {
-		// Refuse rather than silently not journal what the user asked for.
-		return nil, nil, fmt.Errorf("serve: --journal %s: the journal is not wired into serve yet", cfg.Journal)
+		w, err := journal.Open(cfg.Journal, journalOptions(cfg), log)
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		log.Info("journaling exchanges", zap.String("journal_dir", cfg.Journal),
+			zap.Stringer("fsync", cfg.JournalFsync))
+		o.journal = w
+		o.list = append(o.list, w)
 	}
-	return obs, closeAll, nil
+	tcfg := timeline.Config{
+		StormRebalances: cfg.StormRebalances,
+		StormWindow:     cfg.StormWindow,
+		OnEntry:         timelineLogger(log.Named("timeline"), cfg.LogFormat),
+	}
+	if cfg.LogFormat == "console" {
+		// Clock times in the entries match the console log's own.
+		tcfg.Location = time.Local
+	}
+	o.timeline = newLiveTimeline(tcfg)
+	o.list = append(o.list, o.timeline)
+	return o, nil
+}
+
+// finish runs once the proxy has stopped: it settles the timeline, writes
+// the final report to reportPath unless it is "", and closes the journal.
+func (o *observers) finish(reportPath string) error {
+	rep := o.timeline.Close()
+	var errs []error
+	if reportPath != "" {
+		if err := writeReport(reportPath, rep); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.journal != nil {
+		// Close logs a summary, with the exchanges it had to drop.
+		if err := o.journal.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// timelineLogger logs each timeline entry at info level. For people
+// (console) the message is the entry's line and its summary block, with no
+// fields; for machines (json) the message is the entry's sentence and the
+// fields carry its facts.
+func timelineLogger(log *zap.Logger, format string) func(timeline.Entry) {
+	if format == "json" {
+		return func(e timeline.Entry) { log.Info(e.Text, e.ZapFields()...) }
+	}
+	return func(e timeline.Entry) {
+		if log.Core().Enabled(zap.InfoLevel) {
+			log.Info(strings.Join(e.Lines(), "\n"))
+		}
+	}
+}
+
+// checkReportPath fails early when the report could not be written at the
+// end: its directory is missing or not writable, or path is a directory.
+func checkReportPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("report: %s is a directory; want a file path", path)
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("report: %s: cannot create files in its directory: %w", path, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// writeReport writes r as JSON to path, mode 0600, replacing the file at
+// once so that a reader never sees half a report.
+func writeReport(path string, r *timeline.Report) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp") // mode 0600
+	if err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	err = timeline.WriteJSON(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// journalOptions is the journal's part of the configuration. config says
+// 0 for "no limit" where journal.Options says a negative value.
+func journalOptions(cfg config.Config) journal.Options {
+	noLimit := func(n int64) int64 {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	return journal.Options{
+		KproxyVersion: kproxyVersion(),
+		Fsync:         cfg.JournalFsync,
+		SegmentBytes:  cfg.JournalSegmentSize,
+		SegmentAge:    time.Duration(noLimit(int64(cfg.JournalSegmentAge))),
+		RetainBytes:   noLimit(cfg.JournalRetainSize),
+		RetainAge:     time.Duration(noLimit(int64(cfg.JournalRetainAge))),
+	}
 }
 
 // proxyConfig is the proxy's part of the configuration.

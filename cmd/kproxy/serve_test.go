@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -133,15 +136,19 @@ func TestServeProxiesAndExposesMetrics(t *testing.T) {
 	}
 }
 
-// TestServeSIGTERM runs `kproxy serve` as main does and stops it with a real
-// SIGTERM: it must return nil (exit 0).
+// TestServeSIGTERM runs `kproxy serve` as main does, with a journal and a
+// report, and stops it with a real SIGTERM: it must return nil (exit 0)
+// after writing the report and closing the journal.
 func TestServeSIGTERM(t *testing.T) {
 	c := startKfake(t, kfake.NumBrokers(1))
 	admin := freeAddr(t)
+	dir := t.TempDir()
+	journalDir, report := filepath.Join(dir, "journal"), filepath.Join(dir, "report.json")
 	done := make(chan error, 1)
 	go func() {
 		_, err := runKproxy(t, "serve", "--upstream", c.ListenAddrs()[0], "--listen", freeAddr(t),
-			"--admin", admin, "--log-level", "error", "--broker-port-base", "0")
+			"--admin", admin, "--log-level", "error", "--broker-port-base", "0",
+			"--journal", journalDir, "--journal-fsync", "always", "--report", report)
 		done <- err
 	}()
 	// The signal handler is installed before the admin server answers.
@@ -172,6 +179,18 @@ func TestServeSIGTERM(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop after SIGTERM")
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("no report after SIGTERM: %v", err)
+	}
+	var r struct{ Groups []any }
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Groups) != 0 {
+		t.Errorf("report = %q (%v); want JSON with no groups", b, err)
+	}
+	checkMode(t, journalDir, 0o700|os.ModeDir)
+	if segs, _ := os.ReadDir(journalDir); len(segs) != 1 {
+		t.Errorf("journal holds %d files; want the one segment opened at start", len(segs))
 	}
 }
 
