@@ -42,7 +42,7 @@ func TestMalformedGroupFrame(t *testing.T) {
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	log, logs := observedLogger()
 	rec := &recorder{}
-	p := startProxy(t, testConfig(broker.addr()), log, rec)
+	p := startProxy(t, fakeConfig(broker.addr()), log, rec)
 	c := dial(t, p.Addr().String())
 	rng := rand.New(rand.NewPCG(1, 2))
 	for corr := range int32(3) {
@@ -67,7 +67,7 @@ func TestMalformedGroupFrame(t *testing.T) {
 func TestOversizedFrame(t *testing.T) {
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	log, logs := observedLogger()
-	cfg := testConfig(broker.addr())
+	cfg := fakeConfig(broker.addr())
 	cfg.MaxFrameSize = 1 << 20
 	p := startProxy(t, cfg, log)
 
@@ -101,7 +101,7 @@ func TestOversizedFrame(t *testing.T) {
 func TestTLSClientHello(t *testing.T) {
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	log, logs := observedLogger()
-	p := startProxy(t, testConfig(broker.addr()), log)
+	p := startProxy(t, fakeConfig(broker.addr()), log)
 	c := dial(t, p.Addr().String())
 	tc := tls.Client(c, &tls.Config{ServerName: "kafka", InsecureSkipVerify: true})
 	tc.SetDeadline(time.Now().Add(10 * time.Second))
@@ -124,7 +124,7 @@ func TestUpstreamUnreachable(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	log, logs := observedLogger()
-	p := startProxy(t, testConfig(dead), log)
+	p := startProxy(t, fakeConfig(dead), log)
 	for i := range 2 {
 		c := dial(t, p.Addr().String())
 		if err := roundTrip(t, c, int32(i), 10); err == nil {
@@ -147,7 +147,7 @@ func TestUpstreamDropAndReturn(t *testing.T) {
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	addr := broker.addr()
 	log, logs := observedLogger()
-	p := startProxy(t, testConfig(addr), log)
+	p := startProxy(t, fakeConfig(addr), log)
 
 	keep := dial(t, p.Addr().String())
 	if err := roundTrip(t, keep, 1, 10); err != nil {

@@ -109,7 +109,7 @@ func benchPump(b *testing.B, size int, mode string) {
 // time, straight to a fake broker and through kproxy.
 func BenchmarkRoundTrip(b *testing.B) {
 	broker := startFakeBroker(b, "127.0.0.1:0")
-	p := startProxy(b, testConfig(broker.addr()), zap.NewNop())
+	p := startProxy(b, fakeConfig(broker.addr()), zap.NewNop())
 	for _, tc := range []struct{ name, addr string }{
 		{"direct", broker.addr()},
 		{"proxied", p.Addr().String()},
@@ -143,7 +143,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 func BenchmarkIdleConnMemory(b *testing.B) {
 	const conns = 500
 	broker := startFakeBroker(b, "127.0.0.1:0")
-	p := startProxy(b, testConfig(broker.addr()), zap.NewNop())
+	p := startProxy(b, fakeConfig(broker.addr()), zap.NewNop())
 	open := func(addr string) uint64 {
 		before := memInUse()
 		var cs []net.Conn

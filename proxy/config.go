@@ -48,11 +48,17 @@ type Config struct {
 	// overriding BrokerPortBase for that node. A port of 0 picks a free
 	// port; the advertised port is always the one actually bound.
 	BrokerListeners map[int32]string
-	// MaxFrameSize is the largest request or response frame, in bytes, not
-	// counting the 4-byte size. A larger frame closes its connection with
-	// a log line instead of being read. 0 means DefaultMaxFrameSize.
+	// MaxFrameSize is the largest frame kproxy accepts, in bytes, not
+	// counting the 4-byte size: every request, and every response kproxy
+	// reads whole (those it rewrites or observes). A larger one closes its
+	// connection with a log line instead of being read. Responses kproxy
+	// streams (Fetch, Produce, ...) are not held in memory and not limited,
+	// as on a direct connection. 0 means DefaultMaxFrameSize.
 	MaxFrameSize int32
-	// DialTimeout bounds each dial to a broker. 0 means DefaultDialTimeout.
+	// DialTimeout bounds each dial to a broker, and each of the two
+	// requests of broker discovery. 0 means DefaultDialTimeout. Shutdown
+	// does not wait for it: dials under way stop when Run's context is
+	// done.
 	DialTimeout time.Duration
 	// ShutdownTimeout bounds how long Run waits, once its context is done,
 	// for requests already forwarded to get their responses. 0 means
@@ -61,6 +67,17 @@ type Config struct {
 	// ObserverQueue is the capacity, in exchanges, of the queue between
 	// the traffic and the observers. 0 means DefaultObserverQueue.
 	ObserverQueue int
+	// DisableBrokerDiscovery turns off broker discovery. With discovery on
+	// (the default, false), Run asks a seed broker for Metadata at startup
+	// (ApiVersions, then Metadata without topics), opens a listener for
+	// every broker node at once, and retries in the background with
+	// backoff until it succeeds; a failure is logged, never fatal. Without
+	// it, a node's listener opens only when a client's Metadata,
+	// FindCoordinator or DescribeCluster response names the node, so
+	// clients that kept kproxy's node addresses across a kproxy restart
+	// cannot reconnect until they bootstrap again. Turn it off only when
+	// the upstream is not a Kafka broker (tests with a fake upstream).
+	DisableBrokerDiscovery bool
 }
 
 // withDefaults returns c with every zero field set to its default. It is

@@ -76,7 +76,7 @@ func TestForwardByteExact(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(42, uint64(tc.mode)))
 			broker := startFakeBroker(t, "127.0.0.1:0")
-			p := newProxy(t, testConfig(broker.addr()), zap.NewNop())
+			p := newProxy(t, fakeConfig(broker.addr()), zap.NewNop())
 			p.copyMode = tc.mode
 			runProxy(t, p)
 

@@ -86,6 +86,15 @@ func testConfig(upstreams ...string) Config {
 	}
 }
 
+// fakeConfig is testConfig for an upstream that only speaks Kafka framing
+// (the fake brokers of these tests): broker discovery is off, as it would
+// send ApiVersions and Metadata requests such an upstream cannot answer.
+func fakeConfig(upstream string) Config {
+	cfg := testConfig(upstream)
+	cfg.DisableBrokerDiscovery = true
+	return cfg
+}
+
 // startProxy runs a proxy until the test ends. A nil log logs warnings and
 // errors to the test log.
 func startProxy(t testing.TB, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {

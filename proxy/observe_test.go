@@ -28,7 +28,7 @@ func TestSlowObserverNeverBlocksTraffic(t *testing.T) {
 	const requests = 20
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	o := &blockingObserver{release: make(chan struct{})}
-	cfg := testConfig(broker.addr())
+	cfg := fakeConfig(broker.addr())
 	cfg.ObserverQueue = 1
 	p := startProxy(t, cfg, zap.NewNop(), o)
 	c := dial(t, p.Addr().String())

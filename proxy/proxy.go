@@ -37,6 +37,12 @@ type Proxy struct {
 	portBase   int
 	bootstrap  net.Listener
 	copyMode   copyMode
+	// dial connects to a broker; New sets it to a net.Dialer bounded by
+	// DialTimeout. Tests replace it before Run.
+	dial func(ctx context.Context, addr string) (net.Conn, error)
+	// ctx is Run's context, set before anything that dials starts: a dial
+	// under way stops when it is done.
+	ctx context.Context
 
 	stats     counters
 	nextConn  atomic.Uint64
@@ -52,6 +58,8 @@ type Proxy struct {
 
 	accepts sync.WaitGroup // accept loops
 	serving sync.WaitGroup // connections
+
+	once logOnce
 }
 
 // New validates cfg, applies its defaults and opens the bootstrap listener,
@@ -73,8 +81,11 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 	if base == 0 {
 		base = ln.Addr().(*net.TCPAddr).Port + 1
 	}
+	dialer := &net.Dialer{Timeout: cfg.DialTimeout}
 	return &Proxy{
 		cfg:        cfg,
+		dial:       func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
+		ctx:        context.Background(),
 		log:        log,
 		advertise:  cfg.advertiseHost(),
 		listenHost: host,
@@ -93,11 +104,12 @@ func (p *Proxy) Addr() net.Addr { return p.bootstrap.Addr() }
 // Stats returns a snapshot of the proxy's counters.
 func (p *Proxy) Stats() Stats { return p.stats.snapshot() }
 
-// Run serves until ctx is done. Then it stops accepting, stops reading new
-// requests, waits up to ShutdownTimeout for the responses to requests
-// already forwarded, closes every connection, lets the observers see
-// every queued exchange, and returns nil. It returns an error only when
-// called twice.
+// Run serves until ctx is done. Unless DisableBrokerDiscovery is set, it
+// first starts broker discovery in the background. Once ctx is done it
+// stops accepting, abandons dials under way, stops reading new requests,
+// waits up to ShutdownTimeout for the responses to requests already
+// forwarded, closes every connection, lets the observers see every queued
+// exchange, and returns nil. It returns an error only when called twice.
 func (p *Proxy) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if p.running || p.closing {
@@ -105,6 +117,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 		return errors.New("proxy: Run called twice")
 	}
 	p.running = true
+	p.ctx = ctx
 	p.mu.Unlock()
 
 	d := newDispatcher(p.queue, p.observers, p.log, &p.stats)
@@ -118,8 +131,16 @@ func (p *Proxy) Run(ctx context.Context) error {
 		zap.String("advertise", p.advertise))
 	p.accepts.Add(1)
 	go p.acceptLoop(p.bootstrap, -1)
+	discovered := make(chan struct{})
+	go func() {
+		defer close(discovered)
+		if !p.cfg.DisableBrokerDiscovery {
+			p.discoverBrokers(ctx)
+		}
+	}()
 
 	<-ctx.Done()
+	<-discovered // ends as soon as ctx is done: its dial and reads stop
 	p.shutdown()
 	close(p.queue)
 	<-dispatched
@@ -245,9 +266,13 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 	}
 	var errs []error
 	for _, addr := range addrs {
-		nc, err := net.DialTimeout("tcp", addr, p.cfg.DialTimeout)
+		nc, err := p.dial(p.ctx, addr)
 		if err == nil {
 			return nc, nil
+		}
+		if p.ctx.Err() != nil {
+			log.Debug("shutting down: dial to the broker abandoned; closing the client connection", zap.String("upstream", addr))
+			return nil, err
 		}
 		p.stats.dialFailures.Add(1)
 		errs = append(errs, err)

@@ -78,7 +78,7 @@ func runUntil(t *testing.T, p *Proxy) (stop func()) {
 // its response; the connection is then closed and no new ones accepted.
 func TestShutdownLetsInFlightFinish(t *testing.T) {
 	b := startHeldBroker(t)
-	cfg := testConfig(b.ln.Addr().String())
+	cfg := fakeConfig(b.ln.Addr().String())
 	cfg.ShutdownTimeout = 20 * time.Second
 	p := newProxy(t, cfg, zap.NewNop())
 	stop := runUntil(t, p)
@@ -116,7 +116,7 @@ func TestShutdownLetsInFlightFinish(t *testing.T) {
 // ShutdownTimeout; the client connection is closed.
 func TestShutdownTimeout(t *testing.T) {
 	b := startHeldBroker(t)
-	cfg := testConfig(b.ln.Addr().String())
+	cfg := fakeConfig(b.ln.Addr().String())
 	cfg.ShutdownTimeout = 100 * time.Millisecond
 	log, logs := observedLogger()
 	p := newProxy(t, cfg, log)
