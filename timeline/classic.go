@@ -111,9 +111,7 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 	}
 	if first {
 		m.requestedID = jg.MemberID
-		if !m.synced {
-			gen.waiting++
-		}
+		gen.await(m)
 		gen.joined++
 	}
 	m.joinRespAt = ev.RespondedAt
@@ -153,14 +151,26 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 			g.finishJoin(gen)
 		}
 	case first:
-		// The response left the coordinator with the others but reached
-		// us after the join phase was closed.
-		m.status = g.joinStatus(gen, m)
-		if s := slowest(gen); s != nil {
-			gen.slowest = s.id
-		}
-		g.emitJoin(gen, m)
+		g.lateJoin(gen, m)
 	}
+}
+
+// lateJoin records a JoinGroup response that left the coordinator with
+// the others but reached kproxy after the join phase was closed (responses
+// on different connections can arrive a little out of order): the trigger
+// and the slowest member may change.
+func (g *group) lateJoin(gen *generation, m *member) {
+	m.status = g.joinStatus(gen, m)
+	if s := slowest(gen); s != nil {
+		gen.slowest = s.id
+	}
+	if gen.trigger.kind == TriggerUnknown {
+		if t, bound := g.resolveTrigger(gen); t.kind != TriggerUnknown {
+			gen.trigger, gen.startBound, gen.start = t, bound, t.at
+			g.emit(t.at, KindTrigger, gen.num, t.member, fmt.Sprintf("gen %d trigger: %s", gen.num, g.triggerText(gen, t)), triggerFields(t))
+		}
+	}
+	g.emitJoin(gen, m)
 }
 
 // rejoinInPlace records a JoinGroup answered with the current generation
@@ -254,11 +264,17 @@ func (g *group) syncGroup(ev *decode.Event) {
 		g.alive(sg.MemberID, ev)
 		if !m.synced {
 			m.synced = true
-			if m.joinSeen {
+			if m.awaited {
+				m.awaited = false
 				gen.waiting--
 			}
 		}
 		m.syncAt, m.syncedAt = ev.At, ev.RespondedAt
+		if gen.phase == phaseStable && m.joinSeen && m.joinAt.Before(gen.joinEnd) {
+			// A member of the formation whose responses reached us late.
+			gen.stableAt = later(gen.stableAt, m.syncedAt)
+			g.computeDiff(gen)
+		}
 		if sg.Assignment != nil {
 			m.assignment = fromTopicPartitions(sg.Assignment.Partitions)
 			gen.owners = nil

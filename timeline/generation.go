@@ -72,7 +72,7 @@ type generation struct {
 	listSeen bool
 	listSize int
 	joined   int // members whose JoinGroup for this generation was seen
-	waiting  int // of those, members without their SyncGroup response yet
+	waiting  int // awaited members without their SyncGroup response yet
 	planSeen bool
 	planAt   time.Time
 	planBy   string
@@ -123,6 +123,10 @@ type member struct {
 	retried    bool // MEMBER_ID_REQUIRED then the retry: one join
 	reason     string
 
+	// awaited is set while the generation waits for this member's
+	// SyncGroup response: it was seen joining, or it is listed by the
+	// leader and kproxy has seen its traffic before.
+	awaited  bool
 	synced   bool
 	syncAt   time.Time
 	syncedAt time.Time
@@ -247,4 +251,12 @@ func (gen *generation) departure(id string) *departure {
 		}
 	}
 	return nil
+}
+
+// await makes the generation wait for m's SyncGroup response.
+func (gen *generation) await(m *member) {
+	if !m.synced && !m.awaited {
+		m.awaited = true
+		gen.waiting++
+	}
 }

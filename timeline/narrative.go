@@ -8,11 +8,16 @@ import (
 // who names a member with its client id and address when known:
 // "consumer-B-1f2e (client consumer-B 127.0.0.1:50412)".
 func (g *group) who(id string) string {
-	lm := g.live[id]
-	if lm == nil || (lm.clientID == "" && lm.clientAddr == "") {
+	var client, addr string
+	if lm := g.live[id]; lm != nil {
+		client, addr = lm.clientID, lm.clientAddr
+	} else if g.consumer != nil && g.consumer.members[id] != nil {
+		client, addr = g.consumer.members[id].clientID, g.consumer.members[id].clientAddr
+	}
+	if client == "" && addr == "" {
 		return id
 	}
-	return fmt.Sprintf("%s (client %s)", id, strings.TrimSpace(lm.clientID+" "+lm.clientAddr))
+	return fmt.Sprintf("%s (client %s)", id, strings.TrimSpace(client+" "+addr))
 }
 
 // triggerText is the human form of a trigger.

@@ -156,7 +156,13 @@ func (g *group) finishJoin(gen *generation) {
 	}
 	var unobserved []string
 	for _, id := range sortedKeys(gen.members) {
-		if !gen.members[id].joinSeen {
+		m := gen.members[id]
+		switch {
+		case m.joinSeen:
+		case g.live[id] != nil || g.pendingIDs[id] != nil:
+			// Seen before: its JoinGroup response is still on its way.
+			gen.await(m)
+		default:
 			unobserved = append(unobserved, id)
 		}
 	}

@@ -92,7 +92,8 @@ type env struct {
 func startEnv(t *testing.T) *env {
 	t.Helper()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topic),
-		kfake.GroupMinSessionTimeout(100*time.Millisecond))
+		kfake.GroupMinSessionTimeout(100*time.Millisecond),
+		kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "100"}))
 	if err != nil {
 		t.Fatalf("kfake: %v", err)
 	}
@@ -528,5 +529,50 @@ func TestScenarioFailedCommit(t *testing.T) {
 	}
 	if !strings.Contains(e.tl.log(group), "FAILED") {
 		t.Errorf("no live entry flags the failed commit")
+	}
+}
+
+func TestScenarioKIP848(t *testing.T) {
+	e := startEnv(t)
+	const group = "kip848"
+	next := []kgo.Opt{kgo.ServerSideBalancer()} // after the range balancer, as kgo requires
+	a := e.start(t, group, consumerOpts{clientID: "consumer-A", work: 50 * time.Millisecond, extra: next})
+	waitFor(t, e.tl, group, 20*time.Second, "A to own 0,1,2", owns(a, 0, 1, 2))
+	b := e.start(t, group, consumerOpts{clientID: "consumer-B", work: 50 * time.Millisecond, extra: next})
+	waitFor(t, e.tl, group, 20*time.Second, "A and B to share the partitions", func() bool {
+		return len(a.partitions())+len(b.partitions()) == 3 && len(b.partitions()) > 0
+	})
+	var gen timeline.GenerationReport
+	waitFor(t, e.tl, group, 20*time.Second, "a reconciled epoch with both members", func() bool {
+		g, ok := lastStable(e.tl.group(group))
+		ma, okA := member(g, a.memberID())
+		mb, okB := member(g, b.memberID())
+		gen = g
+		return ok && okA && okB && len(ma.Assignment[topic])+len(mb.Assignment[topic]) == 3
+	})
+	g := e.tl.group(group)
+	if g.GroupProtocol != "consumer" || gen.Mode != timeline.ModeConsumer || *gen.StopTheWorldMs != 0 {
+		t.Errorf("group protocol %s mode %s stop-the-world %v; want consumer, consumer, 0", g.GroupProtocol, gen.Mode, *gen.StopTheWorldMs)
+	}
+	if gen.Trigger.Kind != timeline.TriggerMemberJoined || gen.Trigger.Member != b.memberID() {
+		t.Errorf("trigger = %+v; want member_joined %s", gen.Trigger, b.memberID())
+	}
+	mb, _ := member(gen, b.memberID())
+	if !slices.Equal(mb.Assignment[topic], b.partitions()) {
+		t.Errorf("B's assignment by topic name = %v; want %v", mb.Assignment, b.partitions())
+	}
+	revoked := false
+	for _, cm := range g.ConsumerMembers {
+		if cm.MemberID != a.memberID() {
+			continue
+		}
+		for _, step := range cm.Epochs {
+			if len(step.Revoked[topic]) > 0 {
+				revoked = true
+			}
+		}
+	}
+	if !revoked {
+		t.Errorf("A's epochs show no revocation by topic name: %+v", g.ConsumerMembers)
 	}
 }

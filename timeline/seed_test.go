@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"bytes"
 	"github.com/kproxy-dev/kproxy/decode"
 	"reflect"
 	"testing"
@@ -85,5 +86,32 @@ func TestSeedScenario(t *testing.T) {
 	}
 	if e := findEntry(entries, KindMemberJoined, "slowest; group waited for it"); e == nil || e.Member != "A-1" {
 		t.Errorf("no entry saying the group waited for A-1")
+	}
+}
+
+// TestLateJoinResponse delivers B's JoinGroup response after the leader's
+// SyncGroup, as happens when responses on two connections reach kproxy out
+// of order: the story must be the same as in order.
+func TestLateJoinResponse(t *testing.T) {
+	inOrder := seedScript().events()
+	var late []decode.Event
+	var bJoin decode.Event
+	for _, ev := range inOrder {
+		switch {
+		case ev.JoinGroup != nil && ev.JoinGroup.MemberID == "B-1" && ev.JoinGroup.Generation == 2:
+			bJoin = ev
+			continue
+		case ev.SyncGroup != nil && ev.SyncGroup.MemberID == "B-1":
+			late = append(late, bJoin)
+		}
+		late = append(late, ev)
+	}
+	_, want, _ := run(t, Config{}, inOrder, 30)
+	entries, got, _ := run(t, Config{}, late, 30)
+	var a, b bytes.Buffer
+	WriteJSON(&a, got)
+	WriteJSON(&b, want)
+	if a.String() != b.String() {
+		t.Errorf("report with the late JoinGroup response differs:\n%s\nwant\n%s\nentries:\n%s", a.String(), b.String(), entryLines(entries))
 	}
 }

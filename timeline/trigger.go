@@ -98,7 +98,9 @@ func (g *group) resolveTrigger(gen *generation) (trigger, bool) {
 		}
 	}
 	for _, c := range g.causes {
-		if c.kind != TriggerMemberJoined { // a new member's first attempt counts through its join below
+		// A new member's first attempt counts through its join below,
+		// unless that join has not reached us yet.
+		if m := gen.members[c.member]; c.kind != TriggerMemberJoined || m != nil && !m.joinSeen {
 			consider(c.trigger)
 		}
 	}
