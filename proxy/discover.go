@@ -76,7 +76,9 @@ func (p *Proxy) discoverOnce(ctx context.Context) (int, error) {
 func (p *Proxy) fetchBrokers(ctx context.Context, addr string) ([]kmsg.MetadataResponseBroker, error) {
 	nc, err := p.dial(ctx, addr)
 	if err != nil {
-		p.stats.dialFailures.Add(1)
+		if ctx.Err() == nil {
+			p.stats.dialFailures.Add(1)
+		}
 		return nil, err
 	}
 	defer nc.Close()
