@@ -77,7 +77,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 		}
 		observers = append(observers, jw)
 	}
-	live := newLiveTimeline(timeline.Config{
+	live := timeline.NewShared(timeline.Config{
 		Location: time.Local,
 		OnEntry: func(e timeline.Entry) {
 			for _, l := range e.Lines() {
@@ -118,7 +118,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 	if err := <-proxyDone; err != nil && runErr == nil {
 		runErr = fmt.Errorf("demo: proxy: %w", err)
 	}
-	live.Close()
+	live.Close(time.Time{})
 	if jw != nil {
 		if err := jw.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("demo: journal: %w", err)

@@ -27,7 +27,7 @@ var shortDemo = demo.Options{
 type journaledProxy struct {
 	proxy *proxy.Proxy
 	jw    *journal.Writer
-	live  *liveTimeline
+	live  *timeline.Shared
 	dir   string
 	stop  func()
 }
@@ -35,7 +35,7 @@ type journaledProxy struct {
 func startJournaledProxy(t *testing.T, upstreams []string) *journaledProxy {
 	t.Helper()
 	log := zaptest.NewLogger(t)
-	jp := &journaledProxy{dir: t.TempDir(), live: newLiveTimeline(timeline.Config{})}
+	jp := &journaledProxy{dir: t.TempDir(), live: timeline.NewShared(timeline.Config{})}
 	var err error
 	jp.jw, err = journal.Open(jp.dir, journal.Options{KproxyVersion: "test"}, log)
 	if err != nil {
@@ -68,7 +68,8 @@ func (jp *journaledProxy) liveJSON(t *testing.T) []byte {
 	t.Helper()
 	jp.stop()
 	var buf bytes.Buffer
-	if err := timeline.WriteJSON(&buf, jp.live.Close()); err != nil {
+	jp.live.Close(time.Time{})
+	if err := timeline.WriteJSON(&buf, jp.live.Report()); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -149,7 +149,7 @@ func (s *server) run(ctx context.Context) error {
 type observers struct {
 	list     []proxy.Observer
 	journal  *journal.Writer // nil when off
-	timeline *liveTimeline
+	timeline *timeline.Shared
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -175,7 +175,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = newLiveTimeline(tcfg)
+	o.timeline = timeline.NewShared(tcfg)
 	o.list = append(o.list, o.timeline)
 	return o, nil
 }
@@ -183,7 +183,10 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 // finish runs once the proxy has stopped: it settles the timeline, writes
 // the final report to reportPath unless it is "", and closes the journal.
 func (o *observers) finish(reportPath string) error {
-	rep := o.timeline.Close()
+	// Settle as of the last event seen, not the wall clock, so that
+	// replaying the journal of the same traffic gives the same report.
+	o.timeline.Close(time.Time{})
+	rep := o.timeline.Report()
 	var errs []error
 	if reportPath != "" {
 		if err := writeReport(reportPath, rep); err != nil {
