@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -175,4 +179,55 @@ func seedGenerations(t *testing.T, report []byte) []reportGeneration {
 	}
 	t.Fatalf("report has no group %s", demo.Group)
 	return nil
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// seedSample is the journal shipped with the repository, recorded by
+// `kproxy demo --journal`.
+const seedSample = "../../testdata/journals/seed-rebalance"
+
+// TestReplaySeedSample replays the shipped journal in each format and
+// compares with golden files, then checks the facts the seed scenario is
+// about, so a golden file refreshed by mistake cannot hide their loss.
+func TestReplaySeedSample(t *testing.T) {
+	for _, format := range []string{"text", "json", "jsonl"} {
+		t.Run(format, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if err := replay(context.Background(), []string{seedSample}, replayOptions{format: format}, &out, &errOut); err != nil {
+				t.Fatalf("replay: %v\n%s", err, errOut.String())
+			}
+			golden := filepath.Join("testdata", "seed-rebalance."+format)
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Errorf("replay --format %s differs from %s (run go test -update to refresh):\n%s", format, golden, out.String())
+			}
+		})
+	}
+
+	gens := seedGenerations(t, replayJSON(t, seedSample))
+	var found bool
+	for _, g := range gens {
+		owned := map[string][]int32{}
+		for _, m := range g.Members {
+			owned[m.ClientID] = m.Assignment[demo.Topic]
+		}
+		if fmt.Sprint(owned["consumer-A"]) == "[0 1]" && fmt.Sprint(owned["consumer-B"]) == "[2]" {
+			found = true
+			if len(g.Commits) == 0 {
+				t.Errorf("gen %d: no commit during revocation; consumer A commits in its revocation callback", g.Generation)
+			}
+		}
+	}
+	if !found || fmt.Sprint(gens[0].Members[0].Assignment[demo.Topic]) != "[0 1 2]" {
+		t.Errorf("the sample does not show A owning 0,1,2 then A 0,1 and B 2: %+v", gens)
+	}
 }
