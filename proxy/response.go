@@ -98,24 +98,32 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			out = rw
 		}
 	}
-	if _, err := c.client.Write(out); err != nil {
-		c.log.Debug("client write failed", zap.Error(err))
-		return err
-	}
+	_, err = c.client.Write(out)
+	// Pop only now, so that shutdown waits for the write (see drained).
+	// The broker answered even if the client is gone: observe the
+	// response either way.
 	c.pending.pop()
 	if p.request != nil {
 		c.p.observe(c.exchange(p, frame[4:], at))
+	}
+	if err != nil {
+		c.log.Debug("client write failed", zap.Error(err))
+		return err
 	}
 	return nil
 }
 
 var errMismatch = errors.New("proxy: response correlation id mismatch")
 
-// exchange builds the observed exchange of a request and its response (nil
-// when none came). Its times carry no monotonic clock reading (Round(0)):
+// exchange builds the observed exchange of a request and its response.
+// Without a response (nil), Response is nil and ResponseAt zero, as
+// decode.Exchange documents. Its times carry no monotonic clock reading (Round(0)):
 // durations computed from them must be the same live as when replayed from
 // a journal, which keeps wall-clock times only.
 func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchange {
+	if len(response) == 0 {
+		response, at = nil, time.Time{}
+	}
 	return &decode.Exchange{
 		ConnID:        c.id,
 		ClientAddr:    c.clientAddr,
