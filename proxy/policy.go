@@ -13,17 +13,24 @@ const (
 	hidden int16 = -2
 )
 
-// versionCap is one entry of the ApiVersions policy.
+// versionCap is one entry of the version policy.
 type versionCap struct {
-	key    int16
-	max    int16 // a version, kmsgMax or hidden
-	reason string
+	key int16
+	max int16 // a version, kmsgMax or hidden
+	// rewrite marks the APIs whose responses kproxy rewrites, which are
+	// therefore read whole and parsed: those carrying broker addresses,
+	// and ApiVersions itself.
+	rewrite bool
+	reason  string
 }
 
-// versionPolicy is the one list of what kproxy changes in ApiVersions
-// responses, and why. Every cap is also bounded by what kmsg knows, so a
-// capped API is never advertised above a version kproxy could parse.
-// An API whose broker minimum is above its cap is removed.
+// versionPolicy is the one list of the APIs kproxy treats specially on the
+// wire: what it advertises in ApiVersions responses, which responses it
+// rewrites, and why. Every cap is also bounded by what kmsg knows, so an
+// API is never advertised above a version kproxy could parse; an API whose
+// broker minimum is above its cap is removed. APIs not listed pass through
+// unchanged at every version the broker supports. TestPolicyCoversDecodedAPIs
+// checks that every API the decoder observes is listed.
 var versionPolicy = []versionCap{
 	// KIP-951: Produce v10+ responses may carry NodeEndpoints (broker
 	// addresses). Rewriting them would mean decoding every produce
@@ -43,10 +50,10 @@ var versionPolicy = []versionCap{
 	{key: 79, max: hidden, reason: "KIP-932 ShareAcknowledge responses carry NodeEndpoints from v0"},
 
 	// Responses kproxy rewrites must parse.
-	{key: 3, max: kmsgMax, reason: "Metadata: broker addresses rewritten"},
-	{key: 10, max: kmsgMax, reason: "FindCoordinator: coordinator addresses rewritten; group API decoded"},
-	{key: 18, max: kmsgMax, reason: "ApiVersions: rewritten by this policy"},
-	{key: 60, max: kmsgMax, reason: "DescribeCluster: broker addresses rewritten"},
+	{key: 3, max: kmsgMax, rewrite: true, reason: "Metadata: Brokers rewritten"},
+	{key: 10, max: kmsgMax, rewrite: true, reason: "FindCoordinator: coordinator (v0-3) and Coordinators (v4+) rewritten; group API decoded"},
+	{key: 18, max: kmsgMax, rewrite: true, reason: "ApiVersions: clamped by this policy"},
+	{key: 60, max: kmsgMax, rewrite: true, reason: "DescribeCluster: Brokers rewritten"},
 
 	// Group APIs the decoder turns into events must parse.
 	{key: 8, max: kmsgMax, reason: "OffsetCommit decoded"},
@@ -59,8 +66,12 @@ var versionPolicy = []versionCap{
 }
 
 // versionCaps maps an API key to its effective maximum version (or hidden),
+// and rewrittenKeys marks the APIs whose responses are rewritten; both are
 // built from versionPolicy.
-var versionCaps = buildVersionCaps(versionPolicy)
+var (
+	versionCaps   = buildVersionCaps(versionPolicy)
+	rewrittenKeys = buildRewritten(versionPolicy)
+)
 
 func buildVersionCaps(policy []versionCap) map[int16]int16 {
 	caps := make(map[int16]int16, len(policy))
@@ -78,18 +89,19 @@ func buildVersionCaps(policy []versionCap) map[int16]int16 {
 	return caps
 }
 
-// rewritten reports whether responses of this API are rewritten, so must be
-// read whole. It is the second list of the policy, next to versionPolicy:
-// the responses that carry broker addresses, and ApiVersions.
-func rewritten(key int16) bool {
-	switch key {
-	case 3, // Metadata: Brokers
-		10, // FindCoordinator: NodeID/Host/Port (v0-3), Coordinators (v4+)
-		18, // ApiVersions: versionPolicy
-		60: // DescribeCluster: Brokers
-		return true
+func buildRewritten(policy []versionCap) (keys [128]bool) {
+	for _, c := range policy {
+		if c.rewrite {
+			keys[c.key] = true
+		}
 	}
-	return false
+	return keys
+}
+
+// rewritten reports whether responses of this API are rewritten, so must be
+// read whole (versionPolicy's rewrite).
+func rewritten(key int16) bool {
+	return key >= 0 && int(key) < len(rewrittenKeys) && rewrittenKeys[key]
 }
 
 // observed reports whether exchanges of this API go to the observers. SASL

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"time"
 
@@ -49,7 +50,7 @@ const minRequest = 8
 
 // forwardRequest forwards one request frame.
 func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
-	if err := c.checkSize(prefix, size, minRequest, "request"); err != nil {
+	if err := c.checkSize(prefix, size, minRequest, c.p.cfg.MaxFrameSize, "request"); err != nil {
 		return err
 	}
 	fixed, err := br.Peek(minRequest)
@@ -122,7 +123,7 @@ func (c *conn) produceExpectsResponse(br *bufio.Reader, size int) ([]byte, bool,
 		return nil, acks != 0, nil
 	}
 	if len(peek) == size {
-		c.log.Warn("produce request too short to hold acks; expecting a response", zap.Int("size", size))
+		c.acksUnknown(peek, size)
 		return nil, true, nil
 	}
 	consumed := make([]byte, min(size, maxProduceHead))
@@ -131,21 +132,37 @@ func (c *conn) produceExpectsResponse(br *bufio.Reader, size int) ([]byte, bool,
 	}
 	acks, ok := produceAcks(consumed)
 	if !ok {
-		c.log.Warn("produce request header does not parse; expecting a response", zap.Int("size", size))
+		c.acksUnknown(consumed, size)
 	}
 	return consumed, !ok || acks != 0, nil
 }
 
-// checkSize refuses frames larger than MaxFrameSize or too small to be
-// Kafka, logging why.
-func (c *conn) checkSize(prefix [4]byte, size, min int32, what string) error {
-	if size >= min && size <= c.p.cfg.MaxFrameSize {
+// acksUnknown logs, once per Produce version, a Produce request whose acks
+// kproxy cannot read: it expects a response, which is right unless acks is
+// 0, and then the next response closes the connection as a mismatch.
+func (c *conn) acksUnknown(frame []byte, size int) {
+	version := int16(binary.BigEndian.Uint16(frame[2:]))
+	if c.p.once.first("acks", version) {
+		c.log.Warn("cannot read acks from a Produce request; forwarded expecting a response (if it had acks=0, the "+
+			"connection will close on a correlation id mismatch; logged once per version)",
+			zap.Int16("api_version", version), zap.Int("size", size))
+	}
+}
+
+// maxFrame is the largest size a frame prefix can hold.
+const maxFrame = math.MaxInt32
+
+// checkSize refuses frames larger than max (negative sizes included) or
+// too small to be Kafka, logging why. The connection closes after it, so
+// the line is logged once per connection.
+func (c *conn) checkSize(prefix [4]byte, size, min, max int32, what string) error {
+	if size >= min && size <= max {
 		return nil
 	}
-	if size > c.p.cfg.MaxFrameSize || size < 0 {
+	if size > max || size < 0 {
 		c.p.stats.oversizedFrames.Add(1)
 		c.log.Error(what+" frame larger than the maximum frame size; closing the connection",
-			zap.Int64("size", int64(uint32(size))), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize),
+			zap.Int64("size", int64(uint32(size))), zap.Int32("max_frame_size", max),
 			zap.String("prefix", describePrefix(prefix)))
 		return errOversized
 	}

@@ -48,7 +48,8 @@ func (c *conn) upstreamEnded(err error) {
 
 // forwardResponse forwards one response frame.
 func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) error {
-	if err := c.checkSize(prefix, size, 4, "response"); err != nil {
+	// Only responses kproxy reads whole are held to MaxFrameSize, below.
+	if err := c.checkSize(prefix, size, 4, maxFrame, "response"); err != nil {
 		return err
 	}
 	cid, err := br.Peek(4)
@@ -60,18 +61,21 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	p, ok := c.pending.peek()
 	if !ok || p.corrID != corrID {
 		c.p.stats.correlationMismatches.Add(1)
-		want := zap.Skip()
-		if ok {
-			want = zap.Int32("want_corr_id", p.corrID)
-		}
-		c.log.Error("response correlation id does not match the oldest request in flight; closing the connection",
-			zap.Int32("corr_id", corrID), want, zap.Bool("none_in_flight", !ok))
+		c.logMismatch(corrID, p, ok)
 		return errMismatch
+	}
+	buffered := p.request != nil || rewritten(p.key)
+	if buffered && size > c.p.cfg.MaxFrameSize {
+		c.p.stats.oversizedFrames.Add(1)
+		c.log.Error("response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
+			"so it closes the connection instead (raise the maximum frame size if the broker means it)",
+			zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version),
+			zap.Int32("size", size), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize))
+		return errOversized
 	}
 	c.p.stats.responseFrames.Add(1)
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
-
-	if p.request == nil && !rewritten(p.key) {
+	if !buffered {
 		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
 			c.log.Debug("response forwarding failed", zap.Error(err))
 			return err
@@ -92,8 +96,11 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		switch {
 		case err != nil:
 			c.p.stats.rewriteFailures.Add(1)
-			c.log.Warn("response not rewritten: it does not parse; forwarded untouched",
-				zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(err))
+			if c.p.once.first("rewrite", p.key, p.version) {
+				c.log.Warn("response not rewritten: it does not parse; forwarded untouched, so the client may learn "+
+					"broker addresses or versions kproxy did not vet (logged once per api and version, then counted)",
+					zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(err))
+			}
 		case rw != nil:
 			out = rw
 		}
@@ -114,6 +121,23 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 }
 
 var errMismatch = errors.New("proxy: response correlation id mismatch")
+
+// logMismatch explains a response whose correlation id is not the one of
+// the oldest request in flight (head, when ok). Kafka answers a
+// connection's requests in order, so kproxy cannot tell which request the
+// response belongs to and closes the connection: once per connection.
+func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
+	if !ok {
+		c.log.Error("response from the broker with no request in flight; closing the connection (the client "+
+			"may have sent a Produce with acks=0 whose acks kproxy could not read)",
+			zap.Int32("corr_id", corrID))
+		return
+	}
+	c.log.Error("response correlation id does not match the oldest request in flight; closing the connection",
+		zap.Int32("corr_id", corrID), zap.Int32("want_corr_id", head.corrID),
+		zap.String("want_api", decode.APIName(head.key)), zap.Int16("want_api_version", head.version),
+		zap.Int("in_flight", c.pending.len()))
+}
 
 // exchange builds the observed exchange of a request and its response.
 // Without a response (nil), Response is nil and ResponseAt zero, as
