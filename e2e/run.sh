@@ -33,8 +33,29 @@ start=$SECONDS
 	{ echo "run.sh: kproxy was not built" >&2; exit 1; }
 echo "run.sh: installed and built in $((SECONDS - start)) s" >&2
 
+# Every process started from here on inherits E2E_RUN_ID; at exit, after the
+# broker, whatever still carries it (a client left behind by a go test that
+# timed out) is killed, and nothing else.
+export E2E_RUN_ID="e2e-$$-$RANDOM$RANDOM"
+sweep() {
+	local env pid
+	for env in /proc/[0-9]*/environ; do
+		pid="${env#/proc/}"
+		pid="${pid%/environ}"
+		[[ "$pid" == "$$" ]] && continue
+		if tr '\0' '\n' 2>/dev/null <"$env" | grep -qx "E2E_RUN_ID=$E2E_RUN_ID"; then
+			echo "run.sh: killing leftover pid $pid: $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-120)" >&2
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	done
+}
+cleanup() {
+	"$here/broker.sh" stop
+	sweep
+}
+trap cleanup EXIT
+
 "$here/broker.sh" start
-trap '"$here/broker.sh" stop' EXIT
 
 cd "$root"
 status=0
