@@ -150,9 +150,24 @@ func (c Config) advertiseHost() string {
 	if c.Advertise != "" {
 		return c.Advertise
 	}
-	host, _, _ := net.SplitHostPort(c.Listen)
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+	if c.listensEverywhere() {
 		return "127.0.0.1"
 	}
+	host, _, _ := net.SplitHostPort(c.Listen)
 	return host
+}
+
+// listensEverywhere reports whether Listen's host is empty or unspecified
+// (0.0.0.0, ::): every interface.
+func (c Config) listensEverywhere() bool {
+	host, _, _ := net.SplitHostPort(c.Listen)
+	ip := net.ParseIP(host)
+	return host == "" || (ip != nil && ip.IsUnspecified())
+}
+
+// advertiseGuessed reports whether kproxy listens on every interface yet
+// tells clients 127.0.0.1 because Advertise is not set: clients on other
+// hosts would then dial themselves.
+func (c Config) advertiseGuessed() bool {
+	return c.Advertise == "" && c.listensEverywhere()
 }

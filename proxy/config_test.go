@@ -57,15 +57,21 @@ func TestConfigValidate(t *testing.T) {
 func TestAdvertiseHost(t *testing.T) {
 	for _, tc := range []struct {
 		listen, advertise, want string
+		guessed                 bool // a warning is due
 	}{
-		{":9092", "", "127.0.0.1"},
-		{"0.0.0.0:9092", "", "127.0.0.1"},
-		{"[::]:9092", "", "127.0.0.1"},
-		{"10.1.2.3:9092", "", "10.1.2.3"},
-		{"0.0.0.0:9092", "kproxy.example", "kproxy.example"},
+		{":9092", "", "127.0.0.1", true},
+		{"0.0.0.0:9092", "", "127.0.0.1", true},
+		{"[::]:9092", "", "127.0.0.1", true},
+		{"127.0.0.1:9092", "", "127.0.0.1", false},
+		{"10.1.2.3:9092", "", "10.1.2.3", false},
+		{"0.0.0.0:9092", "kproxy.example", "kproxy.example", false},
 	} {
-		if got := (Config{Listen: tc.listen, Advertise: tc.advertise}).advertiseHost(); got != tc.want {
+		c := Config{Listen: tc.listen, Advertise: tc.advertise}
+		if got := c.advertiseHost(); got != tc.want {
 			t.Errorf("listen %q advertise %q: advertised %q; want %q", tc.listen, tc.advertise, got, tc.want)
+		}
+		if got := c.advertiseGuessed(); got != tc.guessed {
+			t.Errorf("listen %q advertise %q: guessed %v; want %v", tc.listen, tc.advertise, got, tc.guessed)
 		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -26,20 +28,33 @@ const (
 // addresses (across a kproxy restart) can connect before any client
 // bootstraps again. It tries every seed, then waits and tries again, with
 // backoff, until one answers or ctx is done. Failures are logged, never
-// fatal: listeners also open as clients' responses name nodes.
+// fatal: listeners also open as clients' responses name nodes. A broker
+// that wants authentication first (SASL) is not asked again: kproxy has no
+// credentials of its own.
 func (p *Proxy) discoverBrokers(ctx context.Context) {
 	delay := discoveryMinBackoff
-	for {
+	for attempt := 1; ; attempt++ {
 		nodes, err := p.discoverOnce(ctx)
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return
-		}
-		if err == nil {
-			p.log.Info("broker nodes discovered", zap.Int("nodes", nodes))
+		case err == nil:
+			p.log.Info("broker nodes discovered", zap.Int("nodes", nodes), zap.Int("attempts", attempt))
 			return
+		case errors.Is(err, errNeedsAuth):
+			p.log.Warn("broker discovery stopped: the broker closed the connection when asked for Metadata "+
+				"without authentication, as SASL listeners do, and kproxy has no credentials; node listeners "+
+				"open as clients' responses name nodes, so clients that kept node addresses across a kproxy "+
+				"restart bootstrap again first", zap.Error(err))
+			return
+		case attempt == 1:
+			p.log.Warn("broker discovery failed; node listeners open as clients' responses name nodes; "+
+				"retrying in the background with backoff (further failures are logged at debug level)",
+				zap.Strings("upstreams", p.cfg.Upstreams), zap.Duration("retry_in", delay), zap.Error(err))
+		default:
+			p.log.Debug("broker discovery failed; retrying", zap.Int("attempt", attempt),
+				zap.Duration("retry_in", delay), zap.Error(err))
 		}
-		p.log.Warn("broker discovery failed; node listeners open when clients' metadata names them; retrying",
-			zap.Strings("upstreams", p.cfg.Upstreams), zap.Duration("retry_in", delay), zap.Error(err))
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -50,6 +65,10 @@ func (p *Proxy) discoverBrokers(ctx context.Context) {
 		delay = min(2*delay, discoveryMaxBackoff)
 	}
 }
+
+// errNeedsAuth marks a broker that answered ApiVersions and then closed
+// the connection on Metadata: a SASL listener before authentication.
+var errNeedsAuth = errors.New("the broker closed the connection on Metadata before authentication")
 
 // discoverOnce asks each seed in turn until one answers, and routes every
 // broker node it names. It returns how many nodes that was.
@@ -104,6 +123,9 @@ func (p *Proxy) fetchBrokers(ctx context.Context, addr string) ([]kmsg.MetadataR
 	meta.Topics = []kmsg.MetadataRequestTopic{} // none (v1+); null would mean all
 	resp, err := p.discoveryRequest(nc, br, meta, 1)
 	if err != nil {
+		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+			err = fmt.Errorf("%w: Metadata v%d: %w", errNeedsAuth, v, err)
+		}
 		return nil, err
 	}
 	brokers := resp.(*kmsg.MetadataResponse).Brokers

@@ -143,3 +143,29 @@ func TestMetadataVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoveryStopsOnSASL: a broker that wants SASL before Metadata
+// closes discovery's connection; discovery says why and does not retry.
+// (TestSASLForwardedNeverObserved shows that clients, which authenticate,
+// still work through kproxy.)
+func TestDiscoveryStopsOnSASL(t *testing.T) {
+	cluster := startKfake(t, 1, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "secret"))
+	log, logs := observedLogger()
+	p := newProxy(t, testConfig(cluster.ListenAddrs()...), log)
+	dials := make(chan struct{}, 16)
+	real := p.dial
+	p.dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		dials <- struct{}{}
+		return real(ctx, addr)
+	}
+	runProxy(t, p)
+	waitFor(t, 10*time.Second, "discovery to stop", func() bool {
+		return logs.FilterMessageSnippet("broker discovery stopped").Len() == 1
+	})
+	if n := logs.FilterMessageSnippet("broker discovery failed").Len(); n != 0 {
+		t.Errorf("%d retry log lines; want none", n)
+	}
+	if n := len(dials); n != 1 {
+		t.Errorf("discovery dialed %d times; want 1", n)
+	}
+}

@@ -129,6 +129,11 @@ func (p *Proxy) Run(ctx context.Context) error {
 
 	p.log.Info("kproxy listening", zap.Stringer("addr", p.Addr()), zap.Strings("upstreams", p.cfg.Upstreams),
 		zap.String("advertise", p.advertise))
+	if p.cfg.advertiseGuessed() {
+		p.log.Warn("listening on every interface but telling clients to dial 127.0.0.1: clients on other hosts "+
+			"or in other containers will fail to reach the brokers; set the advertised host (--advertise)",
+			zap.Stringer("addr", p.Addr()))
+	}
 	p.accepts.Add(1)
 	go p.acceptLoop(p.bootstrap, -1)
 	discovered := make(chan struct{})
