@@ -22,6 +22,9 @@ const (
 	// DefaultObserverQueue is how many exchanges may wait for the
 	// dispatcher before new ones are dropped (and counted).
 	DefaultObserverQueue = 4096
+	// DefaultObserverQueueBytes bounds the frames held by the exchanges
+	// waiting for the dispatcher: 64 MiB.
+	DefaultObserverQueueBytes int64 = 64 << 20
 )
 
 // Config configures a Proxy. The zero value of every field but Listen and
@@ -67,6 +70,13 @@ type Config struct {
 	// ObserverQueue is the capacity, in exchanges, of the queue between
 	// the traffic and the observers. 0 means DefaultObserverQueue.
 	ObserverQueue int
+	// ObserverQueueBytes bounds the bytes (request and response frames)
+	// of the exchanges in that queue, so that slow observers and large
+	// observed frames (Metadata of big clusters, OffsetCommit of many
+	// partitions) cannot grow memory without bound. An exchange that would
+	// pass it is dropped and counted, unless the queue holds nothing. 0
+	// means DefaultObserverQueueBytes.
+	ObserverQueueBytes int64
 	// DisableBrokerDiscovery turns off broker discovery. With discovery on
 	// (the default, false), Run asks a seed broker for Metadata at startup
 	// (ApiVersions, then Metadata without topics), opens a listener for
@@ -94,6 +104,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ObserverQueue == 0 {
 		c.ObserverQueue = DefaultObserverQueue
+	}
+	if c.ObserverQueueBytes == 0 {
+		c.ObserverQueueBytes = DefaultObserverQueueBytes
 	}
 	return c
 }
@@ -127,6 +140,9 @@ func (c Config) validate() error {
 	}
 	if c.ObserverQueue < 0 {
 		return fmt.Errorf("proxy: observer queue %d: must not be negative", c.ObserverQueue)
+	}
+	if c.ObserverQueueBytes < 0 {
+		return fmt.Errorf("proxy: observer queue bytes %d: must not be negative", c.ObserverQueueBytes)
 	}
 	return nil
 }

@@ -12,13 +12,16 @@ import (
 
 func TestConfigDefaults(t *testing.T) {
 	got := Config{}.withDefaults()
-	want := Config{MaxFrameSize: 100 << 20, DialTimeout: 10 * time.Second, ShutdownTimeout: 10 * time.Second, ObserverQueue: 4096}
+	want := Config{MaxFrameSize: 100 << 20, DialTimeout: 10 * time.Second, ShutdownTimeout: 10 * time.Second,
+		ObserverQueue: 4096, ObserverQueueBytes: 64 << 20}
 	if got.MaxFrameSize != want.MaxFrameSize || got.DialTimeout != want.DialTimeout ||
-		got.ShutdownTimeout != want.ShutdownTimeout || got.ObserverQueue != want.ObserverQueue {
+		got.ShutdownTimeout != want.ShutdownTimeout || got.ObserverQueue != want.ObserverQueue ||
+		got.ObserverQueueBytes != want.ObserverQueueBytes || got.DisableBrokerDiscovery {
 		t.Errorf("defaults %+v; want %+v", got, want)
 	}
-	set := Config{MaxFrameSize: 1, DialTimeout: 2, ShutdownTimeout: 3, ObserverQueue: 4}
-	if got := set.withDefaults(); got.MaxFrameSize != 1 || got.DialTimeout != 2 || got.ShutdownTimeout != 3 || got.ObserverQueue != 4 {
+	set := Config{MaxFrameSize: 1, DialTimeout: 2, ShutdownTimeout: 3, ObserverQueue: 4, ObserverQueueBytes: 5}
+	if got := set.withDefaults(); got.MaxFrameSize != 1 || got.DialTimeout != 2 || got.ShutdownTimeout != 3 ||
+		got.ObserverQueue != 4 || got.ObserverQueueBytes != 5 {
 		t.Errorf("withDefaults changed set fields: %+v", got)
 	}
 }
@@ -39,6 +42,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative frame size", func(c *Config) { c.MaxFrameSize = -1 }, "max frame size"},
 		{"negative timeout", func(c *Config) { c.DialTimeout = -1 }, "timeouts"},
 		{"negative queue", func(c *Config) { c.ObserverQueue = -1 }, "observer queue"},
+		{"negative queue bytes", func(c *Config) { c.ObserverQueueBytes = -1 }, "observer queue bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

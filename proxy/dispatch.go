@@ -37,6 +37,7 @@ func newDispatcher(queue <-chan *decode.Exchange, observers []Observer, log *zap
 func (d *dispatcher) run() {
 	for x := range d.queue {
 		d.handle(x)
+		d.stats.queuedBytes.Add(-exchangeBytes(x))
 	}
 }
 

@@ -49,3 +49,38 @@ func TestSlowObserverNeverBlocksTraffic(t *testing.T) {
 		return o.seen.Load()+int64(p.Stats().ObserverDrops) == requests
 	})
 }
+
+// TestObserverQueueBytes: with the observer stuck, exchanges beyond
+// ObserverQueueBytes are dropped even though the queue has room for them,
+// except when the queue holds nothing; traffic goes on.
+func TestObserverQueueBytes(t *testing.T) {
+	const requests, pad = 10, 600
+	broker := startFakeBroker(t, "127.0.0.1:0")
+	o := &blockingObserver{release: make(chan struct{})}
+	cfg := fakeConfig(broker.addr())
+	cfg.ObserverQueueBytes = 1 << 10 // one exchange of ~650 bytes, not two
+	p := startProxy(t, cfg, zap.NewNop(), o)
+	c := dial(t, p.Addr().String())
+	rng := rand.New(rand.NewPCG(6, 6))
+	for corr := range int32(requests) {
+		if _, err := c.Write(testRequest(rng, 12, corr, 16, 0, pad)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readTestFrame(c); err != nil {
+			t.Fatalf("round trip %d with the observer stuck: %v", corr, err)
+		}
+	}
+	if drops := p.Stats().ObserverDrops; drops != requests-1 {
+		t.Errorf("observer drops %d; want %d (only the first exchange fits the bytes)", drops, requests-1)
+	}
+	close(o.release)
+	waitFor(t, 10*time.Second, "the one queued exchange to be observed", func() bool { return o.seen.Load() == 1 })
+	waitFor(t, 10*time.Second, "the queue's bytes to be released", func() bool { return p.stats.queuedBytes.Load() == 0 })
+	if _, err := c.Write(testRequest(rng, 12, requests, 16, 0, pad)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readTestFrame(c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "an exchange observed once the queue is empty", func() bool { return o.seen.Load() == 2 })
+}

@@ -288,11 +288,22 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 }
 
 // observe queues an exchange for the dispatcher, or counts it dropped when
-// the queue is full: traffic never waits for observers.
+// the queue is full, in exchanges or in bytes: traffic never waits for
+// observers.
 func (p *Proxy) observe(x *decode.Exchange) {
+	n := exchangeBytes(x)
+	if before := p.stats.queuedBytes.Add(n) - n; before > 0 && before+n > p.cfg.ObserverQueueBytes {
+		p.stats.queuedBytes.Add(-n)
+		p.stats.observerDrops.Add(1)
+		return
+	}
 	select {
 	case p.queue <- x:
 	default:
+		p.stats.queuedBytes.Add(-n)
 		p.stats.observerDrops.Add(1)
 	}
 }
+
+// exchangeBytes is what an exchange holds in the observer queue.
+func exchangeBytes(x *decode.Exchange) int64 { return int64(len(x.Request) + len(x.Response)) }

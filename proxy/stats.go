@@ -24,7 +24,7 @@ type Stats struct {
 	// forwarded untouched.
 	RewriteFailures uint64
 	// ObserverDrops counts exchanges not observed because the observer
-	// queue was full.
+	// queue was full (ObserverQueue or ObserverQueueBytes).
 	ObserverDrops uint64
 	// OversizedFrames counts frames larger than MaxFrameSize (or with a
 	// negative size); each closed its connection.
@@ -53,6 +53,8 @@ type counters struct {
 	correlationMismatches atomic.Uint64
 	dialFailures          atomic.Uint64
 	tlsHellos             atomic.Uint64
+	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
+	queuedBytes atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
