@@ -1,44 +1,53 @@
 // Command kproxy-journalgen writes a synthetic journal of a given size:
-// many consumer groups joining, syncing, heartbeating, committing and
-// rebalancing as members come and go, every frame encoded by kmsg. It feeds
-// the replay benchmark (kproxy replay on a journal of 1 GiB or more).
+// many consumer groups joining, syncing, heartbeating, committing and now
+// and then rebalancing as members come and go, plus the fetch path's
+// ApiVersions and Metadata, every frame encoded by kmsg (package synth). It
+// feeds the replay benchmark (kproxy replay on a journal of 1 GiB or more).
 //
-//	kproxy-journalgen -out /tmp/big -size 1GiB [-groups 2000] [-members 8] [-seed 1]
+//	kproxy-journalgen -out /tmp/big -size 1GiB [-mix realistic|rebalance-heavy] [-groups 2000] [-members 32] [-seed 1]
+//
+// The default mix is realistic (synth.Realistic): heartbeats and commits
+// dominate, ApiVersions and Metadata come next, and each group rebalances
+// every few minutes. -mix rebalance-heavy (synth.RebalanceHeavy) makes every
+// group rebalance every 15 s to 2 minutes, a stress test for the timeline.
+// It prints the mix it wrote.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "kproxy-journalgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("kproxy-journalgen", flag.ContinueOnError)
-	out := fs.String("out", "", "journal directory to write (required)")
+	dir := fs.String("out", "", "journal directory to write (required)")
 	sizeFlag := fs.String("size", "64MiB", "stop once this many bytes are written (KiB, MiB, GiB suffixes)")
+	mixFlag := fs.String("mix", "realistic", "traffic mix: realistic or rebalance-heavy")
 	groups := fs.Int("groups", 2000, "number of consumer groups")
-	members := fs.Int("members", 8, "most members in a group (at least 3)")
+	members := fs.Int("members", 32, "most members in a group (at least 3)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same exchanges")
 	segment := fs.String("segment", "64MiB", "segment size")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() > 0 {
-		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-groups N] [-members N] [-seed N]")
+	if *dir == "" || fs.NArg() > 0 {
+		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")
 	}
 	size, err := parseSize(*sizeFlag)
 	if err != nil {
@@ -48,77 +57,44 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("-segment: %w", err)
 	}
+	mix, err := synth.ParseMix(*mixFlag)
+	if err != nil {
+		return fmt.Errorf("-mix: %w", err)
+	}
 	if *groups < 1 || *members < 3 {
 		return fmt.Errorf("-groups must be at least 1 and -members at least 3")
 	}
-	if err := checkVersions(); err != nil {
-		return err
-	}
-
-	w, err := journal.Open(*out, journal.Options{
-		KproxyVersion: "kproxy-journalgen",
-		Fsync:         journal.FsyncNever,
-		SegmentBytes:  segBytes,
-		RetainBytes:   -1,
-		RetainAge:     -1,
-	}, nil)
+	start := time.Now()
+	tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
+	w, err := synth.Write(tr, synth.WriteOptions{Dir: *dir, Bytes: size, SegmentBytes: segBytes})
 	if err != nil {
 		return err
 	}
-	tr := newTraffic(*seed, *groups, *members, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	start := time.Now()
-	var n uint64
-	for {
-		// The writer drops what its queue cannot hold; a generator must
-		// not, so wait whenever the queue is half full.
-		if n%256 == 0 {
-			st := w.Stats()
-			if st.Err != nil {
-				break
-			}
-			if st.Bytes >= uint64(size) {
-				break
-			}
-			for st.Queued > journal.DefaultQueueLen/2 {
-				time.Sleep(200 * time.Microsecond)
-				st = w.Stats()
-			}
-		}
-		w.Append(tr.next())
-		n++
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	st := w.Stats()
-	if st.Dropped > 0 {
-		return fmt.Errorf("the writer dropped %d exchanges", st.Dropped)
-	}
 	el := time.Since(start)
-	fmt.Printf("wrote %d exchanges, %d bytes in %d segments to %s in %s (%.0f MB/s, %.0f exchanges/s)\n",
-		st.Written, st.Bytes, st.Segments, *out, el.Round(time.Millisecond),
-		float64(st.Bytes)/el.Seconds()/1e6, float64(st.Written)/el.Seconds())
+	fmt.Fprintf(out, "wrote %d exchanges, %d bytes in %d segments to %s in %s (%.0f MB/s, %.0f exchanges/s)\n",
+		w.Exchanges, w.Bytes, w.Segments, *dir, el.Round(time.Millisecond),
+		float64(w.Bytes)/el.Seconds()/1e6, float64(w.Exchanges)/el.Seconds())
+	fmt.Fprintf(out, "mix %s: %s\n", mix, describeCounts(w.Counts, w.Exchanges))
 	return nil
 }
 
-// checkVersions makes sure kmsg can encode the versions the clients speak.
-func checkVersions() error {
-	for _, r := range []struct {
-		req kmsg.Request
-		v   int16
-	}{
-		{kmsg.NewPtrFindCoordinatorRequest(), vFindCoordinator},
-		{kmsg.NewPtrJoinGroupRequest(), vJoinGroup},
-		{kmsg.NewPtrSyncGroupRequest(), vSyncGroup},
-		{kmsg.NewPtrHeartbeatRequest(), vHeartbeat},
-		{kmsg.NewPtrLeaveGroupRequest(), vLeaveGroup},
-		{kmsg.NewPtrOffsetCommitRequest(), vOffsetCommit},
-	} {
-		if r.req.MaxVersion() < r.v {
-			return fmt.Errorf("kmsg knows %s up to v%d; the generator needs v%d", kmsg.NameForKey(r.req.Key()), r.req.MaxVersion(), r.v)
-		}
+// describeCounts lists the share of each API, largest first.
+func describeCounts(counts map[int16]uint64, total uint64) string {
+	keys := make([]int16, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
 	}
-	return nil
+	slices.SortFunc(keys, func(a, b int16) int {
+		if counts[a] != counts[b] {
+			return int(int64(counts[b]) - int64(counts[a]))
+		}
+		return int(a) - int(b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.1f%%", decode.APIName(k), 100*float64(counts[k])/float64(max(total, 1)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // parseSize reads "1GiB", "64MiB", "512KiB" or a plain byte count.

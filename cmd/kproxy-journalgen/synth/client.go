@@ -1,4 +1,4 @@
-package main
+package synth
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// client is one simulated consumer connection to the group's coordinator.
+// client is one simulated client connection through the proxy.
 type client struct {
 	connID   uint64
 	addr     string

@@ -1,0 +1,170 @@
+// Package synth simulates the traffic a kproxy in front of a Kafka cluster
+// observes: many consumer groups joining, syncing, heartbeating, committing
+// and now and then rebalancing, plus the fetch path's ApiVersions and
+// Metadata. Every frame is encoded by kmsg, so the exchanges decode as real
+// ones do. It feeds kproxy-journalgen and the replay benchmarks.
+package synth
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// Options tune a Traffic.
+type Options struct {
+	// Seed makes the traffic reproducible: the same options give the same
+	// exchanges.
+	Seed uint64
+	// Groups is the number of consumer groups. Default 2000.
+	Groups int
+	// MaxMembers bounds a group's size. Default 32.
+	MaxMembers int
+	// Mix is the kind of traffic (default Realistic).
+	Mix Mix
+	// Start is when the first group starts. Default 2026-01-01 UTC.
+	Start time.Time
+}
+
+// Traffic yields the exchanges of many simulated groups in the order a
+// proxy observes them: by completion (response) time.
+type Traffic struct {
+	opts       Options
+	mix        mixParams
+	rng        *rand.Rand
+	groups     groupHeap
+	pending    exchangeHeap // emitted, not yet returned by Next
+	seq        uint64       // emission order, to break ties in pending
+	nextConn   uint64
+	nextClient int
+	counts     map[int16]uint64
+}
+
+// New returns the traffic of opts (see Options for defaults): the groups
+// start within the first 5 seconds after opts.Start.
+func New(opts Options) *Traffic {
+	if opts.Groups <= 0 {
+		opts.Groups = 2000
+	}
+	if opts.MaxMembers <= 0 {
+		opts.MaxMembers = 32
+	}
+	if opts.Start.IsZero() {
+		opts.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	t := &Traffic{
+		opts:   opts,
+		mix:    opts.Mix.params(),
+		rng:    rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		counts: map[int16]uint64{},
+	}
+	for i := range opts.Groups {
+		t.groups = append(t.groups, t.newGroup(i))
+	}
+	heap.Init(&t.groups)
+	return t
+}
+
+// Next returns the next exchange. The traffic never ends.
+func (t *Traffic) Next() *decode.Exchange {
+	// Every exchange still to be emitted completes after the next group
+	// action, so the earliest pending one is next once it completes no
+	// later than that.
+	for len(t.pending) == 0 || completed(t.pending[0].x).After(t.groups[0].next) {
+		g := t.groups[0]
+		t.step(g)
+		heap.Fix(&t.groups, 0)
+	}
+	x := heap.Pop(&t.pending).(pendingExchange).x
+	t.counts[x.APIKey]++
+	return x
+}
+
+// Counts returns how many exchanges of each API key Next returned.
+func (t *Traffic) Counts() map[int16]uint64 {
+	c := make(map[int16]uint64, len(t.counts))
+	for k, v := range t.counts {
+		c[k] = v
+	}
+	return c
+}
+
+func (t *Traffic) emit(x *decode.Exchange) {
+	t.seq++
+	heap.Push(&t.pending, pendingExchange{x: x, seq: t.seq})
+}
+
+// latency is a plausible broker round trip.
+func (t *Traffic) latency() time.Duration {
+	return time.Duration(200+t.rng.IntN(2800)) * time.Microsecond
+}
+
+// jitter is a delay of up to d.
+func (t *Traffic) jitter(d time.Duration) time.Duration {
+	return time.Duration(t.rng.Int64N(int64(d)))
+}
+
+// conn opens a new simulated connection of a client to a broker (-1: the
+// bootstrap listener).
+func (t *Traffic) conn(host, clientID string, broker int32) *client {
+	t.nextConn++
+	return newClient(t.nextConn, fmt.Sprintf("%s:%d", host, 30000+t.rng.IntN(30000)), clientID, broker)
+}
+
+// host is a new client host address.
+func (t *Traffic) host() (string, int) {
+	t.nextClient++
+	n := t.nextClient
+	return fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255), n
+}
+
+func completed(x *decode.Exchange) time.Time {
+	if x.ResponseAt.IsZero() {
+		return x.RequestAt
+	}
+	return x.ResponseAt
+}
+
+// groupHeap orders groups by when they act next.
+type groupHeap []*group
+
+func (h groupHeap) Len() int           { return len(h) }
+func (h groupHeap) Less(i, j int) bool { return h[i].next.Before(h[j].next) }
+func (h groupHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *groupHeap) Push(x any)        { *h = append(*h, x.(*group)) }
+func (h *groupHeap) Pop() any {
+	old := *h
+	g := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return g
+}
+
+// pendingExchange is an emitted exchange waiting for its turn.
+type pendingExchange struct {
+	x   *decode.Exchange
+	seq uint64
+}
+
+// exchangeHeap orders exchanges by completion time, then emission order.
+type exchangeHeap []pendingExchange
+
+func (h exchangeHeap) Len() int { return len(h) }
+func (h exchangeHeap) Less(i, j int) bool {
+	a, b := completed(h[i].x), completed(h[j].x)
+	if !a.Equal(b) {
+		return a.Before(b)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h exchangeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *exchangeHeap) Push(x any)   { *h = append(*h, x.(pendingExchange)) }
+func (h *exchangeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = pendingExchange{}
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,69 @@
+package synth
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/journal"
+)
+
+// WriteOptions say where and how much Write writes.
+type WriteOptions struct {
+	// Dir is the journal directory (created if missing).
+	Dir string
+	// Bytes: Write stops once at least this many bytes are written.
+	Bytes int64
+	// SegmentBytes is the segment size; default the journal's.
+	SegmentBytes int64
+}
+
+// Written is what Write wrote.
+type Written struct {
+	Exchanges uint64
+	Bytes     uint64
+	Segments  uint64
+	// Counts is the number of exchanges of each API key.
+	Counts map[int16]uint64
+}
+
+// Write writes t's exchanges to a new journal in w.Dir until it holds
+// w.Bytes bytes. It never drops an exchange: it waits whenever the
+// writer's queue is half full.
+func Write(t *Traffic, w WriteOptions) (Written, error) {
+	jw, err := journal.Open(w.Dir, journal.Options{
+		KproxyVersion: "kproxy-journalgen",
+		Fsync:         journal.FsyncNever,
+		SegmentBytes:  w.SegmentBytes,
+		RetainBytes:   -1,
+		RetainAge:     -1,
+	}, nil)
+	if err != nil {
+		return Written{}, err
+	}
+	var n uint64
+	for {
+		if n%256 == 0 {
+			st := jw.Stats()
+			if st.Err != nil || st.Bytes >= uint64(w.Bytes) {
+				break
+			}
+			for st.Queued > journal.DefaultQueueLen/2 {
+				time.Sleep(200 * time.Microsecond)
+				st = jw.Stats()
+			}
+		}
+		jw.Append(t.Next())
+		n++
+	}
+	if err := jw.Close(); err != nil {
+		return Written{}, err
+	}
+	st := jw.Stats()
+	if st.Err != nil {
+		return Written{}, st.Err
+	}
+	if st.Dropped > 0 || st.Written != n {
+		return Written{}, fmt.Errorf("journal writer wrote %d of %d exchanges (dropped %d)", st.Written, n, st.Dropped)
+	}
+	return Written{Exchanges: st.Written, Bytes: st.Bytes, Segments: st.Segments, Counts: t.Counts()}, nil
+}
