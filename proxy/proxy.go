@@ -1,9 +1,12 @@
 // Package proxy moves Kafka bytes between clients and brokers: a bootstrap
-// listener and one listener per broker node, a request pump and a response
-// pump per connection, in-flight tracking by correlation id, address
-// rewriting so that clients only ever dial kproxy, ApiVersions clamping,
-// and limits. Exchanges of interest (decode.Observed) are handed to
-// Observers through a bounded queue that never blocks traffic.
+// listener and one listener per broker node (opened at startup by broker
+// discovery, and as responses name new nodes), a request pump and a
+// response pump per connection, in-flight tracking by correlation id,
+// address rewriting so that clients only ever dial kproxy, ApiVersions
+// clamping (versionPolicy, the one list of what kproxy changes on the
+// wire), and limits. Exchanges of interest (decode.Observed) are handed to
+// Observers through a queue bounded in exchanges and bytes that never
+// blocks traffic.
 package proxy
 
 import (
