@@ -40,6 +40,10 @@ type Config struct {
 	// ObserverQueue is how many exchanges may wait for the observers before
 	// new ones are dropped (and counted) rather than slow traffic down.
 	ObserverQueue int
+	// ObserverQueueBytes bounds the bytes of the exchanges waiting for the
+	// observers, so that large observed frames behind a slow journal cannot
+	// grow memory without bound.
+	ObserverQueueBytes int64
 	// Journal is the directory exchanges are journaled to; "" means off.
 	Journal string
 	// JournalFsync is the journal's durability policy: journal.FsyncAlways,
@@ -82,6 +86,7 @@ const (
 	DefaultDialTimeout        = 10 * time.Second
 	DefaultShutdownTimeout    = 10 * time.Second
 	DefaultObserverQueue      = 4096
+	DefaultObserverQueueBytes = 64 << 20 // 64 MiB
 	DefaultJournalFsync       = journal.Fsync(time.Second)
 	DefaultJournalSegmentSize = 64 << 20 // 64 MiB
 	DefaultJournalSegmentAge  = time.Hour
@@ -98,12 +103,13 @@ const (
 // has no default and must be set.
 func Default() Config {
 	return Config{
-		Listen:          DefaultListen,
-		BrokerPortBase:  DefaultBrokerPortBase,
-		MaxFrameSize:    DefaultMaxFrameSize,
-		DialTimeout:     DefaultDialTimeout,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		ObserverQueue:   DefaultObserverQueue,
+		Listen:             DefaultListen,
+		BrokerPortBase:     DefaultBrokerPortBase,
+		MaxFrameSize:       DefaultMaxFrameSize,
+		DialTimeout:        DefaultDialTimeout,
+		ShutdownTimeout:    DefaultShutdownTimeout,
+		ObserverQueue:      DefaultObserverQueue,
+		ObserverQueueBytes: DefaultObserverQueueBytes,
 
 		JournalFsync:       DefaultJournalFsync,
 		JournalSegmentSize: DefaultJournalSegmentSize,

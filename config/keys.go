@@ -19,6 +19,7 @@ const (
 	KeyDialTimeout        = "dial-timeout"
 	KeyShutdownTimeout    = "shutdown-timeout"
 	KeyObserverQueue      = "observer-queue"
+	KeyObserverQueueBytes = "observer-queue-bytes"
 	KeyJournal            = "journal"
 	KeyJournalFsync       = "journal-fsync"
 	KeyJournalSegmentSize = "journal-segment-size"
@@ -91,13 +92,15 @@ func Options() []Option {
 		{Key: KeyBrokerListeners, kind: kindNodeMap,
 			Usage: "node id to listener HOST:PORT, overriding --broker-port-base for that node (env: ID=HOST:PORT,...)"},
 		{Key: KeyMaxFrameSize, Flag: true, kind: kindSize, Default: "100MiB",
-			Usage: "largest frame accepted; a larger one closes its connection (bytes, or KiB/MiB/GiB)"},
+			Usage: "largest request, or response kproxy reads whole (all but streamed ones such as Fetch), accepted; a larger one closes its connection (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyDialTimeout, Flag: true, kind: kindDuration, Default: d.DialTimeout.String(),
 			Usage: "timeout of each connection attempt to a broker"},
 		{Key: KeyShutdownTimeout, Flag: true, kind: kindDuration, Default: d.ShutdownTimeout.String(),
 			Usage: "on SIGINT/SIGTERM, how long in-flight requests may take before connections close"},
 		{Key: KeyObserverQueue, Flag: true, kind: kindInt, Default: strconv.Itoa(d.ObserverQueue),
 			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
+		{Key: KeyObserverQueueBytes, Flag: true, kind: kindSize, Default: "64MiB",
+			Usage: "bytes of request and response frames queued for the observers before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyJournal, Flag: true, kind: kindString,
 			Usage: "directory to journal exchanges to; empty means no journal"},
 		{Key: KeyJournalFsync, Flag: true, kind: kindFsync, Default: d.JournalFsync.String(),

@@ -147,6 +147,8 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	keep(err)
 	c.ObserverQueue, err = parseInt(KeyObserverQueue, v.Get(KeyObserverQueue))
 	keep(err)
+	c.ObserverQueueBytes, err = parseSize64(KeyObserverQueueBytes, v.Get(KeyObserverQueueBytes))
+	keep(err)
 	c.Journal, err = parseString(KeyJournal, v.Get(KeyJournal))
 	keep(err)
 	c.JournalFsync, err = parseFsync(KeyJournalFsync, v.Get(KeyJournalFsync))

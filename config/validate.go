@@ -63,6 +63,10 @@ func (c *Config) problems() problems {
 			fmt.Sprintf("below the minimum of %d (one rebalance is not a storm)", MinStormRebalances))
 	}
 	checkPositive(&p, KeyStormWindow, c.StormWindow)
+	if c.ObserverQueueBytes < MinMaxFrameSize {
+		p.add(KeyObserverQueueBytes, strconv.FormatInt(c.ObserverQueueBytes, 10),
+			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
+	}
 	if c.Admin != "" {
 		checkHostPort(&p, KeyAdmin, c.Admin, false)
 	}

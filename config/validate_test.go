@@ -70,6 +70,8 @@ func TestValidate(t *testing.T) {
 			[]string{`config: dial-timeout "0s": must be positive`, `config: shutdown-timeout "-1s": must be positive`}},
 		{"observer queue", func(c *Config) { c.ObserverQueue = 0 },
 			[]string{`config: observer-queue "0": out of range (1-1048576)`}},
+		{"observer queue bytes", func(c *Config) { c.ObserverQueueBytes = 1024 },
+			[]string{`config: observer-queue-bytes "1024": below the minimum of 65536 bytes (64KiB)`}},
 		{"journal settings at their limits", func(c *Config) {
 			c.JournalFsync = journal.FsyncAlways
 			c.JournalSegmentSize = MinJournalSegmentSize

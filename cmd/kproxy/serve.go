@@ -281,14 +281,15 @@ func journalOptions(cfg config.Config) journal.Options {
 // proxyConfig is the proxy's part of the configuration.
 func proxyConfig(cfg config.Config) proxy.Config {
 	return proxy.Config{
-		Listen:          cfg.Listen,
-		Upstreams:       cfg.Upstreams,
-		Advertise:       cfg.Advertise,
-		BrokerPortBase:  cfg.BrokerPortBase,
-		BrokerListeners: cfg.BrokerListeners,
-		MaxFrameSize:    cfg.MaxFrameSize,
-		DialTimeout:     cfg.DialTimeout,
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		ObserverQueue:   cfg.ObserverQueue,
+		Listen:             cfg.Listen,
+		Upstreams:          cfg.Upstreams,
+		Advertise:          cfg.Advertise,
+		BrokerPortBase:     cfg.BrokerPortBase,
+		BrokerListeners:    cfg.BrokerListeners,
+		MaxFrameSize:       cfg.MaxFrameSize,
+		DialTimeout:        cfg.DialTimeout,
+		ShutdownTimeout:    cfg.ShutdownTimeout,
+		ObserverQueue:      cfg.ObserverQueue,
+		ObserverQueueBytes: cfg.ObserverQueueBytes,
 	}
 }
