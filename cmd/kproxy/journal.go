@@ -158,21 +158,25 @@ func inspectLines(r *journal.Reader, f inspectFilter, raw bool, out *bufio.Write
 			if f.group != "" && e.Group != f.group {
 				continue
 			}
-			ef := fieldsOf(e)
+			ef := e.Summary()
 			if e.Group != "" {
 				fmt.Fprintf(out, " group=%q", e.Group)
 			}
-			if ef.member != "" {
-				fmt.Fprintf(out, " member=%q", ef.member)
+			if ef.Member != "" {
+				fmt.Fprintf(out, " member=%q", ef.Member)
 			}
-			if ef.instance != "" {
-				fmt.Fprintf(out, " instance=%q", ef.instance)
+			if ef.Instance != "" {
+				fmt.Fprintf(out, " instance=%q", ef.Instance)
 			}
-			if ef.generation >= 0 {
-				fmt.Fprintf(out, " %s=%d", ef.generationName, ef.generation)
+			if ef.Generation >= 0 {
+				name := "gen"
+				if ef.Epoch {
+					name = "epoch"
+				}
+				fmt.Fprintf(out, " %s=%d", name, ef.Generation)
 			}
-			if ef.errorCode != 0 {
-				fmt.Fprintf(out, " error=%s", decode.ErrorName(ef.errorCode))
+			if ef.ErrorCode != 0 {
+				fmt.Fprintf(out, " error=%s", decode.ErrorName(ef.ErrorCode))
 			}
 		}
 		if in.decodeErr != nil {
@@ -187,88 +191,6 @@ func inspectLines(r *journal.Reader, f inspectFilter, raw bool, out *bufio.Write
 		}
 		return nil
 	})
-}
-
-// eventFields are the per-API facts an inspect line shows.
-type eventFields struct {
-	member, instance string
-	generation       int32  // -1 when the API has none
-	generationName   string // "gen", or "epoch" for KIP-848
-	errorCode        int16
-}
-
-// fieldsOf picks an event's member, instance, generation (member epoch for
-// KIP-848) and error. Batched LeaveGroup lists its members comma-separated;
-// per-partition errors (OffsetCommit, OffsetFetch) report the first one.
-func fieldsOf(e *decode.Event) eventFields {
-	f := eventFields{generation: -1, generationName: "gen"}
-	switch {
-	case e.FindCoordinator != nil:
-		f.errorCode = e.FindCoordinator.ErrorCode
-	case e.JoinGroup != nil:
-		j := e.JoinGroup
-		f.member, f.instance, f.errorCode = j.MemberID, j.InstanceID, j.ErrorCode
-		if j.AssignedMemberID != "" {
-			f.member = j.AssignedMemberID
-		}
-		if e.Responded() && j.ErrorCode == 0 {
-			f.generation = j.Generation
-		}
-	case e.SyncGroup != nil:
-		s := e.SyncGroup
-		f.member, f.instance, f.generation, f.errorCode = s.MemberID, s.InstanceID, s.Generation, s.ErrorCode
-	case e.Heartbeat != nil:
-		h := e.Heartbeat
-		f.member, f.instance, f.generation, f.errorCode = h.MemberID, h.InstanceID, h.Generation, h.ErrorCode
-	case e.LeaveGroup != nil:
-		l := e.LeaveGroup
-		f.errorCode = l.ErrorCode
-		var members, instances []string
-		for _, m := range l.Members {
-			members = append(members, m.MemberID)
-			if m.InstanceID != "" {
-				instances = append(instances, m.InstanceID)
-			}
-			if f.errorCode == 0 {
-				f.errorCode = m.ErrorCode
-			}
-		}
-		f.member, f.instance = strings.Join(members, ","), strings.Join(instances, ",")
-	case e.OffsetCommit != nil:
-		c := e.OffsetCommit
-		f.member, f.instance, f.generation = c.MemberID, c.InstanceID, c.Generation
-		for _, t := range c.Topics {
-			for _, p := range t.Partitions {
-				if f.errorCode == 0 {
-					f.errorCode = p.ErrorCode
-				}
-			}
-		}
-	case e.OffsetFetch != nil:
-		o := e.OffsetFetch
-		f.member, f.errorCode = o.MemberID, o.ErrorCode
-		for _, t := range o.Offsets {
-			for _, p := range t.Partitions {
-				if f.errorCode == 0 {
-					f.errorCode = p.ErrorCode
-				}
-			}
-		}
-	case e.ConsumerGroupHeartbeat != nil:
-		c := e.ConsumerGroupHeartbeat
-		f.member, f.errorCode, f.generationName = c.MemberID, c.ErrorCode, "epoch"
-		if c.InstanceID != nil {
-			f.instance = *c.InstanceID
-		}
-		f.generation = c.MemberEpoch
-		if e.Responded() && c.ErrorCode == 0 {
-			f.generation = c.AssignedEpoch
-			if c.AssignedMemberID != "" {
-				f.member = c.AssignedMemberID
-			}
-		}
-	}
-	return f
 }
 
 // inspectSummary prints what the journal holds, over the selected exchanges.
