@@ -1,7 +1,6 @@
 package proxy
 
 import (
-
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
