@@ -246,11 +246,20 @@ var errPayload = errors.New("malformed record payload")
 // parseExchange parses an exchange payload. Request and Response alias p.
 // Strings go through in, which may be nil.
 func parseExchange(p []byte, in *interner) (*decode.Exchange, error) {
+	x := &decode.Exchange{}
+	if err := parseExchangeInto(x, p, in); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// parseExchangeInto is parseExchange into x, which it overwrites whole.
+func parseExchangeInto(x *decode.Exchange, p []byte, in *interner) error {
 	if len(p) < exchangeFixedLen || p[0] != recExchange || p[1]&^knownFlags != 0 {
-		return nil, errPayload
+		return errPayload
 	}
 	flags := p[1]
-	x := &decode.Exchange{
+	*x = decode.Exchange{
 		ConnID:        binary.BigEndian.Uint64(p[2:]),
 		BrokerID:      int32(binary.BigEndian.Uint32(p[10:])),
 		APIKey:        int16(binary.BigEndian.Uint16(p[14:])),
@@ -265,9 +274,9 @@ func parseExchange(p []byte, in *interner) (*decode.Exchange, error) {
 	x.Request = r.bytes32(flags&flagRequest != 0)
 	x.Response = r.bytes32(flags&flagResponse != 0)
 	if r.bad || len(r.b) != 0 {
-		return nil, errPayload
+		return errPayload
 	}
-	return x, nil
+	return nil
 }
 
 // interner shares the strings that repeat from record to record (client

@@ -98,8 +98,8 @@ type stream struct {
 	f        *os.File
 	cur      *scanner
 	curIdx   int
-	head     *decode.Exchange
-	doneRead int64 // bytes of the segments finished
+	head     *decode.Exchange // the scanner's: valid until it reads on
+	doneRead int64            // bytes of the segments finished
 }
 
 // OpenReader opens the journals at paths: segment files, or directories
@@ -237,16 +237,44 @@ func (r *Reader) group(refs []segmentRef) error {
 // and damaged records do not stop reading; they are counted in Stats. The
 // exchange is the caller's to keep.
 func (r *Reader) Next() (*decode.Exchange, error) {
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
+	x := cloneExchange(r.heap[0].head)
+	r.pop(x)
+	return x, nil
+}
+
+// NextInto is Next into x: it overwrites x with the next exchange, reusing
+// the arrays of x.Request and x.Response, so that reading allocates
+// nothing per exchange. The caller must not keep x's frames, nor anything
+// aliasing them, past its next call (decode.Decoder's events never alias
+// them). It returns io.EOF after the last exchange.
+func (r *Reader) NextInto(x *decode.Exchange) error {
+	if err := r.ready(); err != nil {
+		return err
+	}
+	copyExchange(x, r.heap[0].head)
+	r.pop(x)
+	return nil
+}
+
+// ready returns the deferred error, or io.EOF when there is nothing left.
+func (r *Reader) ready() error {
 	if r.err != nil {
 		err := r.err
 		r.err = nil
-		return nil, err
+		return err
 	}
 	if r.heap.Len() == 0 {
-		return nil, io.EOF
+		return io.EOF
 	}
+	return nil
+}
+
+// pop advances the stream whose head x was copied from and counts x.
+func (r *Reader) pop(x *decode.Exchange) {
 	s := r.heap[0]
-	x := s.head
 	if err := r.advance(s); err != nil {
 		r.err = err
 	}
@@ -262,7 +290,37 @@ func (r *Reader) Next() (*decode.Exchange, error) {
 	if x.RequestAt.After(r.stats.Last) {
 		r.stats.Last = x.RequestAt
 	}
-	return x, nil
+}
+
+// cloneExchange copies x, its frames in one new array.
+func cloneExchange(x *decode.Exchange) *decode.Exchange {
+	c := *x
+	b := make([]byte, len(x.Request)+len(x.Response))
+	c.Request = frameInto(b[:0:len(x.Request)], x.Request)
+	c.Response = frameInto(b[len(x.Request):len(x.Request)], x.Response)
+	return &c
+}
+
+// copyExchange overwrites dst with src, copying src's frames into dst's
+// arrays when they are large enough.
+func copyExchange(dst, src *decode.Exchange) {
+	req, resp := dst.Request, dst.Response
+	*dst = *src
+	dst.Request = frameInto(req, src.Request)
+	dst.Response = frameInto(resp, src.Response)
+}
+
+// frameInto copies frame into buf's array (grown if needed), keeping a nil
+// frame nil and an empty one empty.
+func frameInto(buf, frame []byte) []byte {
+	if frame == nil {
+		return nil
+	}
+	buf = append(buf[:0], frame...)
+	if buf == nil {
+		buf = []byte{}
+	}
+	return buf
 }
 
 // advance reads s's next exchange into s.head, nil at its end.

@@ -14,8 +14,13 @@ import (
 
 const readBufSize = 256 << 10
 
+// maxReusedPayload is the largest record payload read into the scanner's
+// reused buffer; a larger one gets a buffer of its own.
+const maxReusedPayload = 1 << 20
+
 // record is one valid record read from a segment: an exchange, or a gap
-// (dropped > 0).
+// (dropped > 0). Its exchange and payload are the scanner's, valid until
+// its next call to next.
 type record struct {
 	x       *decode.Exchange
 	gapAt   time.Time
@@ -44,6 +49,11 @@ type scanner struct {
 	tornAt    int64  // offset of the torn tail, or -1
 	tornCause string // what the torn tail looked like
 	damage    string // what the current damage looked like
+
+	// buf holds the payload of the record last read, and x its exchange
+	// (whose frames alias buf): reused from record to record.
+	buf []byte
+	x   decode.Exchange
 }
 
 // newScanner reads and checks the header of the segment r of the given
@@ -122,7 +132,16 @@ func (s *scanner) next() (record, error) {
 		lenBytes := [4]byte(fh[4:8])
 		sum := binary.BigEndian.Uint32(fh[8:])
 		s.br.Discard(frameLen)
-		p := make([]byte, n)
+		var p []byte
+		switch {
+		case n > maxReusedPayload:
+			p = make([]byte, n) // rare: not kept for the next records
+		case int64(cap(s.buf)) < n:
+			s.buf = make([]byte, n)
+			fallthrough
+		default:
+			p = s.buf[:n]
+		}
 		if _, err := io.ReadFull(s.br, p); err != nil {
 			return record{}, s.ioErr(start, err)
 		}
@@ -139,12 +158,11 @@ func (s *scanner) next() (record, error) {
 		}
 		switch p[0] {
 		case recExchange:
-			x, err := parseExchange(p, s.strs)
-			if err != nil {
+			if err := parseExchangeInto(&s.x, p, s.strs); err != nil {
 				s.corrupt++
 				continue
 			}
-			return record{x: x, payload: p}, nil
+			return record{x: &s.x, payload: p}, nil
 		case recGap:
 			at, d, err := parseGap(p)
 			if err != nil {

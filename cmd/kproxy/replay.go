@@ -121,6 +121,9 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 
 	var last time.Time
 	var undecoded uint64
+	// One exchange is read into again and again: decode copies what its
+	// events keep, and the timeline keeps nothing of the exchange.
+	var x decode.Exchange
 	for n := 0; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -129,7 +132,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			}
 			bar.update(r.Stats())
 		}
-		x, err := r.Next()
+		err := r.NextInto(&x)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -139,11 +142,11 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		}
 		// Decode every exchange, even outside the window: the decoder
 		// remembers protocol types from JoinGroup for older SyncGroups.
-		events, derr := dec.Decode(x)
+		events, derr := dec.Decode(&x)
 		if derr != nil {
 			undecoded++
 		}
-		at := journal.CompletedAt(x)
+		at := journal.CompletedAt(&x)
 		if !o.since.IsZero() && at.Before(o.since) {
 			continue
 		}
@@ -153,7 +156,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			}
 			continue
 		}
-		eng.Observe(x, events)
+		eng.Observe(&x, events)
 		if at.After(last) {
 			last = at
 		}
