@@ -79,6 +79,10 @@ type Decoder struct {
 	order []string
 	next  int
 	max   int
+
+	// strMu guards strs, the strings shared by intern.
+	strMu sync.Mutex
+	strs  map[string]string
 }
 
 // NewDecoder returns a Decoder with an empty memory.
@@ -123,7 +127,7 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		return nil, nil
 	}
 	name := APIName(key)
-	h, err := ParseRequestHeader(x.Request)
+	h, clientID, err := parseRequestHeader(x.Request)
 	if err != nil {
 		return nil, fmt.Errorf("decode: %s request header: %w", name, err)
 	}
@@ -131,20 +135,24 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		return nil, fmt.Errorf("%w: exchange says %s v%d, request header %s v%d",
 			ErrMismatch, APIName(x.APIKey), x.APIVersion, name, h.APIVersion)
 	}
-	req := kmsg.RequestForKey(key)
+	pair, reused := getPair(key)
+	if reused {
+		defer putPair(key, pair)
+	}
+	req := pair.req
 	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
 		return nil, fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w",
 			name, h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
 	}
 	req.SetVersion(h.APIVersion)
-	if err := req.ReadFrom(x.Request[h.Len:]); err != nil {
+	if err := readFrom(req, x.Request[h.Len:], reused); err != nil {
 		return nil, fmt.Errorf("decode: %s v%d request: %w", name, h.APIVersion, err)
 	}
 	base := Event{
 		At:            x.RequestAt,
 		ConnID:        x.ConnID,
 		ClientAddr:    x.ClientAddr,
-		ClientID:      h.ClientIDString(),
+		ClientID:      d.intern(clientID),
 		BrokerID:      x.BrokerID,
 		APIKey:        key,
 		APIVersion:    h.APIVersion,
@@ -160,14 +168,26 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 			return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
 				ErrMismatch, name, h.APIVersion, corr, h.CorrelationID)
 		}
-		resp = req.ResponseKind()
+		resp = pair.resp
+		if resp == nil {
+			resp = req.ResponseKind()
+		}
 		resp.SetVersion(h.APIVersion)
-		if err := resp.ReadFrom(x.Response[n:]); err != nil {
+		if err := readFrom(resp, x.Response[n:], reused); err != nil {
 			return nil, fmt.Errorf("decode: %s v%d response: %w", name, h.APIVersion, err)
 		}
 		base.RespondedAt = x.ResponseAt
 	}
 	return dec(d, base, req, resp), nil
+}
+
+// readFrom decodes b into m, its strings aliasing b when unsafe (every
+// kmsg message has UnsafeReadFrom).
+func readFrom(m interface{ ReadFrom([]byte) error }, b []byte, unsafe bool) error {
+	if u, ok := m.(interface{ UnsafeReadFrom([]byte) error }); ok && unsafe {
+		return u.UnsafeReadFrom(b)
+	}
+	return m.ReadFrom(b)
 }
 
 // rememberProtocolType notes a group's protocol type from a JoinGroup.

@@ -36,9 +36,20 @@ func (h *RequestHeader) ClientIDString() string {
 // the fixed part is 8 bytes, then the client id, then (flexible versions)
 // a tag section. An API key kmsg does not know is parsed as header v1.
 func ParseRequestHeader(frame []byte) (RequestHeader, error) {
-	var h RequestHeader
+	h, clientID, err := parseRequestHeader(frame)
+	if clientID != nil {
+		s := string(clientID)
+		h.ClientID = &s
+	}
+	return h, err
+}
+
+// parseRequestHeader is ParseRequestHeader leaving ClientID nil: the client
+// id is returned as the frame's bytes (nil when absent or null), so that a
+// caller can intern it instead of allocating a string per frame.
+func parseRequestHeader(frame []byte) (h RequestHeader, clientID []byte, err error) {
 	if len(frame) < 8 {
-		return h, ErrShortFrame
+		return h, nil, ErrShortFrame
 	}
 	h.APIKey = int16(binary.BigEndian.Uint16(frame[0:]))
 	h.APIVersion = int16(binary.BigEndian.Uint16(frame[2:]))
@@ -47,43 +58,69 @@ func ParseRequestHeader(frame []byte) (RequestHeader, error) {
 	// ControlledShutdown v0 is the one request with header v0: no client id.
 	if h.APIKey == 7 && h.APIVersion == 0 {
 		h.Len = n
-		return h, nil
+		return h, nil, nil
 	}
 	if len(frame) < n+2 {
-		return h, ErrShortFrame
+		return h, nil, ErrShortFrame
 	}
 	// The client id stays a non-compact nullable string even in header v2.
 	l := int(int16(binary.BigEndian.Uint16(frame[n:])))
 	n += 2
 	if l >= 0 {
 		if len(frame) < n+l {
-			return h, ErrShortFrame
+			return h, nil, ErrShortFrame
 		}
-		s := string(frame[n : n+l])
-		h.ClientID = &s
+		clientID = frame[n : n+l : n+l]
 		n += l
 	}
 	if RequestIsFlexible(h.APIKey, h.APIVersion) {
 		m, err := skipTags(frame[n:])
 		if err != nil {
-			return h, fmt.Errorf("decode: request header tags: %w", err)
+			return h, clientID, fmt.Errorf("decode: request header tags: %w", err)
 		}
 		n += m
 	}
 	h.Len = n
-	return h, nil
+	return h, clientID, nil
 }
 
 // RequestIsFlexible reports whether a request of this key and version uses
 // the flexible (v2) request header. Unknown keys are not flexible.
 func RequestIsFlexible(key, version int16) bool {
-	r := kmsg.RequestForKey(key)
-	if r == nil {
+	if key < 0 || int(key) >= len(flexibleFrom) {
 		return false
 	}
-	r.SetVersion(version)
-	return r.IsFlexible()
+	v := flexibleFrom[key]
+	return v >= 0 && version >= v
 }
+
+// flexibleFrom is, per API key, the first flexible version as kmsg knows
+// it, or -1 for keys kmsg does not know or that are never flexible: kmsg's
+// IsFlexible is "version >= that one", asked here once per key instead of
+// allocating a request per frame.
+var flexibleFrom = func() []int16 {
+	var from []int16
+	for key := int16(0); key < 1000; key++ {
+		r := kmsg.RequestForKey(key)
+		if r == nil {
+			if key > 100 {
+				break
+			}
+			from = append(from, -1)
+			continue
+		}
+		v := int16(-1)
+		for ver := r.MaxVersion(); ver >= 0; ver-- {
+			r.SetVersion(ver)
+			if !r.IsFlexible() {
+				break
+			}
+			v = ver
+		}
+		from = append(from, v)
+	}
+	return from
+}()
 
 // ResponseHeaderLen returns the length of the response header for a request
 // of this key and version, given the response frame: 4 bytes of correlation

@@ -11,10 +11,12 @@ package decode
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func decodeHeartbeat(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+// decodeHeartbeat reads reused structs whose strings alias the frames: it
+// keeps them through d.own.
+func decodeHeartbeat(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.HeartbeatRequest)
-	e.Group = q.Group
-	h := &Heartbeat{MemberID: q.MemberID, InstanceID: str(q.InstanceID), Generation: q.Generation}
+	e.Group = d.own(q.Group)
+	h := &Heartbeat{MemberID: d.own(q.MemberID), InstanceID: d.ownPtr(q.InstanceID), Generation: q.Generation}
 	if p, ok := resp.(*kmsg.HeartbeatResponse); ok {
 		h.ErrorCode = p.ErrorCode
 	}

@@ -25,13 +25,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func decodeMetadata(_ *Decoder, e Event, _ kmsg.Request, resp kmsg.Response) []Event {
+// decodeMetadata reads reused structs whose strings alias the frames: it
+// keeps them through d.own.
+func decodeMetadata(d *Decoder, e Event, _ kmsg.Request, resp kmsg.Response) []Event {
 	m := &Metadata{}
 	if p, ok := resp.(*kmsg.MetadataResponse); ok && len(p.Topics) > 0 {
 		m.Topics = make([]MetadataTopic, len(p.Topics))
 		for i, t := range p.Topics {
 			m.Topics[i] = MetadataTopic{
-				Name:       str(t.Topic),
+				Name:       d.ownPtr(t.Topic),
 				TopicID:    t.TopicID,
 				Partitions: int32(len(t.Partitions)),
 				ErrorCode:  t.ErrorCode,

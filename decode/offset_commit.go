@@ -23,21 +23,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func decodeOffsetCommit(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+// decodeOffsetCommit reads reused structs whose strings alias the frames:
+// it keeps them through d.own.
+func decodeOffsetCommit(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.OffsetCommitRequest)
-	e.Group = q.Group
-	c := &OffsetCommit{MemberID: q.MemberID, InstanceID: str(q.InstanceID), Generation: q.Generation}
+	e.Group = d.own(q.Group)
+	c := &OffsetCommit{MemberID: d.own(q.MemberID), InstanceID: d.ownPtr(q.InstanceID), Generation: q.Generation}
 	if len(q.Topics) > 0 {
 		c.Topics = make([]CommitTopic, len(q.Topics))
 	}
 	for i, t := range q.Topics {
-		ct := CommitTopic{Topic: t.Topic, TopicID: t.TopicID, Partitions: make([]CommitPartition, len(t.Partitions))}
+		ct := CommitTopic{Topic: d.own(t.Topic), TopicID: t.TopicID, Partitions: make([]CommitPartition, len(t.Partitions))}
 		for j, p := range t.Partitions {
 			ct.Partitions[j] = CommitPartition{
 				Partition:   p.Partition,
 				Offset:      p.Offset,
 				LeaderEpoch: p.LeaderEpoch,
-				Metadata:    str(p.Metadata),
+				Metadata:    d.ownPtr(p.Metadata),
 			}
 		}
 		c.Topics[i] = ct
@@ -48,7 +50,7 @@ func decodeOffsetCommit(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Respons
 		for _, t := range p.Topics {
 			for _, r := range t.Partitions {
 				if !setCommitResult(c.Topics, t.Topic, t.TopicID, r.Partition, r.ErrorCode) {
-					c.Topics = addCommitResult(c.Topics, t.Topic, t.TopicID, r.Partition, r.ErrorCode)
+					c.Topics = addCommitResult(c.Topics, d.own(t.Topic), t.TopicID, r.Partition, r.ErrorCode)
 					added = true
 				}
 			}
