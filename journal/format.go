@@ -269,8 +269,7 @@ func parseExchangeInto(x *decode.Exchange, p []byte, in *interner) error {
 		ResponseAt:    nanosToTime(int64(binary.BigEndian.Uint64(p[30:]))),
 	}
 	r := payloadReader{b: p[exchangeFixedLen:]}
-	x.ClientAddr = in.str(r.bytes16())
-	x.ClientID = in.str(r.bytes16())
+	x.ClientAddr, x.ClientID = in.client(x.ConnID, r.bytes16(), r.bytes16())
 	x.Request = r.bytes32(flags&flagRequest != 0)
 	x.Response = r.bytes32(flags&flagResponse != 0)
 	if r.bad || len(r.b) != 0 {
@@ -285,6 +284,36 @@ func parseExchangeInto(x *decode.Exchange, p []byte, in *interner) error {
 // bounded however many connections a journal saw.
 type interner struct {
 	m map[string]string
+	// conns holds the strings of a recent record of each connection, by
+	// connection id modulo its length: consecutive records of a connection
+	// repeat them, and comparing is cheaper than a lookup in m.
+	conns []connStrings
+}
+
+// connStrings are the client strings of a record of connection id.
+type connStrings struct {
+	id             uint64
+	addr, clientID string
+}
+
+// connSlots is the length of interner.conns.
+const connSlots = 1 << 15
+
+// client returns the client address and id of a record of connection conn:
+// those of the connection's previous record when they are the same, else
+// through str.
+func (in *interner) client(conn uint64, addr, clientID []byte) (string, string) {
+	if in == nil {
+		return string(addr), string(clientID)
+	}
+	if in.conns == nil {
+		in.conns = make([]connStrings, connSlots)
+	}
+	c := &in.conns[conn%connSlots]
+	if c.id != conn || c.addr != string(addr) || c.clientID != string(clientID) {
+		*c = connStrings{id: conn, addr: in.str(addr), clientID: in.str(clientID)}
+	}
+	return c.addr, c.clientID
 }
 
 const maxInterned = 1 << 16

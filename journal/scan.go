@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"time"
 
@@ -129,7 +130,9 @@ func (s *scanner) next() (record, error) {
 			}
 			continue
 		}
-		lenBytes := [4]byte(fh[4:8])
+		// The checksum covers the length bytes, summed now: reading the
+		// payload may refill the buffer fh points into.
+		lenSum := crc32.Checksum(fh[4:8], castagnoli)
 		sum := binary.BigEndian.Uint32(fh[8:])
 		s.br.Discard(frameLen)
 		var p []byte
@@ -146,7 +149,7 @@ func (s *scanner) next() (record, error) {
 			return record{}, s.ioErr(start, err)
 		}
 		s.off = start + frameLen + n
-		if frameChecksum(lenBytes[:], p) != sum {
+		if crc32.Update(lenSum, castagnoli, p) != sum { // frameChecksum
 			if err := s.skip(start, "a checksum mismatch"); err != nil {
 				return record{}, err
 			}
