@@ -80,6 +80,9 @@ type Decoder struct {
 	next  int
 	max   int
 
+	// metadata remembers the Metadata decoded from recent response bodies.
+	metadata metadataMemo
+
 	// strMu guards strs, the strings shared by intern.
 	strMu sync.Mutex
 	strs  map[string]string
@@ -159,6 +162,7 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		CorrelationID: h.CorrelationID,
 	}
 	var resp kmsg.Response
+	var body []byte // the response body
 	if x.Response != nil {
 		n, err := ResponseHeaderLen(key, h.APIVersion, x.Response)
 		if err != nil {
@@ -168,17 +172,29 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 			return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
 				ErrMismatch, name, h.APIVersion, corr, h.CorrelationID)
 		}
+		base.RespondedAt = x.ResponseAt
+		body = x.Response[n:]
+		if key == 3 {
+			// Metadata events depend on the response body alone.
+			if m := d.metadata.get(h.APIVersion, body); m != nil {
+				base.Metadata = m
+				return []Event{base}, nil
+			}
+		}
 		resp = pair.resp
 		if resp == nil {
 			resp = req.ResponseKind()
 		}
 		resp.SetVersion(h.APIVersion)
-		if err := readFrom(resp, x.Response[n:], reused); err != nil {
+		if err := readFrom(resp, body, reused); err != nil {
 			return nil, fmt.Errorf("decode: %s v%d response: %w", name, h.APIVersion, err)
 		}
-		base.RespondedAt = x.ResponseAt
 	}
-	return dec(d, base, req, resp), nil
+	events := dec(d, base, req, resp)
+	if key == 3 && resp != nil && len(events) == 1 {
+		d.metadata.put(h.APIVersion, body, events[0].Metadata)
+	}
+	return events, nil
 }
 
 // readFrom decodes b into m, its strings aliasing b when unsafe (every
