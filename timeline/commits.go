@@ -63,12 +63,12 @@ const (
 func (g *group) newCommit(ev *decode.Event) *commit {
 	oc := ev.OffsetCommit
 	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
-		offsets: map[string]map[int32]int64{}, latency: ev.Latency(), responded: ev.Responded()}
+		offsets: make(map[string]map[int32]int64, len(oc.Topics)), latency: ev.Latency(), responded: ev.Responded()}
 	for _, t := range oc.Topics {
 		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
 		for _, p := range t.Partitions {
 			if c.offsets[topic] == nil {
-				c.offsets[topic] = map[int32]int64{}
+				c.offsets[topic] = make(map[int32]int64, len(t.Partitions))
 			}
 			c.offsets[topic][p.Partition] = p.Offset
 			if p.ErrorCode != 0 {
@@ -217,6 +217,9 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 	if target == nil {
 		target = g.latest()
 	}
+	if !g.anySuspect(c, owned) {
+		return // the common case, without sorting the partitions
+	}
 	for _, t := range sortedKeys(c.offsets) {
 		for _, p := range sortedPartitions(c.offsets[t]) {
 			if !c.responded || c.errors[t][p] != "" {
@@ -247,6 +250,28 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 				"owner": s.owner, "reasons": s.reasons})
 		}
 	}
+}
+
+// anySuspect reports whether checkSuspects would flag any partition of c,
+// given what the member owned (nil: unknown).
+func (g *group) anySuspect(c *commit, owned partitions) bool {
+	if !c.responded {
+		return false
+	}
+	for t, ps := range c.offsets {
+		for p, off := range ps {
+			if c.errors[t][p] != "" {
+				continue
+			}
+			if owned != nil && !owned.has(t, p) {
+				return true
+			}
+			if prev, ok := g.committed[t][p]; ok && off < prev.offset {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ownerOf is the partition's owner in gen, else in the latest generation.

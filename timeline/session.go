@@ -21,15 +21,15 @@ func (g *group) sweep(now time.Time) {
 	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
 		return
 	}
+	if !g.anyExpired(latest, now) {
+		return // the common case, without sorting the members
+	}
 	for _, id := range sortedKeys(latest.members) {
 		lm := g.live[id]
-		if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+		if !g.expired(latest, id, lm, now) {
 			continue
 		}
 		exp := lm.lastAlive.Add(lm.sessionTimeout)
-		if now.Sub(exp) < sweepGrace {
-			continue
-		}
 		lm.expired, lm.gone = true, true
 		reason := expiryReason(lm)
 		g.addCause(cause{trigger: trigger{kind: TriggerSessionTimeout, member: id, reason: reason, at: exp},
@@ -38,6 +38,26 @@ func (g *group) sweep(now time.Time) {
 			map[string]any{"session_timeout_ms": ms(lm.sessionTimeout), "client_id": lm.clientID, "client_addr": lm.clientAddr})
 		g.memberGone(id, exp, DepartSessionTimeout, reason)
 	}
+}
+
+// expired reports whether member id of latest, lm in the registry, has
+// had no accepted request for its session timeout and the grace after it.
+func (g *group) expired(latest *generation, id string, lm *liveMember, now time.Time) bool {
+	if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+		return false
+	}
+	return now.Sub(lm.lastAlive.Add(lm.sessionTimeout)) >= sweepGrace
+}
+
+// anyExpired reports whether a member of latest has expired, in no
+// particular order.
+func (g *group) anyExpired(latest *generation, now time.Time) bool {
+	for id := range latest.members {
+		if g.expired(latest, id, g.live[id], now) {
+			return true
+		}
+	}
+	return false
 }
 
 // withdrawExpiry takes back an inferred session timeout: the member was
