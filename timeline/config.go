@@ -17,8 +17,18 @@ type Config struct {
 	MaxFollowUps int
 	// MaxGenerations is how many generations the engine keeps per group;
 	// older ones are dropped from memory and from the report, which says
-	// how many were dropped. Default 1000.
+	// how many were dropped. Default 1000, or StreamingGenerations with
+	// Streaming.
 	MaxGenerations int
+	// Streaming keeps only what the entries still to come need, for a
+	// consumer of OnEntry that does not ask for a Report (kproxy replay
+	// --format text or jsonl): the last StreamingGenerations generations of
+	// each group (unless MaxGenerations says fewer), which late SyncGroups,
+	// heartbeats and commits naming a recent generation are checked
+	// against, and no storm once it has ended. The entries are the same as
+	// without it, and memory no longer grows with the length of the input;
+	// Report then covers only what was kept.
+	Streaming bool
 	// Location is the time zone of the clock times in entry texts and in
 	// the text report. Default (nil) UTC, so output does not depend on the
 	// machine it is produced on.
@@ -28,6 +38,11 @@ type Config struct {
 	// (Report still has everything).
 	OnEntry func(Entry)
 }
+
+// StreamingGenerations is how many generations per group a Streaming
+// engine keeps: the latest, the one it is compared with, and a few more for
+// stragglers that still name an older generation.
+const StreamingGenerations = 4
 
 func (c Config) withDefaults() Config {
 	if c.StormRebalances <= 0 {
@@ -41,6 +56,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxGenerations <= 0 {
 		c.MaxGenerations = 1000
+		if c.Streaming {
+			c.MaxGenerations = StreamingGenerations
+		}
+	}
+	if c.Streaming {
+		c.MaxGenerations = min(c.MaxGenerations, StreamingGenerations)
 	}
 	if c.Location == nil {
 		c.Location = time.UTC

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -76,6 +77,9 @@ func (g *group) endStorm(at time.Time) {
 	}
 	g.storm.active = nil
 	st.ended, st.endedAt = true, at
+	if g.e.cfg.Streaming {
+		g.storm.storms = slices.DeleteFunc(g.storm.storms, func(s *storm) bool { return s == st })
+	}
 	g.emit(at, KindStormEnded, st.marks[len(st.marks)-1].gen, "", fmt.Sprintf("storm over: %d rebalances from %s to %s",
 		len(st.marks), clock(st.from, g.e.cfg.Location), clock(st.to, g.e.cfg.Location)), map[string]any{"rebalances": len(st.marks)})
 }
