@@ -39,7 +39,11 @@ runs them through the same decode and timeline path as the live proxy.
   --format text   the timeline, one line per fact, as the live proxy logs it
   --format jsonl  the same entries, one JSON object per line
   --format json   the report: every group and generation (docs/timeline-json.md);
-                  for the same traffic it is identical to the live proxy's report
+                  for the same traffic it is identical to the live proxy's report.
+                  One document holds it all, so replay keeps every generation
+                  (up to 1000 per group) in memory until the end: its memory
+                  grows with the journal. text and jsonl stream: their memory
+                  does not.
 
 --since and --until (RFC 3339, e.g. 2026-03-15T14:02:00Z, or "2026-03-15 14:02:00"
 in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
@@ -104,6 +108,9 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	var writeErr error
 	cfg := timeline.Config{}
 	if o.format != "json" {
+		// Entries are printed as they come: keep only what later ones need,
+		// so memory does not grow with the journal.
+		cfg.Streaming = true
 		cfg.OnEntry = func(e timeline.Entry) {
 			if writeErr != nil || (o.group != "" && e.Group != o.group) {
 				return

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// TestStreamingTimelineSameEntries replays synthetic journals of both
+// mixes (many generations per group) through a timeline that keeps
+// everything and one with Config.Streaming, as replay uses for text and
+// jsonl: the entries are the same.
+func TestStreamingTimelineSameEntries(t *testing.T) {
+	for _, mix := range []synth.Mix{synth.Realistic, synth.RebalanceHeavy} {
+		t.Run(mix.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			_, err := synth.Write(synth.New(synth.Options{Seed: 3, Groups: 3, MaxMembers: 16, Mix: mix}),
+				synth.WriteOptions{Dir: dir, Bytes: 4 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, gens := timelineText(t, dir, timeline.Config{})
+			streamed, _ := timelineText(t, dir, timeline.Config{Streaming: true})
+			if gens <= timeline.StreamingGenerations {
+				t.Fatalf("the journal has at most %d generations per group; want more than %d to test streaming", gens, timeline.StreamingGenerations)
+			}
+			if streamed != full {
+				t.Fatalf("streaming entries differ: %s", firstDifference(streamed, full))
+			}
+		})
+	}
+}
+
+// timelineText runs the journal at dir through decode and a timeline with
+// cfg and returns its entries as text, and the most generations a group
+// of the report has.
+func timelineText(t *testing.T, dir string, cfg timeline.Config) (string, int) {
+	t.Helper()
+	r, err := journal.OpenReader(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var b strings.Builder
+	cfg.OnEntry = func(e timeline.Entry) { timeline.WriteEntryText(&b, e) }
+	eng := timeline.New(cfg)
+	dec := decode.NewDecoder()
+	var last time.Time
+	var x decode.Exchange
+	for {
+		err := r.NextInto(&x)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := dec.Decode(&x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.Observe(&x, events)
+		last = journal.CompletedAt(&x)
+	}
+	eng.Close(last)
+	most := 0
+	for _, g := range eng.Report().Groups {
+		most = max(most, len(g.Generations))
+	}
+	return b.String(), most
+}
+
+// firstDifference names the first line where got and want differ.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d:\n got  %s\n want %s", i+1, a, b)
+		}
+	}
+	return ""
+}
