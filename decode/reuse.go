@@ -69,7 +69,7 @@ func resetPair(p *kmsgPair) {
 }
 
 // maxInterned bounds the strings a Decoder shares.
-const maxInterned = 1 << 16
+const maxInterned = 1 << 14
 
 // intern returns b as a string, shared with earlier equal ones: client
 // ids, groups, member ids and topics repeat from exchange to exchange, and

@@ -316,7 +316,7 @@ func (in *interner) client(conn uint64, addr, clientID []byte) (string, string) 
 	return c.addr, c.clientID
 }
 
-const maxInterned = 1 << 16
+const maxInterned = 1 << 12
 
 // str returns b as a string, shared with earlier equal ones. A nil
 // interner just converts.
