@@ -62,6 +62,7 @@ func (e *Engine) add(ev *decode.Event) {
 		return
 	}
 	g := e.group(ev.Group)
+	g.quietUntil = time.Time{} // the event may change what a sweep finds
 	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
 		g.firstSeen = ev.At
 	}

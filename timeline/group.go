@@ -32,6 +32,10 @@ type group struct {
 	storm    stormState
 	consumer *consumerGroup
 	notes    []unknown
+
+	// quietUntil: until then a sweep finds nothing to do, as computed by
+	// the last sweep (nextChange); every event of the group resets it.
+	quietUntil time.Time
 }
 
 // liveMember is what the engine knows of a member across generations.

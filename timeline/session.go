@@ -16,6 +16,42 @@ const sweepGrace = time.Second
 // the next formation, because members held in JoinGroup send no heartbeats
 // and are kept alive by the coordinator.
 func (g *group) sweep(now time.Time) {
+	if now.Before(g.quietUntil) {
+		return // nothing can be pruned or expire yet (see quietUntil)
+	}
+	g.sweepNow(now)
+	g.quietUntil = g.nextChange()
+}
+
+// nextChange is the earliest time at which a sweep could find something
+// to prune or an expired session, as long as the group sees no event: the
+// earliest deadline of the members and MEMBER_ID_REQUIRED answers prune
+// forgets, and of the sessions sweepNow checks.
+func (g *group) nextChange() time.Time {
+	next := time.Unix(1<<62, 0) // far beyond any event time
+	for _, lm := range g.live {
+		next = earliest(next, lm.lastAlive.Add(forgetAfter))
+	}
+	for _, a := range g.pendingIDs {
+		next = earliest(next, a.at.Add(forgetAfter))
+	}
+	latest := g.latest()
+	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
+		return next
+	}
+	for id := range latest.members {
+		lm := g.live[id]
+		if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+			continue
+		}
+		next = earliest(next, lm.lastAlive.Add(lm.sessionTimeout).Add(sweepGrace))
+	}
+	return next
+}
+
+// sweepNow prunes the member registry and infers session timeouts as of
+// now.
+func (g *group) sweepNow(now time.Time) {
 	g.prune(now)
 	latest := g.latest()
 	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
