@@ -26,7 +26,8 @@ const (
 	Realistic Mix = iota
 	// RebalanceHeavy is a stress mix: every group rebalances every 15 s to
 	// 2 minutes, groups have 2 to MaxMembers members, and there is no fetch
-	// path traffic. About one exchange in six belongs to a rebalance.
+	// path traffic. About one exchange in ten is a FindCoordinator,
+	// JoinGroup, SyncGroup or LeaveGroup.
 	RebalanceHeavy
 )
 
