@@ -115,6 +115,8 @@ type VersionError struct {
 	Version uint16
 }
 
+// Error says which format version the segment has, which this kproxy reads
+// up to, and to upgrade.
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("segment format version %d is newer than this kproxy reads (up to %d); upgrade kproxy to read it",
 		e.Version, FormatVersion)

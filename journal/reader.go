@@ -78,6 +78,8 @@ type TornTail struct {
 	Cause string
 }
 
+// String names the segment, the offset of the torn tail, what it looked
+// like and how many bytes were ignored.
 func (t TornTail) String() string {
 	return fmt.Sprintf("%s: torn tail at offset %d (%s); the last %d bytes were ignored",
 		t.Path, t.Offset, t.Cause, t.Size-t.Offset)

@@ -47,12 +47,14 @@ func newJournalInspectCmd() *cobra.Command {
 		Use:   "inspect PATH... [--api NAME] [--group G] [--raw] [--summary]",
 		Short: "One line per journaled exchange, or a summary of the journal",
 		Long: `inspect prints one line per exchange in the journals at PATH (segment files
-or directories; several journals are merged by request time): time (UTC),
-connection, client, broker, api and version, correlation id, and the decoded
-group, member, generation (or member epoch) and error. --raw adds the request
-and response bytes in hex. --summary prints instead the journals, the number
-of records, the time span, the groups and APIs seen, the exchanges the writer
-dropped, the corrupt records skipped and any torn tail.`,
+or directories), in the order the proxy observed them: by completion time,
+the response time (the request time of an exchange without a response), which
+is also how several journals are merged. Each line has the request time (UTC),
+connection, client, broker, api and version, correlation id, latency, and the
+decoded group, member, generation (or member epoch) and error. --raw adds the
+request and response bytes in hex. --summary prints instead the journals, the
+number of records, the time span, the groups and APIs seen, the exchanges the
+writer dropped, the corrupt records skipped and any torn tail.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := inspectFilter{apiKey: -1, group: group}

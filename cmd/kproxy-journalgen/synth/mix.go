@@ -42,6 +42,7 @@ func ParseMix(s string) (Mix, error) {
 	return 0, fmt.Errorf("mix %q: want realistic or rebalance-heavy", s)
 }
 
+// String is the mix's name as ParseMix reads it.
 func (m Mix) String() string {
 	if m == RebalanceHeavy {
 		return "rebalance-heavy"
