@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,12 +24,53 @@ type commit struct {
 	instanceID string
 	at         time.Time
 	generation int32
-	offsets    map[string]map[int32]int64
-	errors     map[string]map[int32]string
-	latency    time.Duration
-	responded  bool
-	failed     bool
-	attached   bool
+	// parts are the partitions committed, by topic then partition, each
+	// once (see newCommit).
+	parts     []commitPart
+	latency   time.Duration
+	responded bool
+	failed    bool
+	attached  bool
+}
+
+// commitPart is one partition of a commit: the offset committed and, when
+// the commit of it failed, the error's name.
+type commitPart struct {
+	topic     string
+	partition int32
+	offset    int64
+	err       string
+}
+
+// offsets is the commit's offsets by topic and partition.
+func (c *commit) offsets() map[string]map[int32]int64 {
+	m := map[string]map[int32]int64{}
+	for _, p := range c.parts {
+		if m[p.topic] == nil {
+			m[p.topic] = map[int32]int64{}
+		}
+		m[p.topic][p.partition] = p.offset
+	}
+	return m
+}
+
+// errors is the commit's error names by topic and partition, nil when
+// every partition succeeded.
+func (c *commit) errors() map[string]map[int32]string {
+	var m map[string]map[int32]string
+	for _, p := range c.parts {
+		if p.err == "" {
+			continue
+		}
+		if m == nil {
+			m = map[string]map[int32]string{}
+		}
+		if m[p.topic] == nil {
+			m[p.topic] = map[int32]string{}
+		}
+		m[p.topic][p.partition] = p.err
+	}
+	return m
 }
 
 // committedOffset is the last offset committed successfully for a
@@ -60,37 +102,65 @@ const (
 	SuspectBackwards = "backwards"
 )
 
+// newCommit reads an OffsetCommit event. A partition listed twice (or
+// under two topic ids that name the same topic) is kept once: with the
+// offset listed last, and the error listed last, if any failed.
 func (g *group) newCommit(ev *decode.Event) *commit {
 	oc := ev.OffsetCommit
 	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
-		offsets: make(map[string]map[int32]int64, len(oc.Topics)), latency: ev.Latency(), responded: ev.Responded()}
+		latency: ev.Latency(), responded: ev.Responded()}
+	n := 0
+	for _, t := range oc.Topics {
+		n += len(t.Partitions)
+	}
+	c.parts = make([]commitPart, 0, n)
 	for _, t := range oc.Topics {
 		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
 		for _, p := range t.Partitions {
-			if c.offsets[topic] == nil {
-				c.offsets[topic] = make(map[int32]int64, len(t.Partitions))
-			}
-			c.offsets[topic][p.Partition] = p.Offset
+			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset}
 			if p.ErrorCode != 0 {
-				if c.errors == nil {
-					c.errors = map[string]map[int32]string{}
-				}
-				if c.errors[topic] == nil {
-					c.errors[topic] = map[int32]string{}
-				}
-				c.errors[topic][p.Partition] = errorName(p.ErrorCode)
+				cp.err = errorName(p.ErrorCode)
 				c.failed = true
 			}
+			c.parts = append(c.parts, cp)
 		}
 	}
+	c.parts = mergeParts(c.parts)
 	return c
+}
+
+// mergeParts sorts parts by topic and partition (stably: decode sorts
+// them already, so this is usually only a check) and merges the entries of
+// one partition into the last, keeping the last error listed.
+func mergeParts(parts []commitPart) []commitPart {
+	cmpPart := func(a, b commitPart) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.partition, b.partition)
+	}
+	if !slices.IsSortedFunc(parts, cmpPart) {
+		slices.SortStableFunc(parts, cmpPart)
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if n := len(out); n > 0 && cmpPart(out[n-1], p) == 0 {
+			if p.err == "" {
+				p.err = out[n-1].err
+			}
+			out[n-1] = p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
 // rebalance, failed commits, and suspect commits.
 func (g *group) offsetCommit(ev *decode.Event) {
 	c := g.newCommit(ev)
-	if len(c.offsets) == 0 {
+	if len(c.parts) == 0 {
 		return
 	}
 	if c.responded && !c.failed {
@@ -112,12 +182,23 @@ func (g *group) offsetCommit(ev *decode.Event) {
 		g.remember(c)
 	}
 	g.checkSuspects(c, gen)
-	for t, ps := range c.offsets {
-		for p, off := range ps {
-			if c.responded && c.errors[t][p] == "" {
-				g.setCommitted(t, p, committedOffset{offset: off, member: c.member, at: c.at})
+	if !c.responded {
+		return
+	}
+	var byPart map[int32]committedOffset // g.committed[topic]
+	topic := ""
+	for _, p := range c.parts {
+		if p.err != "" {
+			continue
+		}
+		if byPart == nil || p.topic != topic {
+			topic, byPart = p.topic, g.committed[p.topic]
+			if byPart == nil {
+				byPart = map[int32]committedOffset{}
+				g.committed[p.topic] = byPart
 			}
 		}
+		byPart[p.partition] = committedOffset{offset: p.offset, member: c.member, at: c.at}
 	}
 }
 
@@ -220,12 +301,13 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 	if !g.anySuspect(c, owned) {
 		return // the common case, without sorting the partitions
 	}
-	for _, t := range sortedKeys(c.offsets) {
-		for _, p := range sortedPartitions(c.offsets[t]) {
-			if !c.responded || c.errors[t][p] != "" {
+	for _, cp := range c.parts {
+		t, p := cp.topic, cp.partition
+		{
+			if !c.responded || cp.err != "" {
 				continue
 			}
-			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: c.offsets[t][p]}
+			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
 			if owned != nil && !owned.has(t, p) {
 				s.reasons = append(s.reasons, SuspectNotOwned)
 				s.owner = g.ownerOf(ownerGen, t, p)
@@ -258,17 +340,22 @@ func (g *group) anySuspect(c *commit, owned partitions) bool {
 	if !c.responded {
 		return false
 	}
-	for t, ps := range c.offsets {
-		for p, off := range ps {
-			if c.errors[t][p] != "" {
-				continue
-			}
-			if owned != nil && !owned.has(t, p) {
+	var ownedParts []int32                  // owned partitions of the topic of the last part
+	var committed map[int32]committedOffset // of the topic of the last part
+	for i, cp := range c.parts {
+		if i == 0 || cp.topic != c.parts[i-1].topic {
+			ownedParts, committed = owned[cp.topic], g.committed[cp.topic]
+		}
+		if cp.err != "" {
+			continue
+		}
+		if owned != nil {
+			if _, ok := slices.BinarySearch(ownedParts, cp.partition); !ok {
 				return true
 			}
-			if prev, ok := g.committed[t][p]; ok && off < prev.offset {
-				return true
-			}
+		}
+		if prev, ok := committed[cp.partition]; ok && cp.offset < prev.offset {
+			return true
 		}
 	}
 	return false
@@ -318,23 +405,21 @@ func (g *group) commitText(head string, c *commit) string {
 		b.WriteString("(no member)")
 	}
 	fmt.Fprintf(&b, " gen %d", c.generation)
-	for _, t := range sortedKeys(c.offsets) {
-		for i, p := range sortedPartitions(c.offsets[t]) {
-			b.WriteByte(' ')
-			if i == 0 {
-				b.WriteString(t)
-			}
-			fmt.Fprintf(&b, "[%d]=%d", p, c.offsets[t][p])
+	for i, cp := range c.parts {
+		b.WriteByte(' ')
+		if i == 0 || cp.topic != c.parts[i-1].topic {
+			b.WriteString(cp.topic)
 		}
+		fmt.Fprintf(&b, "[%d]=%d", cp.partition, cp.offset)
 	}
 	switch {
 	case !c.responded:
 		b.WriteString(" result unknown (no response seen)")
 	case c.failed:
 		b.WriteString(" FAILED")
-		for _, t := range sortedKeys(c.errors) {
-			for _, p := range sortedPartitions(c.errors[t]) {
-				fmt.Fprintf(&b, " %s[%d] %s", t, p, c.errors[t][p])
+		for _, cp := range c.parts {
+			if cp.err != "" {
+				fmt.Fprintf(&b, " %s[%d] %s", cp.topic, cp.partition, cp.err)
 			}
 		}
 		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
@@ -347,9 +432,9 @@ func (g *group) commitText(head string, c *commit) string {
 }
 
 func commitFields(c *commit) map[string]any {
-	f := map[string]any{"offsets": c.offsets, "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
-	if c.errors != nil {
-		f["errors"] = c.errors
+	f := map[string]any{"offsets": c.offsets(), "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
+	if errs := c.errors(); errs != nil {
+		f["errors"] = errs
 	}
 	return f
 }

@@ -418,8 +418,8 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 }
 
 func commitReport(c *commit) CommitReport {
-	cr := CommitReport{MemberID: c.member, At: stamp(c.at), Generation: c.generation, Offsets: c.offsets,
-		Errors: c.errors, Failed: c.failed, Result: "ok"}
+	cr := CommitReport{MemberID: c.member, At: stamp(c.at), Generation: c.generation, Offsets: c.offsets(),
+		Errors: c.errors(), Failed: c.failed, Result: "ok"}
 	switch {
 	case !c.responded:
 		cr.Result = "unknown"
