@@ -51,6 +51,8 @@ func TestJournalHelperProcess(t *testing.T) {
 		helperCrash(t, os.Getenv(helperDirEnv))
 	case "fsize":
 		helperFileTooLarge(t, os.Getenv(helperDirEnv))
+	case "torn":
+		helperTorn(t, os.Getenv(helperDirEnv))
 	default:
 		t.Fatalf("unknown helper mode %q", os.Getenv(helperEnv))
 	}
@@ -143,6 +145,147 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 		if len(offs) > 0 && torn.Offset <= offs[len(offs)-1] {
 			t.Fatalf("torn tail at %d is not after the last record at %d", torn.Offset, offs[len(offs)-1])
 		}
+	}
+}
+
+// tornAcked is how many records the mid-record crash child writes and
+// waits to see synced before the record it is killed in the middle of.
+const tornAcked = 12
+
+// helperTorn appends crashExchange(1) .. (tornAcked) with fsync=always,
+// one at a time, printing "acked N" once record N is synced. Then it lowers
+// its file size limit to the middle of the next record and appends it: the
+// kernel writes that record's first half and refuses the rest, so the
+// segment ends mid-record exactly there. It prints "torn START END" (where
+// the record begins, where the file now ends) and waits to be killed.
+func helperTorn(t *testing.T, dir string) {
+	signal.Ignore(syscall.SIGXFSZ) // so the write is cut short, not the process
+	w, err := Open(dir, Options{Fsync: FsyncAlways, KproxyVersion: "crash-test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, cond func() bool) {
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				fmt.Printf("failed waiting for %s: %+v\n", what, w.Stats())
+				os.Exit(1)
+			}
+		}
+	}
+	for i := 1; i <= tornAcked; i++ {
+		w.Append(crashExchange(i))
+		waitFor(fmt.Sprintf("record %d synced", i), func() bool { return w.Stats().Synced == uint64(i) })
+		fmt.Printf("acked %d\n", i)
+	}
+	segs := segmentsIn(t, dir)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v; want one", segs)
+	}
+	next := crashExchange(tornAcked + 1)
+	start := fileSize(t, segs[0])
+	end := start + int64(frameLen+exchangePayloadLen(next))/2
+	lim := syscall.Rlimit{Cur: uint64(end), Max: uint64(end)}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	w.Append(next)
+	waitFor("the write to be cut short", func() bool { return w.Err() != nil })
+	if size := fileSize(t, segs[0]); size != end || !strings.Contains(w.Err().Error(), "file too large") {
+		fmt.Printf("failed: segment size %d, writer error %v; want %d bytes, file too large\n", size, w.Err(), end)
+		os.Exit(1)
+	}
+	fmt.Printf("torn %d %d\n", start, end)
+	time.Sleep(time.Minute) // the parent kills the process meanwhile
+	t.Fatal("not killed")
+}
+
+// fileSize is the size of the file at path.
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
+}
+
+// TestCrashMidRecordTornTail kills a writer (fsync=always) whose segment
+// ends in the middle of a record, deterministically: the child's file size
+// limit cuts the write of its last record in half, it says so, and it is
+// sent SIGKILL. Every acknowledged record must be read back, and the half
+// record reported as exactly one torn tail, with the segment's path and
+// the offset where the record begins.
+func TestCrashMidRecordTornTail(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestJournalHelperProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"=torn", helperDirEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked, start, end := 0, int64(-1), int64(-1)
+	sc := bufio.NewScanner(out)
+	for start < 0 && sc.Scan() {
+		line := sc.Text()
+		if n, ok := strings.CutPrefix(line, "acked "); ok {
+			if acked, err = strconv.Atoi(n); err != nil {
+				cmd.Process.Kill()
+				t.Fatalf("child: %q: %v", line, err)
+			}
+			continue
+		}
+		if _, err := fmt.Sscanf(line, "torn %d %d", &start, &end); err != nil {
+			cmd.Process.Kill()
+			t.Fatalf("child: %s", line)
+		}
+	}
+	if start < 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child ended without writing its torn record (acked %d)", acked)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v; want it killed by SIGKILL", err)
+	}
+	if acked != tornAcked {
+		t.Fatalf("child acknowledged %d records; want %d", acked, tornAcked)
+	}
+
+	segs := segmentsIn(t, dir)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v; want one", segs)
+	}
+	if size := fileSize(t, segs[0]); size != end {
+		t.Fatalf("segment size %d; want %d, the middle of record %d", size, end, tornAcked+1)
+	}
+	got, rs := readAll(t, dir)
+	if len(got) != acked {
+		t.Errorf("read %d records; want the %d acknowledged", len(got), acked)
+	}
+	for i, x := range got {
+		if d := diffExchange(x, crashExchange(i+1)); d != "" {
+			t.Fatalf("record %d: %s", i+1, d)
+		}
+	}
+	if rs.Corrupt != 0 || len(rs.Torn) != 1 {
+		t.Fatalf("corrupt %d, torn tails %v; want exactly one torn tail and nothing corrupt", rs.Corrupt, rs.Torn)
+	}
+	torn := rs.Torn[0]
+	want := TornTail{Path: segs[0], Offset: start, Size: end, Cause: "a record cut short"}
+	if torn != want {
+		t.Errorf("torn tail %+v; want %+v", torn, want)
+	}
+	if s := torn.String(); !strings.Contains(s, segs[0]) || !strings.Contains(s, fmt.Sprintf("offset %d", start)) {
+		t.Errorf("torn tail says %q; want the path %s and offset %d", s, segs[0], start)
+	}
+	if offs := recordOffsets(t, segs[0]); len(offs) != acked || offs[len(offs)-1] >= start {
+		t.Errorf("record offsets %v; want %d records, all before %d", offs, acked, start)
 	}
 }
 
