@@ -10,7 +10,10 @@
 //
 // The Writer never slows traffic: Append hands an exchange to one writer
 // goroutine through a bounded queue and drops it, counted, when the queue is
-// full. A write error stops journaling; Append keeps returning at once.
+// full. Those drops, and the ones the proxy reports with Dropped (its own
+// queue overflowed before the exchanges reached the Writer), are written as
+// gap records, so readers know what is missing. A write error stops
+// journaling; Append keeps returning at once.
 //
 // A Reader streams the exchanges of several journals, each in the order it
 // was written and merged by completion time, reporting torn tails and

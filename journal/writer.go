@@ -15,15 +15,15 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// Writer appends exchanges to a journal directory. Append and Observe are
-// safe for concurrent use and never block; one goroutine, started by Open
-// and ended by Close, owns the files.
+// Writer appends exchanges to a journal directory. Append, Observe and
+// Dropped are safe for concurrent use and never block; one goroutine,
+// started by Open and ended by Close, owns the files.
 type Writer struct {
 	dir  string
 	opts Options
 	log  *zap.Logger
 
-	queue     chan *decode.Exchange
+	queue     chan item
 	closing   chan struct{} // closed by Close
 	done      chan struct{} // closed when run returns
 	closeOnce sync.Once
@@ -33,6 +33,10 @@ type Writer struct {
 
 	accepted, dropped, tooLarge, discarded, redacted atomic.Uint64
 	written, synced, bytes, segments                 atomic.Uint64
+	// upstreamDropped counts the exchanges the proxy reported dropped
+	// before they reached the Writer (Dropped); unqueued, those of them
+	// whose gap found the queue full, to be noted with the next record.
+	upstreamDropped, unqueued atomic.Uint64
 
 	errMu sync.Mutex
 	err   error // why journaling stopped
@@ -50,7 +54,7 @@ type Writer struct {
 	unflushed  uint64 // records buffered since the last flush
 	unsynced   uint64 // records written since the last fsync
 	lastSync   time.Time
-	noted      uint64 // drops already written as gap records
+	noted      uint64 // dropped+unqueued already written as gap records
 	reported   uint64 // drops already logged
 	lastReport time.Time
 	lastRetain time.Time
@@ -84,7 +88,7 @@ func Open(dir string, opts Options, log *zap.Logger) (*Writer, error) {
 		dir:     dir,
 		opts:    opts,
 		log:     log.With(zap.String("journal_dir", dir)),
-		queue:   make(chan *decode.Exchange, opts.QueueLen),
+		queue:   make(chan item, opts.QueueLen),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -139,10 +143,39 @@ func (w *Writer) Append(x *decode.Exchange) {
 		return
 	}
 	select {
-	case w.queue <- x:
+	case w.queue <- item{x: x}:
 		w.accepted.Add(1)
 	default:
 		w.dropped.Add(1)
+	}
+}
+
+// item is what the queue holds: an exchange, or (x nil) a gap of exchanges
+// dropped before they reached the Writer.
+type item struct {
+	x   *decode.Exchange
+	gap uint64
+	at  time.Time
+}
+
+// Dropped records that n exchanges were dropped at time at before they
+// reached the Writer (the proxy's observer queue was full), so that the
+// journal holds a gap record in their place: readers count them as
+// dropped, and a replay is known to be incomplete. It has the signature of
+// the proxy's DropObserver, called in order with Observe. It never blocks:
+// when the queue is full, the gap is noted before the next record instead.
+func (w *Writer) Dropped(n uint64, at time.Time) {
+	if n == 0 {
+		return
+	}
+	w.upstreamDropped.Add(n)
+	if w.closed.Load() || w.stopped.Load() {
+		return
+	}
+	select {
+	case w.queue <- item{gap: n, at: at}:
+	default:
+		w.unqueued.Add(n)
 	}
 }
 
@@ -181,6 +214,9 @@ type Stats struct {
 	Segments uint64
 	// Dropped exchanges found the queue full: the disk did not keep up.
 	Dropped uint64
+	// UpstreamDropped exchanges never reached the Writer: the proxy
+	// dropped them (Dropped) and the journal notes them as gaps.
+	UpstreamDropped uint64
 	// TooLarge exchanges exceeded MaxRecordSize.
 	TooLarge uint64
 	// Discarded exchanges arrived after journaling stopped or Close.
@@ -194,17 +230,18 @@ type Stats struct {
 // Stats returns the counters so far.
 func (w *Writer) Stats() Stats {
 	return Stats{
-		Queued:    len(w.queue),
-		Accepted:  w.accepted.Load(),
-		Written:   w.written.Load(),
-		Synced:    w.synced.Load(),
-		Bytes:     w.bytes.Load(),
-		Segments:  w.segments.Load(),
-		Dropped:   w.dropped.Load(),
-		TooLarge:  w.tooLarge.Load(),
-		Discarded: w.discarded.Load(),
-		Redacted:  w.redacted.Load(),
-		Err:       w.Err(),
+		Queued:          len(w.queue),
+		Accepted:        w.accepted.Load(),
+		Written:         w.written.Load(),
+		Synced:          w.synced.Load(),
+		Bytes:           w.bytes.Load(),
+		Segments:        w.segments.Load(),
+		Dropped:         w.dropped.Load(),
+		UpstreamDropped: w.upstreamDropped.Load(),
+		TooLarge:        w.tooLarge.Load(),
+		Discarded:       w.discarded.Load(),
+		Redacted:        w.redacted.Load(),
+		Err:             w.Err(),
 	}
 }
 
@@ -237,8 +274,8 @@ func (w *Writer) run() {
 	defer tick.Stop()
 	for {
 		select {
-		case x := <-w.queue:
-			w.writeBatch(x)
+		case it := <-w.queue:
+			w.writeBatch(it)
 		case now := <-tick.C:
 			w.onTick(now)
 		case <-w.closing:
@@ -257,15 +294,15 @@ func (w *Writer) tickEvery() time.Duration {
 	return time.Second
 }
 
-// writeBatch writes x and whatever else is queued (up to maxBatch), then
+// writeBatch writes it and whatever else is queued (up to maxBatch), then
 // hands it to the OS, so a killed process loses at most the batch in hand.
-func (w *Writer) writeBatch(x *decode.Exchange) {
-	w.write(x)
+func (w *Writer) writeBatch(it item) {
+	w.writeItem(it)
 drain:
 	for i := 1; i < maxBatch; i++ {
 		select {
-		case x := <-w.queue:
-			w.write(x)
+		case it := <-w.queue:
+			w.writeItem(it)
 		default:
 			break drain
 		}
@@ -276,6 +313,39 @@ drain:
 	}
 }
 
+// writeItem writes a queued exchange or gap.
+func (w *Writer) writeItem(it item) {
+	if it.x != nil {
+		w.write(it.x)
+		return
+	}
+	if w.f == nil || !w.noteDrops() {
+		return
+	}
+	w.writeGap(it.at, it.gap)
+}
+
+// noteDrops writes a gap record for the drops not noted yet (the Writer's
+// own, and the proxy's whose gap did not fit in the queue), if any. It
+// reports false when journaling has stopped.
+func (w *Writer) noteDrops() bool {
+	d := w.dropped.Load() + w.unqueued.Load()
+	if d <= w.noted {
+		return true
+	}
+	if !w.writeGap(time.Now(), d-w.noted) {
+		return false
+	}
+	w.noted = d
+	return true
+}
+
+// writeGap writes a gap record of n exchanges noted at t.
+func (w *Writer) writeGap(t time.Time, n uint64) bool {
+	w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendGap(b, t, n) })
+	return w.writeFrame(w.scratch)
+}
+
 // write encodes one exchange into the current segment, preceded by a gap
 // record if exchanges were dropped since the last one.
 func (w *Writer) write(x *decode.Exchange) {
@@ -283,13 +353,9 @@ func (w *Writer) write(x *decode.Exchange) {
 		w.discarded.Add(1)
 		return
 	}
-	if d := w.dropped.Load(); d > w.noted {
-		w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendGap(b, time.Now(), d-w.noted) })
-		if !w.writeFrame(w.scratch) {
-			w.discarded.Add(1)
-			return
-		}
-		w.noted = d
+	if !w.noteDrops() {
+		w.discarded.Add(1)
+		return
 	}
 	w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendExchange(b, x) })
 	if !w.writeFrame(w.scratch) {
@@ -478,13 +544,10 @@ func (w *Writer) fail(err error) {
 // finish drains the queue, notes the last drops, and closes the segment.
 func (w *Writer) finish() {
 	for n := len(w.queue); n > 0; n-- {
-		w.write(<-w.queue)
+		w.writeItem(<-w.queue)
 	}
-	if d := w.dropped.Load(); d > w.noted && w.f != nil {
-		w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendGap(b, time.Now(), d-w.noted) })
-		if w.writeFrame(w.scratch) {
-			w.noted = d
-		}
+	if w.f != nil {
+		w.noteDrops()
 	}
 	if w.opts.Fsync == FsyncNever {
 		w.flush()
@@ -504,13 +567,13 @@ func (w *Writer) logSummary() {
 	s := w.Stats()
 	fields := []zap.Field{
 		zap.Uint64("written", s.Written), zap.Uint64("bytes", s.Bytes), zap.Uint64("segments", s.Segments),
-		zap.Uint64("dropped", s.Dropped), zap.Uint64("too_large", s.TooLarge),
+		zap.Uint64("dropped", s.Dropped), zap.Uint64("upstream_dropped", s.UpstreamDropped), zap.Uint64("too_large", s.TooLarge),
 		zap.Uint64("discarded", s.Discarded), zap.Uint64("sasl_refused", s.Redacted),
 	}
 	switch {
 	case s.Err != nil:
 		w.log.Error("journal closed after a write error", append(fields, zap.Error(s.Err))...)
-	case s.Dropped+s.TooLarge+s.Discarded > 0:
+	case s.Dropped+s.UpstreamDropped+s.TooLarge+s.Discarded > 0:
 		w.log.Warn("journal closed; some exchanges were not journaled", fields...)
 	default:
 		w.log.Info("journal closed", fields...)

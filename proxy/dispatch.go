@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -8,9 +10,10 @@ import (
 
 // dispatcher is the one goroutine between the traffic and the observers:
 // it decodes each queued exchange, logs its group events, and calls the
-// observers in order. Decoding here keeps it off the traffic path.
+// observers in order, telling DropObservers about drops before the first
+// exchange queued after them. Decoding here keeps it off the traffic path.
 type dispatcher struct {
-	queue     <-chan *decode.Exchange
+	queue     <-chan queued
 	dec       *decode.Decoder
 	observers []Observer
 	log       *zap.Logger
@@ -18,10 +21,14 @@ type dispatcher struct {
 	// failed holds the (api, version) pairs whose decode failure was
 	// logged: each is logged once, then only counted.
 	failed map[[2]int16]bool
+	// droppers are the observers that are DropObservers; noted is how
+	// many drops they were told about.
+	droppers []DropObserver
+	noted    uint64
 }
 
-func newDispatcher(queue <-chan *decode.Exchange, observers []Observer, log *zap.Logger, stats *counters) *dispatcher {
-	return &dispatcher{
+func newDispatcher(queue <-chan queued, observers []Observer, log *zap.Logger, stats *counters) *dispatcher {
+	d := &dispatcher{
 		queue:     queue,
 		dec:       decode.NewDecoder(),
 		observers: observers,
@@ -29,13 +36,37 @@ func newDispatcher(queue <-chan *decode.Exchange, observers []Observer, log *zap
 		stats:     stats,
 		failed:    make(map[[2]int16]bool),
 	}
+	for _, o := range observers {
+		if do, ok := o.(DropObserver); ok {
+			d.droppers = append(d.droppers, do)
+		}
+	}
+	return d
 }
 
-// run handles exchanges until the queue is closed and empty.
+// run handles exchanges until the queue is closed and empty, then reports
+// the drops not reported yet. Nothing is queued or dropped once the queue
+// is closed: every connection has ended.
 func (d *dispatcher) run() {
-	for x := range d.queue {
-		d.handle(x)
-		d.stats.queuedBytes.Add(-exchangeBytes(x))
+	for q := range d.queue {
+		d.noteDrops(q.drops)
+		d.handle(q.x)
+		d.stats.queuedBytes.Add(-exchangeBytes(q.x))
+	}
+	d.noteDrops(d.stats.observerDrops.Load())
+}
+
+// noteDrops tells the DropObservers about the drops up to the total upTo
+// that they were not told about yet.
+func (d *dispatcher) noteDrops(upTo uint64) {
+	if upTo <= d.noted {
+		return
+	}
+	n := upTo - d.noted
+	d.noted = upTo
+	at := time.Now()
+	for _, o := range d.droppers {
+		o.Dropped(n, at)
 	}
 }
 

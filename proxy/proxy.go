@@ -31,6 +31,18 @@ type Observer interface {
 	Observe(x *decode.Exchange, events []decode.Event)
 }
 
+// DropObserver is an Observer that also wants to know about the exchanges
+// it never saw because the observer queue was full. Dropped is called on
+// the same goroutine as Observe, in order: before the first exchange queued
+// after the drops it reports, and once more when Run ends for drops not
+// reported yet. n is how many exchanges were dropped since the previous
+// call; at is when the dispatcher noticed them. A journal notes them as a
+// gap, so that a replay knows it is incomplete.
+type DropObserver interface {
+	Observer
+	Dropped(n uint64, at time.Time)
+}
+
 // Proxy is a Kafka proxy. Create it with New, run it with Run.
 type Proxy struct {
 	cfg        Config
@@ -50,8 +62,11 @@ type Proxy struct {
 	stats     counters
 	nextConn  atomic.Uint64
 	nextSeed  atomic.Uint32
-	queue     chan *decode.Exchange
+	queue     chan queued
 	observers []Observer
+	// dropLogEvery is how often drops are logged at most
+	// (defaultDropLogEvery; tests shorten it before Run).
+	dropLogEvery time.Duration
 
 	mu      sync.Mutex
 	nodes   map[int32]*node
@@ -86,18 +101,19 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 	}
 	dialer := &net.Dialer{Timeout: cfg.DialTimeout}
 	return &Proxy{
-		cfg:        cfg,
-		dial:       func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
-		ctx:        context.Background(),
-		log:        log,
-		advertise:  cfg.advertiseHost(),
-		listenHost: host,
-		portBase:   base,
-		bootstrap:  ln,
-		queue:      make(chan *decode.Exchange, cfg.ObserverQueue),
-		observers:  observers,
-		nodes:      make(map[int32]*node),
-		conns:      make(map[*conn]struct{}),
+		cfg:          cfg,
+		dial:         func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
+		ctx:          context.Background(),
+		log:          log,
+		advertise:    cfg.advertiseHost(),
+		listenHost:   host,
+		portBase:     base,
+		bootstrap:    ln,
+		queue:        make(chan queued, cfg.ObserverQueue),
+		observers:    observers,
+		dropLogEvery: defaultDropLogEvery,
+		nodes:        make(map[int32]*node),
+		conns:        make(map[*conn]struct{}),
 	}, nil
 }
 
@@ -129,6 +145,12 @@ func (p *Proxy) Run(ctx context.Context) error {
 		defer close(dispatched)
 		d.run()
 	}()
+	reporting := make(chan struct{})
+	stopReports := make(chan struct{})
+	go func() {
+		defer close(reporting)
+		p.reportDrops(stopReports)
+	}()
 
 	p.log.Info("kproxy listening", zap.Stringer("addr", p.Addr()), zap.Strings("upstreams", p.cfg.Upstreams),
 		zap.String("advertise", p.advertise))
@@ -152,6 +174,8 @@ func (p *Proxy) Run(ctx context.Context) error {
 	p.shutdown()
 	close(p.queue)
 	<-dispatched
+	close(stopReports)
+	<-reporting
 	return nil
 }
 
@@ -290,6 +314,14 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 	return nil, err
 }
 
+// queued is an exchange waiting for the dispatcher, with the number of
+// exchanges dropped before it was queued, so that DropObservers learn of
+// drops in order.
+type queued struct {
+	x     *decode.Exchange
+	drops uint64
+}
+
 // observe queues an exchange for the dispatcher, or counts it dropped when
 // the queue is full, in exchanges or in bytes: traffic never waits for
 // observers.
@@ -301,7 +333,7 @@ func (p *Proxy) observe(x *decode.Exchange) {
 		return
 	}
 	select {
-	case p.queue <- x:
+	case p.queue <- queued{x: x, drops: p.stats.observerDrops.Load()}:
 	default:
 		p.stats.queuedBytes.Add(-n)
 		p.stats.observerDrops.Add(1)

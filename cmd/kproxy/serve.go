@@ -138,9 +138,29 @@ func (s *server) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	s.log.Info("kproxy stopped", zap.Uint64("connections_served", s.proxy.Stats().ConnectionsTotal))
+	logStopped(s.log, s.proxy.Stats())
 	return nil
 }
+
+// logStopped is serve's exit summary: connections served, and what the
+// observers (timeline, journal) missed. Exchanges dropped from the proxy's
+// observer queue make it a warning.
+func logStopped(log *zap.Logger, st proxy.Stats) {
+	fields := []zap.Field{
+		zap.Uint64("connections_served", st.ConnectionsTotal),
+		zap.Uint64("observer_drops", st.ObserverDrops),
+		zap.Uint64("malformed_frames", st.MalformedFrames),
+	}
+	if st.ObserverDrops > 0 {
+		log.Warn("kproxy stopped; observers missed exchanges dropped from the full observer queue "+
+			"(the timeline is incomplete; a journal notes the gaps)", fields...)
+		return
+	}
+	log.Info("kproxy stopped", fields...)
+}
+
+// The journal learns of the exchanges the proxy drops, as gap records.
+var _ proxy.DropObserver = (*journal.Writer)(nil)
 
 // observers watch the traffic besides the proxy's own log lines (one per
 // group exchange): the journal when one is configured, then the live
