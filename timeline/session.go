@@ -16,8 +16,11 @@ const sweepGrace = time.Second
 // the next formation, because members held in JoinGroup send no heartbeats
 // and are kept alive by the coordinator.
 func (g *group) sweep(now time.Time) {
+	if g.quietUntil.IsZero() {
+		g.quietUntil = g.nextChange()
+	}
 	if now.Before(g.quietUntil) {
-		return // nothing can be pruned or expire yet (see quietUntil)
+		return // nothing can be pruned or expire yet
 	}
 	g.sweepNow(now)
 	g.quietUntil = g.nextChange()
