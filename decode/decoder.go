@@ -83,9 +83,8 @@ type Decoder struct {
 	// metadata remembers the Metadata decoded from recent response bodies.
 	metadata metadataMemo
 
-	// strMu guards strs, the strings shared by intern.
-	strMu sync.Mutex
-	strs  map[string]string
+	// strs are the strings shared by intern and own.
+	strs interner
 }
 
 // NewDecoder returns a Decoder with an empty memory.
@@ -155,7 +154,7 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		At:            x.RequestAt,
 		ConnID:        x.ConnID,
 		ClientAddr:    x.ClientAddr,
-		ClientID:      d.intern(clientID),
+		ClientID:      d.clientID(x, clientID),
 		BrokerID:      x.BrokerID,
 		APIKey:        key,
 		APIVersion:    h.APIVersion,
@@ -195,6 +194,16 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		d.metadata.put(h.APIVersion, body, events[0].Metadata)
 	}
 	return events, nil
+}
+
+// clientID is the request header's client id: the exchange's own
+// ClientID string when it says the same, as it does when the proxy or the
+// journal filled it from the same header, else a shared copy.
+func (d *Decoder) clientID(x *Exchange, header []byte) string {
+	if string(header) == x.ClientID {
+		return x.ClientID
+	}
+	return d.intern(header)
 }
 
 // readFrom decodes b into m, its strings aliasing b when unsafe (every

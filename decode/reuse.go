@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync"
 
@@ -68,24 +69,34 @@ func resetPair(p *kmsgPair) {
 	}
 }
 
-// maxInterned bounds the strings a Decoder shares.
-const maxInterned = 1 << 14
+// internSlots is how many strings a Decoder shares (a power of two).
+const internSlots = 1 << 14
 
-// intern returns b as a string, shared with earlier equal ones: client
-// ids, groups, member ids and topics repeat from exchange to exchange, and
-// sharing them saves an allocation each time. The memory forgets
-// everything once it holds maxInterned strings, so it stays bounded. The
-// string returned never aliases b.
+// interner shares the strings that repeat from exchange to exchange:
+// client ids, groups, member ids and topics. It is a direct-mapped cache:
+// a string goes in the slot its hash picks, replacing what was there, so
+// its size is fixed and a lookup costs a hash and a comparison.
+type interner struct {
+	mu    sync.Mutex
+	seed  maphash.Seed
+	slots []string
+}
+
+// intern returns b as a string, shared with an earlier equal one when
+// still in its slot; it never aliases b.
 func (d *Decoder) intern(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	d.strMu.Lock()
-	defer d.strMu.Unlock()
-	if s, ok := d.strs[string(b)]; ok {
-		return s
+	in := &d.strs
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.ready()
+	slot := &in.slots[maphash.Bytes(in.seed, b)&(internSlots-1)]
+	if *slot != string(b) {
+		*slot = string(b)
 	}
-	return d.keep(string(b))
+	return *slot
 }
 
 // own is intern for a string that may alias a frame (read by
@@ -94,12 +105,15 @@ func (d *Decoder) own(s string) string {
 	if s == "" {
 		return ""
 	}
-	d.strMu.Lock()
-	defer d.strMu.Unlock()
-	if v, ok := d.strs[s]; ok {
-		return v
+	in := &d.strs
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.ready()
+	slot := &in.slots[maphash.String(in.seed, s)&(internSlots-1)]
+	if *slot != s {
+		*slot = strings.Clone(s)
 	}
-	return d.keep(strings.Clone(s))
+	return *slot
 }
 
 // ownPtr is own(*s), or "" when s is nil.
@@ -110,11 +124,10 @@ func (d *Decoder) ownPtr(s *string) string {
 	return d.own(*s)
 }
 
-// keep remembers s, which must not alias a frame; the caller holds strMu.
-func (d *Decoder) keep(s string) string {
-	if d.strs == nil || len(d.strs) >= maxInterned {
-		d.strs = make(map[string]string, 1024)
+// ready sets the interner up on first use; in.mu is held.
+func (in *interner) ready() {
+	if in.slots == nil {
+		in.seed = maphash.MakeSeed()
+		in.slots = make([]string, internSlots)
 	}
-	d.strs[s] = s
-	return s
 }
