@@ -28,6 +28,15 @@ type conn struct {
 	log        *zap.Logger
 
 	pending inflight
+	// respDone is closed when responsePump returns.
+	respDone chan struct{}
+	// saslNext carries, after a SaslHandshake v0 or a bare SASL token,
+	// how the request pump reads the next client frame (saslv0.go). Made
+	// by the request pump before it queues the handshake.
+	saslNext chan saslMode
+	// The SASL v0 token exchange under way; owned by the response pump.
+	saslMechanism string
+	saslLeft      int // token round trips left
 
 	mu sync.Mutex
 	// upstream is set by serve before the pumps start; close reads it
@@ -68,6 +77,7 @@ func (c *conn) serve() {
 	}
 
 	respDone := make(chan struct{})
+	c.respDone = respDone
 	go func() {
 		defer close(respDone)
 		c.responsePump()

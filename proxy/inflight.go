@@ -13,6 +13,10 @@ type pending struct {
 	clientID string
 	at       time.Time
 	request  []byte // the whole request frame when observed, else nil
+	// sasl marks a SaslHandshake v0 request and the bare tokens after
+	// it, and mechanism is the handshake's (saslv0.go).
+	sasl      saslKind
+	mechanism string
 }
 
 // inflight is a connection's FIFO of pending requests. Kafka answers the

@@ -6,7 +6,9 @@
 // clamping (versionPolicy, the one list of what kproxy changes on the
 // wire), and limits. Exchanges of interest (decode.Observed) are handed to
 // Observers through a queue bounded in exchanges and bytes that never
-// blocks traffic.
+// blocks traffic; DropObservers also learn what was dropped. SASL is
+// forwarded and never observed, including the bare tokens that follow a
+// SaslHandshake v0 (saslv0.go).
 package proxy
 
 import (

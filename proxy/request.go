@@ -14,21 +14,36 @@ import (
 )
 
 // requestPump forwards requests from the client to the broker, starting
-// with the one whose size prefix serve already read. It ends on the first
-// error, on a frame it refuses, or with errStopped.
+// with the one whose size prefix serve already read. After a SaslHandshake
+// v0 it forwards bare SASL tokens, or the rest of the connection as opaque
+// bytes (saslv0.go). It ends on the first error, on a frame it refuses, or
+// with errStopped.
 func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
+	mode := saslOff
 	for {
 		if !c.frameStart() {
 			return errStopped
 		}
 		at := time.Now()
-		if err := c.forwardRequest(br, prefix, size, at); err != nil {
+		var err error
+		await := true
+		if mode == saslTokens {
+			err = c.forwardToken(br, prefix, size, at)
+		} else {
+			await, err = c.forwardRequest(br, prefix, size, at)
+		}
+		if err == nil && await {
+			mode, err = c.awaitSASL()
+		}
+		if err != nil {
 			return err
 		}
 		if c.frameEnd() {
 			return errStopped
 		}
-		var err error
+		if mode == saslOpaque {
+			return c.pipeClient(br)
+		}
 		prefix, size, err = frameSize(br)
 		if err != nil {
 			if c.isStopping() {
@@ -48,15 +63,16 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 // api version, correlation id.
 const minRequest = 8
 
-// forwardRequest forwards one request frame.
-func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
+// forwardRequest forwards one request frame. await reports a SaslHandshake
+// v0, whose response decides how the next client frame is read.
+func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) (await bool, err error) {
 	if err := c.checkSize(prefix, size, minRequest, c.p.cfg.MaxFrameSize, "request"); err != nil {
-		return err
+		return false, err
 	}
 	fixed, err := br.Peek(minRequest)
 	if err != nil {
 		c.log.Debug("client closed mid-request", zap.Error(err))
-		return err
+		return false, err
 	}
 	key := int16(binary.BigEndian.Uint16(fixed))
 	p := pending{
@@ -68,11 +84,14 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.requestFrames.Add(1)
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
+	if key == 17 && p.version == 0 {
+		return true, c.forwardSaslHandshakeV0(br, prefix, size, p)
+	}
 	if observed(key) {
 		frame, err := readFrame(br, prefix, size)
 		if err != nil {
 			c.log.Debug("client closed mid-request", zap.Error(err))
-			return err
+			return false, err
 		}
 		if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
 			p.clientID = h.ClientIDString()
@@ -82,9 +101,9 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		if _, err := c.upstream.Write(frame); err != nil {
 			// responsePump logs the broker side's failure.
 			c.log.Debug("request write failed", zap.Int16("api_key", key), zap.Error(err))
-			return err
+			return false, err
 		}
-		return nil
+		return false, nil
 	}
 
 	var consumed []byte
@@ -95,7 +114,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		var err error
 		consumed, expect, err = c.produceExpectsResponse(br, int(size))
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	if expect {
@@ -104,9 +123,9 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	rest := int(size) - len(consumed)
 	if _, err := streamFrame(c.upstream, br, c.client, prefix, consumed, rest, c.p.copyMode); err != nil {
 		c.log.Debug("request forwarding failed", zap.Int16("api_key", key), zap.Error(err))
-		return err
+		return false, err
 	}
-	return nil
+	return false, nil
 }
 
 // produceExpectsResponse reads a Produce request's acks. It peeks when the

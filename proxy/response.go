@@ -29,6 +29,9 @@ func (c *conn) responsePump() {
 			return
 		}
 		if err := c.forwardResponse(br, prefix, size); err != nil {
+			if errors.Is(err, errOpaque) {
+				c.pipeBroker(br)
+			}
 			return
 		}
 	}
@@ -46,8 +49,15 @@ func (c *conn) upstreamEnded(err error) {
 	}
 }
 
-// forwardResponse forwards one response frame.
+// forwardResponse forwards one response frame, or the bare SASL token
+// answering a client's (saslv0.go).
 func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) error {
+	// A request is queued before it is written, so the head is the
+	// request this frame answers.
+	p, ok := c.pending.peek()
+	if ok && p.sasl == saslToken {
+		return c.forwardTokenResponse(br, prefix, size)
+	}
 	// Only responses kproxy reads whole are held to MaxFrameSize, below.
 	if err := c.checkSize(prefix, size, 4, maxFrame, "response"); err != nil {
 		return err
@@ -58,13 +68,12 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		return err
 	}
 	corrID := int32(binary.BigEndian.Uint32(cid))
-	p, ok := c.pending.peek()
 	if !ok || p.corrID != corrID {
 		c.p.stats.correlationMismatches.Add(1)
 		c.logMismatch(corrID, p, ok)
 		return errMismatch
 	}
-	buffered := p.request != nil || rewritten(p.key)
+	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)
 		c.log.Error("response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
@@ -116,6 +125,9 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	if err != nil {
 		c.log.Debug("client write failed", zap.Error(err))
 		return err
+	}
+	if p.sasl == saslHandshake {
+		return c.handshakeAnswered(p, frame[4:])
 	}
 	return nil
 }

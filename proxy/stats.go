@@ -36,6 +36,10 @@ type Stats struct {
 	UpstreamDialFailures uint64
 	// TLSHellos counts TLS ClientHellos received on a plaintext listener.
 	TLSHellos uint64
+	// SASLOpaqueConnections counts connections forwarded as opaque bytes,
+	// unobserved, after a SaslHandshake v0 for a mechanism whose bare
+	// token exchange kproxy cannot delimit (GSSAPI, unknown ones).
+	SASLOpaqueConnections uint64
 }
 
 // counters are the live counters behind Stats.
@@ -53,6 +57,7 @@ type counters struct {
 	correlationMismatches atomic.Uint64
 	dialFailures          atomic.Uint64
 	tlsHellos             atomic.Uint64
+	saslOpaque            atomic.Uint64
 	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
 	queuedBytes atomic.Int64
 }
@@ -72,5 +77,6 @@ func (c *counters) snapshot() Stats {
 		CorrelationMismatches: c.correlationMismatches.Load(),
 		UpstreamDialFailures:  c.dialFailures.Load(),
 		TLSHellos:             c.tlsHellos.Load(),
+		SASLOpaqueConnections: c.saslOpaque.Load(),
 	}
 }
