@@ -1,0 +1,102 @@
+package proxy
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// nodeListenerLines returns the broker ids of the "listening for broker
+// node" log lines so far.
+func nodeListenerLines(logs *observer.ObservedLogs) map[int32]int {
+	ids := make(map[int32]int)
+	for _, e := range logs.FilterMessageSnippet("listening for broker node").All() {
+		if id, ok := e.ContextMap()["broker_id"].(int32); ok {
+			ids[id]++
+		}
+	}
+	return ids
+}
+
+// exchangesOn counts the observed exchanges per broker id (-1: bootstrap).
+func exchangesOn(xs []*decode.Exchange) map[int32]int {
+	n := make(map[int32]int)
+	for _, x := range xs {
+		n[x.BrokerID]++
+	}
+	return n
+}
+
+// TestNodeListenerFromResponse: a node listener kproxy did not open at
+// startup is opened when a client's Metadata response names the node, and
+// the client's traffic to that node goes through it (route, the
+// response-driven path). Without discovery every node takes that path; with
+// discovery, a node that joins the cluster later does.
+func TestNodeListenerFromResponse(t *testing.T) {
+	const topic = "late-node"
+	t.Run("discovery off", func(t *testing.T) {
+		cluster := startKfake(t, 2, kfake.SeedTopics(2, topic))
+		cfg := testConfig(cluster.ListenAddrs()...)
+		cfg.DisableBrokerDiscovery = true
+		rec := &recorder{}
+		log, logs := observedLogger()
+		p := startProxy(t, cfg, log, rec)
+		p.mu.Lock()
+		before := len(p.nodes)
+		p.mu.Unlock()
+		if before != 0 {
+			t.Fatalf("%d nodes known before any client; want 0 with discovery off", before)
+		}
+		produceVia(t, p.Addr().String(), topic)
+		if ids := nodeListenerLines(logs); ids[0] != 1 || ids[1] != 1 {
+			t.Errorf("node listeners opened %v; want nodes 0 and 1 once each", ids)
+		}
+		xs, _ := rec.snapshot()
+		if on := exchangesOn(xs); on[0]+on[1] == 0 {
+			t.Errorf("observed exchanges per broker %v; want some on the node listeners", on)
+		}
+		checkNoBypass(t, cluster)
+	})
+	t.Run("node added after discovery", func(t *testing.T) {
+		cluster := startKfake(t, 1, kfake.SeedTopics(1, topic))
+		rec := &recorder{}
+		log, logs := observedLogger()
+		p := startProxy(t, testConfig(cluster.ListenAddrs()...), log, rec)
+		waitFor(t, 10*time.Second, "discovery", func() bool {
+			return logs.FilterMessageSnippet("broker nodes discovered").Len() == 1
+		})
+		if _, _, err := cluster.AddNode(1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := cluster.MoveTopicPartition(topic, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		if ids := nodeListenerLines(logs); ids[1] != 0 {
+			t.Fatalf("node 1 listener open before any response named it: %v", ids)
+		}
+		produceVia(t, p.Addr().String(), topic)
+		if ids := nodeListenerLines(logs); ids[0] != 1 || ids[1] != 1 {
+			t.Errorf("node listeners opened %v; want node 0 (discovery) and node 1 (response) once each", ids)
+		}
+		xs, _ := rec.snapshot()
+		if on := exchangesOn(xs); on[1] == 0 {
+			t.Errorf("observed exchanges per broker %v; want some on node 1's listener", on)
+		}
+		checkNoBypass(t, cluster)
+	})
+}
+
+// checkNoBypass fails if kfake accepted a connection from 127.0.0.2, where
+// the test clients dial from: only kproxy (127.0.0.1) may reach it.
+func checkNoBypass(t *testing.T, cluster *fakeCluster) {
+	t.Helper()
+	for _, remote := range cluster.accepted() {
+		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
+			t.Errorf("kfake accepted a connection from %s: the client bypassed kproxy", remote)
+		}
+	}
+}
