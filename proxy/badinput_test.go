@@ -1,12 +1,13 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -97,11 +98,19 @@ func TestOversizedFrame(t *testing.T) {
 }
 
 // TestTLSClientHello: a TLS client on the plaintext listener is told so in
-// the log, and no broker connection is made for it.
+// the log, and no broker connection is made for it: kproxy never dials, and
+// the broker accepts nothing.
 func TestTLSClientHello(t *testing.T) {
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	log, logs := observedLogger()
-	p := startProxy(t, fakeConfig(broker.addr()), log)
+	p := newProxy(t, fakeConfig(broker.addr()), log)
+	var dials atomic.Int64
+	realDial := p.dial
+	p.dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return realDial(ctx, addr)
+	}
+	runProxy(t, p)
 	c := dial(t, p.Addr().String())
 	tc := tls.Client(c, &tls.Config{ServerName: "kafka", InsecureSkipVerify: true})
 	tc.SetDeadline(time.Now().Add(10 * time.Second))
@@ -109,8 +118,17 @@ func TestTLSClientHello(t *testing.T) {
 		t.Fatal("TLS handshake succeeded against a plaintext listener")
 	}
 	waitFor(t, 5*time.Second, "the TLS log line", func() bool { return logs.FilterMessageSnippet("TLS ClientHello").Len() == 1 })
-	if st := p.Stats(); st.TLSHellos != 1 || st.OversizedFrames != 0 {
-		t.Errorf("stats %+v: want 1 TLS hello, no oversized frame", st)
+	// The connection is over once it is no longer open: any dial for it
+	// would have happened by then.
+	waitFor(t, 5*time.Second, "the connection to end", func() bool { return p.Stats().ConnectionsOpen == 0 })
+	if st := p.Stats(); st.TLSHellos != 1 || st.OversizedFrames != 0 || st.ConnectionsTotal != 1 {
+		t.Errorf("stats %+v: want 1 connection, 1 TLS hello, no oversized frame", st)
+	}
+	if n := dials.Load(); n != 0 {
+		t.Errorf("kproxy dialed the broker %d times for a TLS client; want 0", n)
+	}
+	if n := broker.accepted.Load(); n != 0 {
+		t.Errorf("the broker accepted %d connections; want 0", n)
 	}
 }
 
@@ -168,9 +186,14 @@ func TestUpstreamDropAndReturn(t *testing.T) {
 
 	broker.stop()
 	expectClosed(t, keep)
+	failures := p.Stats().UpstreamDialFailures
 	down := dial(t, p.Addr().String())
-	if err := roundTrip(t, down, 1, 10); err == nil && !errors.Is(err, io.EOF) {
+	if err := roundTrip(t, down, 1, 10); err == nil {
 		t.Fatal("round trip succeeded with the broker down")
+	}
+	expectClosed(t, down)
+	if got := p.Stats().UpstreamDialFailures; got != failures+1 {
+		t.Errorf("dial failures %d; want %d: the connection made while the broker was down failed to dial it", got, failures+1)
 	}
 
 	startFakeBroker(t, addr)

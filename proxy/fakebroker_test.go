@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -24,6 +25,8 @@ const dropConn = -2 // close this connection instead of answering
 // bodies. Per connection it hashes every frame it reads and writes.
 type fakeBroker struct {
 	ln net.Listener
+	// accepted counts the connections accepted.
+	accepted atomic.Int64
 
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
@@ -72,6 +75,7 @@ func (b *fakeBroker) accept() {
 		if err != nil {
 			return
 		}
+		b.accepted.Add(1)
 		b.mu.Lock()
 		b.conns[c] = true
 		b.mu.Unlock()
