@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -91,10 +90,6 @@ func parseReplayTime(flag, s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("replay: %s %q: want an RFC 3339 time such as 2026-03-15T14:02:00Z", flag, s)
 }
 
-// streamingGCPercent is the garbage collector's GOGC while replay streams
-// (text and jsonl).
-const streamingGCPercent = 400
-
 // untilSlack is how far past --until reading goes before stopping: a
 // journal is in completion order only up to the small reorderings of
 // exchanges completing at nearly the same time.
@@ -116,12 +111,6 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
 		cfg.Streaming = true
-		// What stays live is then small and flat: collect garbage less
-		// often (the heap may grow to 5 times it, not 2), unless GOGC says
-		// otherwise.
-		if os.Getenv("GOGC") == "" {
-			defer debug.SetGCPercent(debug.SetGCPercent(streamingGCPercent))
-		}
 		cfg.OnEntry = func(e timeline.Entry) {
 			if writeErr != nil || (o.group != "" && e.Group != o.group) {
 				return
