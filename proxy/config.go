@@ -45,7 +45,11 @@ type Config struct {
 	Advertise string
 	// BrokerPortBase places the listener of broker node N at port
 	// BrokerPortBase+N on Listen's host. 0 means Listen's port + 1 (the
-	// port actually bound when Listen's port is 0).
+	// port actually bound when Listen's port is 0). A node whose port
+	// would be above 65535, and that BrokerListeners does not name, is
+	// refused: logged once, counted (Stats.NodesRefused), and never shown
+	// to clients (left out of Metadata and DescribeCluster; FindCoordinator
+	// answers COORDINATOR_NOT_AVAILABLE for it).
 	BrokerPortBase int
 	// BrokerListeners maps a node id to its listener, "host:port",
 	// overriding BrokerPortBase for that node. A port of 0 picks a free

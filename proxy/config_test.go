@@ -82,28 +82,43 @@ func TestAdvertiseHost(t *testing.T) {
 
 // TestNodeListenAddr: node N listens at the port base + N on Listen's host
 // unless BrokerListeners names it; the base defaults to the bound port + 1.
+// A node whose port would not be a TCP port has no listen address, unless
+// BrokerListeners names it.
 func TestNodeListenAddr(t *testing.T) {
 	cfg := Config{Listen: "127.0.0.1:0", Upstreams: []string{"127.0.0.1:1"},
-		BrokerListeners: map[int32]string{5: "127.0.0.1:7777"}}
+		BrokerListeners: map[int32]string{5: "127.0.0.1:7777", 70000: "127.0.0.1:7778"}}
 	p, err := New(cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.bootstrap.Close()
 	port := p.Addr().(*net.TCPAddr).Port
-	if got, want := p.nodeListenAddr(2), "127.0.0.1:"+strconv.Itoa(port+3); got != want {
-		t.Errorf("node 2 with the default base: %s; want %s", got, want)
-	}
-	if got := p.nodeListenAddr(5); got != "127.0.0.1:7777" {
-		t.Errorf("node 5 from BrokerListeners: %s; want 127.0.0.1:7777", got)
-	}
-	cfg.BrokerPortBase = 20000
+	cfg.BrokerPortBase = 65531
 	q, err := New(cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q.bootstrap.Close()
-	if got := q.nodeListenAddr(3); got != "127.0.0.1:20003" {
-		t.Errorf("node 3 with base 20000: %s; want 127.0.0.1:20003", got)
+	for _, tc := range []struct {
+		name   string
+		p      *Proxy
+		node   int32
+		want   string
+		wantOK bool
+	}{
+		{"default base", p, 2, "127.0.0.1:" + strconv.Itoa(port+3), true},
+		{"BrokerListeners", p, 5, "127.0.0.1:7777", true},
+		{"base 65531, port 65535", q, 4, "127.0.0.1:65535", true},
+		{"base 65531, port 65537", q, 6, "", false},
+		{"base 65531, BrokerListeners", q, 5, "127.0.0.1:7777", true},
+		{"base 65531, BrokerListeners for a large id", q, 70000, "127.0.0.1:7778", true},
+		{"negative id", q, -3, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tc.p.nodeListenAddr(tc.node)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("node %d: %q, %v; want %q, %v", tc.node, got, ok, tc.want, tc.wantOK)
+			}
+		})
 	}
 }

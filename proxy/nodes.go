@@ -24,13 +24,19 @@ var _ router = (*Proxy)(nil)
 // node is seen. If the listener cannot be opened the intended address is
 // still returned, so that clients never learn a broker's own address; the
 // failure is logged and the listen retried on the next response naming
-// the node.
-func (p *Proxy) route(nodeID int32, upstream string) (string, int32) {
+// the node. A node that has no valid listener port at all (refuseNode) is
+// refused: ok is false.
+func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := p.nodes[nodeID]
 	if n == nil {
-		n = &node{listen: p.nodeListenAddr(nodeID)}
+		listen, ok := p.nodeListenAddr(nodeID)
+		if !ok {
+			p.refuseNode(nodeID, upstream)
+			return "", 0, false
+		}
+		n = &node{listen: listen}
 		if _, port, err := net.SplitHostPort(n.listen); err == nil {
 			if v, err := strconv.Atoi(port); err == nil {
 				n.port = int32(v)
@@ -47,7 +53,28 @@ func (p *Proxy) route(nodeID int32, upstream string) (string, int32) {
 	if n.ln == nil && !p.closing {
 		p.listenNode(nodeID, n)
 	}
-	return p.advertise, n.port
+	return p.advertise, n.port, true
+}
+
+// refuseNode counts a response naming a node that BrokerListeners does not
+// list and whose port, BrokerPortBase plus its id, is not a TCP port (above
+// 65535, or a negative id), and logs it once per node. Clients are not told
+// about such a node rather than given a port that cannot work:
+// rewriteBody leaves it out of Metadata and DescribeCluster responses and
+// answers COORDINATOR_NOT_AVAILABLE for it in FindCoordinator, so the
+// partitions it leads and the groups it coordinates fail in the client as
+// unavailable. p.mu is held.
+func (p *Proxy) refuseNode(nodeID int32, upstream string) {
+	p.stats.nodesRefused.Add(1)
+	if !p.once.first("node-port", nodeID) {
+		return
+	}
+	p.log.Error("broker node id too large for the broker port base: its listener port would be above 65535, "+
+		"so kproxy cannot serve it and does not tell clients about it (what it leads or coordinates is "+
+		"unavailable through kproxy); give it a listener (broker-listeners) or lower the broker port base "+
+		"(logged once per node)",
+		zap.Int32("broker_id", nodeID), zap.String("upstream", upstream), zap.Int("broker_port_base", p.portBase),
+		zap.Int64("port", int64(p.portBase)+int64(nodeID)))
 }
 
 // listenNode opens a node's listener and starts accepting on it. p.mu is
@@ -73,12 +100,17 @@ func (p *Proxy) listenNode(nodeID int32, n *node) {
 }
 
 // nodeListenAddr is where kproxy listens for a node: BrokerListeners, else
-// Listen's host at the port base plus the node id.
-func (p *Proxy) nodeListenAddr(nodeID int32) string {
+// Listen's host at the port base plus the node id. ok is false when that is
+// not a TCP port.
+func (p *Proxy) nodeListenAddr(nodeID int32) (addr string, ok bool) {
 	if addr, ok := p.cfg.BrokerListeners[nodeID]; ok {
-		return addr
+		return addr, true
 	}
-	return net.JoinHostPort(p.listenHost, strconv.Itoa(p.portBase+int(nodeID)))
+	port := int64(p.portBase) + int64(nodeID)
+	if nodeID < 0 || port > 65535 {
+		return "", false
+	}
+	return net.JoinHostPort(p.listenHost, strconv.FormatInt(port, 10)), true
 }
 
 // upstreamOf returns a node's real address.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap/zaptest/observer"
 )
 
@@ -99,4 +100,74 @@ func checkNoBypass(t *testing.T, cluster *fakeCluster) {
 			t.Errorf("kfake accepted a connection from %s: the client bypassed kproxy", remote)
 		}
 	}
+}
+
+// TestNodeWithoutPortRefused: with the port base near the top of the port
+// range, a node whose port would pass 65535 is refused: left out of the
+// Metadata clients get, its coordinator answered COORDINATOR_NOT_AVAILABLE,
+// counted every time, logged once, and no listener or address kept for it;
+// a node in BrokerListeners is served whatever its id.
+func TestNodeWithoutPortRefused(t *testing.T) {
+	const big = 40 // 65531 + 40 > 65535
+	cfg := fakeConfig("127.0.0.1:1")
+	cfg.BrokerPortBase = 65531
+	cfg.BrokerListeners = map[int32]string{big + 1: "127.0.0.1:0"}
+	log, logs := observedLogger()
+	p := startProxy(t, cfg, log)
+
+	meta := kmsg.NewPtrMetadataResponse()
+	for _, id := range []int32{big, big + 1} {
+		b := kmsg.NewMetadataResponseBroker()
+		b.NodeID, b.Host, b.Port = id, "broker.internal", 9092
+		meta.Brokers = append(meta.Brokers, b)
+	}
+	meta.SetVersion(12)
+	fc := kmsg.NewPtrFindCoordinatorResponse()
+	fc.NodeID, fc.Host, fc.Port = big, "broker.internal", 9092
+	fc.SetVersion(3)
+	for range 2 {
+		out, err := rewriteResponse(p, 3, 12, responseFrame(meta, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := parseRewritten(t, 3, 12, out).(*kmsg.MetadataResponse)
+		if len(got.Brokers) != 1 || got.Brokers[0].NodeID != big+1 || got.Brokers[0].Port <= 0 {
+			t.Fatalf("clients told of brokers %+v; want node %d only, at its listener", got.Brokers, big+1)
+		}
+		out, err = rewriteResponse(p, 10, 3, responseFrame(fc, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotFC := parseRewritten(t, 10, 3, out).(*kmsg.FindCoordinatorResponse)
+		if gotFC.ErrorCode != 15 || gotFC.NodeID != -1 || gotFC.Port != -1 {
+			t.Fatalf("FindCoordinator for a refused node: error %d node %d port %d; want COORDINATOR_NOT_AVAILABLE, -1, -1",
+				gotFC.ErrorCode, gotFC.NodeID, gotFC.Port)
+		}
+	}
+	if n := p.Stats().NodesRefused; n != 4 {
+		t.Errorf("nodes refused %d; want 4 (two responses of each kind)", n)
+	}
+	if n := logs.FilterMessageSnippet("broker node id too large").Len(); n != 1 {
+		t.Errorf("%d refusal log lines; want 1 (once per node)", n)
+	}
+	if _, ok := p.upstreamOf(big); ok {
+		t.Error("an address was kept for the refused node")
+	}
+	if ids := nodeListenerLines(logs); ids[big] != 0 || ids[big+1] != 1 {
+		t.Errorf("node listeners opened %v; want node %d only", ids, big+1)
+	}
+}
+
+// parseRewritten parses a rewritten response frame (size prefix included).
+func parseRewritten(t *testing.T, key, version int16, frame []byte) kmsg.Response {
+	t.Helper()
+	hl, err := decode.ResponseHeaderLen(key, version, frame[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := parseResponse(key, version, frame[4+hl:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

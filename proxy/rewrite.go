@@ -11,9 +11,38 @@ import (
 )
 
 // router gives the address clients must dial for a broker node, and learns
-// the node's real address. Proxy implements it with its node listeners.
+// the node's real address. ok is false for a node clients must not be told
+// about (it has no listener port). Proxy implements it with its node
+// listeners.
 type router interface {
-	route(nodeID int32, upstream string) (host string, port int32)
+	route(nodeID int32, upstream string) (host string, port int32, ok bool)
+}
+
+// errCoordinatorNotAvailable is Kafka's COORDINATOR_NOT_AVAILABLE, answered
+// for a coordinator kproxy refuses to route: clients retry, then fail.
+const errCoordinatorNotAvailable int16 = 15
+
+// refusedMessage is the error message of such an answer (FindCoordinator
+// v1+).
+func refusedMessage(nodeID int32) *string {
+	s := fmt.Sprintf("kproxy: no listener port for broker node %d (see kproxy's log)", nodeID)
+	return &s
+}
+
+// routeBrokers rewrites the address of each broker and leaves out those
+// the router refuses.
+func routeBrokers[B any](r router, brokers []B, fields func(*B) (*int32, *string, *int32)) []B {
+	kept := brokers[:0]
+	for i := range brokers {
+		id, host, port := fields(&brokers[i])
+		h, p, ok := r.route(*id, hostPort(*host, *port))
+		if !ok {
+			continue
+		}
+		*host, *port = h, p
+		kept = append(kept, brokers[i])
+	}
+	return kept
 }
 
 // rewriteResponse rewrites a response of an API for which rewritten(key)
@@ -71,23 +100,33 @@ func parseResponse(key, version int16, body []byte) (kmsg.Response, error) {
 func rewriteBody(r router, resp kmsg.Response) bool {
 	switch resp := resp.(type) {
 	case *kmsg.MetadataResponse:
-		for i := range resp.Brokers {
-			b := &resp.Brokers[i]
-			b.Host, b.Port = r.route(b.NodeID, hostPort(b.Host, b.Port))
-		}
-		return len(resp.Brokers) > 0
+		changed := len(resp.Brokers) > 0
+		resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.MetadataResponseBroker) (*int32, *string, *int32) {
+			return &b.NodeID, &b.Host, &b.Port
+		})
+		return changed
 	case *kmsg.FindCoordinatorResponse:
 		changed := false
 		// v0-v3: one coordinator. On error NodeID is -1 and Host empty.
 		if resp.Version < 4 && resp.ErrorCode == 0 && resp.NodeID >= 0 {
-			resp.Host, resp.Port = r.route(resp.NodeID, hostPort(resp.Host, resp.Port))
+			var ok bool
+			resp.Host, resp.Port, ok = r.route(resp.NodeID, hostPort(resp.Host, resp.Port))
+			if !ok {
+				resp.ErrorCode, resp.ErrorMessage = errCoordinatorNotAvailable, refusedMessage(resp.NodeID)
+				resp.NodeID, resp.Host, resp.Port = -1, "", -1
+			}
 			changed = true
 		}
 		// v4+ (KIP-699): one entry per key.
 		for i := range resp.Coordinators {
 			c := &resp.Coordinators[i]
 			if c.ErrorCode == 0 && c.NodeID >= 0 {
-				c.Host, c.Port = r.route(c.NodeID, hostPort(c.Host, c.Port))
+				var ok bool
+				c.Host, c.Port, ok = r.route(c.NodeID, hostPort(c.Host, c.Port))
+				if !ok {
+					c.ErrorCode, c.ErrorMessage = errCoordinatorNotAvailable, refusedMessage(c.NodeID)
+					c.NodeID, c.Host, c.Port = -1, "", -1
+				}
 				changed = true
 			}
 		}
@@ -99,11 +138,11 @@ func rewriteBody(r router, resp kmsg.Response) bool {
 		if resp.EndpointType == 2 {
 			return false
 		}
-		for i := range resp.Brokers {
-			b := &resp.Brokers[i]
-			b.Host, b.Port = r.route(b.NodeID, hostPort(b.Host, b.Port))
-		}
-		return len(resp.Brokers) > 0
+		changed := len(resp.Brokers) > 0
+		resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.DescribeClusterResponseBroker) (*int32, *string, *int32) {
+			return &b.NodeID, &b.Host, &b.Port
+		})
+		return changed
 	case *kmsg.ApiVersionsResponse:
 		return clampVersions(resp)
 	}

@@ -10,12 +10,18 @@ import (
 )
 
 // fakeRouter routes node N to kproxy.test:30000+N and records what it
-// learned.
+// learned; it refuses nodes from refusedNode on, as Proxy refuses nodes
+// without a listener port.
 type fakeRouter struct{ learned map[int32]string }
 
-func (r *fakeRouter) route(id int32, upstream string) (string, int32) {
+const refusedNode = 1000
+
+func (r *fakeRouter) route(id int32, upstream string) (string, int32, bool) {
+	if id >= refusedNode {
+		return "", 0, false
+	}
 	r.learned[id] = upstream
-	return "kproxy.test", 30000 + id
+	return "kproxy.test", 30000 + id, true
 }
 
 // responseFrame encodes resp with its response header, as a broker would:
@@ -199,5 +205,68 @@ func TestPolicyCoversDecodedAPIs(t *testing.T) {
 	}
 	if observed(17) || observed(36) {
 		t.Error("SASL APIs must never be observed")
+	}
+}
+
+// TestRewriteRefusedNodes: a node the router refuses is left out of
+// Metadata and DescribeCluster responses, and a coordinator it would be is
+// answered COORDINATOR_NOT_AVAILABLE, so that clients never get an address
+// that cannot work.
+func TestRewriteRefusedNodes(t *testing.T) {
+	const big = refusedNode + 500
+	metadata := func(host string, port int32, ids ...int32) *kmsg.MetadataResponse {
+		resp := kmsg.NewPtrMetadataResponse()
+		for _, id := range ids {
+			b := kmsg.NewMetadataResponseBroker()
+			b.NodeID, b.Host, b.Port = id, host, port+id
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		return resp
+	}
+	cluster := func(host string, port int32, ids ...int32) *kmsg.DescribeClusterResponse {
+		resp := kmsg.NewPtrDescribeClusterResponse()
+		for _, id := range ids {
+			b := kmsg.NewDescribeClusterResponseBroker()
+			b.NodeID, b.Host, b.Port = id, host, port+id
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		return resp
+	}
+	unavailable := func(c *kmsg.FindCoordinatorResponseCoordinator, id int32) {
+		c.ErrorCode, c.ErrorMessage = 15, refusedMessage(id)
+		c.NodeID, c.Host, c.Port = -1, "", -1
+	}
+	for v := range kmsg.NewPtrMetadataResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("Metadata v%d", v), func(t *testing.T) {
+			checkRewrite(t, metadata("broker.internal", 9092, 1, big, 7), metadata("kproxy.test", 30000, 1, 7), v, true,
+				map[int32]string{1: "broker.internal:9093", 7: "broker.internal:9099"})
+		})
+	}
+	for v := range kmsg.NewPtrDescribeClusterResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("DescribeCluster v%d", v), func(t *testing.T) {
+			checkRewrite(t, cluster("broker.internal", 9092, big, 2), cluster("kproxy.test", 30000, 2), v, true,
+				map[int32]string{2: "broker.internal:9094"})
+		})
+	}
+	for v := range kmsg.NewPtrFindCoordinatorResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("FindCoordinator v%d", v), func(t *testing.T) {
+			in, want := kmsg.NewPtrFindCoordinatorResponse(), kmsg.NewPtrFindCoordinatorResponse()
+			if v < 4 {
+				in.NodeID, in.Host, in.Port = big, "broker.internal", 9092
+				want.ErrorCode, want.ErrorMessage = 15, refusedMessage(big)
+				want.NodeID, want.Host, want.Port = -1, "", -1
+			} else {
+				for _, id := range []int32{big, 3} {
+					c := kmsg.NewFindCoordinatorResponseCoordinator()
+					c.Key, c.NodeID, c.Host, c.Port = fmt.Sprint("g", id), id, "broker.internal", 9092+id
+					in.Coordinators = append(in.Coordinators, c)
+				}
+				refused, ok := in.Coordinators[0], in.Coordinators[1]
+				unavailable(&refused, big)
+				ok.Host, ok.Port = "kproxy.test", 30003
+				want.Coordinators = []kmsg.FindCoordinatorResponseCoordinator{refused, ok}
+			}
+			checkRewrite(t, in, want, v, true, nil)
+		})
 	}
 }

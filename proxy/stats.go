@@ -40,6 +40,11 @@ type Stats struct {
 	// unobserved, after a SaslHandshake v0 for a mechanism whose bare
 	// token exchange kproxy cannot delimit (GSSAPI, unknown ones).
 	SASLOpaqueConnections uint64
+	// NodesRefused counts the times a response named a broker node that
+	// has no valid listener port (BrokerPortBase plus its id above
+	// 65535, and not in BrokerListeners); it was left out of what clients
+	// were told.
+	NodesRefused uint64
 }
 
 // counters are the live counters behind Stats.
@@ -58,6 +63,7 @@ type counters struct {
 	dialFailures          atomic.Uint64
 	tlsHellos             atomic.Uint64
 	saslOpaque            atomic.Uint64
+	nodesRefused          atomic.Uint64
 	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
 	queuedBytes atomic.Int64
 }
@@ -78,5 +84,6 @@ func (c *counters) snapshot() Stats {
 		UpstreamDialFailures:  c.dialFailures.Load(),
 		TLSHellos:             c.tlsHellos.Load(),
 		SASLOpaqueConnections: c.saslOpaque.Load(),
+		NodesRefused:          c.nodesRefused.Load(),
 	}
 }

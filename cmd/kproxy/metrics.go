@@ -45,6 +45,10 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.UpstreamDialFailures) }},
 	{"kproxy_tls_hellos_total", "counter", "TLS ClientHellos received on a plaintext listener.",
 		func(s proxy.Stats) float64 { return float64(s.TLSHellos) }},
+	{"kproxy_sasl_opaque_connections_total", "counter", "Connections forwarded unobserved after a SaslHandshake v0 whose token exchange kproxy cannot delimit.",
+		func(s proxy.Stats) float64 { return float64(s.SASLOpaqueConnections) }},
+	{"kproxy_nodes_refused_total", "counter", "Responses naming a broker node without a valid listener port; the node was not shown to clients.",
+		func(s proxy.Stats) float64 { return float64(s.NodesRefused) }},
 }
 
 // journalMetrics lists what /metrics exposes of the journal when one is
@@ -65,6 +69,8 @@ var journalMetrics = []metric[journal.Stats]{
 		func(s journal.Stats) float64 { return float64(s.Segments) }},
 	{"kproxy_journal_dropped_total", "counter", "Exchanges not journaled because the journal's queue was full.",
 		func(s journal.Stats) float64 { return float64(s.Dropped) }},
+	{"kproxy_journal_upstream_dropped_total", "counter", "Exchanges the proxy dropped before the journal (noted in it as gaps).",
+		func(s journal.Stats) float64 { return float64(s.UpstreamDropped) }},
 	{"kproxy_journal_too_large_total", "counter", "Exchanges not journaled because they exceed the largest record.",
 		func(s journal.Stats) float64 { return float64(s.TooLarge) }},
 	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling had stopped.",
