@@ -34,9 +34,11 @@ import (
 // tracking, in lockstep (one client token, then the broker's answer, before
 // the next client frame is read) for the mechanisms above, then goes back
 // to Kafka framing. For the others it forwards the rest of the connection as
-// opaque bytes in both directions, unobserved. The same lockstep applies to
-// the SaslHandshake v0 request itself: the next client frame is read only
-// once its response said whether tokens follow.
+// opaque bytes in both directions, unobserved; at shutdown such a
+// connection is closed at once, as kproxy cannot see its request
+// boundaries. The same lockstep applies to the SaslHandshake v0 request
+// itself: the next client frame is read only once its response said
+// whether tokens follow.
 
 // saslMode says how the request pump reads the next client frame.
 type saslMode int
