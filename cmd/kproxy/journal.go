@@ -76,6 +76,11 @@ writer dropped, the corrupt records skipped and any torn tail.`,
 				return inspectSummary(r, f, out)
 			}
 			err = inspectLines(r, f, raw, out)
+			// Flush first, so the warning follows the listing rather than
+			// landing in its middle when both go to one terminal.
+			if ferr := out.Flush(); err == nil {
+				err = ferr
+			}
 			warnDamage(cmd.ErrOrStderr(), r.Stats())
 			return err
 		},
@@ -241,7 +246,7 @@ func inspectSummary(r *journal.Reader, f inspectFilter, out *bufio.Writer) error
 		fmt.Fprintf(out, "time span:        %s .. %s (%s)\n",
 			first.UTC().Format(inspectTime), last.UTC().Format(inspectTime), last.Sub(first))
 	}
-	fmt.Fprintf(out, "dropped:          %d exchanges (the writer's queue was full)\n", st.Dropped)
+	fmt.Fprintf(out, "dropped:          %d exchanges (kproxy's observer queue or the journal writer's queue was full)\n", st.Dropped)
 	fmt.Fprintf(out, "corrupt skipped:  %d records\n", st.Corrupt)
 	if st.Unknown > 0 {
 		fmt.Fprintf(out, "unknown records:  %d (written by a newer kproxy; skipped)\n", st.Unknown)
