@@ -246,17 +246,16 @@ func appendGap(dst []byte, t time.Time, n uint64) []byte {
 var errPayload = errors.New("malformed record payload")
 
 // parseExchange parses an exchange payload. Request and Response alias p.
-// Strings go through in, which may be nil.
-func parseExchange(p []byte, in *interner) (*decode.Exchange, error) {
+func parseExchange(p []byte) (*decode.Exchange, error) {
 	x := &decode.Exchange{}
-	if err := parseExchangeInto(x, p, in); err != nil {
+	if err := parseExchangeInto(x, p); err != nil {
 		return nil, err
 	}
 	return x, nil
 }
 
 // parseExchangeInto is parseExchange into x, which it overwrites whole.
-func parseExchangeInto(x *decode.Exchange, p []byte, in *interner) error {
+func parseExchangeInto(x *decode.Exchange, p []byte) error {
 	if len(p) < exchangeFixedLen || p[0] != recExchange || p[1]&^knownFlags != 0 {
 		return errPayload
 	}
@@ -271,70 +270,17 @@ func parseExchangeInto(x *decode.Exchange, p []byte, in *interner) error {
 		ResponseAt:    nanosToTime(int64(binary.BigEndian.Uint64(p[30:]))),
 	}
 	r := payloadReader{b: p[exchangeFixedLen:]}
-	x.ClientAddr, x.ClientID = in.client(x.ConnID, r.bytes16(), r.bytes16())
+	// Fresh strings: sharing them through a table of the strings seen
+	// (connections, clients) cost more in cache misses than it saved in
+	// allocations once a journal has thousands of connections.
+	x.ClientAddr = string(r.bytes16())
+	x.ClientID = string(r.bytes16())
 	x.Request = r.bytes32(flags&flagRequest != 0)
 	x.Response = r.bytes32(flags&flagResponse != 0)
 	if r.bad || len(r.b) != 0 {
 		return errPayload
 	}
 	return nil
-}
-
-// interner shares the strings that repeat from record to record (client
-// addresses and ids: one per connection), saving an allocation each. It
-// forgets everything when it holds maxInterned strings, so memory stays
-// bounded however many connections a journal saw.
-type interner struct {
-	m map[string]string
-	// conns holds the strings of a recent record of each connection, by
-	// connection id modulo its length: consecutive records of a connection
-	// repeat them, and comparing is cheaper than a lookup in m.
-	conns []connStrings
-}
-
-// connStrings are the client strings of a record of connection id.
-type connStrings struct {
-	id             uint64
-	addr, clientID string
-}
-
-// connSlots is the length of interner.conns.
-const connSlots = 1 << 15
-
-// client returns the client address and id of a record of connection conn:
-// those of the connection's previous record when they are the same, else
-// through str.
-func (in *interner) client(conn uint64, addr, clientID []byte) (string, string) {
-	if in == nil {
-		return string(addr), string(clientID)
-	}
-	if in.conns == nil {
-		in.conns = make([]connStrings, connSlots)
-	}
-	c := &in.conns[conn%connSlots]
-	if c.id != conn || c.addr != string(addr) || c.clientID != string(clientID) {
-		*c = connStrings{id: conn, addr: in.str(addr), clientID: in.str(clientID)}
-	}
-	return c.addr, c.clientID
-}
-
-const maxInterned = 1 << 12
-
-// str returns b as a string, shared with earlier equal ones. A nil
-// interner just converts.
-func (in *interner) str(b []byte) string {
-	if in == nil {
-		return string(b)
-	}
-	if s, ok := in.m[string(b)]; ok {
-		return s
-	}
-	if in.m == nil || len(in.m) >= maxInterned {
-		in.m = make(map[string]string, 256)
-	}
-	s := string(b)
-	in.m[s] = s
-	return s
 }
 
 // parseGap parses a gap payload.

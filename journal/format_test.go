@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func TestExchangePayloadRoundTrip(t *testing.T) {
 			if len(p) != exchangePayloadLen(x) {
 				t.Fatalf("payload is %d bytes; exchangePayloadLen says %d", len(p), exchangePayloadLen(x))
 			}
-			got, err := parseExchange(p, nil)
+			got, err := parseExchange(p)
 			if err != nil {
 				t.Fatalf("parseExchange: %v", err)
 			}
@@ -68,7 +67,7 @@ func TestParseExchangeRejectsMalformed(t *testing.T) {
 	cases["nil response with a length"] = append(p, 0)
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {
-			if _, err := parseExchange(p, nil); !errors.Is(err, errPayload) {
+			if _, err := parseExchange(p); !errors.Is(err, errPayload) {
 				t.Fatalf("parseExchange: got %v; want errPayload", err)
 			}
 		})
@@ -202,26 +201,6 @@ func TestFormatGolden(t *testing.T) {
 	}
 	if string(b[56:60]) != "\xe2\x9c\x5b\xa7" || b[68] != recExchange {
 		t.Fatalf("first record starts %x; want the sync marker then type 1", b[56:69])
-	}
-}
-
-func TestInternerIsBounded(t *testing.T) {
-	in := &interner{}
-	a := in.str([]byte("127.0.0.1:40001"))
-	if b := in.str([]byte("127.0.0.1:40001")); a != b || len(in.m) != 1 {
-		t.Fatalf("got %q and %q, %d entries; want one shared entry", a, b, len(in.m))
-	}
-	for i := range 2*maxInterned + 10 {
-		if s := in.str([]byte(strconv.Itoa(i))); s != strconv.Itoa(i) {
-			t.Fatalf("got %q; want %d", s, i)
-		}
-		if len(in.m) > maxInterned {
-			t.Fatalf("%d strings held; want at most %d", len(in.m), maxInterned)
-		}
-	}
-	var nilIn *interner
-	if s := nilIn.str([]byte("x")); s != "x" {
-		t.Fatalf("nil interner gave %q; want %q", s, "x")
 	}
 }
 

@@ -27,8 +27,7 @@ type Reader struct {
 	streams []*stream
 	heap    mergeHeap
 	stats   ReadStats
-	err     error     // deferred until the exchange before it was returned
-	strs    *interner // shared by all segments
+	err     error // deferred until the exchange before it was returned
 }
 
 // ReadStats describes what a Reader read so far, and the journals.
@@ -126,7 +125,7 @@ func OpenReader(paths ...string) (*Reader, error) {
 		}
 		refs = append(refs, ref)
 	}
-	r := &Reader{strs: &interner{}}
+	r := &Reader{}
 	if err := r.group(refs); err != nil {
 		return nil, err
 	}
@@ -333,7 +332,7 @@ func (r *Reader) advance(s *stream) error {
 			if s.next == len(s.segs) {
 				return nil
 			}
-			if err := s.open(r.strs); err != nil {
+			if err := s.open(); err != nil {
 				return err
 			}
 		}
@@ -356,7 +355,7 @@ func (r *Reader) advance(s *stream) error {
 }
 
 // open opens s's next segment.
-func (s *stream) open(strs *interner) error {
+func (s *stream) open() error {
 	seg := s.segs[s.next]
 	f, err := os.Open(seg.path)
 	if err != nil {
@@ -367,7 +366,6 @@ func (s *stream) open(strs *interner) error {
 		f.Close()
 		return err
 	}
-	sc.strs = strs
 	s.f, s.cur, s.curIdx = f, sc, s.next
 	s.next++
 	return nil

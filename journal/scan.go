@@ -42,8 +42,7 @@ type scanner struct {
 	off  int64 // offset of br's next byte
 	hdr  segmentHeader
 
-	damagedAt int64     // start of the damage being skipped, or -1
-	strs      *interner // may be nil
+	damagedAt int64 // start of the damage being skipped, or -1
 
 	corrupt   uint64 // damaged stretches skipped, and records that did not parse
 	unknown   uint64 // valid records of a type this version does not know
@@ -161,7 +160,7 @@ func (s *scanner) next() (record, error) {
 		}
 		switch p[0] {
 		case recExchange:
-			if err := parseExchangeInto(&s.x, p, s.strs); err != nil {
+			if err := parseExchangeInto(&s.x, p); err != nil {
 				s.corrupt++
 				continue
 			}
