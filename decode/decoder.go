@@ -82,9 +82,6 @@ type Decoder struct {
 
 	// metadata remembers the Metadata decoded from recent response bodies.
 	metadata metadataMemo
-
-	// strs are the strings shared by intern and own.
-	strs interner
 }
 
 // NewDecoder returns a Decoder with an empty memory.
@@ -129,7 +126,7 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		return nil, nil
 	}
 	name := APIName(key)
-	h, clientID, err := parseRequestHeader(x.Request)
+	h, hdrClientID, err := parseRequestHeader(x.Request)
 	if err != nil {
 		return nil, fmt.Errorf("decode: %s request header: %w", name, err)
 	}
@@ -154,7 +151,7 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 		At:            x.RequestAt,
 		ConnID:        x.ConnID,
 		ClientAddr:    x.ClientAddr,
-		ClientID:      d.clientID(x, clientID),
+		ClientID:      clientID(x, hdrClientID),
 		BrokerID:      x.BrokerID,
 		APIKey:        key,
 		APIVersion:    h.APIVersion,
@@ -198,12 +195,12 @@ func (d *Decoder) decode(x *Exchange) ([]Event, error) {
 
 // clientID is the request header's client id: the exchange's own
 // ClientID string when it says the same, as it does when the proxy or the
-// journal filled it from the same header, else a shared copy.
-func (d *Decoder) clientID(x *Exchange, header []byte) string {
+// journal filled it from the same header, else a copy.
+func clientID(x *Exchange, header []byte) string {
 	if string(header) == x.ClientID {
 		return x.ClientID
 	}
-	return d.intern(header)
+	return string(header)
 }
 
 // readFrom decodes b into m, its strings aliasing b when unsafe (every

@@ -12,11 +12,11 @@ package decode
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 // decodeHeartbeat reads reused structs whose strings alias the frames: it
-// keeps them through d.own.
+// keeps copies (own).
 func decodeHeartbeat(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.HeartbeatRequest)
-	e.Group = d.own(q.Group)
-	h := &Heartbeat{MemberID: d.own(q.MemberID), InstanceID: d.ownPtr(q.InstanceID), Generation: q.Generation}
+	e.Group = own(q.Group)
+	h := &Heartbeat{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}
 	if p, ok := resp.(*kmsg.HeartbeatResponse); ok {
 		h.ErrorCode = p.ErrorCode
 	}

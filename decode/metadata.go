@@ -26,14 +26,14 @@ import (
 )
 
 // decodeMetadata reads reused structs whose strings alias the frames: it
-// keeps them through d.own.
+// keeps copies (own).
 func decodeMetadata(d *Decoder, e Event, _ kmsg.Request, resp kmsg.Response) []Event {
 	m := &Metadata{}
 	if p, ok := resp.(*kmsg.MetadataResponse); ok && len(p.Topics) > 0 {
 		m.Topics = make([]MetadataTopic, len(p.Topics))
 		for i, t := range p.Topics {
 			m.Topics[i] = MetadataTopic{
-				Name:       d.ownPtr(t.Topic),
+				Name:       ownPtr(t.Topic),
 				TopicID:    t.TopicID,
 				Partitions: int32(len(t.Partitions)),
 				ErrorCode:  t.ErrorCode,

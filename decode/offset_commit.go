@@ -24,22 +24,22 @@ import (
 )
 
 // decodeOffsetCommit reads reused structs whose strings alias the frames:
-// it keeps them through d.own.
+// it keeps copies (own).
 func decodeOffsetCommit(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.OffsetCommitRequest)
-	e.Group = d.own(q.Group)
-	c := &OffsetCommit{MemberID: d.own(q.MemberID), InstanceID: d.ownPtr(q.InstanceID), Generation: q.Generation}
+	e.Group = own(q.Group)
+	c := &OffsetCommit{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}
 	if len(q.Topics) > 0 {
 		c.Topics = make([]CommitTopic, len(q.Topics))
 	}
 	for i, t := range q.Topics {
-		ct := CommitTopic{Topic: d.own(t.Topic), TopicID: t.TopicID, Partitions: make([]CommitPartition, len(t.Partitions))}
+		ct := CommitTopic{Topic: own(t.Topic), TopicID: t.TopicID, Partitions: make([]CommitPartition, len(t.Partitions))}
 		for j, p := range t.Partitions {
 			ct.Partitions[j] = CommitPartition{
 				Partition:   p.Partition,
 				Offset:      p.Offset,
 				LeaderEpoch: p.LeaderEpoch,
-				Metadata:    d.ownPtr(p.Metadata),
+				Metadata:    ownPtr(p.Metadata),
 			}
 		}
 		c.Topics[i] = ct
@@ -50,7 +50,7 @@ func decodeOffsetCommit(d *Decoder, e Event, req kmsg.Request, resp kmsg.Respons
 		for _, t := range p.Topics {
 			for _, r := range t.Partitions {
 				if !setCommitResult(c.Topics, t.Topic, t.TopicID, r.Partition, r.ErrorCode) {
-					c.Topics = addCommitResult(c.Topics, d.own(t.Topic), t.TopicID, r.Partition, r.ErrorCode)
+					c.Topics = addCommitResult(c.Topics, own(t.Topic), t.TopicID, r.Partition, r.ErrorCode)
 					added = true
 				}
 			}

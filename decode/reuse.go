@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"hash/maphash"
 	"strings"
 	"sync"
 
@@ -17,7 +16,7 @@ type kmsgPair struct {
 // reusedPools hold, for the APIs a busy proxy sees most (Heartbeat,
 // OffsetCommit, Metadata), kmsg structs that are decoded into again and
 // again, with strings that alias the frames (UnsafeReadFrom). Their
-// decoders intern or copy every value they keep, so no event aliases the
+// decoders copy every value they keep (own), so no event aliases the
 // frames or the structs. Other APIs get fresh structs and copied strings.
 var reusedPools = map[int16]*sync.Pool{
 	3:  pairPool(3),
@@ -69,65 +68,16 @@ func resetPair(p *kmsgPair) {
 	}
 }
 
-// internSlots is how many strings a Decoder shares (a power of two).
-const internSlots = 1 << 14
-
-// interner shares the strings that repeat from exchange to exchange:
-// client ids, groups, member ids and topics. It is a direct-mapped cache:
-// a string goes in the slot its hash picks, replacing what was there, so
-// its size is fixed and a lookup costs a hash and a comparison.
-type interner struct {
-	mu    sync.Mutex
-	seed  maphash.Seed
-	slots []string
-}
-
-// intern returns b as a string, shared with an earlier equal one when
-// still in its slot; it never aliases b.
-func (d *Decoder) intern(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	in := &d.strs
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.ready()
-	slot := &in.slots[maphash.Bytes(in.seed, b)&(internSlots-1)]
-	if *slot != string(b) {
-		*slot = string(b)
-	}
-	return *slot
-}
-
-// own is intern for a string that may alias a frame (read by
-// UnsafeReadFrom): the string returned is the Decoder's.
-func (d *Decoder) own(s string) string {
-	if s == "" {
-		return ""
-	}
-	in := &d.strs
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.ready()
-	slot := &in.slots[maphash.String(in.seed, s)&(internSlots-1)]
-	if *slot != s {
-		*slot = strings.Clone(s)
-	}
-	return *slot
-}
+// own copies a string that may alias a frame (read by UnsafeReadFrom), so
+// that events never alias the exchange. (Sharing equal strings through a
+// table of those seen cost more in cache misses than it saved in
+// allocations once a proxy sees thousands of groups and members.)
+func own(s string) string { return strings.Clone(s) }
 
 // ownPtr is own(*s), or "" when s is nil.
-func (d *Decoder) ownPtr(s *string) string {
+func ownPtr(s *string) string {
 	if s == nil {
 		return ""
 	}
-	return d.own(*s)
-}
-
-// ready sets the interner up on first use; in.mu is held.
-func (in *interner) ready() {
-	if in.slots == nil {
-		in.seed = maphash.MakeSeed()
-		in.slots = make([]string, internSlots)
-	}
+	return own(*s)
 }
