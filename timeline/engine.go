@@ -62,7 +62,9 @@ func (e *Engine) add(ev *decode.Event) {
 		return
 	}
 	g := e.group(ev.Group)
-	g.quietUntil = time.Time{} // the event may change what a sweep finds
+	if !g.quietEvent(ev) {
+		g.quietUntil = time.Time{} // the event may change what a sweep finds
+	}
 	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
 		g.firstSeen = ev.At
 	}

@@ -3,6 +3,8 @@ package timeline
 import (
 	"fmt"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // sweepGrace is how long past a member's session deadline the engine waits
@@ -50,6 +52,42 @@ func (g *group) nextChange() time.Time {
 		next = earliest(next, lm.lastAlive.Add(lm.sessionTimeout).Add(sweepGrace))
 	}
 	return next
+}
+
+// quietEvent reports whether ev, about to be handled, changes nothing a
+// sweep depends on but move a known member's last accepted request later,
+// which only delays what nextChange found: an accepted heartbeat of a
+// known, unexpired member for a generation already formed, or a commit by
+// such a member (or one that failed, or by no member, which mark no one
+// alive). Every other event resets quietUntil.
+func (g *group) quietEvent(ev *decode.Event) bool {
+	known := func(id string) bool {
+		lm := g.live[id]
+		return lm != nil && !lm.expired
+	}
+	switch {
+	case ev.Heartbeat != nil:
+		hb := ev.Heartbeat
+		if !ev.Responded() || hb.ErrorCode != 0 || hb.MemberID == "" || !known(hb.MemberID) {
+			return false
+		}
+		gen := g.byNum[hb.Generation]
+		return gen != nil && !gen.midway
+	case ev.OffsetCommit != nil:
+		oc := ev.OffsetCommit
+		if !ev.Responded() || oc.MemberID == "" {
+			return true
+		}
+		for _, t := range oc.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					return true // failed: alive is not called
+				}
+			}
+		}
+		return known(oc.MemberID)
+	}
+	return false
 }
 
 // sweepNow prunes the member registry and infers session timeouts as of
