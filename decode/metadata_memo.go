@@ -10,8 +10,8 @@ import (
 // bodies or memoMaxBytes bytes of them.
 const (
 	memoMaxBody    = 64 << 10
-	memoMaxEntries = 1024
-	memoMaxBytes   = 8 << 20
+	memoMaxEntries = 8192
+	memoMaxBytes   = 16 << 20
 )
 
 // metadataMemo remembers the Metadata decoded from recent Metadata response
