@@ -34,12 +34,12 @@ type commit struct {
 }
 
 // commitPart is one partition of a commit: the offset committed and, when
-// the commit of it failed, the error's name.
+// the commit of it failed, the error code (0 when it succeeded).
 type commitPart struct {
 	topic     string
-	partition int32
 	offset    int64
-	err       string
+	partition int32
+	code      int16
 }
 
 // offsets is the commit's offsets by topic and partition.
@@ -59,7 +59,7 @@ func (c *commit) offsets() map[string]map[int32]int64 {
 func (c *commit) errors() map[string]map[int32]string {
 	var m map[string]map[int32]string
 	for _, p := range c.parts {
-		if p.err == "" {
+		if p.code == 0 {
 			continue
 		}
 		if m == nil {
@@ -68,7 +68,7 @@ func (c *commit) errors() map[string]map[int32]string {
 		if m[p.topic] == nil {
 			m[p.topic] = map[int32]string{}
 		}
-		m[p.topic][p.partition] = p.err
+		m[p.topic][p.partition] = errorName(p.code)
 	}
 	return m
 }
@@ -119,7 +119,7 @@ func (g *group) newCommit(ev *decode.Event) *commit {
 		for _, p := range t.Partitions {
 			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset}
 			if p.ErrorCode != 0 {
-				cp.err = errorName(p.ErrorCode)
+				cp.code = p.ErrorCode
 				c.failed = true
 			}
 			c.parts = append(c.parts, cp)
@@ -145,8 +145,8 @@ func mergeParts(parts []commitPart) []commitPart {
 	out := parts[:0]
 	for _, p := range parts {
 		if n := len(out); n > 0 && cmpPart(out[n-1], p) == 0 {
-			if p.err == "" {
-				p.err = out[n-1].err
+			if p.code == 0 {
+				p.code = out[n-1].code
 			}
 			out[n-1] = p
 			continue
@@ -188,7 +188,7 @@ func (g *group) offsetCommit(ev *decode.Event) {
 	var byPart map[int32]committedOffset // g.committed[topic]
 	topic := ""
 	for _, p := range c.parts {
-		if p.err != "" {
+		if p.code != 0 {
 			continue
 		}
 		if byPart == nil || p.topic != topic {
@@ -304,7 +304,7 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 	for _, cp := range c.parts {
 		t, p := cp.topic, cp.partition
 		{
-			if !c.responded || cp.err != "" {
+			if !c.responded || cp.code != 0 {
 				continue
 			}
 			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
@@ -346,7 +346,7 @@ func (g *group) anySuspect(c *commit, owned partitions) bool {
 		if i == 0 || cp.topic != c.parts[i-1].topic {
 			ownedParts, committed = owned[cp.topic], g.committed[cp.topic]
 		}
-		if cp.err != "" {
+		if cp.code != 0 {
 			continue
 		}
 		if owned != nil {
@@ -418,8 +418,8 @@ func (g *group) commitText(head string, c *commit) string {
 	case c.failed:
 		b.WriteString(" FAILED")
 		for _, cp := range c.parts {
-			if cp.err != "" {
-				fmt.Fprintf(&b, " %s[%d] %s", cp.topic, cp.partition, cp.err)
+			if cp.code != 0 {
+				fmt.Fprintf(&b, " %s[%d] %s", cp.topic, cp.partition, errorName(cp.code))
 			}
 		}
 		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
