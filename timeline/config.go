@@ -25,9 +25,10 @@ type Config struct {
 	// --format text or jsonl): the last StreamingGenerations generations of
 	// each group (unless MaxGenerations says fewer), which late SyncGroups,
 	// heartbeats and commits naming a recent generation are checked
-	// against, and no storm once it has ended. The entries are the same as
-	// without it, and memory no longer grows with the length of the input;
-	// Report then covers only what was kept.
+	// against, no storm once it has ended, and of a storm under way only
+	// the rebalances that started it. The entries are the same as without
+	// it, and memory no longer grows with the length of the input; Report
+	// then covers only what was kept.
 	Streaming bool
 	// Location is the time zone of the clock times in entry texts and in
 	// the text report. Default (nil) UTC, so output does not depend on the

@@ -432,7 +432,7 @@ func commitReport(c *commit) CommitReport {
 
 func stormReport(st *storm) StormReport {
 	kind, _ := st.dominant()
-	sr := StormReport{From: stamp(st.from), To: stamp(st.to), Rebalances: len(st.marks), DominantTrigger: kind,
+	sr := StormReport{From: stamp(st.from), To: stamp(st.to), Rebalances: st.count, DominantTrigger: kind,
 		Triggers: st.triggers(), Members: st.members(), Ongoing: !st.ended}
 	if sr.Members == nil {
 		sr.Members = []string{}

@@ -25,9 +25,13 @@ type stormMark struct {
 // previous, that reached the storm threshold.
 type storm struct {
 	from, to time.Time
-	marks    []stormMark
-	ended    bool
-	endedAt  time.Time
+	// marks are its rebalances; a Streaming engine keeps only those that
+	// started it, so that a storm that never ends does not grow.
+	marks   []stormMark
+	count   int       // rebalances in the storm
+	last    stormMark // the latest of them
+	ended   bool
+	endedAt time.Time
 }
 
 // countRebalance adds a formed generation to the storm detector. The very
@@ -52,21 +56,24 @@ func (g *group) countRebalance(gen *generation) {
 		cut++
 	}
 	s.window = s.window[cut:]
-	if s.active != nil {
-		s.active.marks = append(s.active.marks, mark)
-		s.active.to = mark.at
+	if st := s.active; st != nil {
+		if !g.e.cfg.Streaming {
+			st.marks = append(st.marks, mark)
+		}
+		st.count++
+		st.last, st.to = mark, mark.at
 		return
 	}
 	if len(s.window) < g.e.cfg.StormRebalances {
 		return
 	}
-	st := &storm{from: s.window[0].at, to: mark.at, marks: append([]stormMark(nil), s.window...)}
+	st := &storm{from: s.window[0].at, to: mark.at, marks: append([]stormMark(nil), s.window...), count: len(s.window), last: mark}
 	s.active = st
 	s.storms = append(s.storms, st)
 	kind, n := st.dominant()
 	g.emit(mark.at, KindStorm, gen.num, "", fmt.Sprintf("storm: %d rebalances within %s (gens %d–%d), mostly %s (%d of %d), members %s",
-		len(st.marks), human(st.to.Sub(st.from)), st.marks[0].gen, mark.gen, kind, n, len(st.marks), listNames(st.members(), 5)),
-		map[string]any{"rebalances": len(st.marks), "dominant_trigger": kind, "members": st.members()})
+		st.count, human(st.to.Sub(st.from)), st.marks[0].gen, mark.gen, kind, n, st.count, listNames(st.members(), 5)),
+		map[string]any{"rebalances": st.count, "dominant_trigger": kind, "members": st.members()})
 }
 
 // endStorm closes the active storm at the end of its window.
@@ -80,8 +87,8 @@ func (g *group) endStorm(at time.Time) {
 	if g.e.cfg.Streaming {
 		g.storm.storms = slices.DeleteFunc(g.storm.storms, func(s *storm) bool { return s == st })
 	}
-	g.emit(at, KindStormEnded, st.marks[len(st.marks)-1].gen, "", fmt.Sprintf("storm over: %d rebalances from %s to %s",
-		len(st.marks), clock(st.from, g.e.cfg.Location), clock(st.to, g.e.cfg.Location)), map[string]any{"rebalances": len(st.marks)})
+	g.emit(at, KindStormEnded, st.last.gen, "", fmt.Sprintf("storm over: %d rebalances from %s to %s",
+		st.count, clock(st.from, g.e.cfg.Location), clock(st.to, g.e.cfg.Location)), map[string]any{"rebalances": st.count})
 }
 
 // dominant is the most frequent trigger kind, ties broken by name.

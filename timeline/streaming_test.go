@@ -8,8 +8,9 @@ import (
 
 // TestStreamingGivesTheSameEntries runs the synthetic scripts with and
 // without Config.Streaming: the entries are the same, and a streaming
-// engine keeps at most StreamingGenerations generations per group and no
-// ended storm.
+// engine keeps at most StreamingGenerations generations per group, no
+// ended storm, and of a storm under way only the rebalances that started
+// it.
 func TestStreamingGivesTheSameEntries(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -35,6 +36,9 @@ func TestStreamingGivesTheSameEntries(t *testing.T) {
 				for _, st := range g.storm.storms {
 					if st.ended {
 						t.Errorf("group %s keeps an ended storm", g.id)
+					}
+					if len(st.marks) > e.cfg.StormRebalances {
+						t.Errorf("group %s keeps %d rebalances of its storm; want those that started it (%d)", g.id, len(st.marks), e.cfg.StormRebalances)
 					}
 				}
 			}
