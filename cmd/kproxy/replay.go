@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -22,6 +23,10 @@ type replayOptions struct {
 	format       string // text, json or jsonl
 	group        string // "" for all
 	since, until time.Time
+	// stormRebalances and stormWindow are serve's --storm-rebalances and
+	// --storm-window: the same values give the same storms as live.
+	stormRebalances int
+	stormWindow     time.Duration
 }
 
 func newReplayCmd() *cobra.Command {
@@ -63,6 +68,12 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 			if o.until, err = parseReplayTime("--until", until); err != nil {
 				return err
 			}
+			if o.stormRebalances < 2 {
+				return fmt.Errorf("replay: --storm-rebalances %d: want at least 2", o.stormRebalances)
+			}
+			if o.stormWindow <= 0 {
+				return fmt.Errorf("replay: --storm-window %s: want a positive duration", o.stormWindow)
+			}
 			if !o.since.IsZero() && !o.until.IsZero() && o.until.Before(o.since) {
 				return fmt.Errorf("replay: --until %s is before --since %s", until, since)
 			}
@@ -74,6 +85,9 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 	f.StringVar(&o.group, "group", "", "only this consumer group")
 	f.StringVar(&since, "since", "", "only exchanges completed at or after this time")
 	f.StringVar(&until, "until", "", "only exchanges completed at or before this time")
+	f.IntVar(&o.stormRebalances, "storm-rebalances", config.DefaultStormRebalances,
+		"a group rebalancing this many times within --storm-window is in a storm (as kproxy serve's flag)")
+	f.DurationVar(&o.stormWindow, "storm-window", config.DefaultStormWindow, "sliding window of storm detection (as kproxy serve's flag)")
 	return cmd
 }
 
@@ -106,7 +120,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 
 	w := bufio.NewWriterSize(out, 64<<10)
 	var writeErr error
-	cfg := timeline.Config{}
+	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
 	if o.format != "json" {
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
@@ -126,7 +140,6 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	dec := decode.NewDecoder()
 	bar := newProgress(errOut, r.Stats().Bytes)
 
-	var last time.Time
 	var undecoded uint64
 	// One exchange is read into again and again: decode copies what its
 	// events keep, and the timeline keeps nothing of the exchange.
@@ -164,20 +177,16 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			continue
 		}
 		eng.Observe(&x, events)
-		if at.After(last) {
-			last = at
-		}
 		if writeErr != nil {
 			break
 		}
 	}
 	bar.clear()
-	// Settle what is pending as of the last exchange replayed (or the end
-	// of the window): timestamps come from the journal, never the clock.
-	if !o.until.IsZero() {
-		last = o.until
-	}
-	eng.Close(last)
+	// Settle what is pending as of the last event replayed, as the live
+	// proxy does when it stops (exchanges without events, such as
+	// ApiVersions, must not move that time), or as of the end of the
+	// window: timestamps come from the journal, never the clock.
+	eng.Close(o.until)
 	if writeErr == nil && o.format == "json" {
 		rep := eng.Report()
 		if o.group != "" {

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -229,5 +233,94 @@ func TestReplaySeedSample(t *testing.T) {
 	}
 	if !found || fmt.Sprint(gens[0].Members[0].Assignment[demo.Topic]) != "[0 1 2]" {
 		t.Errorf("the sample does not show A owning 0,1,2 then A 0,1 and B 2: %+v", gens)
+	}
+}
+
+// TestReplayClosesAtLastEvent checks that replay settles the timeline as of
+// the last group event, as the live proxy does, not as of a later exchange
+// that carries no event (ApiVersions): the seed journal cut before its
+// LeaveGroups, then an ApiVersions exchange five minutes later, would
+// otherwise show consumer sessions expired in replay only.
+func TestReplayClosesAtLastEvent(t *testing.T) {
+	r, err := journal.OpenReader(seedSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var kept []*decode.Exchange
+	var apiVersions *decode.Exchange
+	for {
+		x, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.APIKey == 13 { // LeaveGroup: the consumers are stopping
+			break
+		}
+		if x.APIKey == 18 {
+			apiVersions = x
+		}
+		kept = append(kept, x)
+	}
+	if apiVersions == nil || len(kept) == 0 {
+		t.Fatal("the seed journal lacks an ApiVersions exchange before its LeaveGroups")
+	}
+	late := *apiVersions
+	later := 5 * time.Minute
+	late.RequestAt = kept[len(kept)-1].ResponseAt.Add(later)
+	late.ResponseAt = late.RequestAt.Add(time.Millisecond)
+	kept = append(kept, &late)
+
+	// What the live proxy reports for this traffic when it stops.
+	live := timeline.NewShared(timeline.Config{})
+	dec := decode.NewDecoder()
+	for _, x := range kept {
+		events, _ := dec.Decode(x)
+		live.Observe(x, events)
+	}
+	live.Close(time.Time{})
+	var want bytes.Buffer
+	if err := timeline.WriteJSON(&want, live.Report()); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	jw, err := journal.Open(dir, journal.Options{KproxyVersion: "test"}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range kept {
+		jw.Append(x)
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := replayJSON(t, dir); !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("replay settles differently from the live proxy\nlive:\n%s\nreplay:\n%s", want.Bytes(), got)
+	}
+}
+
+// TestReplayStormFlags checks that replay takes serve's storm settings, so
+// that the same settings tell the same storms, and refuses bad ones.
+func TestReplayStormFlags(t *testing.T) {
+	out, err := runKproxy(t, "replay", seedSample)
+	if err != nil || strings.Contains(out, " storm: ") {
+		t.Fatalf("default settings: err %v, storm line present: %v", err, strings.Contains(out, " storm: "))
+	}
+	out, err = runKproxy(t, "replay", seedSample, "--storm-rebalances", "2", "--storm-window", "1m")
+	if err != nil || !strings.Contains(out, " storm: 2 rebalances") {
+		t.Errorf("--storm-rebalances 2: err %v; want a storm of 2 rebalances in:\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"--storm-rebalances", "1"},
+		{"--storm-window", "0s"},
+	} {
+		_, err := runKproxy(t, append([]string{"replay", seedSample}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("replay %v: err %v; want an error naming %s", args, err, args[0])
+		}
 	}
 }
