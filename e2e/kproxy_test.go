@@ -52,7 +52,8 @@ func startKproxy(t *testing.T, journaled bool) *kproxy {
 	journal := ""
 	if journaled {
 		journal = filepath.Join(runDir(t), "journal")
-		argv = append(argv, "--journal", journal)
+		// The live report too: replaying the journal must tell the same.
+		argv = append(argv, "--journal", journal, "--report", filepath.Join(runDir(t), "live-report.json"))
 	}
 	p := startProc(t, "kproxy", nil, argv...)
 	k := &kproxy{t: t, proc: p, journal: journal}
@@ -111,8 +112,9 @@ func (k *kproxy) finish() *report {
 	return k.replay()
 }
 
-// replay runs `kproxy replay JOURNAL --format json` and decodes its report.
-// The raw JSON is kept as timeline.json in the test's run directory.
+// replay runs `kproxy replay JOURNAL --format json`, requires it to equal
+// the report the live proxy wrote when it stopped, and decodes it. The raw
+// JSON is kept as timeline.json in the test's run directory.
 func (k *kproxy) replay() *report {
 	k.t.Helper()
 	if k.journal == "" {
@@ -129,6 +131,13 @@ func (k *kproxy) replay() *report {
 	out := filepath.Join(runDir(k.t), "timeline.json")
 	if err := os.WriteFile(out, stdout.Bytes(), 0o644); err != nil {
 		k.t.Fatal(err)
+	}
+	live, err := os.ReadFile(filepath.Join(runDir(k.t), "live-report.json"))
+	if err != nil {
+		k.t.Fatalf("kproxy serve --report wrote no report: %v", err)
+	}
+	if !bytes.Equal(live, stdout.Bytes()) {
+		k.t.Errorf("kproxy replay's JSON (%s) differs from the live report (%s)", out, filepath.Join(runDir(k.t), "live-report.json"))
 	}
 	var r report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
