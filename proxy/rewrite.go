@@ -45,6 +45,23 @@ func routeBrokers[B any](r router, brokers []B, fields func(*B) (*int32, *string
 	return kept
 }
 
+// routeCoordinator rewrites the address of one coordinator that the
+// response names without error, or, when the router refuses its node,
+// turns it into a COORDINATOR_NOT_AVAILABLE answer. It reports whether it
+// changed anything.
+func routeCoordinator(r router, nodeID *int32, host *string, port *int32, code *int16, msg **string) bool {
+	if *code != 0 || *nodeID < 0 {
+		return false
+	}
+	h, p, ok := r.route(*nodeID, hostPort(*host, *port))
+	if !ok {
+		*code, *msg = errCoordinatorNotAvailable, refusedMessage(*nodeID)
+		*nodeID, h, p = -1, "", -1
+	}
+	*host, *port = h, p
+	return true
+}
+
 // rewriteResponse rewrites a response of an API for which rewritten(key)
 // holds. frame is the response without its size prefix. It returns the new
 // frame with its size prefix, or nil when nothing changed. The response
@@ -108,25 +125,13 @@ func rewriteBody(r router, resp kmsg.Response) bool {
 	case *kmsg.FindCoordinatorResponse:
 		changed := false
 		// v0-v3: one coordinator. On error NodeID is -1 and Host empty.
-		if resp.Version < 4 && resp.ErrorCode == 0 && resp.NodeID >= 0 {
-			var ok bool
-			resp.Host, resp.Port, ok = r.route(resp.NodeID, hostPort(resp.Host, resp.Port))
-			if !ok {
-				resp.ErrorCode, resp.ErrorMessage = errCoordinatorNotAvailable, refusedMessage(resp.NodeID)
-				resp.NodeID, resp.Host, resp.Port = -1, "", -1
-			}
-			changed = true
+		if resp.Version < 4 {
+			changed = routeCoordinator(r, &resp.NodeID, &resp.Host, &resp.Port, &resp.ErrorCode, &resp.ErrorMessage)
 		}
 		// v4+ (KIP-699): one entry per key.
 		for i := range resp.Coordinators {
 			c := &resp.Coordinators[i]
-			if c.ErrorCode == 0 && c.NodeID >= 0 {
-				var ok bool
-				c.Host, c.Port, ok = r.route(c.NodeID, hostPort(c.Host, c.Port))
-				if !ok {
-					c.ErrorCode, c.ErrorMessage = errCoordinatorNotAvailable, refusedMessage(c.NodeID)
-					c.NodeID, c.Host, c.Port = -1, "", -1
-				}
+			if routeCoordinator(r, &c.NodeID, &c.Host, &c.Port, &c.ErrorCode, &c.ErrorMessage) {
 				changed = true
 			}
 		}
