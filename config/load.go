@@ -103,8 +103,7 @@ func readFile(v *viper.Viper, path string) error {
 	keys := file.AllKeys()
 	sort.Strings(keys)
 	for _, k := range keys {
-		top, _, _ := strings.Cut(k, ".")
-		if !known[top] {
+		if !known[topKey(k)] {
 			p = append(p, &Error{Key: k, Reason: "unknown key", Source: path})
 		}
 	}
@@ -120,60 +119,42 @@ func readFile(v *viper.Viper, path string) error {
 // fromViper reads every setting out of v.
 func fromViper(v *viper.Viper) (Config, problems) {
 	var (
-		c   Config
-		p   problems
-		err *Error
+		c Config
+		p problems
 	)
-	keep := func(e *Error) {
-		if e != nil {
-			p = append(p, e)
-		}
-	}
-	c.Listen, err = parseString(KeyListen, v.Get(KeyListen))
-	keep(err)
-	c.Upstreams, err = parseList(KeyUpstream, v.Get(KeyUpstream))
-	keep(err)
-	c.Advertise, err = parseString(KeyAdvertise, v.Get(KeyAdvertise))
-	keep(err)
-	c.BrokerPortBase, err = parseInt(KeyBrokerPortBase, v.Get(KeyBrokerPortBase))
-	keep(err)
-	c.BrokerListeners, err = parseNodeMap(KeyBrokerListeners, v.Get(KeyBrokerListeners))
-	keep(err)
-	c.MaxFrameSize, err = parseSize(KeyMaxFrameSize, v.Get(KeyMaxFrameSize))
-	keep(err)
-	c.DialTimeout, err = parseDuration(KeyDialTimeout, v.Get(KeyDialTimeout))
-	keep(err)
-	c.ShutdownTimeout, err = parseDuration(KeyShutdownTimeout, v.Get(KeyShutdownTimeout))
-	keep(err)
-	c.ObserverQueue, err = parseInt(KeyObserverQueue, v.Get(KeyObserverQueue))
-	keep(err)
-	c.ObserverQueueBytes, err = parseSize64(KeyObserverQueueBytes, v.Get(KeyObserverQueueBytes))
-	keep(err)
-	c.Journal, err = parseString(KeyJournal, v.Get(KeyJournal))
-	keep(err)
-	c.JournalFsync, err = parseFsync(KeyJournalFsync, v.Get(KeyJournalFsync))
-	keep(err)
-	c.JournalSegmentSize, err = parseSize64(KeyJournalSegmentSize, v.Get(KeyJournalSegmentSize))
-	keep(err)
-	c.JournalSegmentAge, err = parseDuration(KeyJournalSegmentAge, v.Get(KeyJournalSegmentAge))
-	keep(err)
-	c.JournalRetainSize, err = parseSize64(KeyJournalRetainSize, v.Get(KeyJournalRetainSize))
-	keep(err)
-	c.JournalRetainAge, err = parseDuration(KeyJournalRetainAge, v.Get(KeyJournalRetainAge))
-	keep(err)
-	c.Report, err = parseString(KeyReport, v.Get(KeyReport))
-	keep(err)
-	c.StormRebalances, err = parseInt(KeyStormRebalances, v.Get(KeyStormRebalances))
-	keep(err)
-	c.StormWindow, err = parseDuration(KeyStormWindow, v.Get(KeyStormWindow))
-	keep(err)
-	c.Admin, err = parseString(KeyAdmin, v.Get(KeyAdmin))
-	keep(err)
-	c.LogFormat, err = parseString(KeyLogFormat, v.Get(KeyLogFormat))
-	keep(err)
-	c.LogLevel, err = parseString(KeyLogLevel, v.Get(KeyLogLevel))
-	keep(err)
+	read(v, &p, KeyListen, parseString, &c.Listen)
+	read(v, &p, KeyUpstream, parseList, &c.Upstreams)
+	read(v, &p, KeyAdvertise, parseString, &c.Advertise)
+	read(v, &p, KeyBrokerPortBase, parseInt, &c.BrokerPortBase)
+	read(v, &p, KeyBrokerListeners, parseNodeMap, &c.BrokerListeners)
+	read(v, &p, KeyMaxFrameSize, parseSize, &c.MaxFrameSize)
+	read(v, &p, KeyDialTimeout, parseDuration, &c.DialTimeout)
+	read(v, &p, KeyShutdownTimeout, parseDuration, &c.ShutdownTimeout)
+	read(v, &p, KeyObserverQueue, parseInt, &c.ObserverQueue)
+	read(v, &p, KeyObserverQueueBytes, parseSize64, &c.ObserverQueueBytes)
+	read(v, &p, KeyJournal, parseString, &c.Journal)
+	read(v, &p, KeyJournalFsync, parseFsync, &c.JournalFsync)
+	read(v, &p, KeyJournalSegmentSize, parseSize64, &c.JournalSegmentSize)
+	read(v, &p, KeyJournalSegmentAge, parseDuration, &c.JournalSegmentAge)
+	read(v, &p, KeyJournalRetainSize, parseSize64, &c.JournalRetainSize)
+	read(v, &p, KeyJournalRetainAge, parseDuration, &c.JournalRetainAge)
+	read(v, &p, KeyReport, parseString, &c.Report)
+	read(v, &p, KeyStormRebalances, parseInt, &c.StormRebalances)
+	read(v, &p, KeyStormWindow, parseDuration, &c.StormWindow)
+	read(v, &p, KeyAdmin, parseString, &c.Admin)
+	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
+	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)
 	return c, p
+}
+
+// read parses key's value in v into *dst, naming key once for both the
+// lookup and the error, and adds a failure to p.
+func read[T any](v *viper.Viper, p *problems, key string, parse func(string, any) (T, *Error), dst *T) {
+	x, err := parse(key, v.Get(key))
+	if err != nil {
+		*p = append(*p, err)
+	}
+	*dst = x
 }
 
 // source names where key's value came from, in Load's order of precedence;
