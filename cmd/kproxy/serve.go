@@ -246,7 +246,7 @@ func checkReportPath(path string) error {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		return fmt.Errorf("report: %s is a directory; want a file path", path)
 	}
-	probe, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	probe, err := createReportTemp(path)
 	if err != nil {
 		return fmt.Errorf("report: %s: cannot create files in its directory: %w", path, err)
 	}
@@ -258,7 +258,7 @@ func checkReportPath(path string) error {
 // writeReport writes r as JSON to path, mode 0600, replacing the file at
 // once so that a reader never sees half a report.
 func writeReport(path string, r *timeline.Report) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp") // mode 0600
+	f, err := createReportTemp(path)
 	if err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
@@ -277,6 +277,13 @@ func writeReport(path string, r *timeline.Report) error {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// createReportTemp creates a temporary file, mode 0600, next to the
+// report at path: writeReport writes the report into it and renames it into
+// place, and checkReportPath tries the same at startup.
+func createReportTemp(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 }
 
 // journalOptions is the journal's part of the configuration. config says
