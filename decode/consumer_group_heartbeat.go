@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func decodeConsumerGroupHBeat(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeConsumerGroupHBeat(_ *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.ConsumerGroupHeartbeatRequest)
 	e.Group = q.Group
 	h := &ConsumerGroupHeartbeat{
@@ -55,5 +55,5 @@ func decodeConsumerGroupHBeat(_ *Decoder, e Event, req kmsg.Request, resp kmsg.R
 		}
 	}
 	e.ConsumerGroupHeartbeat = h
-	return []Event{e}
+	return append(dst, e)
 }

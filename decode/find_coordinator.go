@@ -17,7 +17,7 @@ package decode
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func decodeFindCoordinator(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeFindCoordinator(_ *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.FindCoordinatorRequest)
 	p, _ := resp.(*kmsg.FindCoordinatorResponse)
 	if q.Version < 4 {
@@ -27,12 +27,12 @@ func decodeFindCoordinator(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Resp
 			f.ErrorCode, f.NodeID, f.Host, f.Port = p.ErrorCode, p.NodeID, p.Host, p.Port
 		}
 		e.FindCoordinator = f
-		return []Event{e}
+		return append(dst, e)
 	}
 	if len(q.CoordinatorKeys) == 0 {
-		return nil
+		return dst
 	}
-	events := make([]Event, 0, len(q.CoordinatorKeys))
+	events := dst
 	for _, key := range q.CoordinatorKeys {
 		ev := e
 		ev.Group = key

@@ -13,7 +13,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 // decodeHeartbeat reads reused structs whose strings alias the frames: it
 // keeps copies (own).
-func decodeHeartbeat(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeHeartbeat(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.HeartbeatRequest)
 	e.Group = own(q.Group)
 	h := &Heartbeat{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}
@@ -21,5 +21,5 @@ func decodeHeartbeat(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) 
 		h.ErrorCode = p.ErrorCode
 	}
 	e.Heartbeat = h
-	return []Event{e}
+	return append(dst, e)
 }

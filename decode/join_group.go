@@ -18,7 +18,7 @@ package decode
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func decodeJoinGroup(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeJoinGroup(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.JoinGroupRequest)
 	e.Group = q.Group
 	j := &JoinGroup{
@@ -67,5 +67,5 @@ func decodeJoinGroup(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) 
 		}
 	}
 	e.JoinGroup = j
-	return []Event{e}
+	return append(dst, e)
 }

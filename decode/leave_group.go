@@ -12,7 +12,7 @@ package decode
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func decodeLeaveGroup(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeLeaveGroup(_ *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.LeaveGroupRequest)
 	e.Group = q.Group
 	l := &LeaveGroup{}
@@ -31,7 +31,7 @@ func decodeLeaveGroup(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response)
 		}
 	}
 	e.LeaveGroup = l
-	return []Event{e}
+	return append(dst, e)
 }
 
 // leaveResult records one member's result: on the request's member with the

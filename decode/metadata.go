@@ -27,7 +27,7 @@ import (
 
 // decodeMetadata reads reused structs whose strings alias the frames: it
 // keeps copies (own).
-func decodeMetadata(d *Decoder, e Event, _ kmsg.Request, resp kmsg.Response) []Event {
+func decodeMetadata(d *Decoder, dst []Event, e Event, _ kmsg.Request, resp kmsg.Response) []Event {
 	m := &Metadata{}
 	if p, ok := resp.(*kmsg.MetadataResponse); ok && len(p.Topics) > 0 {
 		m.Topics = make([]MetadataTopic, len(p.Topics))
@@ -44,5 +44,5 @@ func decodeMetadata(d *Decoder, e Event, _ kmsg.Request, resp kmsg.Response) []E
 		})
 	}
 	e.Metadata = m
-	return []Event{e}
+	return append(dst, e)
 }

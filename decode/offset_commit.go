@@ -25,7 +25,7 @@ import (
 
 // decodeOffsetCommit reads reused structs whose strings alias the frames:
 // it keeps copies (own).
-func decodeOffsetCommit(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeOffsetCommit(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.OffsetCommitRequest)
 	e.Group = own(q.Group)
 	c := &OffsetCommit{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}
@@ -60,7 +60,7 @@ func decodeOffsetCommit(d *Decoder, e Event, req kmsg.Request, resp kmsg.Respons
 		}
 	}
 	e.OffsetCommit = c
-	return []Event{e}
+	return append(dst, e)
 }
 
 // sortCommits sorts topics and their partitions in place.

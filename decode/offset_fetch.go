@@ -24,13 +24,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func decodeOffsetFetch(_ *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeOffsetFetch(_ *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.OffsetFetchRequest)
 	p, _ := resp.(*kmsg.OffsetFetchResponse)
 	if q.Version < 8 {
-		return []Event{offsetFetchSingle(e, q, p)}
+		return append(dst, offsetFetchSingle(e, q, p))
 	}
-	return offsetFetchBatched(e, q, p)
+	return offsetFetchBatched(dst, e, q, p)
 }
 
 // offsetFetchSingle is the v0-v7 layout: one group.
@@ -63,12 +63,10 @@ func offsetFetchSingle(e Event, q *kmsg.OffsetFetchRequest, p *kmsg.OffsetFetchR
 }
 
 // offsetFetchBatched is the v8+ layout: one Event per requested group, in
-// request order, answered by the response's group of the same name.
-func offsetFetchBatched(base Event, q *kmsg.OffsetFetchRequest, p *kmsg.OffsetFetchResponse) []Event {
-	if len(q.Groups) == 0 {
-		return nil
-	}
-	events := make([]Event, 0, len(q.Groups))
+// request order, answered by the response's group of the same name,
+// appended to dst.
+func offsetFetchBatched(dst []Event, base Event, q *kmsg.OffsetFetchRequest, p *kmsg.OffsetFetchResponse) []Event {
+	events := dst
 	for _, g := range q.Groups {
 		e := base
 		e.Group = g.Group

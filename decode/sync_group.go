@@ -14,7 +14,7 @@ package decode
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func decodeSyncGroup(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) []Event {
+func decodeSyncGroup(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.SyncGroupRequest)
 	p, _ := resp.(*kmsg.SyncGroupResponse)
 	e.Group = q.Group
@@ -51,5 +51,5 @@ func decodeSyncGroup(d *Decoder, e Event, req kmsg.Request, resp kmsg.Response) 
 		}
 	}
 	e.SyncGroup = s
-	return []Event{e}
+	return append(dst, e)
 }

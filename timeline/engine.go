@@ -38,7 +38,8 @@ func New(cfg Config) *Engine {
 // Observe adds the events decoded from one exchange, in order. Its
 // signature matches the proxy's observer, so an Engine owned by the
 // observer goroutine can be handed to the proxy directly; the exchange
-// itself is not needed.
+// itself is not needed. Neither the slice nor the events' addresses are
+// kept: the caller may decode the next exchange into the same slice.
 func (e *Engine) Observe(_ *decode.Exchange, events []decode.Event) {
 	for i := range events {
 		e.add(&events[i])

@@ -142,8 +142,10 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 
 	var undecoded uint64
 	// One exchange is read into again and again: decode copies what its
-	// events keep, and the timeline keeps nothing of the exchange.
+	// events keep, and the timeline keeps nothing of the exchange. Nor
+	// of the events' slice, which is decoded into again and again too.
 	var x decode.Exchange
+	var events []decode.Event
 	for n := 0; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -162,7 +164,8 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		}
 		// Decode every exchange, even outside the window: the decoder
 		// remembers protocol types from JoinGroup for older SyncGroups.
-		events, derr := dec.Decode(&x)
+		var derr error
+		events, derr = dec.DecodeAppend(events[:0], &x)
 		if derr != nil {
 			undecoded++
 		}
