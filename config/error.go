@@ -9,8 +9,11 @@ import (
 // (when Load knows it) where the value came from. Validate and Load return
 // every Error they find, joined with errors.Join; errors.As finds the first.
 type Error struct {
-	Key    string
-	Value  string // "" when the value is missing or empty
+	// Key is the setting at fault ("listen"), or a sub-key of it
+	// ("broker-listeners.1").
+	Key   string
+	Value string // "" when the value is missing or empty
+	// Reason says what is wrong and, when it helps, what is wanted.
 	Reason string
 	// Source is where the value was set: "--listen", "KPROXY_LISTEN", the
 	// config file's path, or "" when unknown (Validate) or the default.

@@ -58,6 +58,7 @@ const (
 
 // Option describes one setting for flags, defaults and documentation.
 type Option struct {
+	// Key is the setting's name: a Key* constant.
 	Key string
 	// Flag is false for settings only the config file and the
 	// environment can carry.

@@ -19,7 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Group and Topic are the seed scenario's names.
+// Group and Topic are the seed scenario's names; Partitions is how many
+// partitions Topic has.
 const (
 	Group      = "test_group_1"
 	Topic      = "round_topic"
