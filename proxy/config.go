@@ -124,12 +124,12 @@ func (c Config) validate() error {
 		return errors.New("proxy: upstreams: at least one seed broker is required")
 	}
 	for _, u := range c.Upstreams {
-		if _, err := splitPort(u); err != nil {
+		if err := checkPort(u); err != nil {
 			return fmt.Errorf("proxy: upstream %q: %w", u, err)
 		}
 	}
 	for id, addr := range c.BrokerListeners {
-		if _, err := splitPort(addr); err != nil {
+		if err := checkPort(addr); err != nil {
 			return fmt.Errorf("proxy: broker listener for node %d %q: %w", id, addr, err)
 		}
 	}
@@ -151,18 +151,16 @@ func (c Config) validate() error {
 	return nil
 }
 
-// splitPort checks that addr is "host:port" with a numeric port and returns
-// the port.
-func splitPort(addr string) (int, error) {
+// checkPort checks that addr is "host:port" with a numeric port.
+func checkPort(addr string) error {
 	_, p, err := net.SplitHostPort(addr)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	port, err := strconv.Atoi(p)
-	if err != nil || port < 0 || port > 65535 {
-		return 0, fmt.Errorf("port %q is not a number in 0-65535", p)
+	if port, err := strconv.Atoi(p); err != nil || port < 0 || port > 65535 {
+		return fmt.Errorf("port %q is not a number in 0-65535", p)
 	}
-	return port, nil
+	return nil
 }
 
 // advertiseHost is the host clients are told to dial.
