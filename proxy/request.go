@@ -84,26 +84,8 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.requestFrames.Add(1)
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
-	if key == 17 && p.version == 0 {
-		return true, c.forwardSaslHandshakeV0(br, prefix, size, p)
-	}
-	if observed(key) {
-		frame, err := readFrame(br, prefix, size)
-		if err != nil {
-			c.log.Debug("client closed mid-request", zap.Error(err))
-			return false, err
-		}
-		if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
-			p.clientID = h.ClientIDString()
-		}
-		p.request = frame[4:]
-		c.pending.push(p)
-		if _, err := c.upstream.Write(frame); err != nil {
-			// responsePump logs the broker side's failure.
-			c.log.Debug("request write failed", zap.Int16("api_key", key), zap.Error(err))
-			return false, err
-		}
-		return false, nil
+	if handshake := key == 17 && p.version == 0; handshake || observed(key) {
+		return handshake, c.forwardWhole(br, prefix, size, p)
 	}
 
 	var consumed []byte
@@ -126,6 +108,32 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		return false, err
 	}
 	return false, nil
+}
+
+// forwardWhole forwards a request frame read whole: an observed request,
+// whose bytes are kept for the observers, or a SaslHandshake v0, whose
+// mechanism is kept for the token exchange that follows (saslv0.go).
+func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+	frame, err := readFrame(br, prefix, size)
+	if err != nil {
+		c.log.Debug("client closed mid-request", zap.Error(err))
+		return err
+	}
+	if p.key == 17 { // only v0 comes here: SASL is never observed
+		c.saslHandshakeV0(&p, frame[4:])
+	} else {
+		if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
+			p.clientID = h.ClientIDString()
+		}
+		p.request = frame[4:]
+	}
+	c.pending.push(p)
+	if _, err := c.upstream.Write(frame); err != nil {
+		// responsePump logs the broker side's failure.
+		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
+		return err
+	}
+	return nil
 }
 
 // produceExpectsResponse reads a Produce request's acks. It peeks when the

@@ -85,26 +85,16 @@ func mechanismName(mechanism string) string {
 	return "other"
 }
 
-// forwardSaslHandshakeV0 forwards a SaslHandshake v0 request, remembering
-// the mechanism it asks for. The request pump then waits (awaitSASL) for
-// the response pump to say how to read the next client frame.
-func (c *conn) forwardSaslHandshakeV0(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
-	frame, err := readFrame(br, prefix, size)
-	if err != nil {
-		c.log.Debug("client closed mid-request", zap.Error(err))
-		return err
-	}
+// saslHandshakeV0 marks p, a SaslHandshake v0 request (frame, without its
+// size) about to be forwarded, remembering the mechanism it asks for. The
+// request pump then waits (awaitSASL) for the response pump to say how to
+// read the next client frame.
+func (c *conn) saslHandshakeV0(p *pending, frame []byte) {
 	p.sasl = saslHandshake
-	p.mechanism = handshakeMechanism(frame[4:])
+	p.mechanism = handshakeMechanism(frame)
 	if c.saslNext == nil {
 		c.saslNext = make(chan saslMode, 1)
 	}
-	c.pending.push(p)
-	if _, err := c.upstream.Write(frame); err != nil {
-		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
-		return err
-	}
-	return nil
 }
 
 // handshakeMechanism reads the mechanism of a SaslHandshake request frame
