@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/proxy"
 )
 
 // Config is the whole configuration of `kproxy serve`. The zero value is not
@@ -78,15 +79,16 @@ type Config struct {
 	LogLevel string
 }
 
-// Default values of the settings that have one.
+// Default values of the settings that have one. Those of the proxy are
+// proxy.Config's own, so that serve and the proxy package agree.
 const (
 	DefaultListen             = "127.0.0.1:19092"
-	DefaultBrokerPortBase     = 0         // the port after Listen's
-	DefaultMaxFrameSize       = 100 << 20 // 100 MiB
-	DefaultDialTimeout        = 10 * time.Second
-	DefaultShutdownTimeout    = 10 * time.Second
-	DefaultObserverQueue      = 4096
-	DefaultObserverQueueBytes = 64 << 20 // 64 MiB
+	DefaultBrokerPortBase     = 0                         // the port after Listen's
+	DefaultMaxFrameSize       = proxy.DefaultMaxFrameSize // 100 MiB
+	DefaultDialTimeout        = proxy.DefaultDialTimeout
+	DefaultShutdownTimeout    = proxy.DefaultShutdownTimeout
+	DefaultObserverQueue      = proxy.DefaultObserverQueue
+	DefaultObserverQueueBytes = proxy.DefaultObserverQueueBytes // 64 MiB
 	DefaultJournalFsync       = journal.Fsync(time.Second)
 	DefaultJournalSegmentSize = 64 << 20 // 64 MiB
 	DefaultJournalSegmentAge  = time.Hour
