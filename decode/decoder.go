@@ -38,17 +38,48 @@ var apis = map[int16]api{
 	68: {group: true, decode: decodeConsumerGroupHBeat}, // KIP-848 membership and assignment
 }
 
+// apiTable is apis indexed by key, for lookups on every exchange (an
+// array index instead of a map lookup); observed marks the keys apis has.
+var apiTable = func() []struct {
+	api
+	observed bool
+} {
+	var n int16
+	for k := range apis {
+		n = max(n, k+1)
+	}
+	t := make([]struct {
+		api
+		observed bool
+	}, n)
+	for k, a := range apis {
+		t[k].api, t[k].observed = a, true
+	}
+	return t
+}()
+
+// lookupAPI is apis[key] and whether apis has it.
+func lookupAPI(key int16) (api, bool) {
+	if key < 0 || int(key) >= len(apiTable) {
+		return api{}, false
+	}
+	return apiTable[key].api, apiTable[key].observed
+}
+
 // Observed reports whether exchanges of this API are handed to observers:
 // the group APIs, Metadata and ApiVersions. It is false for SASL APIs.
 func Observed(apiKey int16) bool {
-	_, ok := apis[apiKey]
+	_, ok := lookupAPI(apiKey)
 	return ok
 }
 
 // GroupAPI reports whether this API is one of the consumer-group APIs
 // (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // OffsetCommit, OffsetFetch, ConsumerGroupHeartbeat).
-func GroupAPI(apiKey int16) bool { return apis[apiKey].group }
+func GroupAPI(apiKey int16) bool {
+	a, _ := lookupAPI(apiKey)
+	return a.group
+}
 
 // APIName is the API's name as kmsg spells it ("JoinGroup"), or
 // "Unknown(<key>)" for a key kmsg does not know.
@@ -129,13 +160,14 @@ func (d *Decoder) DecodeAppend(dst []Event, x *Exchange) (events []Event, err er
 
 func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 	if len(x.Request) < 2 {
-		if apis[x.APIKey].decode == nil {
+		if a, _ := lookupAPI(x.APIKey); a.decode == nil {
 			return dst, nil
 		}
 		return nil, fmt.Errorf("decode: %s request: %w", APIName(x.APIKey), ErrShortFrame)
 	}
 	key := int16(binary.BigEndian.Uint16(x.Request))
-	dec := apis[key].decode
+	a, _ := lookupAPI(key)
+	dec := a.decode
 	if dec == nil {
 		return dst, nil
 	}

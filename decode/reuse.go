@@ -24,6 +24,25 @@ var reusedPools = map[int16]*sync.Pool{
 	12: pairPool(12),
 }
 
+// poolFor is reusedPools[key] without a map lookup per exchange, or nil.
+func poolFor(key int16) *sync.Pool {
+	switch key {
+	case 3:
+		return metadataPairs
+	case 8:
+		return offsetCommitPairs
+	case 12:
+		return heartbeatPairs
+	}
+	return nil
+}
+
+var (
+	metadataPairs     = reusedPools[3]
+	offsetCommitPairs = reusedPools[8]
+	heartbeatPairs    = reusedPools[12]
+)
+
 func pairPool(key int16) *sync.Pool {
 	return &sync.Pool{New: func() any {
 		req := kmsg.RequestForKey(key)
@@ -35,7 +54,7 @@ func pairPool(key int16) *sync.Pool {
 // and whether they are reused (then strings alias the frames and the pair
 // goes back with putPair).
 func getPair(key int16) (*kmsgPair, bool) {
-	if p := reusedPools[key]; p != nil {
+	if p := poolFor(key); p != nil {
 		pair := p.Get().(*kmsgPair)
 		resetPair(pair)
 		return pair, true
@@ -44,7 +63,7 @@ func getPair(key int16) (*kmsgPair, bool) {
 	return &kmsgPair{req: req}, false
 }
 
-func putPair(key int16, pair *kmsgPair) { reusedPools[key].Put(pair) }
+func putPair(key int16, pair *kmsgPair) { poolFor(key).Put(pair) }
 
 // resetPair zeroes a reused pair's fields, keeping the capacity of its
 // top-level arrays (kmsg zeroes the elements it reads into): a field a
