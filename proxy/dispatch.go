@@ -18,23 +18,23 @@ type dispatcher struct {
 	observers []Observer
 	log       *zap.Logger
 	stats     *counters
-	// failed holds the (api, version) pairs whose decode failure was
-	// logged: each is logged once, then only counted.
-	failed map[[2]int16]bool
+	// once is the proxy's: a decode failure is logged once per api and
+	// version, then only counted.
+	once *logOnce
 	// droppers are the observers that are DropObservers; noted is how
 	// many drops they were told about.
 	droppers []DropObserver
 	noted    uint64
 }
 
-func newDispatcher(queue <-chan queued, observers []Observer, log *zap.Logger, stats *counters) *dispatcher {
+func newDispatcher(queue <-chan queued, observers []Observer, log *zap.Logger, stats *counters, once *logOnce) *dispatcher {
 	d := &dispatcher{
 		queue:     queue,
 		dec:       decode.NewDecoder(),
 		observers: observers,
 		log:       log,
 		stats:     stats,
-		failed:    make(map[[2]int16]bool),
+		once:      once,
 	}
 	for _, o := range observers {
 		if do, ok := o.(DropObserver); ok {
@@ -74,9 +74,7 @@ func (d *dispatcher) handle(x *decode.Exchange) {
 	events, err := d.dec.Decode(x)
 	if err != nil {
 		d.stats.malformedFrames.Add(1)
-		k := [2]int16{x.APIKey, x.APIVersion}
-		if !d.failed[k] {
-			d.failed[k] = true
+		if d.once.first("decode", x.APIKey, x.APIVersion) {
 			d.log.Warn("exchange did not decode; it was forwarded untouched (logged once per api and version)",
 				zap.String("api", decode.APIName(x.APIKey)), zap.Int16("api_version", x.APIVersion),
 				zap.String("client_addr", x.ClientAddr), zap.Int32("broker_id", x.BrokerID), zap.Error(err))

@@ -141,7 +141,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	p.ctx = ctx
 	p.mu.Unlock()
 
-	d := newDispatcher(p.queue, p.observers, p.log, &p.stats)
+	d := newDispatcher(p.queue, p.observers, p.log, &p.stats, &p.once)
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
