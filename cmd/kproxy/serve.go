@@ -206,10 +206,9 @@ func (o *observers) finish(reportPath string) error {
 	// Settle as of the last event seen, not the wall clock, so that
 	// replaying the journal of the same traffic gives the same report.
 	o.timeline.Close(time.Time{})
-	rep := o.timeline.Report()
 	var errs []error
 	if reportPath != "" {
-		if err := writeReport(reportPath, rep); err != nil {
+		if err := writeReport(reportPath, o.timeline.Report()); err != nil {
 			errs = append(errs, err)
 		}
 	}
