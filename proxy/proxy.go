@@ -133,7 +133,7 @@ func (p *Proxy) Stats() Stats { return p.stats.snapshot() }
 // exchange, and returns nil. It returns an error only when called twice.
 func (p *Proxy) Run(ctx context.Context) error {
 	p.mu.Lock()
-	if p.running || p.closing {
+	if p.running {
 		p.mu.Unlock()
 		return errors.New("proxy: Run called twice")
 	}
