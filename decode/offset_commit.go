@@ -23,17 +23,36 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// offsetCommitBlock holds an OffsetCommit and, in one allocation, the
+// topics of a commit of up to two topics (most commits).
+type offsetCommitBlock struct {
+	c      OffsetCommit
+	topics [2]CommitTopic
+}
+
 // decodeOffsetCommit reads reused structs whose strings alias the frames:
-// it keeps copies (own).
+// it keeps copies (own). The partitions of all topics share one array,
+// each topic's slice capped at its length (an append reallocates).
 func decodeOffsetCommit(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.OffsetCommitRequest)
 	e.Group = own(q.Group)
-	c := &OffsetCommit{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}
-	if len(q.Topics) > 0 {
-		c.Topics = make([]CommitTopic, len(q.Topics))
+	blk := &offsetCommitBlock{c: OffsetCommit{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}}
+	c := &blk.c
+	switch n := len(q.Topics); {
+	case n > len(blk.topics):
+		c.Topics = make([]CommitTopic, n)
+	case n > 0:
+		c.Topics = blk.topics[:n:n]
 	}
+	total := 0
+	for _, t := range q.Topics {
+		total += len(t.Partitions)
+	}
+	parts := make([]CommitPartition, total)
 	for i, t := range q.Topics {
-		ct := CommitTopic{Topic: own(t.Topic), TopicID: t.TopicID, Partitions: make([]CommitPartition, len(t.Partitions))}
+		n := len(t.Partitions)
+		ct := CommitTopic{Topic: own(t.Topic), TopicID: t.TopicID, Partitions: parts[:n:n]}
+		parts = parts[n:]
 		for j, p := range t.Partitions {
 			ct.Partitions[j] = CommitPartition{
 				Partition:   p.Partition,
