@@ -36,12 +36,7 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 			p.refuseNode(nodeID, upstream)
 			return "", 0, false
 		}
-		n = &node{listen: listen}
-		if _, port, err := net.SplitHostPort(n.listen); err == nil {
-			if v, err := strconv.Atoi(port); err == nil {
-				n.port = int32(v)
-			}
-		}
+		n = &node{listen: listen, port: portOf(listen)}
 		p.nodes[nodeID] = n
 	}
 	if n.upstream != upstream {
@@ -111,6 +106,17 @@ func (p *Proxy) nodeListenAddr(nodeID int32) (addr string, ok bool) {
 		return "", false
 	}
 	return net.JoinHostPort(p.listenHost, strconv.FormatInt(port, 10)), true
+}
+
+// portOf is the port of a listen address, which Config.validate checked or
+// nodeListenAddr built; 0 if it has none.
+func portOf(addr string) int32 {
+	_, port, _ := net.SplitHostPort(addr)
+	v, err := strconv.Atoi(port)
+	if err != nil {
+		return 0
+	}
+	return int32(v)
 }
 
 // upstreamOf returns a node's real address.
