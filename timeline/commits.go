@@ -109,13 +109,23 @@ func (g *group) newCommit(ev *decode.Event) *commit {
 	oc := ev.OffsetCommit
 	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
 		latency: ev.Latency(), responded: ev.Responded()}
+	// A commit is kept up to a minute (remember): it shares the registry's
+	// copies of its member's strings and the group's of its topic names
+	// instead of keeping the event's, so the collector has fewer objects
+	// to mark.
+	if lm := g.live[c.member]; lm != nil {
+		c.member = lm.id
+		if lm.instanceID == c.instanceID {
+			c.instanceID = lm.instanceID
+		}
+	}
 	n := 0
 	for _, t := range oc.Topics {
 		n += len(t.Partitions)
 	}
 	c.parts = make([]commitPart, 0, n)
 	for _, t := range oc.Topics {
-		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
+		topic := g.commitTopic(g.e.topics.topic(t.Topic, t.TopicID)) // v10 names topics by id
 		for _, p := range t.Partitions {
 			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset}
 			if p.ErrorCode != 0 {
@@ -127,6 +137,19 @@ func (g *group) newCommit(ev *decode.Event) *commit {
 	}
 	c.parts = mergeParts(c.parts)
 	return c
+}
+
+// commitTopic returns the group's copy of topic name t, making t it when
+// the group has none.
+func (g *group) commitTopic(t string) string {
+	if kept, ok := g.commitTopics[t]; ok {
+		return kept
+	}
+	if g.commitTopics == nil {
+		g.commitTopics = map[string]string{}
+	}
+	g.commitTopics[t] = t
+	return t
 }
 
 // mergeParts sorts parts by topic and partition (stably: decode sorts

@@ -27,6 +27,9 @@ type group struct {
 	causes     []cause             // candidate triggers not yet consumed by a formation
 	recent     []*commit           // commits not attached to a rebalance, kept a while
 	committed  map[string]map[int32]committedOffset
+	// commitTopics holds one copy of each topic name the group's commits
+	// named, shared by the commits kept (see newCommit).
+	commitTopics map[string]string
 
 	errSeen  map[string]bool // errors already named in this generation
 	storm    stormState
