@@ -462,15 +462,6 @@ func commitFields(c *commit) map[string]any {
 	return f
 }
 
-func sortedPartitions[V any](m map[int32]V) []int32 {
-	ps := make([]int32, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
-}
-
 func (g *group) setCommitted(t string, p int32, c committedOffset) {
 	if g.committed[t] == nil {
 		g.committed[t] = map[int32]committedOffset{}

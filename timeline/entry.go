@@ -1,7 +1,9 @@
 package timeline
 
 import (
-	"sort"
+	"cmp"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,11 +121,8 @@ func (e Entry) ZapFields() []zap.Field {
 	return fs
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+// sortedKeys returns m's keys in order, so output never depends on map
+// iteration order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -110,7 +110,7 @@ func (s *script) leave(c client, req, resp float64, id, reason string) {
 // by partition (absent: 0).
 func (s *script) commit(c client, req, resp float64, id string, gen int32, topic string, offsets map[int32]int64, codes map[int32]int16) {
 	ct := decode.CommitTopic{Topic: topic}
-	for _, p := range sortedPartitions(offsets) {
+	for _, p := range sortedKeys(offsets) {
 		ct.Partitions = append(ct.Partitions, decode.CommitPartition{Partition: p, Offset: offsets[p], ErrorCode: codes[p]})
 	}
 	s.ev(c, 8, req, resp).OffsetCommit = &decode.OffsetCommit{MemberID: id, Generation: gen, Topics: []decode.CommitTopic{ct}}

@@ -277,7 +277,7 @@ func commitLine(c CommitReport, loc *time.Location) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s gen %d at %s", c.MemberID, c.Generation, clockOf(&c.At, loc))
 	for _, t := range sortedKeys(c.Offsets) {
-		for i, p := range sortedPartitions(c.Offsets[t]) {
+		for i, p := range sortedKeys(c.Offsets[t]) {
 			b.WriteByte(' ')
 			if i == 0 {
 				b.WriteString(t)
@@ -289,7 +289,7 @@ func commitLine(c CommitReport, loc *time.Location) string {
 	case "failed":
 		b.WriteString(" FAILED")
 		for _, t := range sortedKeys(c.Errors) {
-			for _, p := range sortedPartitions(c.Errors[t]) {
+			for _, p := range sortedKeys(c.Errors[t]) {
 				fmt.Fprintf(&b, " %s[%d] %s", t, p, c.Errors[t][p])
 			}
 		}

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -270,12 +271,7 @@ func inspectSummary(r *journal.Reader, f inspectFilter, out *bufio.Writer) error
 }
 
 func sortedKeys[K int16 | string, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 // warnDamage tells the user on stderr what could not be read.
