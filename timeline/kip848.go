@@ -340,13 +340,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 		gen.note("previousEpoch", fmt.Sprintf("kproxy first saw this group at epoch %d: earlier epochs were not observed", epoch))
 	}
 	g.keep(gen)
-	switch {
-	case !gen.announced:
-		g.announce(gen)
-	case gen.told.kind != gen.trigger.kind || gen.told.member != gen.trigger.member:
-		g.emit(gen.trigger.at, KindTrigger, gen.num, gen.trigger.member,
-			fmt.Sprintf("group epoch %d trigger: %s", gen.num, g.triggerText(gen, gen.trigger)), triggerFields(gen.trigger))
-	}
+	g.tellTrigger(gen, "group epoch")
 	g.attachRecent(gen)
 	g.countRebalance(gen)
 }

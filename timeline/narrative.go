@@ -82,6 +82,19 @@ func (g *group) announce(gen *generation) {
 		head+": "+g.triggerText(gen, gen.trigger), f)
 }
 
+// tellTrigger announces gen's rebalance, or, when it was announced with a
+// trigger the joins have since bettered, tells the better one; label names
+// the generation ("gen", or "group epoch" for KIP-848).
+func (g *group) tellTrigger(gen *generation, label string) {
+	switch {
+	case !gen.announced:
+		g.announce(gen)
+	case gen.told.kind != gen.trigger.kind || gen.told.member != gen.trigger.member:
+		g.emit(gen.trigger.at, KindTrigger, gen.num, gen.trigger.member,
+			fmt.Sprintf("%s %d trigger: %s", label, gen.num, g.triggerText(gen, gen.trigger)), triggerFields(gen.trigger))
+	}
+}
+
 // emitJoin tells one member's JoinGroup: when it arrived after the start
 // and how long it was held.
 func (g *group) emitJoin(gen *generation, m *member) {

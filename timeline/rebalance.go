@@ -172,13 +172,7 @@ func (g *group) finishJoin(gen *generation) {
 	if !gen.listSeen {
 		gen.note("members", fmt.Sprintf("the leader's JoinGroup response, the only one listing every member, was not seen: %d member(s) seen joining through this kproxy", gen.joined))
 	}
-	switch {
-	case !gen.announced:
-		g.announce(gen)
-	case gen.told.kind != gen.trigger.kind || gen.told.member != gen.trigger.member:
-		g.emit(gen.trigger.at, KindTrigger, gen.num, gen.trigger.member,
-			fmt.Sprintf("gen %d trigger: %s", gen.num, g.triggerText(gen, gen.trigger)), triggerFields(gen.trigger))
-	}
+	g.tellTrigger(gen, "gen")
 	g.refilterCommits(gen)
 	g.attachRecent(gen)
 	for _, m := range joinOrder(gen) {
