@@ -290,14 +290,17 @@ func (g *group) syncGroup(ev *decode.Event) {
 
 // heartbeat handles a Heartbeat exchange (key 12): liveness, and
 // REBALANCE_IN_PROGRESS as evidence that the group left Stable.
-func (g *group) heartbeat(ev *decode.Event) {
+// lm is the member's registry entry (see eventMember).
+func (g *group) heartbeat(ev *decode.Event, lm *liveMember) {
 	hb := ev.Heartbeat
 	if !ev.Responded() {
 		return
 	}
 	switch hb.ErrorCode {
 	case 0, errRebalanceInProgress:
-		g.alive(hb.MemberID, ev)
+		if hb.MemberID != "" {
+			g.aliveMember(lm, hb.MemberID, ev)
+		}
 		gen := g.byNum[hb.Generation]
 		if gen == nil {
 			if latest := g.latest(); latest == nil || hb.Generation > latest.num {

@@ -33,7 +33,7 @@ func TestCommitPartsMatchMaps(t *testing.T) {
 			g := e.group("g")
 			ev := &decode.Event{At: time.Unix(0, 0), RespondedAt: time.Unix(1, 0), Group: "g",
 				OffsetCommit: &decode.OffsetCommit{MemberID: "m", Generation: 1, Topics: c.topics}}
-			got := g.newCommit(ev)
+			got := g.newCommit(ev, nil)
 			// The maps, as the engine built them before.
 			offsets := map[string]map[int32]int64{}
 			var errs map[string]map[int32]string
@@ -57,18 +57,19 @@ func TestCommitPartsMatchMaps(t *testing.T) {
 					}
 				}
 			}
-			if !reflect.DeepEqual(got.offsets(), offsets) {
-				t.Errorf("offsets %v; want %v", got.offsets(), offsets)
+			if !reflect.DeepEqual(g.commitOffsets(got), offsets) {
+				t.Errorf("offsets %v; want %v", g.commitOffsets(got), offsets)
 			}
-			if !reflect.DeepEqual(got.errors(), errs) {
-				t.Errorf("errors %v; want %v", got.errors(), errs)
+			if !reflect.DeepEqual(g.commitErrors(got), errs) {
+				t.Errorf("errors %v; want %v", g.commitErrors(got), errs)
 			}
 			if got.failed != failed || (len(got.parts) == 0) != (len(offsets) == 0) {
 				t.Errorf("failed %v, %d parts; want failed %v, %d topics", got.failed, len(got.parts), failed, len(offsets))
 			}
 			for i := 1; i < len(got.parts); i++ {
 				a, b := got.parts[i-1], got.parts[i]
-				if a.topic > b.topic || a.topic == b.topic && a.partition >= b.partition {
+				at, bt := g.commitTopics[a.topic].name, g.commitTopics[b.topic].name
+				if at > bt || at == bt && a.partition >= b.partition {
 					t.Errorf("parts out of order: %v then %v", a, b)
 				}
 			}

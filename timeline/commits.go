@@ -34,51 +34,113 @@ type commit struct {
 }
 
 // commitPart is one partition of a commit: the offset committed and, when
-// the commit of it failed, the error code (0 when it succeeded).
+// the commit of it failed, the error code (0 when it succeeded). It holds
+// no pointer (its topic is an index in the group's commitTopics), so the
+// collector need not scan the parts of the commits kept.
 type commitPart struct {
-	topic     string
 	offset    int64
+	topic     int32 // index in group.commitTopics
 	partition int32
 	code      int16
 }
 
-// offsets is the commit's offsets by topic and partition.
-func (c *commit) offsets() map[string]map[int32]int64 {
+// commitOffsets is c's offsets by topic and partition.
+func (g *group) commitOffsets(c *commit) map[string]map[int32]int64 {
 	m := map[string]map[int32]int64{}
 	for _, p := range c.parts {
-		if m[p.topic] == nil {
-			m[p.topic] = map[int32]int64{}
+		t := g.commitTopics[p.topic].name
+		if m[t] == nil {
+			m[t] = map[int32]int64{}
 		}
-		m[p.topic][p.partition] = p.offset
+		m[t][p.partition] = p.offset
 	}
 	return m
 }
 
-// errors is the commit's error names by topic and partition, nil when
-// every partition succeeded.
-func (c *commit) errors() map[string]map[int32]string {
+// commitErrors is c's error names by topic and partition, nil when every
+// partition succeeded.
+func (g *group) commitErrors(c *commit) map[string]map[int32]string {
 	var m map[string]map[int32]string
 	for _, p := range c.parts {
 		if p.code == 0 {
 			continue
 		}
+		t := g.commitTopics[p.topic].name
 		if m == nil {
 			m = map[string]map[int32]string{}
 		}
-		if m[p.topic] == nil {
-			m[p.topic] = map[int32]string{}
+		if m[t] == nil {
+			m[t] = map[int32]string{}
 		}
-		m[p.topic][p.partition] = errorName(p.code)
+		m[t][p.partition] = errorName(p.code)
 	}
 	return m
 }
+
+// commitTopic is a topic the group's commits or offset fetches named: its
+// name, and the last offset committed successfully for each partition.
+type commitTopic struct {
+	name string
+	// committed is by partition number for the partitions below
+	// denseParts (every real one: a topic has at most a few thousand);
+	// sparse holds any other number a client sends.
+	committed []committedOffset
+	sparse    map[int32]committedOffset
+}
+
+// denseParts bounds the partition numbers commitTopic.committed indexes.
+const denseParts = 1 << 14
 
 // committedOffset is the last offset committed successfully for a
 // partition, and by whom.
 type committedOffset struct {
 	offset int64
 	member string
-	at     time.Time
+	known  bool // false: nothing committed (an unused slot of committed)
+}
+
+// lastCommitted is the last offset committed successfully for partition
+// p, if known.
+func (t *commitTopic) lastCommitted(p int32) (committedOffset, bool) {
+	if p < 0 || p >= denseParts {
+		co, ok := t.sparse[p]
+		return co, ok
+	}
+	if int(p) < len(t.committed) && t.committed[p].known {
+		return t.committed[p], true
+	}
+	return committedOffset{}, false
+}
+
+// setCommitted records co as the last offset committed for partition p.
+func (t *commitTopic) setCommitted(p int32, co committedOffset) {
+	co.known = true
+	if p < 0 || p >= denseParts {
+		if t.sparse == nil {
+			t.sparse = map[int32]committedOffset{}
+		}
+		t.sparse[p] = co
+		return
+	}
+	for len(t.committed) <= int(p) {
+		t.committed = append(t.committed, committedOffset{})
+	}
+	t.committed[p] = co
+}
+
+// topicIndex is the index of topic name in g.commitTopics, added when new.
+// A kept commit thus shares the group's copy of each topic name.
+func (g *group) topicIndex(name string) int32 {
+	if i, ok := g.topicIndexes[name]; ok {
+		return i
+	}
+	if g.topicIndexes == nil {
+		g.topicIndexes = map[string]int32{}
+	}
+	i := int32(len(g.commitTopics))
+	g.commitTopics = append(g.commitTopics, commitTopic{name: name})
+	g.topicIndexes[name] = i
+	return i
 }
 
 // suspect is a commit that can make the next owner re-process records.
@@ -104,16 +166,17 @@ const (
 
 // newCommit reads an OffsetCommit event. A partition listed twice (or
 // under two topic ids that name the same topic) is kept once: with the
-// offset listed last, and the error listed last, if any failed.
-func (g *group) newCommit(ev *decode.Event) *commit {
+// offset listed last, and the error listed last, if any failed. lm is the
+// member's registry entry (see eventMember).
+func (g *group) newCommit(ev *decode.Event, lm *liveMember) *commit {
 	oc := ev.OffsetCommit
 	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
 		latency: ev.Latency(), responded: ev.Responded()}
 	// A commit is kept up to a minute (remember): it shares the registry's
-	// copies of its member's strings and the group's of its topic names
-	// instead of keeping the event's, so the collector has fewer objects
-	// to mark.
-	if lm := g.live[c.member]; lm != nil {
+	// copies of its member's strings and names its topics by index in the
+	// group's table instead of keeping the event's strings, so the
+	// collector has fewer objects to mark.
+	if lm != nil {
 		c.member = lm.id
 		if lm.instanceID == c.instanceID {
 			c.instanceID = lm.instanceID
@@ -125,40 +188,26 @@ func (g *group) newCommit(ev *decode.Event) *commit {
 	}
 	c.parts = make([]commitPart, 0, n)
 	for _, t := range oc.Topics {
-		topic := g.commitTopic(g.e.topics.topic(t.Topic, t.TopicID)) // v10 names topics by id
+		topic := g.topicIndex(g.e.topics.topic(t.Topic, t.TopicID)) // v10 names topics by id
 		for _, p := range t.Partitions {
-			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset}
+			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset, code: p.ErrorCode}
 			if p.ErrorCode != 0 {
-				cp.code = p.ErrorCode
 				c.failed = true
 			}
 			c.parts = append(c.parts, cp)
 		}
 	}
-	c.parts = mergeParts(c.parts)
+	c.parts = g.mergeParts(c.parts)
 	return c
 }
 
-// commitTopic returns the group's copy of topic name t, making t it when
-// the group has none.
-func (g *group) commitTopic(t string) string {
-	if kept, ok := g.commitTopics[t]; ok {
-		return kept
-	}
-	if g.commitTopics == nil {
-		g.commitTopics = map[string]string{}
-	}
-	g.commitTopics[t] = t
-	return t
-}
-
-// mergeParts sorts parts by topic and partition (stably: decode sorts
+// mergeParts sorts parts by topic name and partition (stably: decode sorts
 // them already, so this is usually only a check) and merges the entries of
 // one partition into the last, keeping the last error listed.
-func mergeParts(parts []commitPart) []commitPart {
+func (g *group) mergeParts(parts []commitPart) []commitPart {
 	cmpPart := func(a, b commitPart) int {
-		if c := strings.Compare(a.topic, b.topic); c != 0 {
-			return c
+		if a.topic != b.topic {
+			return strings.Compare(g.commitTopics[a.topic].name, g.commitTopics[b.topic].name)
 		}
 		return cmp.Compare(a.partition, b.partition)
 	}
@@ -180,14 +229,15 @@ func mergeParts(parts []commitPart) []commitPart {
 }
 
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
-// rebalance, failed commits, and suspect commits.
-func (g *group) offsetCommit(ev *decode.Event) {
-	c := g.newCommit(ev)
+// rebalance, failed commits, and suspect commits. lm is the member's
+// registry entry (see eventMember).
+func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
+	c := g.newCommit(ev, lm)
 	if len(c.parts) == 0 {
 		return
 	}
-	if c.responded && !c.failed {
-		g.alive(c.member, ev)
+	if c.responded && !c.failed && c.member != "" {
+		g.aliveMember(lm, c.member, ev)
 	}
 	var gen *generation
 	if g.consumer != nil {
@@ -199,7 +249,7 @@ func (g *group) offsetCommit(ev *decode.Event) {
 	case gen != nil:
 		g.attach(gen, c)
 	case c.failed:
-		g.emit(c.at, KindCommit, c.generation, c.member, g.commitText("commit", c), commitFields(c))
+		g.emit(c.at, KindCommit, c.generation, c.member, g.commitText("commit", c), g.commitFields(c))
 		g.remember(c)
 	default:
 		g.remember(c)
@@ -208,20 +258,10 @@ func (g *group) offsetCommit(ev *decode.Event) {
 	if !c.responded {
 		return
 	}
-	var byPart map[int32]committedOffset // g.committed[topic]
-	topic := ""
 	for _, p := range c.parts {
-		if p.code != 0 {
-			continue
+		if p.code == 0 {
+			g.commitTopics[p.topic].setCommitted(p.partition, committedOffset{offset: p.offset, member: c.member})
 		}
-		if byPart == nil || p.topic != topic {
-			topic, byPart = p.topic, g.committed[p.topic]
-			if byPart == nil {
-				byPart = map[int32]committedOffset{}
-				g.committed[p.topic] = byPart
-			}
-		}
-		byPart[p.partition] = committedOffset{offset: p.offset, member: c.member, at: c.at}
 	}
 }
 
@@ -246,7 +286,7 @@ func (g *group) revocationGen(c *commit) *generation {
 func (g *group) attach(gen *generation, c *commit) {
 	c.attached = true
 	gen.commits = append(gen.commits, c)
-	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), commitFields(c))
+	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), g.commitFields(c))
 }
 
 // remember keeps c for a while in case a rebalance that began before it is
@@ -325,7 +365,7 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 		return // the common case, without sorting the partitions
 	}
 	for _, cp := range c.parts {
-		t, p := cp.topic, cp.partition
+		t, p := g.commitTopics[cp.topic].name, cp.partition
 		{
 			if !c.responded || cp.code != 0 {
 				continue
@@ -335,7 +375,7 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 				s.reasons = append(s.reasons, SuspectNotOwned)
 				s.owner = g.ownerOf(ownerGen, t, p)
 			}
-			if prev, ok := g.committed[t][p]; ok {
+			if prev, ok := g.commitTopics[cp.topic].lastCommitted(p); ok {
 				s.committed, s.committedKnown, s.committedBy = prev.offset, true, prev.member
 				if s.offset < prev.offset {
 					s.reasons = append(s.reasons, SuspectBackwards)
@@ -363,11 +403,10 @@ func (g *group) anySuspect(c *commit, owned partitions) bool {
 	if !c.responded {
 		return false
 	}
-	var ownedParts []int32                  // owned partitions of the topic of the last part
-	var committed map[int32]committedOffset // of the topic of the last part
+	var ownedParts []int32 // owned partitions of the topic of the last part
 	for i, cp := range c.parts {
-		if i == 0 || cp.topic != c.parts[i-1].topic {
-			ownedParts, committed = owned[cp.topic], g.committed[cp.topic]
+		if owned != nil && (i == 0 || cp.topic != c.parts[i-1].topic) {
+			ownedParts = owned[g.commitTopics[cp.topic].name]
 		}
 		if cp.code != 0 {
 			continue
@@ -377,7 +416,7 @@ func (g *group) anySuspect(c *commit, owned partitions) bool {
 				return true
 			}
 		}
-		if prev, ok := committed[cp.partition]; ok && cp.offset < prev.offset {
+		if prev, ok := g.commitTopics[cp.topic].lastCommitted(cp.partition); ok && cp.offset < prev.offset {
 			return true
 		}
 	}
@@ -431,7 +470,7 @@ func (g *group) commitText(head string, c *commit) string {
 	for i, cp := range c.parts {
 		b.WriteByte(' ')
 		if i == 0 || cp.topic != c.parts[i-1].topic {
-			b.WriteString(cp.topic)
+			b.WriteString(g.commitTopics[cp.topic].name)
 		}
 		fmt.Fprintf(&b, "[%d]=%d", cp.partition, cp.offset)
 	}
@@ -442,7 +481,7 @@ func (g *group) commitText(head string, c *commit) string {
 		b.WriteString(" FAILED")
 		for _, cp := range c.parts {
 			if cp.code != 0 {
-				fmt.Fprintf(&b, " %s[%d] %s", cp.topic, cp.partition, errorName(cp.code))
+				fmt.Fprintf(&b, " %s[%d] %s", g.commitTopics[cp.topic].name, cp.partition, errorName(cp.code))
 			}
 		}
 		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
@@ -454,19 +493,12 @@ func (g *group) commitText(head string, c *commit) string {
 	return b.String()
 }
 
-func commitFields(c *commit) map[string]any {
-	f := map[string]any{"offsets": c.offsets(), "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
-	if errs := c.errors(); errs != nil {
+func (g *group) commitFields(c *commit) map[string]any {
+	f := map[string]any{"offsets": g.commitOffsets(c), "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
+	if errs := g.commitErrors(c); errs != nil {
 		f["errors"] = errs
 	}
 	return f
-}
-
-func (g *group) setCommitted(t string, p int32, c committedOffset) {
-	if g.committed[t] == nil {
-		g.committed[t] = map[int32]committedOffset{}
-	}
-	g.committed[t][p] = c
 }
 
 // offsetFetch handles an OffsetFetch exchange (key 9): what is committed,
@@ -480,8 +512,9 @@ func (g *group) offsetFetch(ev *decode.Event) {
 		topic := g.e.topics.topic(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 && p.Offset >= 0 {
-				if cur, ok := g.committed[topic][p.Partition]; !ok || cur.offset != p.Offset {
-					g.setCommitted(topic, p.Partition, committedOffset{offset: p.Offset, at: ev.At})
+				ct := &g.commitTopics[g.topicIndex(topic)]
+				if cur, ok := ct.lastCommitted(p.Partition); !ok || cur.offset != p.Offset {
+					ct.setCommitted(p.Partition, committedOffset{offset: p.Offset})
 				}
 			}
 		}

@@ -63,7 +63,10 @@ func (e *Engine) add(ev *decode.Event) {
 		return
 	}
 	g := e.group(ev.Group)
-	if !g.quietEvent(ev) {
+	// The registry entry of the member a heartbeat or a commit names is
+	// looked up once, here, for quietEvent and the handlers.
+	lm := g.eventMember(ev)
+	if !g.quietEvent(ev, lm) {
 		g.quietUntil = time.Time{} // the event may change what a sweep finds
 	}
 	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
@@ -78,11 +81,11 @@ func (e *Engine) add(ev *decode.Event) {
 	case ev.SyncGroup != nil:
 		g.syncGroup(ev)
 	case ev.Heartbeat != nil:
-		g.heartbeat(ev)
+		g.heartbeat(ev, lm)
 	case ev.LeaveGroup != nil:
 		g.leaveGroup(ev)
 	case ev.OffsetCommit != nil:
-		g.offsetCommit(ev)
+		g.offsetCommit(ev, lm)
 	case ev.OffsetFetch != nil:
 		g.offsetFetch(ev)
 	case ev.ConsumerGroupHeartbeat != nil:

@@ -26,10 +26,11 @@ type group struct {
 	pendingIDs map[string]*attempt // MEMBER_ID_REQUIRED: assigned id -> first attempt
 	causes     []cause             // candidate triggers not yet consumed by a formation
 	recent     []*commit           // commits not attached to a rebalance, kept a while
-	committed  map[string]map[int32]committedOffset
-	// commitTopics holds one copy of each topic name the group's commits
-	// named, shared by the commits kept (see newCommit).
-	commitTopics map[string]string
+	// commitTopics are the topics the group's commits and offset fetches
+	// named, in the order first named, with what was committed; a
+	// commit's parts name them by index (see topicIndex).
+	commitTopics []commitTopic
+	topicIndexes map[string]int32 // name -> index in commitTopics
 
 	errSeen  map[string]bool // errors already named in this generation
 	storm    stormState
@@ -76,7 +77,6 @@ func newGroup(e *Engine, id string) *group {
 		byNum:      map[int32]*generation{},
 		live:       map[string]*liveMember{},
 		pendingIDs: map[string]*attempt{},
-		committed:  map[string]map[int32]committedOffset{},
 	}
 }
 
@@ -88,10 +88,31 @@ func (g *group) latest() *generation {
 	return g.gens[len(g.gens)-1]
 }
 
+// eventMember is the registry entry of the member a heartbeat or a commit
+// names, nil for other events, without a member id, or when the registry
+// has none.
+func (g *group) eventMember(ev *decode.Event) *liveMember {
+	id := ""
+	switch {
+	case ev.Heartbeat != nil:
+		id = ev.Heartbeat.MemberID
+	case ev.OffsetCommit != nil:
+		id = ev.OffsetCommit.MemberID
+	}
+	if id == "" {
+		return nil
+	}
+	return g.live[id]
+}
+
 // member returns the registry entry for id, creating it and refreshing its
 // client facts from ev.
 func (g *group) member(id string, ev *decode.Event) *liveMember {
-	lm := g.live[id]
+	return g.refresh(g.live[id], id, ev)
+}
+
+// refresh is member with g.live[id], nil when absent, already looked up.
+func (g *group) refresh(lm *liveMember, id string, ev *decode.Event) *liveMember {
 	if lm == nil {
 		lm = &liveMember{id: id}
 		g.live[id] = lm
@@ -110,7 +131,13 @@ func (g *group) alive(id string, ev *decode.Event) {
 	if id == "" {
 		return
 	}
-	lm := g.member(id, ev)
+	g.aliveMember(g.live[id], id, ev)
+}
+
+// aliveMember is alive with g.live[id], nil when absent, already looked up
+// (id is not "").
+func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) {
+	lm = g.refresh(lm, id, ev)
 	lm.lastAlive = later(lm.lastAlive, ev.At)
 	if lm.expired {
 		lm.expired, lm.gone = false, false

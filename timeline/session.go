@@ -60,15 +60,14 @@ func (g *group) nextChange() time.Time {
 // known, unexpired member for a generation already formed, or a commit by
 // such a member (or one that failed, or by no member, which mark no one
 // alive). Every other event resets quietUntil.
-func (g *group) quietEvent(ev *decode.Event) bool {
-	known := func(id string) bool {
-		lm := g.live[id]
-		return lm != nil && !lm.expired
-	}
+//
+// lm is the registry entry of the member ev names (see eventMember).
+func (g *group) quietEvent(ev *decode.Event, lm *liveMember) bool {
+	known := lm != nil && !lm.expired
 	switch {
 	case ev.Heartbeat != nil:
 		hb := ev.Heartbeat
-		if !ev.Responded() || hb.ErrorCode != 0 || hb.MemberID == "" || !known(hb.MemberID) {
+		if !ev.Responded() || hb.ErrorCode != 0 || hb.MemberID == "" || !known {
 			return false
 		}
 		gen := g.byNum[hb.Generation]
@@ -85,7 +84,7 @@ func (g *group) quietEvent(ev *decode.Event) bool {
 				}
 			}
 		}
-		return known(oc.MemberID)
+		return known
 	}
 	return false
 }
