@@ -204,7 +204,7 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 		om.replacedBy = id
 		m.replaces, m.status = replaces, "replaced"
 		m.planned = om.resolved().clone()
-		gen.owners = nil
+		gen.assignmentsChanged()
 		if lm := g.live[replaces]; lm != nil {
 			lm.gone = true
 		}
@@ -254,7 +254,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 				gen.member(pa.MemberID).planned = fromTopicPartitions(pa.Assignment.Partitions)
 			}
 		}
-		gen.owners = nil
+		gen.assignmentsChanged()
 	}
 	if !ev.Responded() {
 		return
@@ -277,7 +277,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 		}
 		if sg.Assignment != nil {
 			m.assignment = fromTopicPartitions(sg.Assignment.Partitions)
-			gen.owners = nil
+			gen.assignmentsChanged()
 		}
 		g.checkStable(gen)
 	case errRebalanceInProgress:

@@ -237,7 +237,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
 		return
 	}
 	if c.responded && !c.failed && c.member != "" {
-		g.aliveMember(lm, c.member, ev)
+		lm = g.aliveMember(lm, c.member, ev)
 	}
 	var gen *generation
 	if g.consumer != nil {
@@ -254,7 +254,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
 	default:
 		g.remember(c)
 	}
-	g.checkSuspects(c, gen)
+	g.checkSuspects(c, lm, gen)
 	if !c.responded {
 		return
 	}
@@ -338,19 +338,76 @@ func (g *group) refilterCommits(gen *generation) {
 	gen.commits = kept
 }
 
+// ownedSet is what a member may commit, for the commit checks: its
+// partitions as sorted keys (see partKey); known is false when what it owns
+// is unknown.
+type ownedSet struct {
+	known bool
+	keys  []uint64
+}
+
+// partKey is the key of a partition in an ownedSet: its topic's index in
+// group.commitTopics, then its number.
+func partKey(topic, partition int32) uint64 {
+	return uint64(uint32(topic))<<32 | uint64(uint32(partition))
+}
+
+func (s ownedSet) has(topic, partition int32) bool {
+	_, ok := slices.BinarySearch(s.keys, partKey(topic, partition))
+	return ok
+}
+
+// ownedSetOf is p (nil: unknown) as an ownedSet; its topics join
+// g.commitTopics.
+func (g *group) ownedSetOf(p partitions) ownedSet {
+	if p == nil {
+		return ownedSet{}
+	}
+	s := ownedSet{known: true, keys: make([]uint64, 0, p.count())}
+	for _, t := range p.topics() {
+		i := g.topicIndex(t)
+		for _, part := range p[t] {
+			s.keys = append(s.keys, partKey(i, part))
+		}
+	}
+	slices.Sort(s.keys)
+	return s
+}
+
+// memberOwned is what member id owned in gen, a classic generation kept
+// by the group, cached in lm, the member's registry entry (nil: none).
+func (g *group) memberOwned(gen *generation, id string, lm *liveMember) ownedSet {
+	if lm != nil && lm.ownedSerial == gen.serial && lm.ownedVer == gen.assignVer {
+		return lm.owned
+	}
+	var owned ownedSet
+	if m := gen.members[id]; m != nil {
+		owned = g.ownedSetOf(m.resolved())
+	}
+	if lm != nil {
+		lm.ownedSerial, lm.ownedVer, lm.owned = gen.serial, gen.assignVer, owned
+	}
+	return owned
+}
+
 // checkSuspects flags partitions committed by a member that did not own
 // them in the generation it named, and commits moving an offset backwards.
-func (g *group) checkSuspects(c *commit, during *generation) {
-	var owned partitions
+// lm is the member's registry entry (nil: none).
+func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
+	if !c.responded {
+		return // nothing is flagged without the result
+	}
+	var owned ownedSet
 	var ownerGen *generation
 	if g.consumer != nil {
-		owned = g.consumerOwned(c.member)
+		owned = g.ownedSetOf(g.consumerOwned(c.member))
 	} else if c.generation >= 0 && c.member != "" {
 		if ownerGen = g.byNum[c.generation]; ownerGen != nil && !ownerGen.midway {
-			if m := ownerGen.members[c.member]; m != nil {
-				owned = m.resolved()
-			}
+			owned = g.memberOwned(ownerGen, c.member, lm)
 		}
+	}
+	if !g.anySuspect(c, owned) {
+		return // the common case, without sorting the partitions
 	}
 	// A suspect belongs to the generation the commit named, whose
 	// ownership it contradicts; else to the rebalance it was made in.
@@ -361,17 +418,14 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 	if target == nil {
 		target = g.latest()
 	}
-	if !g.anySuspect(c, owned) {
-		return // the common case, without sorting the partitions
-	}
 	for _, cp := range c.parts {
 		t, p := g.commitTopics[cp.topic].name, cp.partition
 		{
-			if !c.responded || cp.code != 0 {
+			if cp.code != 0 {
 				continue
 			}
 			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
-			if owned != nil && !owned.has(t, p) {
+			if owned.known && !owned.has(cp.topic, p) {
 				s.reasons = append(s.reasons, SuspectNotOwned)
 				s.owner = g.ownerOf(ownerGen, t, p)
 			}
@@ -398,23 +452,14 @@ func (g *group) checkSuspects(c *commit, during *generation) {
 }
 
 // anySuspect reports whether checkSuspects would flag any partition of c,
-// given what the member owned (nil: unknown).
-func (g *group) anySuspect(c *commit, owned partitions) bool {
-	if !c.responded {
-		return false
-	}
-	var ownedParts []int32 // owned partitions of the topic of the last part
-	for i, cp := range c.parts {
-		if owned != nil && (i == 0 || cp.topic != c.parts[i-1].topic) {
-			ownedParts = owned[g.commitTopics[cp.topic].name]
-		}
+// a commit with its result, given what the member owned.
+func (g *group) anySuspect(c *commit, owned ownedSet) bool {
+	for _, cp := range c.parts {
 		if cp.code != 0 {
 			continue
 		}
-		if owned != nil {
-			if _, ok := slices.BinarySearch(ownedParts, cp.partition); !ok {
-				return true
-			}
+		if owned.known && !owned.has(cp.topic, cp.partition) {
+			return true
 		}
 		if prev, ok := g.commitTopics[cp.topic].lastCommitted(cp.partition); ok && cp.offset < prev.offset {
 			return true

@@ -105,8 +105,14 @@ type generation struct {
 	unassigned partitions
 	nothing    []string
 	owners     map[string]map[int32]string // partition owner cache
-	prev       *generation
-	empty      *departure // set on a preparing generation when the last member left
+	// serial tells the generations kept by a group apart (1, 2, ...: see
+	// group.keep), and assignVer counts the changes to its members'
+	// assignments (see assignmentsChanged), for the caches of what a
+	// member owned in it (see group.memberOwned).
+	serial    uint64
+	assignVer uint64
+	prev      *generation
+	empty     *departure // set on a preparing generation when the last member left
 }
 
 // member is one member's part in a generation.
@@ -199,9 +205,16 @@ func (gen *generation) member(id string) *member {
 	if m == nil {
 		m = &member{id: id}
 		gen.members[id] = m
-		gen.owners = nil
+		gen.assignmentsChanged()
 	}
 	return m
+}
+
+// assignmentsChanged drops what was cached of who owns what in gen: a
+// member was added, or a member's assignment or plan was set.
+func (gen *generation) assignmentsChanged() {
+	gen.owners = nil
+	gen.assignVer++
 }
 
 func (gen *generation) note(what, why string) {

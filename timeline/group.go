@@ -18,6 +18,7 @@ type group struct {
 
 	gens    []*generation // formed generations, in formation order
 	dropped int           // generations dropped beyond Config.MaxGenerations
+	serials uint64        // generations kept so far (see generation.serial)
 	byNum   map[int32]*generation
 	// next is a rebalance detected but whose generation has not formed.
 	next *generation
@@ -53,6 +54,12 @@ type liveMember struct {
 	lastAlive        time.Time // last request the coordinator accepted from it
 	expired          bool      // inferred: session timed out
 	gone             bool      // left, expired, fenced or removed
+
+	// owned caches what the member owned in the generation whose serial
+	// is ownedSerial, as of that generation's assignVer ownedVer (see
+	// memberOwned): most commits name the same generation as the last.
+	ownedSerial, ownedVer uint64
+	owned                 ownedSet
 }
 
 // attempt is a JoinGroup answered MEMBER_ID_REQUIRED, waiting for its retry.
@@ -135,14 +142,15 @@ func (g *group) alive(id string, ev *decode.Event) {
 }
 
 // aliveMember is alive with g.live[id], nil when absent, already looked up
-// (id is not "").
-func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) {
+// (id is not ""). It returns the entry, created when lm was nil.
+func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) *liveMember {
 	lm = g.refresh(lm, id, ev)
 	lm.lastAlive = later(lm.lastAlive, ev.At)
 	if lm.expired {
 		lm.expired, lm.gone = false, false
 		g.withdrawExpiry(id, ev.At)
 	}
+	return lm
 }
 
 func (g *group) addCause(c cause) {

@@ -216,6 +216,8 @@ func slowest(gen *generation) *member {
 func (g *group) keep(gen *generation) {
 	g.gens = append(g.gens, gen)
 	g.byNum[gen.num] = gen
+	g.serials++
+	gen.serial = g.serials
 	g.errSeen = nil
 	if n := len(g.gens) - g.e.cfg.MaxGenerations; n > 0 {
 		for _, old := range g.gens[:n] {

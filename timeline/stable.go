@@ -100,7 +100,7 @@ func (g *group) computeDiff(gen *generation) {
 			known = append(known, partitions{t: all})
 		}
 	}
-	gen.owners = nil
+	gen.assignmentsChanged()
 	if !complete || len(assigned) == 0 && gen.phase != phaseEmpty {
 		gen.unassigned = nil
 		return
