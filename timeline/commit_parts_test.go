@@ -33,7 +33,7 @@ func TestCommitPartsMatchMaps(t *testing.T) {
 			g := e.group("g")
 			ev := &decode.Event{At: time.Unix(0, 0), RespondedAt: time.Unix(1, 0), Group: "g",
 				OffsetCommit: &decode.OffsetCommit{MemberID: "m", Generation: 1, Topics: c.topics}}
-			got := g.newCommit(ev, nil)
+			got := new(g.newCommit(ev, nil))
 			// The maps, as the engine built them before.
 			offsets := map[string]map[int32]int64{}
 			var errs map[string]map[int32]string

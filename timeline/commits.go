@@ -30,7 +30,6 @@ type commit struct {
 	latency   time.Duration
 	responded bool
 	failed    bool
-	attached  bool
 }
 
 // commitPart is one partition of a commit: the offset committed and, when
@@ -168,9 +167,9 @@ const (
 // under two topic ids that name the same topic) is kept once: with the
 // offset listed last, and the error listed last, if any failed. lm is the
 // member's registry entry (see eventMember).
-func (g *group) newCommit(ev *decode.Event, lm *liveMember) *commit {
+func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 	oc := ev.OffsetCommit
-	c := &commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
+	c := commit{member: oc.MemberID, instanceID: oc.InstanceID, at: ev.At, generation: oc.Generation,
 		latency: ev.Latency(), responded: ev.Responded()}
 	// A commit is kept up to a minute (remember): it shares the registry's
 	// copies of its member's strings and names its topics by index in the
@@ -232,7 +231,8 @@ func (g *group) mergeParts(parts []commitPart) []commitPart {
 // rebalance, failed commits, and suspect commits. lm is the member's
 // registry entry (see eventMember).
 func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
-	c := g.newCommit(ev, lm)
+	cv := g.newCommit(ev, lm)
+	c := &cv
 	if len(c.parts) == 0 {
 		return
 	}
@@ -284,15 +284,14 @@ func (g *group) revocationGen(c *commit) *generation {
 
 // attach records c as a commit during gen's revocation and tells it.
 func (g *group) attach(gen *generation, c *commit) {
-	c.attached = true
-	gen.commits = append(gen.commits, c)
+	gen.commits = append(gen.commits, *c)
 	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), g.commitFields(c))
 }
 
 // remember keeps c for a while in case a rebalance that began before it is
 // learned later.
 func (g *group) remember(c *commit) {
-	g.recent = append(g.recent, c)
+	g.recent = append(g.recent, *c)
 	cut := 0
 	for cut < len(g.recent) && (len(g.recent)-cut > recentMax || g.e.now.Sub(g.recent[cut].at) > recentKeep) {
 		cut++
@@ -310,7 +309,7 @@ func (g *group) attachRecent(gen *generation) {
 	}
 	kept := g.recent[:0]
 	for _, c := range g.recent {
-		if c.attached || c.member == "" || c.generation < 0 || c.at.Before(gen.start) {
+		if c.member == "" || c.generation < 0 || c.at.Before(gen.start) {
 			kept = append(kept, c)
 			continue
 		}
@@ -318,7 +317,7 @@ func (g *group) attachRecent(gen *generation) {
 			kept = append(kept, c)
 			continue
 		}
-		g.attach(gen, c)
+		g.attach(gen, &c)
 	}
 	g.recent = kept
 }
@@ -329,7 +328,6 @@ func (g *group) refilterCommits(gen *generation) {
 	kept := gen.commits[:0]
 	for _, c := range gen.commits {
 		if c.at.Before(gen.start) {
-			c.attached = false
 			g.recent = append(g.recent, c)
 			continue
 		}

@@ -94,7 +94,7 @@ type generation struct {
 	members  map[string]*member
 	departed []departure
 	rejoins  []rejoin
-	commits  []*commit
+	commits  []commit
 	suspects []suspect
 	unknown  []unknown
 

@@ -266,7 +266,7 @@ func (g *group) report() GroupReport {
 		gr.PendingRebalance = &PendingReport{Generation: n.num, StartedAt: stampPtr(n.start),
 			StartIsUpperBound: n.startBound, Trigger: triggerReport(n.trigger), CommitsDuringRevocation: []CommitReport{}}
 		for _, c := range n.commits {
-			gr.PendingRebalance.CommitsDuringRevocation = append(gr.PendingRebalance.CommitsDuringRevocation, g.commitReport(c))
+			gr.PendingRebalance.CommitsDuringRevocation = append(gr.PendingRebalance.CommitsDuringRevocation, g.commitReport(&c))
 		}
 	}
 	for _, st := range g.storm.storms {
@@ -336,7 +336,7 @@ func (g *group) generationReport(gen *generation) GenerationReport {
 			InstanceID: rj.instanceID, Replaces: rj.replaces, ClientID: rj.clientID, ClientAddr: rj.clientAddr})
 	}
 	for _, c := range gen.commits {
-		r.CommitsDuringRevocation = append(r.CommitsDuringRevocation, g.commitReport(c))
+		r.CommitsDuringRevocation = append(r.CommitsDuringRevocation, g.commitReport(&c))
 	}
 	for _, s := range gen.suspects {
 		sr := SuspectReport{MemberID: s.member, At: stamp(s.at), Generation: s.generation, Topic: s.topic,

@@ -22,10 +22,14 @@ func (t topicNames) add(md *decode.Metadata) {
 		if mt.ErrorCode != 0 || mt.Name == "" {
 			continue
 		}
+		// The same answers come again and again: a map is written only
+		// when it changes (decode's memo often hands the same strings).
 		if mt.TopicID != ([16]byte{}) {
-			t.names[mt.TopicID] = mt.Name
+			if n, ok := t.names[mt.TopicID]; !ok || n != mt.Name {
+				t.names[mt.TopicID] = mt.Name
+			}
 		}
-		if mt.Partitions > 0 {
+		if mt.Partitions > 0 && t.counts[mt.Name] != mt.Partitions {
 			t.counts[mt.Name] = mt.Partitions
 		}
 	}
