@@ -288,17 +288,55 @@ func (g *group) attach(gen *generation, c *commit) {
 	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), g.commitFields(c))
 }
 
+// commitQueue is a group's remembered commits, oldest first. Dropping the
+// oldest only moves a start index; the live commits move back to the front
+// of the array when it is full and at least half dead, so that keeping
+// commits for a minute allocates only when more are live than before (an
+// array resliced from the front would be reallocated each time it fills).
+type commitQueue struct {
+	buf   []commit // buf[start:] are live; buf[:start] are zero
+	start int
+}
+
+// live is the remembered commits, oldest first. The caller may change
+// them in place, and keep a prefix (see keep).
+func (q *commitQueue) live() []commit {
+	return q.buf[q.start:]
+}
+
+// push remembers c, last.
+func (q *commitQueue) push(c commit) {
+	if len(q.buf) == cap(q.buf) && q.start > 0 && q.start >= len(q.buf)/2 {
+		n := copy(q.buf, q.buf[q.start:])
+		clear(q.buf[n:]) // the collector may free what the moved commits named
+		q.buf, q.start = q.buf[:n], 0
+	}
+	q.buf = append(q.buf, c)
+}
+
+// dropOldest forgets the oldest commit.
+func (q *commitQueue) dropOldest() {
+	q.buf[q.start] = commit{}
+	q.start++
+}
+
+// keep forgets all but the first n live commits.
+func (q *commitQueue) keep(n int) {
+	clear(q.buf[q.start+n:])
+	q.buf = q.buf[:q.start+n]
+}
+
 // remember keeps c for a while in case a rebalance that began before it is
 // learned later.
 func (g *group) remember(c *commit) {
-	g.recent = append(g.recent, *c)
-	cut := 0
-	for cut < len(g.recent) && (len(g.recent)-cut > recentMax || g.e.now.Sub(g.recent[cut].at) > recentKeep) {
-		cut++
+	g.recent.push(*c)
+	for {
+		live := g.recent.live()
+		if len(live) == 0 || len(live) <= recentMax && g.e.now.Sub(live[0].at) <= recentKeep {
+			return
+		}
+		g.recent.dropOldest()
 	}
-	// Reslicing drops from the front without copying; append copies only
-	// the live part when it grows the array.
-	g.recent = g.recent[cut:]
 }
 
 // attachRecent ties remembered commits to gen when they fall in its
@@ -307,8 +345,9 @@ func (g *group) attachRecent(gen *generation) {
 	if gen.start.IsZero() {
 		return
 	}
-	kept := g.recent[:0]
-	for _, c := range g.recent {
+	live := g.recent.live()
+	kept := live[:0]
+	for _, c := range live {
 		if c.member == "" || c.generation < 0 || c.at.Before(gen.start) {
 			kept = append(kept, c)
 			continue
@@ -319,7 +358,7 @@ func (g *group) attachRecent(gen *generation) {
 		}
 		g.attach(gen, &c)
 	}
-	g.recent = kept
+	g.recent.keep(len(kept))
 }
 
 // refilterCommits returns to the remembered pool the commits attached to
@@ -328,7 +367,7 @@ func (g *group) refilterCommits(gen *generation) {
 	kept := gen.commits[:0]
 	for _, c := range gen.commits {
 		if c.at.Before(gen.start) {
-			g.recent = append(g.recent, c)
+			g.recent.push(c)
 			continue
 		}
 		kept = append(kept, c)

@@ -26,7 +26,7 @@ type group struct {
 	live       map[string]*liveMember
 	pendingIDs map[string]*attempt // MEMBER_ID_REQUIRED: assigned id -> first attempt
 	causes     []cause             // candidate triggers not yet consumed by a formation
-	recent     []commit            // commits not attached to a rebalance, kept a while
+	recent     commitQueue         // commits not attached to a rebalance, kept a while
 	// commitTopics are the topics the group's commits and offset fetches
 	// named, in the order first named, with what was committed; a
 	// commit's parts name them by index (see topicIndex).
