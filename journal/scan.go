@@ -133,18 +133,8 @@ func (s *scanner) next() (record, error) {
 		// payload may refill the buffer fh points into.
 		lenSum := crc32.Checksum(fh[4:8], castagnoli)
 		sum := binary.BigEndian.Uint32(fh[8:])
-		s.br.Discard(frameLen)
-		var p []byte
-		switch {
-		case n > maxReusedPayload:
-			p = make([]byte, n) // rare: not kept for the next records
-		case int64(cap(s.buf)) < n:
-			s.buf = make([]byte, n)
-			fallthrough
-		default:
-			p = s.buf[:n]
-		}
-		if _, err := io.ReadFull(s.br, p); err != nil {
+		p, err := s.payload(int(n))
+		if err != nil {
 			return record{}, s.ioErr(start, err)
 		}
 		s.off = start + frameLen + n
@@ -176,6 +166,36 @@ func (s *scanner) next() (record, error) {
 			s.unknown++
 		}
 	}
+}
+
+// payload reads the n-byte payload of the record whose frame was peeked,
+// moving past the record. A record that fits the read buffer is read in
+// place, valid until the next read; a larger one is copied out, into the
+// reused buf or, above maxReusedPayload, an array of its own.
+func (s *scanner) payload(n int) ([]byte, error) {
+	if frameLen+n <= s.br.Size() {
+		rec, err := s.br.Peek(frameLen + n)
+		if err != nil {
+			return nil, err
+		}
+		s.br.Discard(frameLen + n)
+		return rec[frameLen:], nil
+	}
+	s.br.Discard(frameLen)
+	var p []byte
+	switch {
+	case n > maxReusedPayload:
+		p = make([]byte, n) // rare: not kept for the next records
+	case cap(s.buf) < n:
+		s.buf = make([]byte, n)
+		fallthrough
+	default:
+		p = s.buf[:n]
+	}
+	if _, err := io.ReadFull(s.br, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // skip marks damage starting at start (unless already inside damage) and
