@@ -100,3 +100,39 @@ func ownPtr(s *string) string {
 	}
 	return own(*s)
 }
+
+// copier copies the strings of one event that may alias a frame, like own,
+// but into one allocation for them all: grow by their total length first,
+// then own each. A copy kept long keeps its siblings' bytes (a few dozen)
+// alive with it.
+type copier struct{ b strings.Builder }
+
+// grow makes room for n more bytes of copies.
+func (c *copier) grow(n int) { c.b.Grow(n) }
+
+// own returns a copy of s. (A Builder only appends: the bytes of a copy
+// returned never change.)
+func (c *copier) own(s string) string {
+	if s == "" {
+		return ""
+	}
+	start := c.b.Len()
+	c.b.WriteString(s)
+	return c.b.String()[start:]
+}
+
+// ownPtr is own(*s), or "" when s is nil.
+func (c *copier) ownPtr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return c.own(*s)
+}
+
+// lenPtr is len(*s), or 0 when s is nil.
+func lenPtr(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
+}
