@@ -2,7 +2,6 @@ package decode
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -13,57 +12,51 @@ type kmsgPair struct {
 	resp kmsg.Response
 }
 
-// reusedPools hold, for the APIs a busy proxy sees most (Heartbeat,
-// OffsetCommit, Metadata), kmsg structs that are decoded into again and
-// again, with strings that alias the frames (UnsafeReadFrom). Their
-// decoders copy every value they keep (own), so no event aliases the
-// frames or the structs. Other APIs get fresh structs and copied strings.
-var reusedPools = map[int16]*sync.Pool{
-	3:  pairPool(3),
-	8:  pairPool(8),
-	12: pairPool(12),
-}
+// reusedKeys are the APIs a busy proxy sees most (Metadata, OffsetCommit,
+// Heartbeat), whose kmsg structs each Decoder keeps and decodes into again
+// and again, with strings that alias the frames (UnsafeReadFrom). Their
+// decoders copy every value they keep (own, copier), so no event aliases
+// the frames or the structs. Other APIs get fresh structs and copied
+// strings.
+var reusedKeys = []int16{3, 8, 12}
 
-// poolFor is reusedPools[key] without a map lookup per exchange, or nil.
-func poolFor(key int16) *sync.Pool {
+// reusedPairs holds a Decoder's reused structs, one pair per reusedKeys
+// entry, made when first needed.
+type reusedPairs [3]*kmsgPair
+
+// reuseIndex is key's index in reusedKeys, or -1: a switch instead of a
+// lookup per exchange.
+func reuseIndex(key int16) int {
 	switch key {
 	case 3:
-		return metadataPairs
+		return 0
 	case 8:
-		return offsetCommitPairs
+		return 1
 	case 12:
-		return heartbeatPairs
+		return 2
 	}
-	return nil
-}
-
-var (
-	metadataPairs     = reusedPools[3]
-	offsetCommitPairs = reusedPools[8]
-	heartbeatPairs    = reusedPools[12]
-)
-
-func pairPool(key int16) *sync.Pool {
-	return &sync.Pool{New: func() any {
-		req := kmsg.RequestForKey(key)
-		return &kmsgPair{req: req, resp: req.ResponseKind()}
-	}}
+	return -1
 }
 
 // getPair returns a request and response to decode an API's frames into,
-// and whether they are reused (then strings alias the frames and the pair
-// goes back with putPair).
-func getPair(key int16) (*kmsgPair, bool) {
-	if p := poolFor(key); p != nil {
-		pair := p.Get().(*kmsgPair)
+// and whether they are d's reused ones: then strings alias the frames,
+// and d.reuseMu is held until the caller is done with them. A call while
+// another holds them (a Decoder is safe for concurrent use) gets fresh
+// structs rather than wait; the events are the same.
+func (d *Decoder) getPair(key int16) (*kmsgPair, bool) {
+	if i := reuseIndex(key); i >= 0 && d.reuseMu.TryLock() {
+		pair := d.reuse[i]
+		if pair == nil {
+			req := kmsg.RequestForKey(key)
+			pair = &kmsgPair{req: req, resp: req.ResponseKind()}
+			d.reuse[i] = pair
+		}
 		resetPair(pair)
 		return pair, true
 	}
 	req := kmsg.RequestForKey(key)
 	return &kmsgPair{req: req}, false
 }
-
-func putPair(key int16, pair *kmsgPair) { poolFor(key).Put(pair) }
 
 // resetPair zeroes a reused pair's fields, keeping the capacity of its
 // top-level arrays (kmsg zeroes the elements it reads into): a field a
