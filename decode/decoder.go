@@ -194,7 +194,7 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 			APIName(key), h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
 	}
 	req.SetVersion(h.APIVersion)
-	if err := readFrom(req, x.Request[h.Len:], reused); err != nil {
+	if err := readFrom(req, pair.unsafeReq, x.Request[h.Len:]); err != nil {
 		return nil, fmt.Errorf("decode: %s v%d request: %w", APIName(key), h.APIVersion, err)
 	}
 	base := Event{
@@ -232,7 +232,7 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 			resp = req.ResponseKind()
 		}
 		resp.SetVersion(h.APIVersion)
-		if err := readFrom(resp, body, reused); err != nil {
+		if err := readFrom(resp, pair.unsafeResp, body); err != nil {
 			return nil, fmt.Errorf("decode: %s v%d response: %w", APIName(key), h.APIVersion, err)
 		}
 	}
@@ -253,10 +253,10 @@ func clientID(x *Exchange, header []byte) string {
 	return string(header)
 }
 
-// readFrom decodes b into m, its strings aliasing b when unsafe (every
-// kmsg message has UnsafeReadFrom).
-func readFrom(m interface{ ReadFrom([]byte) error }, b []byte, unsafe bool) error {
-	if u, ok := m.(interface{ UnsafeReadFrom([]byte) error }); ok && unsafe {
+// readFrom decodes b into m, its strings aliasing b when u, which is m as
+// an unsafeReader, is set.
+func readFrom(m interface{ ReadFrom([]byte) error }, u unsafeReader, b []byte) error {
+	if u != nil {
 		return u.UnsafeReadFrom(b)
 	}
 	return m.ReadFrom(b)

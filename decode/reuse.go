@@ -10,7 +10,15 @@ import (
 type kmsgPair struct {
 	req  kmsg.Request
 	resp kmsg.Response
+	// unsafeReq and unsafeResp are req and resp as unsafeReaders, in a
+	// reused pair: asserted once, not at every exchange.
+	unsafeReq  unsafeReader
+	unsafeResp unsafeReader
 }
+
+// unsafeReader is a kmsg message read with strings aliasing the bytes
+// read (every kmsg message has UnsafeReadFrom).
+type unsafeReader interface{ UnsafeReadFrom([]byte) error }
 
 // reusedKeys are the APIs a busy proxy sees most (Metadata, OffsetCommit,
 // Heartbeat), whose kmsg structs each Decoder keeps and decodes into again
@@ -49,6 +57,8 @@ func (d *Decoder) getPair(key int16) (*kmsgPair, bool) {
 		if pair == nil {
 			req := kmsg.RequestForKey(key)
 			pair = &kmsgPair{req: req, resp: req.ResponseKind()}
+			pair.unsafeReq, _ = pair.req.(unsafeReader)
+			pair.unsafeResp, _ = pair.resp.(unsafeReader)
 			d.reuse[i] = pair
 		}
 		resetPair(pair)
