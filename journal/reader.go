@@ -252,7 +252,7 @@ func (r *Reader) Next() (*decode.Exchange, error) {
 
 // NextInto is Next into x: it overwrites x with the next exchange, whose
 // frames alias the Reader's read buffer instead of being copied, so that
-// reading copies no frame and allocates only x's two strings. The caller
+// reading copies no frame and allocates only x's strings (once). The caller
 // must not keep x's frames, nor anything aliasing them, past its next call
 // to the Reader (Next, NextInto, Stats or Close); decode.Decoder's events
 // never alias them. It returns io.EOF after the last exchange.
