@@ -113,6 +113,11 @@ type Decoder struct {
 
 	// metadata remembers the Metadata decoded from recent response bodies.
 	metadata metadataMemo
+
+	// reuse holds the kmsg structs of the busiest APIs, decoded into again
+	// and again (see getPair); reuseMu guards them for one call at a time.
+	reuseMu sync.Mutex
+	reuse   reusedPairs
 }
 
 // NewDecoder returns a Decoder with an empty memory.
@@ -171,27 +176,26 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 	if dec == nil {
 		return dst, nil
 	}
-	name := APIName(key)
 	h, hdrClientID, err := parseRequestHeader(x.Request)
 	if err != nil {
-		return nil, fmt.Errorf("decode: %s request header: %w", name, err)
+		return nil, fmt.Errorf("decode: %s request header: %w", APIName(key), err)
 	}
 	if h.APIKey != x.APIKey || h.APIVersion != x.APIVersion {
 		return nil, fmt.Errorf("%w: exchange says %s v%d, request header %s v%d",
-			ErrMismatch, APIName(x.APIKey), x.APIVersion, name, h.APIVersion)
+			ErrMismatch, APIName(x.APIKey), x.APIVersion, APIName(key), h.APIVersion)
 	}
-	pair, reused := getPair(key)
+	pair, reused := d.getPair(key)
 	if reused {
-		defer putPair(key, pair)
+		defer d.reuseMu.Unlock()
 	}
 	req := pair.req
 	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
 		return nil, fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w",
-			name, h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
+			APIName(key), h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
 	}
 	req.SetVersion(h.APIVersion)
-	if err := readFrom(req, x.Request[h.Len:], reused); err != nil {
-		return nil, fmt.Errorf("decode: %s v%d request: %w", name, h.APIVersion, err)
+	if err := readFrom(req, pair.unsafeReq, x.Request[h.Len:]); err != nil {
+		return nil, fmt.Errorf("decode: %s v%d request: %w", APIName(key), h.APIVersion, err)
 	}
 	base := Event{
 		At:            x.RequestAt,
@@ -208,11 +212,11 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 	if x.Response != nil {
 		n, err := ResponseHeaderLen(key, h.APIVersion, x.Response)
 		if err != nil {
-			return nil, fmt.Errorf("decode: %s v%d response header: %w", name, h.APIVersion, err)
+			return nil, fmt.Errorf("decode: %s v%d response header: %w", APIName(key), h.APIVersion, err)
 		}
 		if corr := int32(binary.BigEndian.Uint32(x.Response)); corr != h.CorrelationID {
 			return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
-				ErrMismatch, name, h.APIVersion, corr, h.CorrelationID)
+				ErrMismatch, APIName(key), h.APIVersion, corr, h.CorrelationID)
 		}
 		base.RespondedAt = x.ResponseAt
 		body = x.Response[n:]
@@ -228,8 +232,8 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 			resp = req.ResponseKind()
 		}
 		resp.SetVersion(h.APIVersion)
-		if err := readFrom(resp, body, reused); err != nil {
-			return nil, fmt.Errorf("decode: %s v%d response: %w", name, h.APIVersion, err)
+		if err := readFrom(resp, pair.unsafeResp, body); err != nil {
+			return nil, fmt.Errorf("decode: %s v%d response: %w", APIName(key), h.APIVersion, err)
 		}
 	}
 	events := dec(d, dst, base, req, resp)
@@ -249,10 +253,10 @@ func clientID(x *Exchange, header []byte) string {
 	return string(header)
 }
 
-// readFrom decodes b into m, its strings aliasing b when unsafe (every
-// kmsg message has UnsafeReadFrom).
-func readFrom(m interface{ ReadFrom([]byte) error }, b []byte, unsafe bool) error {
-	if u, ok := m.(interface{ UnsafeReadFrom([]byte) error }); ok && unsafe {
+// readFrom decodes b into m, its strings aliasing b when u, which is m as
+// an unsafeReader, is set.
+func readFrom(m interface{ ReadFrom([]byte) error }, u unsafeReader, b []byte) error {
+	if u != nil {
 		return u.UnsafeReadFrom(b)
 	}
 	return m.ReadFrom(b)

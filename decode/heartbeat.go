@@ -12,11 +12,13 @@ package decode
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 // decodeHeartbeat reads reused structs whose strings alias the frames: it
-// keeps copies (own).
+// keeps copies (copier), all three in one allocation.
 func decodeHeartbeat(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.HeartbeatRequest)
-	e.Group = own(q.Group)
-	h := &Heartbeat{MemberID: own(q.MemberID), InstanceID: ownPtr(q.InstanceID), Generation: q.Generation}
+	var c copier
+	c.grow(len(q.Group) + len(q.MemberID) + lenPtr(q.InstanceID))
+	e.Group = c.own(q.Group)
+	h := &Heartbeat{MemberID: c.own(q.MemberID), InstanceID: c.ownPtr(q.InstanceID), Generation: q.Generation}
 	if p, ok := resp.(*kmsg.HeartbeatResponse); ok {
 		h.ErrorCode = p.ErrorCode
 	}

@@ -1,9 +1,13 @@
 package decode
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
-// TestLookupTables requires the per-exchange lookups (lookupAPI, poolFor)
-// to agree with the maps they index (apis, reusedPools) for every key.
+// TestLookupTables requires the per-exchange lookups (lookupAPI,
+// reuseIndex) to agree with the lists they index (apis, reusedKeys) for
+// every key.
 func TestLookupTables(t *testing.T) {
 	for key := int16(-2); key < 300; key++ {
 		want, wantOK := apis[key]
@@ -14,8 +18,8 @@ func TestLookupTables(t *testing.T) {
 		if Observed(key) != wantOK || GroupAPI(key) != want.group {
 			t.Errorf("key %d: Observed %v GroupAPI %v; apis has %+v, %v", key, Observed(key), GroupAPI(key), want, wantOK)
 		}
-		if poolFor(key) != reusedPools[key] {
-			t.Errorf("poolFor(%d) is not reusedPools[%d]", key, key)
+		if i := reuseIndex(key); i != slices.Index(reusedKeys, key) {
+			t.Errorf("reuseIndex(%d) = %d; reusedKeys has it at %d", key, i, slices.Index(reusedKeys, key))
 		}
 	}
 }

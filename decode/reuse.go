@@ -2,7 +2,6 @@ package decode
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -11,59 +10,63 @@ import (
 type kmsgPair struct {
 	req  kmsg.Request
 	resp kmsg.Response
+	// unsafeReq and unsafeResp are req and resp as unsafeReaders, in a
+	// reused pair: asserted once, not at every exchange.
+	unsafeReq  unsafeReader
+	unsafeResp unsafeReader
 }
 
-// reusedPools hold, for the APIs a busy proxy sees most (Heartbeat,
-// OffsetCommit, Metadata), kmsg structs that are decoded into again and
-// again, with strings that alias the frames (UnsafeReadFrom). Their
-// decoders copy every value they keep (own), so no event aliases the
-// frames or the structs. Other APIs get fresh structs and copied strings.
-var reusedPools = map[int16]*sync.Pool{
-	3:  pairPool(3),
-	8:  pairPool(8),
-	12: pairPool(12),
-}
+// unsafeReader is a kmsg message read with strings aliasing the bytes
+// read (every kmsg message has UnsafeReadFrom).
+type unsafeReader interface{ UnsafeReadFrom([]byte) error }
 
-// poolFor is reusedPools[key] without a map lookup per exchange, or nil.
-func poolFor(key int16) *sync.Pool {
+// reusedKeys are the APIs a busy proxy sees most (Metadata, OffsetCommit,
+// Heartbeat), whose kmsg structs each Decoder keeps and decodes into again
+// and again, with strings that alias the frames (UnsafeReadFrom). Their
+// decoders copy every value they keep (own, copier), so no event aliases
+// the frames or the structs. Other APIs get fresh structs and copied
+// strings.
+var reusedKeys = []int16{3, 8, 12}
+
+// reusedPairs holds a Decoder's reused structs, one pair per reusedKeys
+// entry, made when first needed.
+type reusedPairs [3]*kmsgPair
+
+// reuseIndex is key's index in reusedKeys, or -1: a switch instead of a
+// lookup per exchange.
+func reuseIndex(key int16) int {
 	switch key {
 	case 3:
-		return metadataPairs
+		return 0
 	case 8:
-		return offsetCommitPairs
+		return 1
 	case 12:
-		return heartbeatPairs
+		return 2
 	}
-	return nil
-}
-
-var (
-	metadataPairs     = reusedPools[3]
-	offsetCommitPairs = reusedPools[8]
-	heartbeatPairs    = reusedPools[12]
-)
-
-func pairPool(key int16) *sync.Pool {
-	return &sync.Pool{New: func() any {
-		req := kmsg.RequestForKey(key)
-		return &kmsgPair{req: req, resp: req.ResponseKind()}
-	}}
+	return -1
 }
 
 // getPair returns a request and response to decode an API's frames into,
-// and whether they are reused (then strings alias the frames and the pair
-// goes back with putPair).
-func getPair(key int16) (*kmsgPair, bool) {
-	if p := poolFor(key); p != nil {
-		pair := p.Get().(*kmsgPair)
+// and whether they are d's reused ones: then strings alias the frames,
+// and d.reuseMu is held until the caller is done with them. A call while
+// another holds them (a Decoder is safe for concurrent use) gets fresh
+// structs rather than wait; the events are the same.
+func (d *Decoder) getPair(key int16) (*kmsgPair, bool) {
+	if i := reuseIndex(key); i >= 0 && d.reuseMu.TryLock() {
+		pair := d.reuse[i]
+		if pair == nil {
+			req := kmsg.RequestForKey(key)
+			pair = &kmsgPair{req: req, resp: req.ResponseKind()}
+			pair.unsafeReq, _ = pair.req.(unsafeReader)
+			pair.unsafeResp, _ = pair.resp.(unsafeReader)
+			d.reuse[i] = pair
+		}
 		resetPair(pair)
 		return pair, true
 	}
 	req := kmsg.RequestForKey(key)
 	return &kmsgPair{req: req}, false
 }
-
-func putPair(key int16, pair *kmsgPair) { poolFor(key).Put(pair) }
 
 // resetPair zeroes a reused pair's fields, keeping the capacity of its
 // top-level arrays (kmsg zeroes the elements it reads into): a field a
@@ -99,4 +102,40 @@ func ownPtr(s *string) string {
 		return ""
 	}
 	return own(*s)
+}
+
+// copier copies the strings of one event that may alias a frame, like own,
+// but into one allocation for them all: grow by their total length first,
+// then own each. A copy kept long keeps its siblings' bytes (a few dozen)
+// alive with it.
+type copier struct{ b strings.Builder }
+
+// grow makes room for n more bytes of copies.
+func (c *copier) grow(n int) { c.b.Grow(n) }
+
+// own returns a copy of s. (A Builder only appends: the bytes of a copy
+// returned never change.)
+func (c *copier) own(s string) string {
+	if s == "" {
+		return ""
+	}
+	start := c.b.Len()
+	c.b.WriteString(s)
+	return c.b.String()[start:]
+}
+
+// ownPtr is own(*s), or "" when s is nil.
+func (c *copier) ownPtr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return c.own(*s)
+}
+
+// lenPtr is len(*s), or 0 when s is nil.
+func lenPtr(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
 }

@@ -270,11 +270,19 @@ func parseExchangeInto(x *decode.Exchange, p []byte) error {
 		ResponseAt:    nanosToTime(int64(binary.BigEndian.Uint64(p[30:]))),
 	}
 	r := payloadReader{b: p[exchangeFixedLen:]}
-	// Fresh strings: sharing them through a table of the strings seen
+	addr := r.bytes16()
+	id := r.bytes16()
+	if r.bad {
+		return errPayload
+	}
+	// Fresh strings, both in one allocation: the payload's bytes from the
+	// address to the end of the client id (the id's length field between
+	// them is unused). Sharing them through a table of the strings seen
 	// (connections, clients) cost more in cache misses than it saved in
 	// allocations once a journal has thousands of connections.
-	x.ClientAddr = string(r.bytes16())
-	x.ClientID = string(r.bytes16())
+	both := string(p[len(p)-len(r.b)-len(addr)-2-len(id) : len(p)-len(r.b)])
+	x.ClientAddr = both[:len(addr)]
+	x.ClientID = both[len(both)-len(id):]
 	x.Request = r.bytes32(flags&flagRequest != 0)
 	x.Response = r.bytes32(flags&flagResponse != 0)
 	if r.bad || len(r.b) != 0 {

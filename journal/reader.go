@@ -28,6 +28,10 @@ type Reader struct {
 	heap    mergeHeap
 	stats   ReadStats
 	err     error // deferred until the exchange before it was returned
+	// popped is the stream whose head was returned last. It reads on at
+	// the Reader's next call, so that the exchange NextInto returned can
+	// alias its buffer until then.
+	popped *stream
 }
 
 // ReadStats describes what a Reader read so far, and the journals.
@@ -246,22 +250,25 @@ func (r *Reader) Next() (*decode.Exchange, error) {
 	return x, nil
 }
 
-// NextInto is Next into x: it overwrites x with the next exchange, reusing
-// the arrays of x.Request and x.Response, so that reading allocates
-// nothing per exchange. The caller must not keep x's frames, nor anything
-// aliasing them, past its next call (decode.Decoder's events never alias
-// them). It returns io.EOF after the last exchange.
+// NextInto is Next into x: it overwrites x with the next exchange, whose
+// frames alias the Reader's read buffer instead of being copied, so that
+// reading copies no frame and allocates only x's strings (once). The caller
+// must not keep x's frames, nor anything aliasing them, past its next call
+// to the Reader (Next, NextInto, Stats or Close); decode.Decoder's events
+// never alias them. It returns io.EOF after the last exchange.
 func (r *Reader) NextInto(x *decode.Exchange) error {
 	if err := r.ready(); err != nil {
 		return err
 	}
-	copyExchange(x, r.heap[0].head)
+	*x = *r.heap[0].head
 	r.pop(x)
 	return nil
 }
 
-// ready returns the deferred error, or io.EOF when there is nothing left.
+// ready reads on the stream popped last, then returns the deferred
+// error, or io.EOF when there is nothing left.
 func (r *Reader) ready() error {
+	r.readOn()
 	if r.err != nil {
 		err := r.err
 		r.err = nil
@@ -273,9 +280,28 @@ func (r *Reader) ready() error {
 	return nil
 }
 
-// pop advances the stream whose head x was copied from and counts x.
+// pop counts x, copied from the head of the first stream, and leaves that
+// stream to read on at the next call (readOn).
 func (r *Reader) pop(x *decode.Exchange) {
-	s := r.heap[0]
+	r.popped = r.heap[0]
+	r.stats.Records++
+	if r.stats.First.IsZero() || x.RequestAt.Before(r.stats.First) {
+		r.stats.First = x.RequestAt
+	}
+	if x.RequestAt.After(r.stats.Last) {
+		r.stats.Last = x.RequestAt
+	}
+}
+
+// readOn advances the stream popped last, still first in the heap, and
+// puts it in its place (or out, at its end). An error is deferred to the
+// caller's next call, after the exchange returned before it.
+func (r *Reader) readOn() {
+	s := r.popped
+	if s == nil {
+		return
+	}
+	r.popped = nil
 	if err := r.advance(s); err != nil {
 		r.err = err
 	}
@@ -283,13 +309,6 @@ func (r *Reader) pop(x *decode.Exchange) {
 		heap.Pop(&r.heap)
 	} else {
 		heap.Fix(&r.heap, 0)
-	}
-	r.stats.Records++
-	if r.stats.First.IsZero() || x.RequestAt.Before(r.stats.First) {
-		r.stats.First = x.RequestAt
-	}
-	if x.RequestAt.After(r.stats.Last) {
-		r.stats.Last = x.RequestAt
 	}
 }
 
@@ -300,15 +319,6 @@ func cloneExchange(x *decode.Exchange) *decode.Exchange {
 	c.Request = frameInto(b[:0:len(x.Request)], x.Request)
 	c.Response = frameInto(b[len(x.Request):len(x.Request)], x.Response)
 	return &c
-}
-
-// copyExchange overwrites dst with src, copying src's frames into dst's
-// arrays when they are large enough.
-func copyExchange(dst, src *decode.Exchange) {
-	req, resp := dst.Request, dst.Response
-	*dst = *src
-	dst.Request = frameInto(req, src.Request)
-	dst.Response = frameInto(resp, src.Response)
 }
 
 // frameInto copies frame into buf's array (grown if needed), keeping a nil
@@ -388,6 +398,7 @@ func (r *Reader) finishSegment(s *stream) {
 // Stats returns what the Reader has read so far. After io.EOF it covers
 // the whole input.
 func (r *Reader) Stats() ReadStats {
+	r.readOn() // as far as it got before returning the last exchange
 	st := r.stats
 	st.Torn = append([]TornTail(nil), r.stats.Torn...)
 	st.BytesRead = 0
@@ -410,7 +421,7 @@ func (r *Reader) Close() error {
 			s.f, s.cur = nil, nil
 		}
 	}
-	r.heap = nil
+	r.heap, r.popped = nil, nil
 	return nil
 }
 

@@ -50,10 +50,12 @@ type scanner struct {
 	tornCause string // what the torn tail looked like
 	damage    string // what the current damage looked like
 
-	// buf holds the payload of the record last read, and x its exchange
-	// (whose frames alias buf): reused from record to record.
+	// buf holds the payload of a record too large to be read in place, x
+	// the exchange of the record last read (whose frames alias the read
+	// buffer or buf), and rec that record: reused from record to record.
 	buf []byte
 	x   decode.Exchange
+	rec record
 }
 
 // newScanner reads and checks the header of the segment r of the given
@@ -92,40 +94,41 @@ func readHeader(br *bufio.Reader) (segmentHeader, error) {
 }
 
 // next returns the next valid record, or io.EOF at the end of the segment.
-// Other errors are I/O errors.
-func (s *scanner) next() (record, error) {
+// Other errors are I/O errors. The record is the scanner's (rec), valid
+// until its next call.
+func (s *scanner) next() (*record, error) {
 	for {
 		start := s.off
 		left := s.size - start
 		if left <= 0 {
-			return record{}, s.end()
+			return nil, s.end()
 		}
 		if left < frameLen {
 			if err := s.skip(start, "a record frame cut short"); err != nil {
-				return record{}, err
+				return nil, err
 			}
 			continue
 		}
 		fh, err := s.br.Peek(frameLen)
 		if err != nil {
-			return record{}, s.ioErr(start, err)
+			return nil, s.ioErr(start, err)
 		}
 		if [4]byte(fh) != syncMarker {
 			if err := s.skip(start, "no sync marker"); err != nil {
-				return record{}, err
+				return nil, err
 			}
 			continue
 		}
 		n := int64(binary.BigEndian.Uint32(fh[4:]))
 		if n == 0 || n > MaxRecordSize {
 			if err := s.skip(start, "an impossible record length"); err != nil {
-				return record{}, err
+				return nil, err
 			}
 			continue
 		}
 		if n > left-frameLen {
 			if err := s.skip(start, "a record cut short"); err != nil {
-				return record{}, err
+				return nil, err
 			}
 			continue
 		}
@@ -133,24 +136,14 @@ func (s *scanner) next() (record, error) {
 		// payload may refill the buffer fh points into.
 		lenSum := crc32.Checksum(fh[4:8], castagnoli)
 		sum := binary.BigEndian.Uint32(fh[8:])
-		s.br.Discard(frameLen)
-		var p []byte
-		switch {
-		case n > maxReusedPayload:
-			p = make([]byte, n) // rare: not kept for the next records
-		case int64(cap(s.buf)) < n:
-			s.buf = make([]byte, n)
-			fallthrough
-		default:
-			p = s.buf[:n]
-		}
-		if _, err := io.ReadFull(s.br, p); err != nil {
-			return record{}, s.ioErr(start, err)
+		p, err := s.payload(int(n))
+		if err != nil {
+			return nil, s.ioErr(start, err)
 		}
 		s.off = start + frameLen + n
 		if crc32.Update(lenSum, castagnoli, p) != sum { // frameChecksum
 			if err := s.skip(start, "a checksum mismatch"); err != nil {
-				return record{}, err
+				return nil, err
 			}
 			continue
 		}
@@ -164,18 +157,50 @@ func (s *scanner) next() (record, error) {
 				s.corrupt++
 				continue
 			}
-			return record{x: &s.x, payload: p}, nil
+			s.rec = record{x: &s.x, payload: p}
+			return &s.rec, nil
 		case recGap:
 			at, d, err := parseGap(p)
 			if err != nil {
 				s.corrupt++
 				continue
 			}
-			return record{gapAt: at, dropped: d, payload: p}, nil
+			s.rec = record{gapAt: at, dropped: d, payload: p}
+			return &s.rec, nil
 		default:
 			s.unknown++
 		}
 	}
+}
+
+// payload reads the n-byte payload of the record whose frame was peeked,
+// moving past the record. A record that fits the read buffer is read in
+// place, valid until the next read; a larger one is copied out, into the
+// reused buf or, above maxReusedPayload, an array of its own.
+func (s *scanner) payload(n int) ([]byte, error) {
+	if frameLen+n <= s.br.Size() {
+		rec, err := s.br.Peek(frameLen + n)
+		if err != nil {
+			return nil, err
+		}
+		s.br.Discard(frameLen + n)
+		return rec[frameLen:], nil
+	}
+	s.br.Discard(frameLen)
+	var p []byte
+	switch {
+	case n > maxReusedPayload:
+		p = make([]byte, n) // rare: not kept for the next records
+	case cap(s.buf) < n:
+		s.buf = make([]byte, n)
+		fallthrough
+	default:
+		p = s.buf[:n]
+	}
+	if _, err := io.ReadFull(s.br, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // skip marks damage starting at start (unless already inside damage) and
