@@ -181,7 +181,7 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 	jg := ev.JoinGroup
 	replaces := ""
 	if gen.members[id] == nil && jg.InstanceID != "" {
-		for _, oid := range sortedKeys(gen.members) {
+		for _, oid := range gen.memberIDs() {
 			om := gen.members[oid]
 			if om.instanceID == jg.InstanceID && om.replacedBy == "" {
 				replaces = oid
@@ -363,7 +363,7 @@ func (g *group) leaveGroup(ev *decode.Event) {
 // memberByInstance finds the current member id of a static member.
 func (g *group) memberByInstance(instanceID string) string {
 	if latest := g.latest(); latest != nil {
-		for _, id := range sortedKeys(latest.members) {
+		for _, id := range latest.memberIDs() {
 			if m := latest.members[id]; m.instanceID == instanceID && m.replacedBy == "" {
 				return id
 			}

@@ -46,7 +46,7 @@ func (g *group) materializeEmpty(gen *generation) {
 	gen.phase = phaseEmpty
 	gen.joinEnd, gen.stableAt = gen.start, gen.start
 	if prev != nil {
-		for _, id := range sortedKeys(prev.members) {
+		for _, id := range prev.memberIDs() {
 			if !prev.active(id) {
 				continue
 			}
@@ -73,7 +73,7 @@ func (g *group) joinStatus(gen *generation, m *member) string {
 		return "rejoined"
 	}
 	if m.instanceID != "" && prev != nil {
-		for _, id := range sortedKeys(prev.members) {
+		for _, id := range prev.memberIDs() {
 			if pm := prev.members[id]; pm.instanceID == m.instanceID && prev.active(id) {
 				m.replaces = id
 				return "replaced"
@@ -99,7 +99,7 @@ func (g *group) departures(gen *generation) {
 		}
 	}
 	var unseen []string
-	for _, id := range sortedKeys(prev.members) {
+	for _, id := range prev.memberIDs() {
 		if !prev.active(id) || gen.members[id] != nil || replaced[id] {
 			continue
 		}

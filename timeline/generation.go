@@ -92,6 +92,7 @@ type generation struct {
 	rebalanceTimeout time.Duration
 
 	members  map[string]*member
+	ids      []string // members' ids, sorted, nil when to be made again (see memberIDs)
 	departed []departure
 	rejoins  []rejoin
 	commits  []commit
@@ -205,9 +206,21 @@ func (gen *generation) member(id string) *member {
 	if m == nil {
 		m = &member{id: id}
 		gen.members[id] = m
+		gen.ids = nil
 		gen.assignmentsChanged()
 	}
 	return m
+}
+
+// memberIDs is the ids of gen's members, sorted: made once for the many
+// loops over the members of a rebalance (a member added later makes them
+// again; a slice returned before stays as it was). The caller must not
+// change it.
+func (gen *generation) memberIDs() []string {
+	if gen.ids == nil {
+		gen.ids = sortedKeys(gen.members)
+	}
+	return gen.ids
 }
 
 // assignmentsChanged drops what was cached of who owns what in gen: a
@@ -238,7 +251,7 @@ func (gen *generation) active(id string) bool {
 func (gen *generation) ownerOf(topic string, part int32) string {
 	if gen.owners == nil {
 		gen.owners = map[string]map[int32]string{}
-		for _, id := range sortedKeys(gen.members) {
+		for _, id := range gen.memberIDs() {
 			m := gen.members[id]
 			if m.replacedBy != "" {
 				continue

@@ -320,7 +320,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 	gen.start = gen.trigger.at
 	g.consumeCauses(ev.RespondedAt)
 	if latest != nil {
-		for _, id := range sortedKeys(latest.members) {
+		for _, id := range latest.memberIDs() {
 			if gen.members[id] != nil {
 				continue
 			}
@@ -390,7 +390,7 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 	}
 	gen.phase, gen.stableAt = phaseStable, at
 	gen.nothing = nil
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		gm := gen.members[id]
 		if cm := g.consumer.members[id]; cm == nil || !cm.active {
 			continue

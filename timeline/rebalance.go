@@ -115,7 +115,7 @@ func (g *group) supersede(gen *generation, at time.Time) {
 	gen.phase = phaseSuperseded
 	g.computeDiff(gen)
 	var waiting []string
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		if m := gen.members[id]; m.joinSeen && !m.synced {
 			waiting = append(waiting, id)
 		}
@@ -134,7 +134,7 @@ func (g *group) finishJoin(gen *generation) {
 		return
 	}
 	gen.phase = phaseSyncing
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
 		if m.joinSeen {
 			m.status = g.joinStatus(gen, m)
@@ -155,7 +155,7 @@ func (g *group) finishJoin(gen *generation) {
 		gen.note("previousAssignment", fmt.Sprintf("generation %d was observed mid-generation: what its members owned is unknown, so added and revoked are not computed for them", prev.num))
 	}
 	var unobserved []string
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
 		switch {
 		case m.joinSeen:
@@ -191,7 +191,7 @@ func (g *group) finishJoin(gen *generation) {
 // joinOrder is the members seen joining, by arrival.
 func joinOrder(gen *generation) []*member {
 	var ms []*member
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		if m := gen.members[id]; m.joinSeen {
 			ms = append(ms, m)
 		}

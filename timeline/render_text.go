@@ -128,6 +128,7 @@ func durationText(gen GenerationReport) string {
 func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	addLine := func(l string) { out = append(out, l) } // addLine(l) without fmt
 	t := "trigger: " + triggerLine(gen.Trigger)
 	if gen.Trigger.At != nil {
 		t += " at " + clockOf(gen.Trigger.At, loc)
@@ -135,7 +136,7 @@ func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []st
 	if gen.FollowUpOf != nil {
 		t += fmt.Sprintf(" (follow-up of gen %d, chain %d)", *gen.FollowUpOf, gen.FollowUpChain)
 	}
-	add("%s", t)
+	addLine(t)
 	proto := gen.Protocol
 	if proto == "" {
 		proto = "unknown"
@@ -157,7 +158,7 @@ func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []st
 	if gen.RebalanceTimeoutMs != nil {
 		line += ", rebalance timeout " + msText(gen.RebalanceTimeoutMs)
 	}
-	add("%s", line)
+	addLine(line)
 	if gen.WaitedFor != "" {
 		add("group waited for %s (slowest to rejoin)", gen.WaitedFor)
 	}
@@ -176,7 +177,7 @@ func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []st
 			break
 		}
 		shown++
-		add("  %s", memberLine(gen, m, loc))
+		addLine("  " + memberLine(gen, m, loc))
 	}
 	for _, d := range gen.Departed {
 		l := fmt.Sprintf("departed %s: %s", d.MemberID, d.How)
@@ -189,14 +190,14 @@ func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []st
 		if len(d.Partitions) > 0 {
 			l += ", had " + partsText(d.Partitions)
 		}
-		add("%s", l)
+		addLine(l)
 	}
 	for _, rj := range gen.RejoinsWithoutRebalance {
 		l := fmt.Sprintf("rejoined without rebalance %s at %s", rj.MemberID, clockOf(&rj.At, loc))
 		if rj.Replaces != "" {
 			l += fmt.Sprintf(" (static member %s, replaces %s)", rj.InstanceID, rj.Replaces)
 		}
-		add("%s", l)
+		addLine(l)
 	}
 	if gen.Unassigned != nil && len(gen.Unassigned) > 0 {
 		add("unassigned: %s", partsText(gen.Unassigned))
@@ -214,7 +215,7 @@ func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []st
 			l += fmt.Sprintf("; committed before %d by %s", *s.CommittedOffset, orDash(s.CommittedBy))
 		}
 		l += "; owner " + orDash(s.Owner)
-		add("%s", l)
+		addLine(l)
 	}
 	if gen.Unsettled != "" {
 		add("unsettled: %s", gen.Unsettled)

@@ -260,7 +260,7 @@ func (g *group) report() GroupReport {
 		gr.Coordinator = &CoordinatorReport{NodeID: c.NodeID, Host: c.Host, Port: c.Port}
 	}
 	for _, gen := range g.gens {
-		gr.Generations = append(gr.Generations, g.generationReport(gen))
+		gr.Generations = append(gr.Generations, g.generationReport(gen, -1))
 	}
 	if n := g.next; n != nil && n.empty == nil {
 		gr.PendingRebalance = &PendingReport{Generation: n.num, StartedAt: stampPtr(n.start),
@@ -288,8 +288,11 @@ func triggerReport(t trigger) TriggerReport {
 }
 
 // generationReport renders one generation. A generation that has not yet
-// closed its join phase is rendered as far as it is known.
-func (g *group) generationReport(gen *generation) GenerationReport {
+// closed its join phase is rendered as far as it is known. Members after
+// the first maxMembers (when not negative) have only their id and
+// replacement: enough for a summary block capped at maxMembers lines (see
+// summaryLines), which counts them without showing them.
+func (g *group) generationReport(gen *generation, maxMembers int) GenerationReport {
 	names := g.e.topics.named
 	if gen.mode != ModeConsumer {
 		names = func(p partitions) partitions { return p }
@@ -324,8 +327,13 @@ func (g *group) generationReport(gen *generation) GenerationReport {
 		r.RebalanceTimeoutMs = msPtr(gen.rebalanceTimeout, true)
 	}
 	g.durations(gen, &r)
-	for _, id := range sortedKeys(gen.members) {
-		r.Members = append(r.Members, memberReport(gen, gen.members[id], names))
+	for i, id := range gen.memberIDs() {
+		m := gen.members[id]
+		if maxMembers >= 0 && i >= maxMembers {
+			r.Members = append(r.Members, MemberReport{MemberID: m.id, ReplacedBy: m.replacedBy})
+			continue
+		}
+		r.Members = append(r.Members, memberReport(gen, m, names))
 	}
 	for _, d := range gen.departed {
 		r.Departed = append(r.Departed, DepartureReport{MemberID: d.member, InstanceID: d.instanceID, How: d.how,

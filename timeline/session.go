@@ -100,7 +100,7 @@ func (g *group) sweepNow(now time.Time) {
 	if !g.anyExpired(latest, now) {
 		return // the common case, without sorting the members
 	}
-	for _, id := range sortedKeys(latest.members) {
+	for _, id := range latest.memberIDs() {
 		lm := g.live[id]
 		if !g.expired(latest, id, lm, now) {
 			continue
@@ -168,7 +168,7 @@ func (g *group) close(at time.Time) {
 	}
 	if latest != nil && latest.phase == phaseSyncing {
 		var waiting []string
-		for _, id := range sortedKeys(latest.members) {
+		for _, id := range latest.memberIDs() {
 			if m := latest.members[id]; m.joinSeen && !m.synced {
 				waiting = append(waiting, id)
 			}

@@ -58,7 +58,7 @@ func (g *group) computeDiff(gen *generation) {
 	complete := true
 	gen.nothing = nil
 	topics := map[string]bool{}
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
 		if m.replacedBy != "" {
 			continue
@@ -132,7 +132,7 @@ func (g *group) emitPlan(gen *generation) {
 	}
 	var parts []string
 	shown, moved := 0, 0
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
 		if m.replacedBy != "" {
 			continue
@@ -159,7 +159,7 @@ func (g *group) emitPlan(gen *generation) {
 // emitStable tells that every member has its assignment, with the
 // generation's summary block as Detail.
 func (g *group) emitStable(gen *generation) {
-	gr := g.generationReport(gen)
+	gr := g.generationReport(gen, liveMemberLines)
 	text := fmt.Sprintf("gen %d stable: %s", gen.num, durationText(gr))
 	if gen.mode == ModeConsumer {
 		text = fmt.Sprintf("group epoch %d reconciled: %s", gen.num, durationText(gr))

@@ -26,7 +26,7 @@ func (g *group) provisional(next *generation, at time.Time) (trigger, bool) {
 		}
 	}
 	if latest := next.prev; latest != nil {
-		for _, id := range sortedKeys(latest.members) {
+		for _, id := range latest.memberIDs() {
 			lm := g.live[id]
 			if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
 				continue
@@ -104,7 +104,7 @@ func (g *group) resolveTrigger(gen *generation) (trigger, bool) {
 			consider(c.trigger)
 		}
 	}
-	for _, id := range sortedKeys(gen.members) {
+	for _, id := range gen.memberIDs() {
 		if m := gen.members[id]; m.joinSeen {
 			consider(g.joinCause(gen, m))
 		}
