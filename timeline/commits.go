@@ -552,7 +552,7 @@ func (g *group) commitText(head string, c *commit) string {
 		if i == 0 || cp.topic != c.parts[i-1].topic {
 			b.WriteString(g.commitTopics[cp.topic].name)
 		}
-		fmt.Fprintf(&b, "[%d]=%d", cp.partition, cp.offset)
+		writeOffset(&b, cp.partition, cp.offset)
 	}
 	switch {
 	case !c.responded:

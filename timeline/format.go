@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -49,15 +50,17 @@ func human(d time.Duration) string {
 	if d < 0 {
 		return "-" + human(-d)
 	}
+	// The common cases without fmt: durations are rendered for most
+	// entries.
 	switch {
 	case d < time.Millisecond:
-		return fmt.Sprintf("%d µs", d/time.Microsecond)
+		return strconv.FormatInt(int64(d/time.Microsecond), 10) + " µs"
 	case d < time.Second:
-		return fmt.Sprintf("%d ms", d/time.Millisecond)
+		return strconv.FormatInt(int64(d/time.Millisecond), 10) + " ms"
 	case d < time.Minute && d%time.Second == 0:
-		return fmt.Sprintf("%d s", d/time.Second)
+		return strconv.FormatInt(int64(d/time.Second), 10) + " s"
 	case d < time.Minute:
-		return fmt.Sprintf("%.2f s", d.Seconds())
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s"
 	case d < time.Hour:
 		return fmt.Sprintf("%d min %d s", d/time.Minute, (d%time.Minute)/time.Second)
 	default:

@@ -56,6 +56,19 @@ func (p partitions) topics() []string {
 	return ts
 }
 
+// soleTopic is the one topic of p with partitions, if there is exactly
+// one: topics without allocating and sorting, for that common case.
+func (p partitions) soleTopic() (string, bool) {
+	topic, n := "", 0
+	for t, ps := range p {
+		if len(ps) > 0 {
+			topic = t
+			n++
+		}
+	}
+	return topic, n == 1
+}
+
 func (p partitions) clone() partitions {
 	if p == nil {
 		return nil
@@ -128,6 +141,17 @@ func minus(a, b []int32) (only, both []int32) {
 // more consecutive partitions collapsed to a range.
 func (p partitions) String() string {
 	var b strings.Builder
+	if len(p) == 1 { // the common case, without sorting the topics
+		for t, ps := range p {
+			if len(ps) > 0 {
+				b.WriteString(t)
+				b.WriteByte('[')
+				writeRuns(&b, ps)
+				b.WriteByte(']')
+			}
+		}
+		return b.String()
+	}
 	for i, t := range p.topics() {
 		if i > 0 {
 			b.WriteByte(' ')

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -283,7 +284,7 @@ func commitLine(c CommitReport, loc *time.Location) string {
 			if i == 0 {
 				b.WriteString(t)
 			}
-			fmt.Fprintf(&b, "[%d]=%d", p, c.Offsets[t][p])
+			writeOffset(&b, p, c.Offsets[t][p])
 		}
 	}
 	switch c.Result {
@@ -301,6 +302,14 @@ func commitLine(c CommitReport, loc *time.Location) string {
 		b.WriteString(" (" + msText(c.LatencyMs) + ")")
 	}
 	return b.String()
+}
+
+// writeOffset writes "[p]=offset", as fmt's "[%d]=%d" would.
+func writeOffset(b *strings.Builder, p int32, offset int64) {
+	b.WriteByte('[')
+	b.WriteString(strconv.Itoa(int(p)))
+	b.WriteString("]=")
+	b.WriteString(strconv.FormatInt(offset, 10))
 }
 
 func triggerLine(t TriggerReport) string {

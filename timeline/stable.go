@@ -188,11 +188,12 @@ func change(sign string, d, cur partitions) string {
 	if d.count() == 0 {
 		return ""
 	}
-	ts, cs := d.topics(), cur.topics()
-	if len(ts) == 1 && len(cs) == 1 && cs[0] == ts[0] {
-		var b strings.Builder
-		writeRuns(&b, d[ts[0]])
-		return " (" + sign + b.String() + ")"
+	if t, ok := d.soleTopic(); ok {
+		if ct, ok := cur.soleTopic(); ok && ct == t {
+			var b strings.Builder
+			writeRuns(&b, d[t])
+			return " (" + sign + b.String() + ")"
+		}
 	}
 	return " (" + sign + d.String() + ")"
 }
