@@ -17,11 +17,17 @@ const sweepEvery = time.Second
 type Engine struct {
 	cfg    Config
 	groups []*group // in order of first appearance
+	// quiet is each group's quietUntil, by index in groups: until then a
+	// sweep of the group finds nothing to do, as computed by its last
+	// sweep (nextChange); zero when an event of the group may have changed
+	// that. The once-a-second sweep reads this dense array instead of
+	// visiting every group, which would miss the caches for each.
+	quiet  []time.Time
 	byID   map[string]*group
 	topics topicNames
 
 	now       time.Time // the latest time carried by an event
-	lastSweep time.Time
+	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
 	entries   int
 }
@@ -32,6 +38,9 @@ func New(cfg Config) *Engine {
 		cfg:    cfg.withDefaults(),
 		byID:   map[string]*group{},
 		topics: newTopicNames(),
+		// As if swept at the zero time: the first sweep comes once event
+		// time is a second past it.
+		nextSweep: time.Time{}.Add(sweepEvery),
 	}
 }
 
@@ -67,7 +76,7 @@ func (e *Engine) add(ev *decode.Event) {
 	// looked up once, here, for quietEvent and the handlers.
 	lm := g.eventMember(ev)
 	if !g.quietEvent(ev, lm) {
-		g.quietUntil = time.Time{} // the event may change what a sweep finds
+		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}
 	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
 		g.firstSeen = ev.At
@@ -104,20 +113,25 @@ func (e *Engine) group(id string) *group {
 	g := e.byID[id]
 	if g == nil {
 		g = newGroup(e, id)
+		g.index = len(e.groups)
 		e.byID[id] = g
 		e.groups = append(e.groups, g)
+		e.quiet = append(e.quiet, time.Time{})
 	}
 	return g
 }
 
 // maybeSweep looks for expired sessions once per second of event time.
 func (e *Engine) maybeSweep() {
-	if e.now.Sub(e.lastSweep) < sweepEvery {
+	if e.now.Before(e.nextSweep) { // per event: cheaper than Sub
 		return
 	}
-	e.lastSweep = e.now
-	for _, g := range e.groups {
-		g.sweep(e.now)
+	e.nextSweep = e.now.Add(sweepEvery)
+	for i, until := range e.quiet {
+		if !until.IsZero() && e.now.Before(until) {
+			continue // what group.sweep would find first
+		}
+		e.groups[i].sweep(e.now)
 	}
 }
 

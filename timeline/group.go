@@ -8,8 +8,9 @@ import (
 
 // group is the state of one consumer group, classic or KIP-848.
 type group struct {
-	e  *Engine
-	id string
+	e     *Engine
+	id    string
+	index int // in e.groups
 
 	firstSeen, lastSeen time.Time
 	protocolType        string
@@ -37,10 +38,6 @@ type group struct {
 	storm    stormState
 	consumer *consumerGroup
 	notes    []unknown
-
-	// quietUntil: until then a sweep finds nothing to do, as computed by
-	// the last sweep (nextChange); every event of the group resets it.
-	quietUntil time.Time
 }
 
 // liveMember is what the engine knows of a member across generations.

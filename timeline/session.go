@@ -18,14 +18,15 @@ const sweepGrace = time.Second
 // the next formation, because members held in JoinGroup send no heartbeats
 // and are kept alive by the coordinator.
 func (g *group) sweep(now time.Time) {
-	if g.quietUntil.IsZero() {
-		g.quietUntil = g.nextChange()
+	quiet := g.e.quiet // the groups' quietUntil (see Engine.quiet)
+	if quiet[g.index].IsZero() {
+		quiet[g.index] = g.nextChange()
 	}
-	if now.Before(g.quietUntil) {
+	if now.Before(quiet[g.index]) {
 		return // nothing can be pruned or expire yet
 	}
 	g.sweepNow(now)
-	g.quietUntil = g.nextChange()
+	g.e.quiet[g.index] = g.nextChange()
 }
 
 // nextChange is the earliest time at which a sweep could find something
@@ -59,7 +60,7 @@ func (g *group) nextChange() time.Time {
 // which only delays what nextChange found: an accepted heartbeat of a
 // known, unexpired member for a generation already formed, or a commit by
 // such a member (or one that failed, or by no member, which mark no one
-// alive). Every other event resets quietUntil.
+// alive). Every other event resets the group's quietUntil (Engine.quiet).
 //
 // lm is the registry entry of the member ev names (see eventMember).
 func (g *group) quietEvent(ev *decode.Event, lm *liveMember) bool {
