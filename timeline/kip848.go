@@ -384,7 +384,7 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 	// still waiting for partitions being released.
 	have := union(assigned)
 	for t := range topics {
-		if n := g.e.topics.counts[t]; n > 0 && len(have[t]) < int(n) {
+		if n := g.e.topics.count(t); n > 0 && len(have[t]) < int(n) {
 			return
 		}
 	}

@@ -92,7 +92,7 @@ func (g *group) computeDiff(gen *generation) {
 		}
 	}
 	for _, t := range sortedKeys(topics) {
-		if n := g.e.topics.counts[t]; n > 0 {
+		if n := g.e.topics.count(t); n > 0 {
 			all := make([]int32, n)
 			for i := range all {
 				all[i] = int32(i)

@@ -9,29 +9,57 @@ import (
 // topicNames maps KIP-516 topic ids to names, and names to partition
 // counts, from Metadata responses.
 type topicNames struct {
-	names  map[[16]byte]string
-	counts map[string]int32
+	names map[[16]byte]string
+	// byName is, by topic name, its partition count (0: unknown) and
+	// what add last checked of it, so that an answer seen before costs
+	// one lookup by name (see add).
+	byName map[string]topicInfo
+	// namesWrites counts the writes to names.
+	namesWrites uint64
+}
+
+// topicInfo is what topicNames knows of a topic name.
+type topicInfo struct {
+	partitions int32 // from the last Metadata answer with a count
+	// names[id] was the topic's name when namesWrites was ver: while
+	// namesWrites stays ver, an answer naming the topic with id again
+	// leaves names as it is.
+	id  [16]byte
+	ver uint64
 }
 
 func newTopicNames() topicNames {
-	return topicNames{names: map[[16]byte]string{}, counts: map[string]int32{}}
+	return topicNames{names: map[[16]byte]string{}, byName: map[string]topicInfo{}}
 }
 
-func (t topicNames) add(md *decode.Metadata) {
+// count is the topic's partition count, 0 when no Metadata answer gave it.
+func (t *topicNames) count(name string) int32 {
+	return t.byName[name].partitions
+}
+
+// add applies a Metadata answer. The same answers come again and again:
+// the maps are written only when they change, and an answer's topic that
+// changes nothing costs one lookup by name.
+func (t *topicNames) add(md *decode.Metadata) {
 	for _, mt := range md.Topics {
 		if mt.ErrorCode != 0 || mt.Name == "" {
 			continue
 		}
-		// The same answers come again and again: a map is written only
-		// when it changes (decode's memo often hands the same strings).
+		info, ok := t.byName[mt.Name]
+		if ok && info.id == mt.TopicID && info.ver == t.namesWrites && (mt.Partitions <= 0 || info.partitions == mt.Partitions) {
+			continue // names[mt.TopicID] is mt.Name, and the count is the same
+		}
 		if mt.TopicID != ([16]byte{}) {
 			if n, ok := t.names[mt.TopicID]; !ok || n != mt.Name {
 				t.names[mt.TopicID] = mt.Name
+				t.namesWrites++
 			}
 		}
-		if mt.Partitions > 0 && t.counts[mt.Name] != mt.Partitions {
-			t.counts[mt.Name] = mt.Partitions
+		if mt.Partitions > 0 {
+			info.partitions = mt.Partitions
 		}
+		info.id, info.ver = mt.TopicID, t.namesWrites
+		t.byName[mt.Name] = info
 	}
 }
 
