@@ -227,7 +227,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 	if sg.ProtocolType != "" {
 		g.protocolType = sg.ProtocolType
 	}
-	gen := g.byNum[sg.Generation]
+	gen := g.numbered(sg.Generation)
 	if gen == nil {
 		if latest := g.latest(); latest != nil && sg.Generation <= latest.num {
 			return
@@ -301,7 +301,7 @@ func (g *group) heartbeat(ev *decode.Event, lm *liveMember) {
 		if hb.MemberID != "" {
 			g.aliveMember(lm, hb.MemberID, ev)
 		}
-		gen := g.byNum[hb.Generation]
+		gen := g.numbered(hb.Generation)
 		if gen == nil {
 			if latest := g.latest(); latest == nil || hb.Generation > latest.num {
 				gen = g.midway(hb.Generation, ev)

@@ -437,7 +437,7 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 	if g.consumer != nil {
 		owned = g.ownedSetOf(g.consumerOwned(c.member))
 	} else if c.generation >= 0 && c.member != "" {
-		if ownerGen = g.byNum[c.generation]; ownerGen != nil && !ownerGen.midway {
+		if ownerGen = g.numbered(c.generation); ownerGen != nil && !ownerGen.midway {
 			owned = g.memberOwned(ownerGen, c.member, lm)
 		}
 	}
@@ -446,7 +446,7 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 	}
 	// A suspect belongs to the generation the commit named, whose
 	// ownership it contradicts; else to the rebalance it was made in.
-	target := g.byNum[c.generation]
+	target := g.numbered(c.generation)
 	if target == nil || g.consumer != nil {
 		target = during
 	}

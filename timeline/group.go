@@ -92,6 +92,17 @@ func (g *group) latest() *generation {
 	return g.gens[len(g.gens)-1]
 }
 
+// numbered is the kept generation numbered num (g.byNum[num]), nil if
+// none: the latest when it has that number, as heartbeats and commits
+// mostly name it, without a map lookup (keep makes byNum[latest.num] the
+// latest).
+func (g *group) numbered(num int32) *generation {
+	if latest := g.latest(); latest != nil && latest.num == num {
+		return latest
+	}
+	return g.byNum[num]
+}
+
 // eventMember is the registry entry of the member a heartbeat or a commit
 // names, nil for other events, without a member id, or when the registry
 // has none.

@@ -71,7 +71,7 @@ func (g *group) quietEvent(ev *decode.Event, lm *liveMember) bool {
 		if !ev.Responded() || hb.ErrorCode != 0 || hb.MemberID == "" || !known {
 			return false
 		}
-		gen := g.byNum[hb.Generation]
+		gen := g.numbered(hb.Generation)
 		return gen != nil && !gen.midway
 	case ev.OffsetCommit != nil:
 		oc := ev.OffsetCommit
