@@ -76,7 +76,18 @@ type Entry struct {
 // "14:02:11.204 test_group_1   commit during revocation ...".
 func (e Entry) Line() string {
 	var b strings.Builder
-	b.WriteString(clock(e.At, e.loc))
+	e.writeLine(&b)
+	return b.String()
+}
+
+// writeLine writes Line to b.
+func (e Entry) writeLine(b *strings.Builder) {
+	loc := e.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	var buf [16]byte
+	b.Write(e.At.In(loc).AppendFormat(buf[:0], "15:04:05.000")) // clock, without a string
 	b.WriteByte(' ')
 	b.WriteString(e.Group)
 	b.WriteByte(' ')
@@ -84,7 +95,6 @@ func (e Entry) Line() string {
 		b.WriteString("  ")
 	}
 	b.WriteString(e.Text)
-	return b.String()
 }
 
 // Lines renders Line followed by the Detail lines, indented.

@@ -27,7 +27,20 @@ func WriteText(w io.Writer, r *Report, loc *time.Location) error {
 // WriteEntryText writes an entry in its console form, with its summary
 // block if it has one.
 func WriteEntryText(w io.Writer, e Entry) error {
-	_, err := io.WriteString(w, strings.Join(e.Lines(), "\n")+"\n")
+	// Lines joined, in one string built in place and written at once.
+	n := len("15:04:05.000 ") + len(e.Group) + len("   ") + len(e.Text) + 1
+	for _, d := range e.Detail {
+		n += len("\n    ") + len(d)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	e.writeLine(&b)
+	for _, d := range e.Detail {
+		b.WriteString("\n    ")
+		b.WriteString(d)
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
