@@ -102,24 +102,35 @@ func (g *group) emitJoin(gen *generation, m *member) {
 	if m.status == "rejoined" || m.status == "replaced" {
 		verb = "rejoined"
 	}
-	text := fmt.Sprintf("%s %s", m.id, verb)
+	// One builder for the text: an entry for every member of every
+	// rebalance.
+	var b strings.Builder
+	b.Grow(128 + len(m.id) + len(m.clientID) + len(m.clientAddr))
+	b.WriteString(m.id)
+	b.WriteByte(' ')
+	b.WriteString(verb)
 	if !gen.start.IsZero() && m.joinAt.After(gen.start) {
-		text += " after " + human(m.joinAt.Sub(gen.start))
+		b.WriteString(" after ")
+		b.WriteString(human(m.joinAt.Sub(gen.start)))
 	}
 	wait := m.joinRespAt.Sub(m.joinAt)
-	text += ", waited " + human(wait)
+	b.WriteString(", waited ")
+	b.WriteString(human(wait))
 	if gen.slowest == m.id {
-		text += " (slowest; group waited for it)"
+		b.WriteString(" (slowest; group waited for it)")
 	}
 	if m.retried {
-		text += " [MEMBER_ID_REQUIRED and retry: one join]"
+		b.WriteString(" [MEMBER_ID_REQUIRED and retry: one join]")
 	}
 	if m.replaces != "" {
-		text += " [static member, replaces " + m.replaces + "]"
+		b.WriteString(" [static member, replaces " + m.replaces + "]")
 	}
 	if c := strings.TrimSpace(m.clientID + " " + m.clientAddr); c != "" {
-		text += " (client " + c + ")"
+		b.WriteString(" (client ")
+		b.WriteString(c)
+		b.WriteByte(')')
 	}
+	text := b.String()
 	g.emit(m.joinAt, KindMemberJoined, gen.num, m.id, text, map[string]any{
 		"status": m.status, "client_id": m.clientID, "client_addr": m.clientAddr, "instance_id": m.instanceID,
 		"join_wait_ms": ms(wait), "slowest": gen.slowest == m.id, "reason": m.reason,

@@ -307,7 +307,7 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 		StartedAt: stampPtr(gen.start), StartIsUpperBound: gen.startBound,
 		JoinCompletedAt: stampPtr(gen.joinEnd), StableAt: stampPtr(gen.stableAt),
 		WaitedFor: gen.slowest, MemberListComplete: gen.listSeen,
-		Members: []MemberReport{}, Departed: []DepartureReport{}, RejoinsWithoutRebalance: []RejoinReport{},
+		Members: make([]MemberReport, 0, len(gen.members)), Departed: []DepartureReport{}, RejoinsWithoutRebalance: []RejoinReport{},
 		Unassigned: names(gen.unassigned).json(), MembersWithNothing: append([]string{}, gen.nothing...),
 		CommitsDuringRevocation: []CommitReport{}, SuspectCommits: []SuspectReport{},
 		FollowUpChain: gen.chain, Unsettled: gen.unsettled, Unknown: unknowns(gen.unknown),
