@@ -184,19 +184,6 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		return nil, fmt.Errorf("%w: exchange says %s v%d, request header %s v%d",
 			ErrMismatch, APIName(x.APIKey), x.APIVersion, APIName(key), h.APIVersion)
 	}
-	pair, reused := d.getPair(key)
-	if reused {
-		defer d.reuseMu.Unlock()
-	}
-	req := pair.req
-	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
-		return nil, fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w",
-			APIName(key), h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
-	}
-	req.SetVersion(h.APIVersion)
-	if err := readFrom(req, pair.unsafeReq, x.Request[h.Len:]); err != nil {
-		return nil, fmt.Errorf("decode: %s v%d request: %w", APIName(key), h.APIVersion, err)
-	}
 	base := Event{
 		At:            x.RequestAt,
 		ConnID:        x.ConnID,
@@ -207,40 +194,68 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		APIVersion:    h.APIVersion,
 		CorrelationID: h.CorrelationID,
 	}
-	var resp kmsg.Response
-	var body []byte // the response body
+	reqBody := x.Request[h.Len:]
+	var respBody []byte // the response body, once its header checked out
+	var respErr error   // or what was wrong with its header
 	if x.Response != nil {
-		n, err := ResponseHeaderLen(key, h.APIVersion, x.Response)
-		if err != nil {
-			return nil, fmt.Errorf("decode: %s v%d response header: %w", APIName(key), h.APIVersion, err)
+		respBody, respErr = responseBody(key, h, x.Response)
+	}
+	if key == 3 && respBody != nil {
+		// A Metadata exchange decoded before: its request decodes as it
+		// did then, and its event depends on the response body alone.
+		if m := d.metadata.get(h.APIVersion, reqBody, respBody); m != nil {
+			base.RespondedAt = x.ResponseAt
+			base.Metadata = m
+			return append(dst, base), nil
 		}
-		if corr := int32(binary.BigEndian.Uint32(x.Response)); corr != h.CorrelationID {
-			return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
-				ErrMismatch, APIName(key), h.APIVersion, corr, h.CorrelationID)
+	}
+	pair, reused := d.getPair(key)
+	if reused {
+		defer d.reuseMu.Unlock()
+	}
+	req := pair.req
+	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
+		return nil, fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w",
+			APIName(key), h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
+	}
+	req.SetVersion(h.APIVersion)
+	if err := readFrom(req, pair.unsafeReq, reqBody); err != nil {
+		return nil, fmt.Errorf("decode: %s v%d request: %w", APIName(key), h.APIVersion, err)
+	}
+	var resp kmsg.Response
+	if x.Response != nil {
+		if respErr != nil {
+			return nil, respErr
 		}
 		base.RespondedAt = x.ResponseAt
-		body = x.Response[n:]
-		if key == 3 {
-			// Metadata events depend on the response body alone.
-			if m := d.metadata.get(h.APIVersion, body); m != nil {
-				base.Metadata = m
-				return append(dst, base), nil
-			}
-		}
 		resp = pair.resp
 		if resp == nil {
 			resp = req.ResponseKind()
 		}
 		resp.SetVersion(h.APIVersion)
-		if err := readFrom(resp, pair.unsafeResp, body); err != nil {
+		if err := readFrom(resp, pair.unsafeResp, respBody); err != nil {
 			return nil, fmt.Errorf("decode: %s v%d response: %w", APIName(key), h.APIVersion, err)
 		}
 	}
 	events := dec(d, dst, base, req, resp)
 	if key == 3 && resp != nil && len(events) == len(dst)+1 {
-		d.metadata.put(h.APIVersion, body, events[len(dst)].Metadata)
+		d.metadata.put(h.APIVersion, reqBody, respBody, events[len(dst)].Metadata)
 	}
 	return events, nil
+}
+
+// responseBody checks the header of the response to a request with header
+// h and returns the response body after it.
+func responseBody(key int16, h RequestHeader, frame []byte) ([]byte, error) {
+	n, err := ResponseHeaderLen(key, h.APIVersion, frame)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %s v%d response header: %w", APIName(key), h.APIVersion, err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(frame)); corr != h.CorrelationID {
+		return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
+			ErrMismatch, APIName(key), h.APIVersion, corr, h.CorrelationID)
+	}
+	return frame[n:], nil
 }
 
 // clientID is the request header's client id: the exchange's own
