@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -184,8 +185,17 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		return nil, fmt.Errorf("%w: exchange says %s v%d, request header %s v%d",
 			ErrMismatch, APIName(x.APIKey), x.APIVersion, APIName(key), h.APIVersion)
 	}
+	// The event's common part, whole before anything else is known: its
+	// copies (into the decoder's argument, then dst) load it long after
+	// it was stored. Loads right after stores to the same bytes would
+	// wait for them (a store-to-load forwarding stall).
+	var respondedAt time.Time
+	if x.Response != nil {
+		respondedAt = x.ResponseAt
+	}
 	base := Event{
 		At:            x.RequestAt,
+		RespondedAt:   respondedAt,
 		ConnID:        x.ConnID,
 		ClientAddr:    x.ClientAddr,
 		ClientID:      clientID(x, hdrClientID),
@@ -204,9 +214,9 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		// A Metadata exchange decoded before: its request decodes as it
 		// did then, and its event depends on the response body alone.
 		if m := d.metadata.get(h.APIVersion, reqBody, respBody); m != nil {
-			base.RespondedAt = x.ResponseAt
-			base.Metadata = m
-			return append(dst, base), nil
+			dst = append(dst, base)
+			dst[len(dst)-1].Metadata = m
+			return dst, nil
 		}
 	}
 	pair, reused := d.getPair(key)
@@ -227,7 +237,6 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		if respErr != nil {
 			return nil, respErr
 		}
-		base.RespondedAt = x.ResponseAt
 		resp = pair.resp
 		if resp == nil {
 			resp = req.ResponseKind()
