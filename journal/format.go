@@ -254,21 +254,23 @@ func parseExchange(p []byte) (*decode.Exchange, error) {
 	return x, nil
 }
 
-// parseExchangeInto is parseExchange into x, which it overwrites whole.
+// parseExchangeInto is parseExchange into x, every field of which it sets
+// when it succeeds (and some when it fails). It sets them one by one: a
+// whole Exchange built and then copied into x would be loaded right after
+// its fields were stored, and the loads would wait for the stores (a
+// store-to-load forwarding stall).
 func parseExchangeInto(x *decode.Exchange, p []byte) error {
 	if len(p) < exchangeFixedLen || p[0] != recExchange || p[1]&^knownFlags != 0 {
 		return errPayload
 	}
 	flags := p[1]
-	*x = decode.Exchange{
-		ConnID:        binary.BigEndian.Uint64(p[2:]),
-		BrokerID:      int32(binary.BigEndian.Uint32(p[10:])),
-		APIKey:        int16(binary.BigEndian.Uint16(p[14:])),
-		APIVersion:    int16(binary.BigEndian.Uint16(p[16:])),
-		CorrelationID: int32(binary.BigEndian.Uint32(p[18:])),
-		RequestAt:     nanosToTime(int64(binary.BigEndian.Uint64(p[22:]))),
-		ResponseAt:    nanosToTime(int64(binary.BigEndian.Uint64(p[30:]))),
-	}
+	x.ConnID = binary.BigEndian.Uint64(p[2:])
+	x.BrokerID = int32(binary.BigEndian.Uint32(p[10:]))
+	x.APIKey = int16(binary.BigEndian.Uint16(p[14:]))
+	x.APIVersion = int16(binary.BigEndian.Uint16(p[16:]))
+	x.CorrelationID = int32(binary.BigEndian.Uint32(p[18:]))
+	x.RequestAt = nanosToTime(int64(binary.BigEndian.Uint64(p[22:])))
+	x.ResponseAt = nanosToTime(int64(binary.BigEndian.Uint64(p[30:])))
 	r := payloadReader{b: p[exchangeFixedLen:]}
 	addr := r.bytes16()
 	id := r.bytes16()

@@ -47,6 +47,14 @@ func TestExchangePayloadRoundTrip(t *testing.T) {
 			if d := diffExchange(got, x); d != "" {
 				t.Fatal(d)
 			}
+			// Into an exchange whose every field is set, it sets them all.
+			other := testExchange(7)
+			if err := parseExchangeInto(other, p); err != nil {
+				t.Fatalf("parseExchangeInto: %v", err)
+			}
+			if !reflect.DeepEqual(other, got) {
+				t.Fatalf("parseExchangeInto over another exchange gives %+v; want %+v", other, got)
+			}
 		})
 	}
 }
