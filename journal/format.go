@@ -255,15 +255,24 @@ func parseExchange(p []byte) (*decode.Exchange, error) {
 }
 
 // parseExchangeInto is parseExchange into x, every field of which it sets
-// when it succeeds (and some when it fails). It sets them one by one: a
-// whole Exchange built and then copied into x would be loaded right after
-// its fields were stored, and the loads would wait for the stores (a
+// when it succeeds; when it fails, x is as it was. It sets them one by
+// one: a whole Exchange built and then copied into x would be loaded right
+// after its fields were stored, and the loads would wait for the stores (a
 // store-to-load forwarding stall).
 func parseExchangeInto(x *decode.Exchange, p []byte) error {
 	if len(p) < exchangeFixedLen || p[0] != recExchange || p[1]&^knownFlags != 0 {
 		return errPayload
 	}
 	flags := p[1]
+	r := payloadReader{b: p[exchangeFixedLen:]}
+	addr := r.bytes16()
+	id := r.bytes16()
+	strs := len(p) - len(r.b) // the end of the client id
+	req := r.bytes32(flags&flagRequest != 0)
+	resp := r.bytes32(flags&flagResponse != 0)
+	if r.bad || len(r.b) != 0 {
+		return errPayload
+	}
 	x.ConnID = binary.BigEndian.Uint64(p[2:])
 	x.BrokerID = int32(binary.BigEndian.Uint32(p[10:]))
 	x.APIKey = int16(binary.BigEndian.Uint16(p[14:]))
@@ -271,25 +280,16 @@ func parseExchangeInto(x *decode.Exchange, p []byte) error {
 	x.CorrelationID = int32(binary.BigEndian.Uint32(p[18:]))
 	x.RequestAt = nanosToTime(int64(binary.BigEndian.Uint64(p[22:])))
 	x.ResponseAt = nanosToTime(int64(binary.BigEndian.Uint64(p[30:])))
-	r := payloadReader{b: p[exchangeFixedLen:]}
-	addr := r.bytes16()
-	id := r.bytes16()
-	if r.bad {
-		return errPayload
-	}
 	// Fresh strings, both in one allocation: the payload's bytes from the
 	// address to the end of the client id (the id's length field between
 	// them is unused). Sharing them through a table of the strings seen
 	// (connections, clients) cost more in cache misses than it saved in
 	// allocations once a journal has thousands of connections.
-	both := string(p[len(p)-len(r.b)-len(addr)-2-len(id) : len(p)-len(r.b)])
+	both := string(p[strs-len(id)-2-len(addr) : strs])
 	x.ClientAddr = both[:len(addr)]
 	x.ClientID = both[len(both)-len(id):]
-	x.Request = r.bytes32(flags&flagRequest != 0)
-	x.Response = r.bytes32(flags&flagResponse != 0)
-	if r.bad || len(r.b) != 0 {
-		return errPayload
-	}
+	x.Request = req
+	x.Response = resp
 	return nil
 }
 

@@ -78,6 +78,13 @@ func TestParseExchangeRejectsMalformed(t *testing.T) {
 			if _, err := parseExchange(p); !errors.Is(err, errPayload) {
 				t.Fatalf("parseExchange: got %v; want errPayload", err)
 			}
+			x := testExchange(5)
+			if err := parseExchangeInto(x, p); !errors.Is(err, errPayload) {
+				t.Fatalf("parseExchangeInto: got %v; want errPayload", err)
+			}
+			if !reflect.DeepEqual(x, testExchange(5)) {
+				t.Fatalf("parseExchangeInto changed the exchange it failed to parse into: %+v", x)
+			}
 		})
 	}
 }
