@@ -81,3 +81,28 @@ func TestMetadataMemoNear(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataMemoManyRequests decodes, again and again, exchanges whose
+// request bodies differ (by trailing bytes kmsg ignores) and whose
+// response bodies are the same, more of them than the memo remembers per
+// response: each gives what a fresh Decoder gives.
+func TestMetadataMemoManyRequests(t *testing.T) {
+	v := maxVersion(3)
+	req, resp := metadata(v)
+	req.SetVersion(v)
+	good := exchange(req, resp)
+	d := NewDecoder()
+	for round := range 3 {
+		for i := range memoMaxRequests + 2 {
+			x := *good
+			x.Request = append(slices.Clip(good.Request), make([]byte, i)...)
+			evs, err := NewDecoder().Decode(&x)
+			want, _ := json.Marshal(evs)
+			wantErr := fmt.Sprint(err)
+			evs, err = d.Decode(&x)
+			if got, _ := json.Marshal(evs); string(got) != string(want) || fmt.Sprint(err) != wantErr {
+				t.Fatalf("round %d, %d bytes more: got %s, error %v; want %s, error %s", round, i, got, err, want, wantErr)
+			}
+		}
+	}
+}
