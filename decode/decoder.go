@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -13,13 +14,27 @@ import (
 // each decoder fills Group and its API-specific pointer.
 type apiDecoder func(d *Decoder, dst []Event, base Event, req kmsg.Request, resp kmsg.Response) []Event
 
+// directDecoder decodes one exchange whose header checked out into kmsg
+// structs of its own: h is the request header and reqBody the request
+// body; respBody and respErr are what responseBody gave (both nil when
+// there was no response).
+type directDecoder func(dst []Event, base Event, h RequestHeader, reqBody, respBody []byte, respErr error) ([]Event, error)
+
 // api is one entry of the observation policy.
 type api struct {
 	// group marks the consumer-group APIs (one log line per exchange).
 	group bool
-	// decode is nil for APIs observed but not turned into events.
+	// decode and direct are nil for APIs observed but not turned into
+	// events. direct, when set, decodes instead: for Heartbeat, the most
+	// frequent exchange, whose kmsg structs have no slices and so stay on
+	// the stack, with no reused pair to lock (an atomic instruction that
+	// waits for every store before it) and reset.
 	decode apiDecoder
+	direct directDecoder
 }
+
+// decodes reports whether a's exchanges are turned into events.
+func (a api) decodes() bool { return a.decode != nil || a.direct != nil }
 
 // apis is the one list of APIs kproxy hands to observers, each with why.
 // An API absent here is forwarded and neither observed nor decoded; that is
@@ -31,7 +46,7 @@ var apis = map[int16]api{
 	9:  {group: true, decode: decodeOffsetFetch},        // where a new owner resumes
 	10: {group: true, decode: decodeFindCoordinator},    // which broker coordinates a group
 	11: {group: true, decode: decodeJoinGroup},          // the join phase, subscriptions, leader
-	12: {group: true, decode: decodeHeartbeat},          // liveness, REBALANCE_IN_PROGRESS
+	12: {group: true, direct: readHeartbeat},            // liveness, REBALANCE_IN_PROGRESS
 	13: {group: true, decode: decodeLeaveGroup},         // departures and their reasons
 	14: {group: true, decode: decodeSyncGroup},          // the plan and each member's assignment
 	18: {},                                              // ApiVersions: what versions clients will speak
@@ -165,15 +180,14 @@ func (d *Decoder) DecodeAppend(dst []Event, x *Exchange) (events []Event, err er
 
 func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 	if len(x.Request) < 2 {
-		if a, _ := lookupAPI(x.APIKey); a.decode == nil {
+		if a, _ := lookupAPI(x.APIKey); !a.decodes() {
 			return dst, nil
 		}
 		return nil, fmt.Errorf("decode: %s request: %w", APIName(x.APIKey), ErrShortFrame)
 	}
 	key := int16(binary.BigEndian.Uint16(x.Request))
 	a, _ := lookupAPI(key)
-	dec := a.decode
-	if dec == nil {
+	if !a.decodes() {
 		return dst, nil
 	}
 	h, hdrClientID, err := parseRequestHeader(x.Request)
@@ -184,21 +198,17 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		return nil, fmt.Errorf("%w: exchange says %s v%d, request header %s v%d",
 			ErrMismatch, APIName(x.APIKey), x.APIVersion, APIName(key), h.APIVersion)
 	}
-	pair, reused := d.getPair(key)
-	if reused {
-		defer d.reuseMu.Unlock()
-	}
-	req := pair.req
-	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
-		return nil, fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w",
-			APIName(key), h.APIVersion, req.MaxVersion(), ErrUnsupportedVersion)
-	}
-	req.SetVersion(h.APIVersion)
-	if err := readFrom(req, pair.unsafeReq, x.Request[h.Len:]); err != nil {
-		return nil, fmt.Errorf("decode: %s v%d request: %w", APIName(key), h.APIVersion, err)
+	// The event's common part, whole before anything else is known: its
+	// copies (into the decoder's argument, then dst) load it long after
+	// it was stored. Loads right after stores to the same bytes would
+	// wait for them (a store-to-load forwarding stall).
+	var respondedAt time.Time
+	if x.Response != nil {
+		respondedAt = x.ResponseAt
 	}
 	base := Event{
 		At:            x.RequestAt,
+		RespondedAt:   respondedAt,
 		ConnID:        x.ConnID,
 		ClientAddr:    x.ClientAddr,
 		ClientID:      clientID(x, hdrClientID),
@@ -207,40 +217,83 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		APIVersion:    h.APIVersion,
 		CorrelationID: h.CorrelationID,
 	}
-	var resp kmsg.Response
-	var body []byte // the response body
+	reqBody := x.Request[h.Len:]
+	var respBody []byte // the response body, once its header checked out
+	var respErr error   // or what was wrong with its header
 	if x.Response != nil {
-		n, err := ResponseHeaderLen(key, h.APIVersion, x.Response)
-		if err != nil {
-			return nil, fmt.Errorf("decode: %s v%d response header: %w", APIName(key), h.APIVersion, err)
+		respBody, respErr = responseBody(key, h, x.Response)
+	}
+	if key == 3 && respBody != nil {
+		// A Metadata exchange decoded before: its request decodes as it
+		// did then, and its event depends on the response body alone.
+		if m := d.metadata.get(h.APIVersion, reqBody, respBody); m != nil {
+			dst = append(dst, base)
+			dst[len(dst)-1].Metadata = m
+			return dst, nil
 		}
-		if corr := int32(binary.BigEndian.Uint32(x.Response)); corr != h.CorrelationID {
-			return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
-				ErrMismatch, APIName(key), h.APIVersion, corr, h.CorrelationID)
-		}
-		base.RespondedAt = x.ResponseAt
-		body = x.Response[n:]
-		if key == 3 {
-			// Metadata events depend on the response body alone.
-			if m := d.metadata.get(h.APIVersion, body); m != nil {
-				base.Metadata = m
-				return append(dst, base), nil
-			}
+	}
+	if a.direct != nil {
+		return a.direct(dst, base, h, reqBody, respBody, respErr)
+	}
+	pair, reused := d.getPair(key)
+	if reused {
+		defer d.reuseMu.Unlock()
+	}
+	req := pair.req
+	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
+		return nil, errVersion(key, h.APIVersion, req.MaxVersion())
+	}
+	req.SetVersion(h.APIVersion)
+	if err := readFrom(req, pair.unsafeReq, reqBody); err != nil {
+		return nil, errRequest(key, h.APIVersion, err)
+	}
+	var resp kmsg.Response
+	if x.Response != nil {
+		if respErr != nil {
+			return nil, respErr
 		}
 		resp = pair.resp
 		if resp == nil {
 			resp = req.ResponseKind()
 		}
 		resp.SetVersion(h.APIVersion)
-		if err := readFrom(resp, pair.unsafeResp, body); err != nil {
-			return nil, fmt.Errorf("decode: %s v%d response: %w", APIName(key), h.APIVersion, err)
+		if err := readFrom(resp, pair.unsafeResp, respBody); err != nil {
+			return nil, errResponse(key, h.APIVersion, err)
 		}
 	}
-	events := dec(d, dst, base, req, resp)
+	events := a.decode(d, dst, base, req, resp)
 	if key == 3 && resp != nil && len(events) == len(dst)+1 {
-		d.metadata.put(h.APIVersion, body, events[len(dst)].Metadata)
+		d.metadata.put(h.APIVersion, reqBody, respBody, events[len(dst)].Metadata)
 	}
 	return events, nil
+}
+
+// errVersion is the error for a request version above what kmsg knows.
+func errVersion(key, version, maxVersion int16) error {
+	return fmt.Errorf("decode: %s v%d (kmsg knows v0-v%d): %w", APIName(key), version, maxVersion, ErrUnsupportedVersion)
+}
+
+// errRequest and errResponse wrap kmsg's error for a body it did not read.
+func errRequest(key, version int16, err error) error {
+	return fmt.Errorf("decode: %s v%d request: %w", APIName(key), version, err)
+}
+
+func errResponse(key, version int16, err error) error {
+	return fmt.Errorf("decode: %s v%d response: %w", APIName(key), version, err)
+}
+
+// responseBody checks the header of the response to a request with header
+// h and returns the response body after it.
+func responseBody(key int16, h RequestHeader, frame []byte) ([]byte, error) {
+	n, err := ResponseHeaderLen(key, h.APIVersion, frame)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %s v%d response header: %w", APIName(key), h.APIVersion, err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(frame)); corr != h.CorrelationID {
+		return nil, fmt.Errorf("%w: %s v%d response correlation id %d, request %d",
+			ErrMismatch, APIName(key), h.APIVersion, corr, h.CorrelationID)
+	}
+	return frame[n:], nil
 }
 
 // clientID is the request header's client id: the exchange's own

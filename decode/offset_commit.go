@@ -51,20 +51,26 @@ type twoPartCommit struct {
 // decodeOffsetCommit reads reused structs whose strings alias the frames:
 // it keeps copies (copier), all in one allocation. The partitions of all
 // topics share one array, each topic's slice capped at its length (an
-// append reallocates).
+// append reallocates). Structs are filled field by field where they lie,
+// the event too (appended first): a struct built whole and then copied
+// is loaded right after its fields were stored, and the loads wait for
+// the stores (a store-to-load forwarding stall).
 func decodeOffsetCommit(d *Decoder, dst []Event, e Event, req kmsg.Request, resp kmsg.Response) []Event {
 	q := req.(*kmsg.OffsetCommitRequest)
+	dst = append(dst, e)
+	ev := &dst[len(dst)-1]
 	total, strs := 0, len(q.Group)+len(q.MemberID)+lenPtr(q.InstanceID)
-	for _, t := range q.Topics {
+	for i := range q.Topics {
+		t := &q.Topics[i]
 		total += len(t.Partitions)
 		strs += len(t.Topic)
-		for _, p := range t.Partitions {
-			strs += lenPtr(p.Metadata)
+		for j := range t.Partitions {
+			strs += lenPtr(t.Partitions[j].Metadata)
 		}
 	}
 	var sc copier
 	sc.grow(strs)
-	e.Group = sc.own(q.Group)
+	ev.Group = sc.own(q.Group)
 	var c *OffsetCommit
 	var topics []CommitTopic // the block's, for up to its number of topics
 	var parts []CommitPartition
@@ -79,33 +85,39 @@ func decodeOffsetCommit(d *Decoder, dst []Event, e Event, req kmsg.Request, resp
 		b := new(offsetCommitBlock)
 		c, topics, parts = &b.c, b.topics[:], make([]CommitPartition, total)
 	}
-	*c = OffsetCommit{MemberID: sc.own(q.MemberID), InstanceID: sc.ownPtr(q.InstanceID), Generation: q.Generation}
+	c.MemberID = sc.own(q.MemberID)
+	c.InstanceID = sc.ownPtr(q.InstanceID)
+	c.Generation = q.Generation
 	switch n := len(q.Topics); {
 	case n > len(topics):
 		c.Topics = make([]CommitTopic, n)
 	case n > 0:
 		c.Topics = topics[:n:n]
 	}
-	for i, t := range q.Topics {
+	for i := range q.Topics {
+		t := &q.Topics[i]
 		n := len(t.Partitions)
-		ct := CommitTopic{Topic: sc.own(t.Topic), TopicID: t.TopicID, Partitions: parts[:n:n]}
+		ct := &c.Topics[i]
+		ct.Topic = sc.own(t.Topic)
+		ct.TopicID = t.TopicID
+		ct.Partitions = parts[:n:n]
 		parts = parts[n:]
-		for j, p := range t.Partitions {
-			ct.Partitions[j] = CommitPartition{
-				Partition:   p.Partition,
-				Offset:      p.Offset,
-				LeaderEpoch: p.LeaderEpoch,
-				Metadata:    sc.ownPtr(p.Metadata),
-			}
+		for j := range t.Partitions {
+			p, cp := &t.Partitions[j], &ct.Partitions[j]
+			cp.Partition = p.Partition
+			cp.Offset = p.Offset
+			cp.LeaderEpoch = p.LeaderEpoch
+			cp.Metadata = sc.ownPtr(p.Metadata)
 		}
-		c.Topics[i] = ct
 	}
 	sortCommits(c.Topics)
 	if p, ok := resp.(*kmsg.OffsetCommitResponse); ok {
 		added := false
 		var at commitHint
-		for _, t := range p.Topics {
-			for _, r := range t.Partitions {
+		for ti := range p.Topics {
+			t := &p.Topics[ti]
+			for ri := range t.Partitions {
+				r := &t.Partitions[ri]
 				i, j, ok := 0, 0, false
 				if !added { // the topics stay sorted until a result is added
 					i, j, ok = at.find(c.Topics, t.Topic, t.TopicID, r.Partition)
@@ -126,8 +138,8 @@ func decodeOffsetCommit(d *Decoder, dst []Event, e Event, req kmsg.Request, resp
 			sortCommits(c.Topics)
 		}
 	}
-	e.OffsetCommit = c
-	return append(dst, e)
+	ev.OffsetCommit = c
+	return dst
 }
 
 // sortCommits sorts topics and their partitions in place. Most commits

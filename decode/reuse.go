@@ -20,17 +20,17 @@ type kmsgPair struct {
 // read (every kmsg message has UnsafeReadFrom).
 type unsafeReader interface{ UnsafeReadFrom([]byte) error }
 
-// reusedKeys are the APIs a busy proxy sees most (Metadata, OffsetCommit,
-// Heartbeat), whose kmsg structs each Decoder keeps and decodes into again
-// and again, with strings that alias the frames (UnsafeReadFrom). Their
-// decoders copy every value they keep (own, copier), so no event aliases
-// the frames or the structs. Other APIs get fresh structs and copied
-// strings.
-var reusedKeys = []int16{3, 8, 12}
+// reusedKeys are APIs a busy proxy sees most (Metadata, OffsetCommit),
+// whose kmsg structs each Decoder keeps and decodes into again and again,
+// with strings that alias the frames (UnsafeReadFrom). Their decoders copy
+// every value they keep (own, copier), so no event aliases the frames or
+// the structs. (Heartbeat's structs stay on the stack instead: see
+// api.direct.) Other APIs get fresh structs and copied strings.
+var reusedKeys = []int16{3, 8}
 
 // reusedPairs holds a Decoder's reused structs, one pair per reusedKeys
 // entry, made when first needed.
-type reusedPairs [3]*kmsgPair
+type reusedPairs [2]*kmsgPair
 
 // reuseIndex is key's index in reusedKeys, or -1: a switch instead of a
 // lookup per exchange.
@@ -40,8 +40,6 @@ func reuseIndex(key int16) int {
 		return 0
 	case 8:
 		return 1
-	case 12:
-		return 2
 	}
 	return -1
 }
@@ -73,16 +71,12 @@ func (d *Decoder) getPair(key int16) (*kmsgPair, bool) {
 // version does not carry must not keep a value from an earlier frame.
 func resetPair(p *kmsgPair) {
 	switch q := p.req.(type) {
-	case *kmsg.HeartbeatRequest:
-		*q = kmsg.HeartbeatRequest{}
 	case *kmsg.OffsetCommitRequest:
 		*q = kmsg.OffsetCommitRequest{Topics: q.Topics[:0]}
 	case *kmsg.MetadataRequest:
 		*q = kmsg.MetadataRequest{Topics: q.Topics[:0]}
 	}
 	switch r := p.resp.(type) {
-	case *kmsg.HeartbeatResponse:
-		*r = kmsg.HeartbeatResponse{}
 	case *kmsg.OffsetCommitResponse:
 		*r = kmsg.OffsetCommitResponse{Topics: r.Topics[:0]}
 	case *kmsg.MetadataResponse:

@@ -47,6 +47,14 @@ func TestExchangePayloadRoundTrip(t *testing.T) {
 			if d := diffExchange(got, x); d != "" {
 				t.Fatal(d)
 			}
+			// Into an exchange whose every field is set, it sets them all.
+			other := testExchange(7)
+			if err := parseExchangeInto(other, p); err != nil {
+				t.Fatalf("parseExchangeInto: %v", err)
+			}
+			if !reflect.DeepEqual(other, got) {
+				t.Fatalf("parseExchangeInto over another exchange gives %+v; want %+v", other, got)
+			}
 		})
 	}
 }
@@ -69,6 +77,13 @@ func TestParseExchangeRejectsMalformed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parseExchange(p); !errors.Is(err, errPayload) {
 				t.Fatalf("parseExchange: got %v; want errPayload", err)
+			}
+			x := testExchange(5)
+			if err := parseExchangeInto(x, p); !errors.Is(err, errPayload) {
+				t.Fatalf("parseExchangeInto: got %v; want errPayload", err)
+			}
+			if !reflect.DeepEqual(x, testExchange(5)) {
+				t.Fatalf("parseExchangeInto changed the exchange it failed to parse into: %+v", x)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func FuzzReader(f *testing.F) {
 		}
 		var n int
 		for {
-			rec, err := s.next()
+			rec, err := s.next(nil)
 			if errors.Is(err, io.EOF) {
 				break
 			}

@@ -170,7 +170,7 @@ func recordOffsets(t *testing.T, path string) []int64 {
 	var offs []int64
 	for {
 		at := s.off
-		if _, err := s.next(); err != nil {
+		if _, err := s.next(nil); err != nil {
 			break
 		}
 		offs = append(offs, at)

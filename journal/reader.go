@@ -134,7 +134,7 @@ func OpenReader(paths ...string) (*Reader, error) {
 		return nil, err
 	}
 	for _, s := range r.streams {
-		if err := r.advance(s); err != nil {
+		if err := r.advance(s, nil); err != nil {
 			r.Close()
 			return nil, err
 		}
@@ -242,7 +242,7 @@ func (r *Reader) group(refs []segmentRef) error {
 // and damaged records do not stop reading; they are counted in Stats. The
 // exchange is the caller's to keep.
 func (r *Reader) Next() (*decode.Exchange, error) {
-	if err := r.ready(); err != nil {
+	if err := r.ready(nil); err != nil {
 		return nil, err
 	}
 	x := cloneExchange(r.heap[0].head)
@@ -257,18 +257,20 @@ func (r *Reader) Next() (*decode.Exchange, error) {
 // to the Reader (Next, NextInto, Stats or Close); decode.Decoder's events
 // never alias them. It returns io.EOF after the last exchange.
 func (r *Reader) NextInto(x *decode.Exchange) error {
-	if err := r.ready(); err != nil {
+	if err := r.ready(x); err != nil {
 		return err
 	}
-	*x = *r.heap[0].head
+	if h := r.heap[0].head; h != x {
+		*x = *h
+	}
 	r.pop(x)
 	return nil
 }
 
-// ready reads on the stream popped last, then returns the deferred
-// error, or io.EOF when there is nothing left.
-func (r *Reader) ready() error {
-	r.readOn()
+// ready reads on the stream popped last (see readOn for into), then
+// returns the deferred error, or io.EOF when there is nothing left.
+func (r *Reader) ready(into *decode.Exchange) error {
+	r.readOn(into)
 	if r.err != nil {
 		err := r.err
 		r.err = nil
@@ -296,18 +298,29 @@ func (r *Reader) pop(x *decode.Exchange) {
 // readOn advances the stream popped last, still first in the heap, and
 // puts it in its place (or out, at its end). An error is deferred to the
 // caller's next call, after the exchange returned before it.
-func (r *Reader) readOn() {
+//
+// into, when not nil, is the exchange NextInto fills. When the stream is
+// the only one left, its next exchange is the one returned, whatever it
+// is: it is parsed straight into into, which becomes the stream's head
+// until the stream reads on. That spares copying an exchange just parsed,
+// whose loads would wait for the stores of the parse (a store-to-load
+// forwarding stall). Nothing compares a lone stream's head.
+func (r *Reader) readOn(into *decode.Exchange) {
 	s := r.popped
 	if s == nil {
 		return
 	}
 	r.popped = nil
-	if err := r.advance(s); err != nil {
+	if len(r.heap) != 1 {
+		into = nil
+	}
+	if err := r.advance(s, into); err != nil {
 		r.err = err
 	}
-	if s.head == nil {
+	switch {
+	case s.head == nil:
 		heap.Pop(&r.heap)
-	} else {
+	case len(r.heap) > 1:
 		heap.Fix(&r.heap, 0)
 	}
 }
@@ -334,8 +347,9 @@ func frameInto(buf, frame []byte) []byte {
 	return buf
 }
 
-// advance reads s's next exchange into s.head, nil at its end.
-func (r *Reader) advance(s *stream) error {
+// advance reads s's next exchange into s.head, nil at its end. The
+// exchange is parsed into into, or into the scanner's when into is nil.
+func (r *Reader) advance(s *stream, into *decode.Exchange) error {
 	s.head = nil
 	for {
 		if s.cur == nil {
@@ -346,7 +360,7 @@ func (r *Reader) advance(s *stream) error {
 				return err
 			}
 		}
-		rec, err := s.cur.next()
+		rec, err := s.cur.next(into)
 		if errors.Is(err, io.EOF) {
 			r.finishSegment(s)
 			continue
@@ -398,7 +412,7 @@ func (r *Reader) finishSegment(s *stream) {
 // Stats returns what the Reader has read so far. After io.EOF it covers
 // the whole input.
 func (r *Reader) Stats() ReadStats {
-	r.readOn() // as far as it got before returning the last exchange
+	r.readOn(nil) // as far as it got before returning the last exchange
 	st := r.stats
 	st.Torn = append([]TornTail(nil), r.stats.Torn...)
 	st.BytesRead = 0

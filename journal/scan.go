@@ -95,8 +95,12 @@ func readHeader(br *bufio.Reader) (segmentHeader, error) {
 
 // next returns the next valid record, or io.EOF at the end of the segment.
 // Other errors are I/O errors. The record is the scanner's (rec), valid
-// until its next call.
-func (s *scanner) next() (*record, error) {
+// until its next call. An exchange is parsed into into, or into the
+// scanner's own (x) when into is nil.
+func (s *scanner) next(into *decode.Exchange) (*record, error) {
+	if into == nil {
+		into = &s.x
+	}
 	for {
 		start := s.off
 		left := s.size - start
@@ -153,11 +157,11 @@ func (s *scanner) next() (*record, error) {
 		}
 		switch p[0] {
 		case recExchange:
-			if err := parseExchangeInto(&s.x, p); err != nil {
+			if err := parseExchangeInto(into, p); err != nil {
 				s.corrupt++
 				continue
 			}
-			s.rec = record{x: &s.x, payload: p}
+			s.rec = record{x: into, payload: p}
 			return &s.rec, nil
 		case recGap:
 			at, d, err := parseGap(p)
