@@ -110,12 +110,13 @@ func parseReplayTime(flag, s string) (time.Time, error) {
 
 // streamingGCPercent is the garbage collector's target (GOGC) while
 // replay streams text or jsonl, unless GOGC is set: the heap may grow to
-// three times what is live before a collection instead of twice. A
+// four times what is live before a collection instead of twice. A
 // streaming replay's live heap is flat, so this costs a fixed amount of
-// memory and saves a share of the collector's work, which is much of
-// replay's CPU time. The json report's heap grows with the journal, so it
-// keeps the default.
-const streamingGCPercent = 200
+// memory and saves collections: on a 1 GiB journal of 2,000 groups, 300
+// instead of 200 took replay from about 380 to 460 MB RSS and about 7%
+// less time. The json report's heap grows with the journal, so it keeps
+// the default.
+const streamingGCPercent = 300
 
 // untilSlack is how far past --until reading goes before stopping: a
 // journal is in completion order only up to the small reorderings of
