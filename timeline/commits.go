@@ -112,20 +112,33 @@ func (t *commitTopic) lastCommitted(p int32) (committedOffset, bool) {
 	return committedOffset{}, false
 }
 
-// setCommitted records co as the last offset committed for partition p.
-func (t *commitTopic) setCommitted(p int32, co committedOffset) {
-	co.known = true
+// lastOffset is lastCommitted's offset alone, for the per-commit check
+// (anySuspect): it copies no committedOffset, and inlines.
+func (t *commitTopic) lastOffset(p int32) (int64, bool) {
+	if p >= 0 && int(p) < len(t.committed) { // below denseParts
+		return t.committed[p].offset, t.committed[p].known
+	}
+	co, ok := t.sparse[p] // only numbers outside the dense range are there
+	return co.offset, ok
+}
+
+// setCommitted records offset, committed by member ("" when unknown), as
+// the last offset committed for partition p. A dense slot is written field
+// by field in place: this runs for every partition of every commit, and
+// building a committedOffset to copy whole costs more.
+func (t *commitTopic) setCommitted(p int32, offset int64, member string) {
 	if p < 0 || p >= denseParts {
 		if t.sparse == nil {
 			t.sparse = map[int32]committedOffset{}
 		}
-		t.sparse[p] = co
+		t.sparse[p] = committedOffset{offset: offset, member: member, known: true}
 		return
 	}
 	for len(t.committed) <= int(p) {
 		t.committed = append(t.committed, committedOffset{})
 	}
-	t.committed[p] = co
+	co := &t.committed[p]
+	co.offset, co.member, co.known = offset, member, true
 }
 
 // topicIndex is the index of topic name in g.commitTopics, added when new.
@@ -258,7 +271,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
 	}
 	for _, p := range c.parts {
 		if p.code == 0 {
-			g.commitTopics[p.topic].setCommitted(p.partition, committedOffset{offset: p.offset, member: c.member})
+			g.commitTopics[p.topic].setCommitted(p.partition, p.offset, c.member)
 		}
 	}
 }
@@ -496,7 +509,7 @@ func (g *group) anySuspect(c *commit, owned ownedSet) bool {
 		if owned.known && !owned.has(cp.topic, cp.partition) {
 			return true
 		}
-		if prev, ok := g.commitTopics[cp.topic].lastCommitted(cp.partition); ok && cp.offset < prev.offset {
+		if prev, ok := g.commitTopics[cp.topic].lastOffset(cp.partition); ok && cp.offset < prev {
 			return true
 		}
 	}
@@ -594,7 +607,7 @@ func (g *group) offsetFetch(ev *decode.Event) {
 			if p.ErrorCode == 0 && p.Offset >= 0 {
 				ct := &g.commitTopics[g.topicIndex(topic)]
 				if cur, ok := ct.lastCommitted(p.Partition); !ok || cur.offset != p.Offset {
-					ct.setCommitted(p.Partition, committedOffset{offset: p.Offset})
+					ct.setCommitted(p.Partition, p.Offset, "")
 				}
 			}
 		}

@@ -153,7 +153,9 @@ func (g *group) alive(id string, ev *decode.Event) {
 // (id is not ""). It returns the entry, created when lm was nil.
 func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) *liveMember {
 	lm = g.refresh(lm, id, ev)
-	lm.lastAlive = later(lm.lastAlive, ev.At)
+	if ev.At.After(lm.lastAlive) { // later, in place: per heartbeat and commit
+		lm.lastAlive = ev.At
+	}
 	if lm.expired {
 		lm.expired, lm.gone = false, false
 		g.withdrawExpiry(id, ev.At)
