@@ -160,7 +160,9 @@ func (d *Decoder) Decode(x *Exchange) (events []Event, err error) {
 // exchange can reuse their slice for the next (dst[:0]): replay decodes
 // millions of exchanges. On failure it returns dst unchanged. The events
 // appended never alias dst's earlier elements, the Exchange's byte slices
-// or the decoder's reused structures.
+// or the decoder's reused structures, except that a Metadata event's
+// *Metadata may be shared with other events and is read-only (see
+// Metadata).
 func (d *Decoder) DecodeAppend(dst []Event, x *Exchange) (events []Event, err error) {
 	if x == nil {
 		return dst, fmt.Errorf("decode: nil exchange")

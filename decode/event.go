@@ -291,7 +291,10 @@ type ConsumerGroupHeartbeat struct {
 }
 
 // Metadata is the part of a Metadata response (key 3) the timeline needs:
-// topic ids to names, for KIP-848 assignments.
+// topic ids to names, for KIP-848 assignments. A Decoder remembers the
+// Metadata of recent responses and gives the same *Metadata to every
+// event of a response body it has seen before: it is read-only, and a
+// caller must not modify it or its Topics.
 type Metadata struct {
 	Topics []MetadataTopic
 }
