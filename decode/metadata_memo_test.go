@@ -9,7 +9,8 @@ import (
 
 // TestMetadataMemo decodes the same Metadata exchange repeatedly with one
 // Decoder, at every version: each time it gives what a fresh Decoder
-// gives, and events do not share their topics.
+// gives, and changing the first event's topics (its own copy: the memo
+// keeps another, which later events share) changes no later event.
 func TestMetadataMemo(t *testing.T) {
 	d := NewDecoder()
 	for v := int16(0); v <= maxVersion(3); v++ {
