@@ -251,7 +251,9 @@ func (g *group) syncGroup(ev *decode.Event) {
 		gen.planSeen, gen.planAt, gen.planBy = true, ev.At, sg.MemberID
 		for _, pa := range sg.Plan {
 			if pa.Assignment != nil {
-				gen.member(pa.MemberID).planned = fromTopicPartitions(pa.Assignment.Partitions)
+				if pm := gen.member(pa.MemberID); pm.assignment == nil || !g.e.cfg.Streaming {
+					pm.planned = fromTopicPartitions(pa.Assignment.Partitions)
+				}
 			}
 		}
 		gen.assignmentsChanged()
@@ -274,9 +276,13 @@ func (g *group) syncGroup(ev *decode.Event) {
 			// A member of the formation whose responses reached us late.
 			gen.stableAt = later(gen.stableAt, m.syncedAt)
 			g.computeDiff(gen)
+			g.forgetReportOnly(gen)
 		}
 		if sg.Assignment != nil {
 			m.assignment = fromTopicPartitions(sg.Assignment.Partitions)
+			if g.e.cfg.Streaming {
+				m.planned = nil // resolved reads the assignment from now on
+			}
 			gen.assignmentsChanged()
 		}
 		g.checkStable(gen)

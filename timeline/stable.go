@@ -22,6 +22,22 @@ func (g *group) checkStable(gen *generation) {
 	g.computeDiff(gen)
 	g.emitPlan(gen)
 	g.emitStable(gen)
+	g.forgetReportOnly(gen)
+}
+
+// forgetReportOnly drops, in a Streaming engine, what only Report reads of
+// gen once its plan and stable entries are out (or it was superseded): its
+// members' added and kept partitions, its unassigned partitions and its
+// members without any. What members revoked stays: later entries read it (a
+// cooperative follow-up's trigger, an unsettled generation at Close).
+func (g *group) forgetReportOnly(gen *generation) {
+	if !g.e.cfg.Streaming {
+		return
+	}
+	for _, m := range gen.members {
+		m.added, m.kept = nil, nil
+	}
+	gen.unassigned, gen.nothing = nil, nil
 }
 
 // before is what m owned before gen: nothing for a new member, its
@@ -82,7 +98,12 @@ func (g *group) computeDiff(gen *generation) {
 			continue
 		}
 		known = append(known, prev)
-		m.added, m.revoked, m.kept = diff(prev, cur)
+		if g.e.cfg.Streaming {
+			m.added, m.revoked = changes(prev, cur)
+			m.kept = nil // only Report reads it
+		} else {
+			m.added, m.revoked, m.kept = diff(prev, cur)
+		}
 	}
 	if prev := gen.prev; prev != nil {
 		for _, pm := range prev.members {
