@@ -117,42 +117,6 @@ func diff(prev, cur partitions) (added, revoked, kept partitions) {
 	return added, revoked, kept
 }
 
-// changes is diff without kept, for a Streaming engine, where only Report
-// would read it: added is in cur only, revoked in prev only, each non-nil.
-func changes(prev, cur partitions) (added, revoked partitions) {
-	added, revoked = partitions{}, partitions{}
-	for t, cs := range cur {
-		if a := only(cs, prev[t]); len(a) > 0 {
-			added[t] = a
-		}
-	}
-	for t, ps := range prev {
-		if r := only(ps, cur[t]); len(r) > 0 {
-			revoked[t] = r
-		}
-	}
-	return added, revoked
-}
-
-// only returns the elements of a not in b; a and b are sorted.
-func only(a, b []int32) []int32 {
-	var out []int32
-	i, j := 0, 0
-	for i < len(a) {
-		switch {
-		case j >= len(b) || a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			i++
-			j++
-		}
-	}
-	return out
-}
-
 // minus returns the elements of a not in b, and those in both; a and b are
 // sorted.
 func minus(a, b []int32) (only, both []int32) {

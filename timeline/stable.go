@@ -98,11 +98,9 @@ func (g *group) computeDiff(gen *generation) {
 			continue
 		}
 		known = append(known, prev)
+		m.added, m.revoked, m.kept = diff(prev, cur)
 		if g.e.cfg.Streaming {
-			m.added, m.revoked = changes(prev, cur)
-			m.kept = nil // only Report reads it
-		} else {
-			m.added, m.revoked, m.kept = diff(prev, cur)
+			m.kept = nil // only Report reads it: not kept for the generation's life
 		}
 	}
 	if prev := gen.prev; prev != nil {
