@@ -74,34 +74,22 @@ func BenchmarkReplay(b *testing.B) {
 // replayStages reads the journal at dir, decoding each exchange when
 // decoding is set and feeding a timeline (without output) when tl is set.
 func replayStages(dir string, decoding, tl bool) error {
-	r, err := journal.OpenReader(dir)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	dec := decode.NewDecoder()
 	eng := timeline.New(timeline.Config{})
 	var last time.Time
-	var x decode.Exchange
-	for {
-		err := r.NextInto(&x)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err := eachExchange(dir, func(x *decode.Exchange) error {
 		if !decoding {
-			continue
+			return nil
 		}
-		events, _ := dec.Decode(&x)
+		events, _ := dec.Decode(x)
 		if tl {
-			eng.Observe(&x, events)
-			last = journal.CompletedAt(&x)
+			eng.Observe(x, events)
+			last = journal.CompletedAt(x)
 		}
-	}
+		return nil
+	})
 	eng.Close(last)
-	return nil
+	return err
 }
 
 // BenchmarkReplayMemory replays journals of 32, 64 and 128 MiB of 50 groups

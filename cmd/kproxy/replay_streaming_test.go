@@ -44,31 +44,22 @@ func TestStreamingTimelineSameEntries(t *testing.T) {
 // of the report has.
 func timelineText(t *testing.T, dir string, cfg timeline.Config) (string, int) {
 	t.Helper()
-	r, err := journal.OpenReader(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var b strings.Builder
 	cfg.OnEntry = func(e timeline.Entry) { timeline.WriteEntryText(&b, e) }
 	eng := timeline.New(cfg)
 	dec := decode.NewDecoder()
 	var last time.Time
-	var x decode.Exchange
-	for {
-		err := r.NextInto(&x)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	err := eachExchange(dir, func(x *decode.Exchange) error {
+		events, err := dec.Decode(x)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		events, err := dec.Decode(&x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng.Observe(&x, events)
-		last = journal.CompletedAt(&x)
+		eng.Observe(x, events)
+		last = journal.CompletedAt(x)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	eng.Close(last)
 	most := 0
@@ -76,6 +67,29 @@ func timelineText(t *testing.T, dir string, cfg timeline.Config) (string, int) {
 		most = max(most, len(g.Generations))
 	}
 	return b.String(), most
+}
+
+// eachExchange reads the journal at dir and calls f with each exchange in
+// turn, stopping at the first error; f must not keep x past its return.
+func eachExchange(dir string, f func(x *decode.Exchange) error) error {
+	r, err := journal.OpenReader(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var x decode.Exchange
+	for {
+		err := r.NextInto(&x)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := f(&x); err != nil {
+			return err
+		}
+	}
 }
 
 // firstDifference names the first line where got and want differ.
