@@ -296,7 +296,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 
 // heartbeat handles a Heartbeat exchange (key 12): liveness, and
 // REBALANCE_IN_PROGRESS as evidence that the group left Stable.
-// lm is the member's registry entry (see eventMember).
+// lm is the member's registry entry (see Engine.lookup).
 func (g *group) heartbeat(ev *decode.Event, lm *liveMember) {
 	hb := ev.Heartbeat
 	if !ev.Responded() {

@@ -180,7 +180,7 @@ const (
 // newCommit reads an OffsetCommit event. A partition listed twice (or
 // under two topic ids that name the same topic) is kept once: with the
 // offset listed last, and the error listed last, if any failed. lm is the
-// member's registry entry (see eventMember).
+// member's registry entry (see Engine.lookup).
 func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 	oc := ev.OffsetCommit
 	c := commit{member: oc.MemberID, at: ev.At, generation: oc.Generation,
@@ -240,7 +240,7 @@ func (g *group) mergeParts(parts []commitPart) []commitPart {
 
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
 // rebalance, failed commits, and suspect commits. lm is the member's
-// registry entry (see eventMember).
+// registry entry (see Engine.lookup).
 func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
 	cv := g.newCommit(ev, lm)
 	c := &cv

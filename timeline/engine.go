@@ -24,6 +24,7 @@ type Engine struct {
 	// visiting every group, which would miss the caches for each.
 	quiet  []time.Time
 	byID   map[string]*group
+	memo   []connMemo // by connection id modulo memoSlots; nil until needed
 	topics topicNames
 
 	now       time.Time // the latest time carried by an event
@@ -71,10 +72,9 @@ func (e *Engine) add(ev *decode.Event) {
 	if ev.Group == "" {
 		return
 	}
-	g := e.group(ev.Group)
 	// The registry entry of the member a heartbeat or a commit names is
 	// looked up once, here, for quietEvent and the handlers.
-	lm := g.eventMember(ev)
+	g, lm := e.lookup(ev)
 	if !g.quietEvent(ev, lm) {
 		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}

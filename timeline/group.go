@@ -51,6 +51,7 @@ type liveMember struct {
 	lastAlive        time.Time // last request the coordinator accepted from it
 	expired          bool      // inferred: session timed out
 	gone             bool      // left, expired, fenced or removed
+	forgotten        bool      // deleted from group.live (prune)
 
 	// owned caches what the member owned in the generation whose serial
 	// is ownedSerial, as of that generation's assignVer ownedVer (see
@@ -101,23 +102,6 @@ func (g *group) numbered(num int32) *generation {
 		return latest
 	}
 	return g.byNum[num]
-}
-
-// eventMember is the registry entry of the member a heartbeat or a commit
-// names, nil for other events, without a member id, or when the registry
-// has none.
-func (g *group) eventMember(ev *decode.Event) *liveMember {
-	id := ""
-	switch {
-	case ev.Heartbeat != nil:
-		id = ev.Heartbeat.MemberID
-	case ev.OffsetCommit != nil:
-		id = ev.OffsetCommit.MemberID
-	}
-	if id == "" {
-		return nil
-	}
-	return g.live[id]
 }
 
 // member returns the registry entry for id, creating it and refreshing its

@@ -62,7 +62,7 @@ func (g *group) nextChange() time.Time {
 // such a member (or one that failed, or by no member, which mark no one
 // alive). Every other event resets the group's quietUntil (Engine.quiet).
 //
-// lm is the registry entry of the member ev names (see eventMember).
+// lm is the registry entry of the member ev names (see Engine.lookup).
 func (g *group) quietEvent(ev *decode.Event, lm *liveMember) bool {
 	known := lm != nil && !lm.expired
 	switch {
@@ -212,6 +212,7 @@ func (g *group) prune(now time.Time) {
 	latest := g.latest()
 	for id, lm := range g.live {
 		if now.Sub(lm.lastAlive) > forgetAfter && (latest == nil || !latest.active(id)) {
+			lm.forgotten = true // for connMemo
 			delete(g.live, id)
 		}
 	}
