@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,38 @@ func TestLookupMemoForgotten(t *testing.T) {
 	e.add(&ev)
 	if _, lm := e.lookup(&ev); lm == old || lm != g.live["a"] {
 		t.Fatalf("lookup after the member came back gave %p (old %p), want the registry's %p", lm, old, g.live["a"])
+	}
+}
+
+// TestLookupMemoRandom drives lookup with random heartbeats and commits
+// of a few groups and members over a few connections, some sharing a
+// memo slot, with the registry pruned now and then, and checks every
+// answer against the maps.
+func TestLookupMemoRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	groups := []string{"g", "ga", "orders"}
+	members := []string{"a", "ab", "b", strings.Repeat("m", memoKeyLen-1), strings.Repeat("m", memoKeyLen+5)}
+	conns := []uint64{1, 2, 1 + memoSlots, 3 + 2*memoSlots}
+	e := New(Config{Streaming: true})
+	at := base
+	for i := range 20000 {
+		at = at.Add(time.Duration(rng.IntN(2000)) * time.Millisecond)
+		ev := decode.Event{At: at, RespondedAt: at, ConnID: conns[rng.IntN(len(conns))], Group: groups[rng.IntN(len(groups))]}
+		id := members[rng.IntN(len(members))]
+		gen := int32(rng.IntN(3))
+		if rng.IntN(2) == 0 {
+			ev.APIKey, ev.Heartbeat = 12, &decode.Heartbeat{MemberID: id, Generation: gen}
+		} else {
+			ev.APIKey, ev.OffsetCommit = 8, &decode.OffsetCommit{MemberID: id, Generation: gen}
+		}
+		g, lm := e.lookup(&ev)
+		if g != e.byID[ev.Group] || lm != g.live[id] {
+			t.Fatalf("event %d (conn %d, group %q, member %q): lookup gave %p %p, the maps hold %p %p",
+				i, ev.ConnID, ev.Group, id, g, lm, e.byID[ev.Group], g.live[id])
+		}
+		e.add(&ev)
+		if rng.IntN(500) == 0 {
+			g.prune(at.Add(forgetAfter * time.Duration(rng.IntN(2))))
+		}
 	}
 }
