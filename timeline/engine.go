@@ -25,6 +25,7 @@ type Engine struct {
 	quiet  []time.Time
 	byID   map[string]*group
 	memo   []connMemo // by connection id modulo memoSlots; nil until needed
+	warmed bool       // written by warm so that its loads are kept
 	topics topicNames
 
 	now       time.Time // the latest time carried by an event
@@ -45,12 +46,16 @@ func New(cfg Config) *Engine {
 	}
 }
 
-// Observe adds the events decoded from one exchange, in order. Its
-// signature matches the proxy's observer, so an Engine owned by the
-// observer goroutine can be handed to the proxy directly; the exchange
-// itself is not needed. Neither the slice nor the events' addresses are
-// kept: the caller may decode the next exchange into the same slice.
+// Observe adds the events decoded from one exchange, or from several in
+// the order they completed, in order. Its signature matches the proxy's
+// observer, so an Engine owned by the observer goroutine can be handed
+// to the proxy directly; the exchange itself is not needed. Neither the
+// slice nor the events' addresses are kept: the caller may decode the
+// next exchange into the same slice.
 func (e *Engine) Observe(_ *decode.Exchange, events []decode.Event) {
+	if len(events) > 1 {
+		e.warm(events)
+	}
 	for i := range events {
 		e.add(&events[i])
 	}

@@ -118,6 +118,11 @@ func parseReplayTime(flag, s string) (time.Time, error) {
 // the default.
 const streamingGCPercent = 300
 
+// replayBatch is about how many events replay hands to the timeline at
+// once (see timeline.Engine.Observe): the timeline loads what they read
+// all together, and the cache misses of different events overlap.
+const replayBatch = 32
+
 // untilSlack is how far past --until reading goes before stopping: a
 // journal is in completion order only up to the small reorderings of
 // exchanges completing at nearly the same time.
@@ -157,7 +162,8 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	var undecoded uint64
 	// One exchange is read into again and again: decode copies what its
 	// events keep, and the timeline keeps nothing of the exchange. Nor
-	// of the events' slice, which is decoded into again and again too.
+	// of the events' slice, which is decoded into again and again too,
+	// the events of several exchanges at a time (replayBatch).
 	var x decode.Exchange
 	var events []decode.Event
 	for n := 0; ; n++ {
@@ -178,25 +184,34 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		}
 		// Decode every exchange, even outside the window: the decoder
 		// remembers protocol types from JoinGroup for older SyncGroups.
+		before := len(events)
 		var derr error
-		events, derr = dec.DecodeAppend(events[:0], &x)
+		events, derr = dec.DecodeAppend(events, &x)
 		if derr != nil {
 			undecoded++
 		}
 		at := journal.CompletedAt(&x)
 		if !o.since.IsZero() && at.Before(o.since) {
+			events = events[:before]
 			continue
 		}
 		if !o.until.IsZero() && at.After(o.until) {
+			events = events[:before]
 			if at.After(o.until.Add(untilSlack)) {
 				break
 			}
 			continue
 		}
-		eng.Observe(&x, events)
-		if writeErr != nil {
-			break
+		if len(events) >= replayBatch {
+			eng.Observe(nil, events)
+			events = events[:0]
+			if writeErr != nil {
+				break
+			}
 		}
+	}
+	if writeErr == nil {
+		eng.Observe(nil, events)
 	}
 	bar.clear()
 	// Settle what is pending as of the last event replayed, as the live
