@@ -300,10 +300,14 @@ func (g *group) attach(gen *generation, c *commit) {
 }
 
 // commitQueue is a group's remembered commits, oldest first. Dropping the
-// oldest only moves a start index; the live commits move back to the front
-// of the array when it is full and at least half dead, so that keeping
-// commits for a minute allocates only when more are live than before (an
-// array resliced from the front would be reallocated each time it fills).
+// oldest only moves a start index; when the array is full, the live commits
+// move back to its front if at least a third of it is dead, else to a new
+// array half as large again as they need. Keeping commits for a minute thus
+// allocates only when more are live than before (an array resliced from the
+// front would be reallocated each time it fills), and the array stays
+// within about one and a half times the live commits: grown by append,
+// which doubles it, and moved only once half dead, it was up to four times
+// (2.7 on average over the groups of the 1 GiB synthetic journal).
 type commitQueue struct {
 	buf   []commit // buf[start:] are live; buf[:start] are zero
 	start int
@@ -317,10 +321,17 @@ func (q *commitQueue) live() []commit {
 
 // push remembers c, last.
 func (q *commitQueue) push(c commit) {
-	if len(q.buf) == cap(q.buf) && q.start > 0 && q.start >= len(q.buf)/2 {
-		n := copy(q.buf, q.buf[q.start:])
-		clear(q.buf[n:]) // the collector may free what the moved commits named
-		q.buf, q.start = q.buf[:n], 0
+	if len(q.buf) == cap(q.buf) {
+		live := len(q.buf) - q.start
+		if q.start > 0 && q.start >= live/2 {
+			n := copy(q.buf, q.buf[q.start:])
+			clear(q.buf[n:]) // the collector may free what the moved commits named
+			q.buf, q.start = q.buf[:n], 0
+		} else {
+			buf := make([]commit, live, live+live/2+4)
+			copy(buf, q.buf[q.start:])
+			q.buf, q.start = buf, 0
+		}
 	}
 	q.buf = append(q.buf, c)
 }
