@@ -271,7 +271,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 				gen.waiting--
 			}
 		}
-		m.syncAt, m.syncedAt = ev.At, ev.RespondedAt
+		m.syncedAt = ev.RespondedAt
 		if gen.phase == phaseStable && m.joinSeen && m.joinAt.Before(gen.joinEnd) {
 			// A member of the formation whose responses reached us late.
 			gen.stableAt = later(gen.stableAt, m.syncedAt)

@@ -423,9 +423,9 @@ func (g *group) ownedSetOf(p partitions) ownedSet {
 		return ownedSet{}
 	}
 	s := ownedSet{known: true, keys: make([]uint64, 0, p.count())}
-	for _, t := range p.topics() {
-		i := g.topicIndex(t)
-		for _, part := range p[t] {
+	for _, tp := range p {
+		i := g.topicIndex(tp.topic)
+		for _, part := range tp.parts {
 			s.keys = append(s.keys, partKey(i, part))
 		}
 	}

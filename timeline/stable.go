@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -116,7 +115,7 @@ func (g *group) computeDiff(gen *generation) {
 			for i := range all {
 				all[i] = int32(i)
 			}
-			known = append(known, partitions{t: all})
+			known = append(known, partitions{{topic: t, parts: all}})
 		}
 	}
 	gen.assignmentsChanged()
@@ -126,21 +125,6 @@ func (g *group) computeDiff(gen *generation) {
 	}
 	have := union(assigned)
 	gen.unassigned, _, _ = diff(have, union(append(known, assigned...)))
-}
-
-// union merges partition sets, sorting each topic once.
-func union(sets []partitions) partitions {
-	out := partitions{}
-	for _, s := range sets {
-		for t, ps := range s {
-			out[t] = append(out[t], ps...)
-		}
-	}
-	for t, ps := range out {
-		slices.Sort(ps)
-		out[t] = slices.Compact(ps)
-	}
-	return out
 }
 
 // emitPlan tells the assignment and what moved, for up to ten members.
@@ -210,7 +194,7 @@ func change(sign string, d, cur partitions) string {
 	if t, ok := d.soleTopic(); ok {
 		if ct, ok := cur.soleTopic(); ok && ct == t {
 			var b strings.Builder
-			writeRuns(&b, d[t])
+			writeRuns(&b, d.of(t))
 			return " (" + sign + b.String() + ")"
 		}
 	}
