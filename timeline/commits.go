@@ -293,9 +293,13 @@ func (g *group) revocationGen(c *commit) *generation {
 	return nil
 }
 
-// attach records c as a commit during gen's revocation and tells it.
+// attach records c as a commit during gen's revocation and tells it. A
+// Streaming engine keeps it only while gen's stable entry, which lists
+// them, is still to come (see forgetReportOnly).
 func (g *group) attach(gen *generation, c *commit) {
-	gen.commits = append(gen.commits, *c)
+	if !g.e.cfg.Streaming || gen.phase < phaseStable {
+		gen.commits = append(gen.commits, *c)
+	}
 	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), g.commitFields(c))
 }
 

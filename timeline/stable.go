@@ -26,9 +26,10 @@ func (g *group) checkStable(gen *generation) {
 
 // forgetReportOnly drops, in a Streaming engine, what only Report reads of
 // gen once its plan and stable entries are out (or it was superseded): its
-// members' added and kept partitions, its unassigned partitions and its
-// members without any. What members revoked stays: later entries read it (a
-// cooperative follow-up's trigger, an unsettled generation at Close).
+// members' added and kept partitions, its unassigned partitions, its
+// members without any and its commits during revocation (attach keeps no
+// more). What members revoked stays: later entries read it (a cooperative
+// follow-up's trigger, an unsettled generation at Close).
 func (g *group) forgetReportOnly(gen *generation) {
 	if !g.e.cfg.Streaming {
 		return
@@ -36,7 +37,7 @@ func (g *group) forgetReportOnly(gen *generation) {
 	for _, m := range gen.members {
 		m.added, m.kept = nil, nil
 	}
-	gen.unassigned, gen.nothing = nil, nil
+	gen.unassigned, gen.nothing, gen.commits = nil, nil, nil
 }
 
 // before is what m owned before gen: nothing for a new member, its
