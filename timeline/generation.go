@@ -158,6 +158,27 @@ type member struct {
 	reachedAt time.Time // KIP-848: when it first reached the generation's epoch
 }
 
+// previous is member id's record in the generation before gen, nil if
+// none.
+func (gen *generation) previous(id string) *member {
+	if gen.prev == nil {
+		return nil
+	}
+	return gen.prev.members[id]
+}
+
+// share is p, or the equal set m (nil: none) resolves to: sets are not
+// changed once made, and a member's mostly stays the same from one
+// generation to the next, so its records can share one copy.
+func (m *member) share(p partitions) partitions {
+	if m != nil {
+		if r := m.resolved(); r.equal(p) {
+			return r
+		}
+	}
+	return p
+}
+
 // resolved is the member's assignment: its own SyncGroup response, else
 // the leader's plan, else nil (unknown).
 func (m *member) resolved() partitions {

@@ -84,6 +84,20 @@ func (p *partitions) addAll(topic string, ps []int32) {
 	*p = slices.Insert(*p, i, topicParts{topic: topic, parts: cur})
 }
 
+// equal reports whether p and q are the same set; nil (unknown) equals
+// only nil.
+func (p partitions) equal(q partitions) bool {
+	if (p == nil) != (q == nil) || len(p) != len(q) {
+		return false
+	}
+	for i := range p {
+		if p[i].topic != q[i].topic || !slices.Equal(p[i].parts, q[i].parts) {
+			return false
+		}
+	}
+	return true
+}
+
 func (p partitions) has(topic string, part int32) bool {
 	_, ok := slices.BinarySearch(p.of(topic), part)
 	return ok
