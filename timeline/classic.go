@@ -121,6 +121,9 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 	}
 	if first {
 		m.requestedID = jg.MemberID
+		if m.requestedID == id {
+			m.requestedID = id // the record's copy of it, not the request's
+		}
 		gen.await(m)
 		gen.joined++
 	}
@@ -146,12 +149,16 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 		gen.listSeen = true
 		gen.listSize = len(jg.Members)
 		for _, jm := range jg.Members {
-			lm := gen.member(jm.MemberID)
+			id, prev := jm.MemberID, gen.previous(jm.MemberID)
+			if prev != nil {
+				id = prev.id // the previous record's copy, not this response's
+			}
+			lm := gen.member(id)
 			if lm.instanceID == "" {
 				lm.instanceID = jm.InstanceID
 			}
 			if lm.subscription == nil {
-				lm.setSubscription(jm.Subscription, gen.previous(jm.MemberID))
+				lm.setSubscription(jm.Subscription, prev)
 			}
 		}
 	}
