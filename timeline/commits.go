@@ -215,6 +215,9 @@ func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 // them already, so this is usually only a check) and merges the entries of
 // one partition into the last, keeping the last error listed.
 func (g *group) mergeParts(parts []commitPart) []commitPart {
+	if g.inOrder(parts) {
+		return parts // nothing to sort or merge: the common case, checked without calls
+	}
 	cmpPart := func(a, b commitPart) int {
 		if a.topic != b.topic {
 			return strings.Compare(g.commitTopics[a.topic].name, g.commitTopics[b.topic].name)
@@ -236,6 +239,22 @@ func (g *group) mergeParts(parts []commitPart) []commitPart {
 		out = append(out, p)
 	}
 	return out
+}
+
+// inOrder reports whether parts are sorted by topic name and partition,
+// each partition once.
+func (g *group) inOrder(parts []commitPart) bool {
+	for i := 1; i < len(parts); i++ {
+		a, b := &parts[i-1], &parts[i]
+		if a.topic == b.topic {
+			if a.partition >= b.partition {
+				return false
+			}
+		} else if g.commitTopics[a.topic].name >= g.commitTopics[b.topic].name {
+			return false
+		}
+	}
+	return true
 }
 
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
