@@ -27,6 +27,9 @@ func (g *group) joinGroup(ev *decode.Event) {
 		return
 	}
 	lm := g.member(id, ev)
+	// The registry's copy of the id, which every generation's record of
+	// the member then shares, instead of this response's.
+	id = lm.id
 	if jg.InstanceID != "" {
 		lm.instanceID = jg.InstanceID
 	}
@@ -81,14 +84,21 @@ func chosenProtocol(jg *decode.JoinGroup) *decode.JoinProtocol {
 	return nil
 }
 
-func (m *member) setSubscription(sub *decode.Subscription) {
+// setSubscription records sub. What equals the member's record in the
+// previous generation, prev (nil: none), shares prev's copy: generations
+// keep a record per member, and a member's subscription and what it owns
+// when it rejoins mostly stay as they were.
+func (m *member) setSubscription(sub *decode.Subscription, prev *member) {
 	if sub == nil {
 		return
 	}
 	m.subscription = slices.Sorted(slices.Values(sub.Topics))
 	m.subscription = slices.Compact(m.subscription)
+	if prev != nil && len(m.subscription) > 0 && slices.Equal(m.subscription, prev.subscription) {
+		m.subscription = prev.subscription
+	}
 	if sub.Version >= 1 {
-		m.owned = fromTopicPartitions(sub.OwnedPartitions)
+		m.owned = prev.share(fromTopicPartitions(sub.OwnedPartitions))
 	}
 	if sub.Rack != "" {
 		m.rack = sub.Rack
@@ -111,6 +121,9 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 	}
 	if first {
 		m.requestedID = jg.MemberID
+		if m.requestedID == id {
+			m.requestedID = id // the record's copy of it, not the request's
+		}
 		gen.await(m)
 		gen.joined++
 	}
@@ -120,7 +133,7 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 	m.sessionTimeout, m.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
 	m.reason = jg.Reason
 	if p := chosenProtocol(jg); p != nil {
-		m.setSubscription(p.Subscription)
+		m.setSubscription(p.Subscription, gen.previous(id))
 	}
 	if jg.ProtocolType != "" {
 		gen.protocolType = jg.ProtocolType
@@ -136,12 +149,16 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 		gen.listSeen = true
 		gen.listSize = len(jg.Members)
 		for _, jm := range jg.Members {
-			lm := gen.member(jm.MemberID)
+			id, prev := jm.MemberID, gen.previous(jm.MemberID)
+			if prev != nil {
+				id = prev.id // the previous record's copy, not this response's
+			}
+			lm := gen.member(id)
 			if lm.instanceID == "" {
 				lm.instanceID = jm.InstanceID
 			}
 			if lm.subscription == nil {
-				lm.setSubscription(jm.Subscription)
+				lm.setSubscription(jm.Subscription, prev)
 			}
 		}
 	}
@@ -193,7 +210,7 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 	m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
 	m.sessionTimeout, m.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
 	if p := chosenProtocol(jg); p != nil {
-		m.setSubscription(p.Subscription)
+		m.setSubscription(p.Subscription, gen.previous(id))
 	}
 	if m.joinAt.IsZero() {
 		m.joinAt, m.joinRespAt = ev.At, ev.RespondedAt
@@ -271,7 +288,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 				gen.waiting--
 			}
 		}
-		m.syncAt, m.syncedAt = ev.At, ev.RespondedAt
+		m.syncedAt = ev.RespondedAt
 		if gen.phase == phaseStable && m.joinSeen && m.joinAt.Before(gen.joinEnd) {
 			// A member of the formation whose responses reached us late.
 			gen.stableAt = later(gen.stableAt, m.syncedAt)
@@ -279,7 +296,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 			g.forgetReportOnly(gen)
 		}
 		if sg.Assignment != nil {
-			m.assignment = fromTopicPartitions(sg.Assignment.Partitions)
+			m.assignment = gen.previous(sg.MemberID).share(fromTopicPartitions(sg.Assignment.Partitions))
 			if g.e.cfg.Streaming {
 				m.planned = nil // resolved reads the assignment from now on
 			}

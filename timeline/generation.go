@@ -116,7 +116,9 @@ type generation struct {
 	empty     *departure // set on a preparing generation when the last member left
 }
 
-// member is one member's part in a generation.
+// member is one member's part in a generation. A generation keeps one per
+// member while it is kept: the flags and the epoch are together, without
+// padding between them, which makes it 448 bytes, a size class.
 type member struct {
 	id          string
 	instanceID  string
@@ -124,19 +126,19 @@ type member struct {
 	clientAddr  string
 	requestedID string // the member id in its JoinGroup request; "" when new
 
-	joinSeen   bool
-	joinAt     time.Time // arrival of its first JoinGroup attempt
-	joinRespAt time.Time
-	retried    bool // MEMBER_ID_REQUIRED then the retry: one join
-	reason     string
-
+	joinSeen bool
+	retried  bool // MEMBER_ID_REQUIRED then the retry: one join
 	// awaited is set while the generation waits for this member's
 	// SyncGroup response: it was seen joining, or it is listed by the
 	// leader and kproxy has seen its traffic before.
-	awaited  bool
-	synced   bool
-	syncAt   time.Time
-	syncedAt time.Time
+	awaited bool
+	synced  bool
+	epoch   int32 // KIP-848 member epoch
+
+	joinAt     time.Time // arrival of its first JoinGroup attempt
+	joinRespAt time.Time
+	reason     string
+	syncedAt   time.Time
 
 	subscription []string
 	owned        partitions // cooperative: what it still held when rejoining
@@ -153,8 +155,28 @@ type member struct {
 	replaces             string
 	replacedBy           string
 
-	epoch     int32 // KIP-848 member epoch
-	reachedAt time.Time
+	reachedAt time.Time // KIP-848: when it first reached the generation's epoch
+}
+
+// previous is member id's record in the generation before gen, nil if
+// none.
+func (gen *generation) previous(id string) *member {
+	if gen.prev == nil {
+		return nil
+	}
+	return gen.prev.members[id]
+}
+
+// share is p, or the equal set m (nil: none) resolves to: sets are not
+// changed once made, and a member's mostly stays the same from one
+// generation to the next, so its records can share one copy.
+func (m *member) share(p partitions) partitions {
+	if m != nil {
+		if r := m.resolved(); r.equal(p) {
+			return r
+		}
+	}
+	return p
 }
 
 // resolved is the member's assignment: its own SyncGroup response, else
@@ -256,12 +278,12 @@ func (gen *generation) ownerOf(topic string, part int32) string {
 			if m.replacedBy != "" {
 				continue
 			}
-			for t, ps := range m.resolved() {
-				if gen.owners[t] == nil {
-					gen.owners[t] = map[int32]string{}
+			for _, tp := range m.resolved() {
+				if gen.owners[tp.topic] == nil {
+					gen.owners[tp.topic] = map[int32]string{}
 				}
-				for _, p := range ps {
-					gen.owners[t][p] = id
+				for _, p := range tp.parts {
+					gen.owners[tp.topic][p] = id
 				}
 			}
 		}

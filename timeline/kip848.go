@@ -70,8 +70,9 @@ func (t topicNames) named(p partitions) partitions {
 	if p == nil {
 		return nil
 	}
-	out := make(partitions, len(p))
-	for k, ps := range p {
+	out := make(partitions, 0, len(p))
+	for _, tp := range p {
+		k, ps := tp.topic, tp.parts
 		n := k
 		if strings.HasPrefix(k, "#") {
 			var id [16]byte
@@ -384,7 +385,7 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 	// still waiting for partitions being released.
 	have := union(assigned)
 	for t := range topics {
-		if n := g.e.topics.count(t); n > 0 && len(have[t]) < int(n) {
+		if n := g.e.topics.count(t); n > 0 && len(have.of(t)) < int(n) {
 			return
 		}
 	}

@@ -283,8 +283,8 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 	} else {
 		b.WriteString(partsText(m.Assignment))
 	}
-	cur := partitions(m.Assignment)
-	b.WriteString(change("-", m.Revoked, cur) + change("+", m.Added, cur))
+	cur := fromMap(m.Assignment)
+	b.WriteString(change("-", fromMap(m.Revoked), cur) + change("+", fromMap(m.Added), cur))
 	return b.String()
 }
 
@@ -343,14 +343,14 @@ func partsText(m map[string][]int32) string {
 	if len(m) == 0 {
 		return "nothing"
 	}
-	return partitions(m).String()
+	return fromMap(m).String()
 }
 
 func signed(sign string, m map[string][]int32) string {
 	if len(m) == 0 {
 		return ""
 	}
-	return " (" + sign + partitions(m).String() + ")"
+	return " (" + sign + fromMap(m).String() + ")"
 }
 
 func msText(v *float64) string {

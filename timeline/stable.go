@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -27,9 +26,10 @@ func (g *group) checkStable(gen *generation) {
 
 // forgetReportOnly drops, in a Streaming engine, what only Report reads of
 // gen once its plan and stable entries are out (or it was superseded): its
-// members' added and kept partitions, its unassigned partitions and its
-// members without any. What members revoked stays: later entries read it (a
-// cooperative follow-up's trigger, an unsettled generation at Close).
+// members' added and kept partitions, its unassigned partitions, its
+// members without any and its commits during revocation (attach keeps no
+// more). What members revoked stays: later entries read it (a cooperative
+// follow-up's trigger, an unsettled generation at Close).
 func (g *group) forgetReportOnly(gen *generation) {
 	if !g.e.cfg.Streaming {
 		return
@@ -37,7 +37,7 @@ func (g *group) forgetReportOnly(gen *generation) {
 	for _, m := range gen.members {
 		m.added, m.kept = nil, nil
 	}
-	gen.unassigned, gen.nothing = nil, nil
+	gen.unassigned, gen.nothing, gen.commits = nil, nil, nil
 }
 
 // before is what m owned before gen: nothing for a new member, its
@@ -116,7 +116,7 @@ func (g *group) computeDiff(gen *generation) {
 			for i := range all {
 				all[i] = int32(i)
 			}
-			known = append(known, partitions{t: all})
+			known = append(known, partitions{{topic: t, parts: all}})
 		}
 	}
 	gen.assignmentsChanged()
@@ -126,21 +126,6 @@ func (g *group) computeDiff(gen *generation) {
 	}
 	have := union(assigned)
 	gen.unassigned, _, _ = diff(have, union(append(known, assigned...)))
-}
-
-// union merges partition sets, sorting each topic once.
-func union(sets []partitions) partitions {
-	out := partitions{}
-	for _, s := range sets {
-		for t, ps := range s {
-			out[t] = append(out[t], ps...)
-		}
-	}
-	for t, ps := range out {
-		slices.Sort(ps)
-		out[t] = slices.Compact(ps)
-	}
-	return out
 }
 
 // emitPlan tells the assignment and what moved, for up to ten members.
@@ -210,7 +195,7 @@ func change(sign string, d, cur partitions) string {
 	if t, ok := d.soleTopic(); ok {
 		if ct, ok := cur.soleTopic(); ok && ct == t {
 			var b strings.Builder
-			writeRuns(&b, d[t])
+			writeRuns(&b, d.of(t))
 			return " (" + sign + b.String() + ")"
 		}
 	}

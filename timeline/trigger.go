@@ -154,13 +154,12 @@ func (g *group) joinCause(gen *generation, m *member) trigger {
 }
 
 // consumeCauses drops the causes up to t: they belong to a formed
-// generation.
+// generation. Their array goes too when none is left, as it mostly is
+// (it is as long as the most causes a rebalance of the group had), and
+// otherwise keeps no dropped cause's strings.
 func (g *group) consumeCauses(t time.Time) {
-	kept := g.causes[:0]
-	for _, c := range g.causes {
-		if c.at.After(t) {
-			kept = append(kept, c)
-		}
+	g.causes = slices.DeleteFunc(g.causes, func(c cause) bool { return !c.at.After(t) })
+	if len(g.causes) == 0 {
+		g.causes = nil
 	}
-	g.causes = kept
 }
