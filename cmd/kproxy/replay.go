@@ -110,17 +110,15 @@ func parseReplayTime(flag, s string) (time.Time, error) {
 
 // streamingGCPercent is the garbage collector's target (GOGC) while
 // replay streams text or jsonl, unless GOGC is set: the heap may grow to
-// six times what is live before a collection instead of twice. A
-// streaming replay's live heap is flat, so this costs a fixed amount of
-// memory and saves collections: on a 1 GiB journal of 2,000 groups, 300
-// instead of 200 took replay from about 380 to 460 MB RSS and about 7%
-// less time; once the streaming timeline kept a third less (live heap at
-// the end 92 -> 60 MB; 175 -> 94 MB on a 4 GiB journal), 500 instead of
-// 300 spends what that freed on collections: 7 instead of 12 on the 1 GiB
-// journal, RSS about 440 MB as before (310 MB at 300), and 765 MB instead
-// of 880 MB on the 4 GiB one. The json report's heap grows with the
-// journal, so it keeps the default.
-const streamingGCPercent = 500
+// four times what is live before a collection instead of twice. A
+// streaming replay's live heap stops growing once every group has kept
+// its generations, so this costs a bounded amount of memory and saves
+// collections: on the 1 GiB synthetic journal (2,000 groups), 300 instead
+// of 200 took about 7% less time. 500 was about 4% faster again, but its
+// RSS was 470 MB instead of 330 at 1 GiB, 860 instead of 560 at 4 GiB and
+// 910 instead of 610 at 8 GiB, for a live heap of 60 to 100 MB. The json
+// report's heap grows with the journal, so it keeps the default.
+const streamingGCPercent = 300
 
 // replayBatch is about how many events replay hands to the timeline at
 // once (see timeline.Engine.Observe): the timeline loads what they read
