@@ -49,6 +49,9 @@ type ReadStats struct {
 	// segment followed by a valid record, and each record whose checksum
 	// was right but whose contents did not parse.
 	Corrupt uint64
+	// Damaged says where the first of them were (at most MaxDamageListed),
+	// in the order read.
+	Damaged []Damage
 	// Unknown counts records of a type this version does not know.
 	Unknown uint64
 	// Dropped counts exchanges the writers dropped, from their gap records.
@@ -86,6 +89,27 @@ type TornTail struct {
 func (t TornTail) String() string {
 	return fmt.Sprintf("%s: torn tail at offset %d (%s); the last %d bytes were ignored",
 		t.Path, t.Offset, t.Cause, t.Size-t.Offset)
+}
+
+// MaxDamageListed bounds ReadStats.Damaged: a badly damaged journal is
+// still read in bounded memory.
+const MaxDamageListed = 100
+
+// Damage is a corrupt record skipped in the middle of a segment: a damaged
+// stretch followed by a valid record, or a record whose checksum was right
+// but whose contents did not parse. Every record after it was read.
+type Damage struct {
+	Path   string
+	Offset int64
+	Bytes  int64 // skipped from Offset
+	// Cause says what the first skipped bytes looked like.
+	Cause string
+}
+
+// String names the segment, the offset of the damage, what it looked like
+// and how many bytes were skipped.
+func (d Damage) String() string {
+	return fmt.Sprintf("%s: corrupt record at offset %d (%s); %d bytes were skipped", d.Path, d.Offset, d.Cause, d.Bytes)
 }
 
 // segmentRef is a segment found by OpenReader.
@@ -399,6 +423,7 @@ func (s *stream) open() error {
 func (r *Reader) finishSegment(s *stream) {
 	sc := s.cur
 	r.stats.Corrupt += sc.corrupt
+	r.stats.Damaged = appendDamage(r.stats.Damaged, sc.damaged)
 	r.stats.Unknown += sc.unknown
 	seg := s.segs[s.curIdx]
 	if sc.tornAt >= 0 {
@@ -415,16 +440,23 @@ func (r *Reader) Stats() ReadStats {
 	r.readOn(nil) // as far as it got before returning the last exchange
 	st := r.stats
 	st.Torn = append([]TornTail(nil), r.stats.Torn...)
+	st.Damaged = append([]Damage(nil), r.stats.Damaged...)
 	st.BytesRead = 0
 	for _, s := range r.streams {
 		st.BytesRead += s.doneRead
 		if s.cur != nil {
 			st.BytesRead += s.cur.off
 			st.Corrupt += s.cur.corrupt
+			st.Damaged = appendDamage(st.Damaged, s.cur.damaged)
 			st.Unknown += s.cur.unknown
 		}
 	}
 	return st
+}
+
+// appendDamage appends more to list, up to MaxDamageListed in all.
+func appendDamage(list, more []Damage) []Damage {
+	return append(list, more[:min(len(more), max(0, MaxDamageListed-len(list)))]...)
 }
 
 // Close closes the open segment files.

@@ -58,7 +58,40 @@ func TestFlippedByteLosesOnlyThatRecord(t *testing.T) {
 			if rs.Corrupt != 1 || len(rs.Torn) != 0 {
 				t.Fatalf("corrupt %d, torn %v; want 1 corrupt record and no torn tail", rs.Corrupt, rs.Torn)
 			}
+			d := rs.Damaged
+			if len(d) != 1 || d[0].Path != path || d[0].Offset != offs[victim] || d[0].Bytes != offs[victim+1]-offs[victim] || d[0].Cause == "" {
+				t.Fatalf("damage listed %v; want record %d of %s: offset %d, %d bytes, with a cause",
+					d, victim, path, offs[victim], offs[victim+1]-offs[victim])
+			}
 		})
+	}
+}
+
+// TestDamageListBounded checks that a journal with more corrupt records than
+// MaxDamageListed counts them all and lists the first MaxDamageListed.
+func TestDamageListBounded(t *testing.T) {
+	const n = MaxDamageListed + 5
+	want := exchanges(0, 2*n)
+	path := oneSegment(t, want)
+	offs := recordOffsets(t, path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		b[(offs[2*i]+offs[2*i+1])/2] ^= 0x40 // every other record, from the first
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, rs := readAll(t, path)
+	if len(got) != n || rs.Corrupt != n || len(rs.Damaged) != MaxDamageListed {
+		t.Fatalf("read %d, corrupt %d, listed %d; want %d read, %d corrupt, %d listed", len(got), rs.Corrupt, len(rs.Damaged), n, n, MaxDamageListed)
+	}
+	for i, d := range rs.Damaged {
+		if d.Offset != offs[2*i] {
+			t.Fatalf("damage %d at offset %d; want %d", i, d.Offset, offs[2*i])
+		}
 	}
 }
 

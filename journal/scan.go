@@ -44,11 +44,12 @@ type scanner struct {
 
 	damagedAt int64 // start of the damage being skipped, or -1
 
-	corrupt   uint64 // damaged stretches skipped, and records that did not parse
-	unknown   uint64 // valid records of a type this version does not know
-	tornAt    int64  // offset of the torn tail, or -1
-	tornCause string // what the torn tail looked like
-	damage    string // what the current damage looked like
+	corrupt   uint64   // damaged stretches skipped, and records that did not parse
+	damaged   []Damage // where the first MaxDamageListed of them were
+	unknown   uint64   // valid records of a type this version does not know
+	tornAt    int64    // offset of the torn tail, or -1
+	tornCause string   // what the torn tail looked like
+	damage    string   // what the current damage looked like
 
 	// buf holds the payload of a record too large to be read in place, x
 	// the exchange of the record last read (whose frames alias the read
@@ -152,13 +153,13 @@ func (s *scanner) next(into *decode.Exchange) (*record, error) {
 			continue
 		}
 		if s.damagedAt >= 0 {
-			s.corrupt++
+			s.corrupted(s.damagedAt, start-s.damagedAt, s.damage)
 			s.damagedAt = -1
 		}
 		switch p[0] {
 		case recExchange:
 			if err := parseExchangeInto(into, p); err != nil {
-				s.corrupt++
+				s.corrupted(start, s.off-start, "an exchange that did not parse: "+err.Error())
 				continue
 			}
 			s.rec = record{x: into, payload: p}
@@ -166,7 +167,7 @@ func (s *scanner) next(into *decode.Exchange) (*record, error) {
 		case recGap:
 			at, d, err := parseGap(p)
 			if err != nil {
-				s.corrupt++
+				s.corrupted(start, s.off-start, "a gap record that did not parse: "+err.Error())
 				continue
 			}
 			s.rec = record{gapAt: at, dropped: d, payload: p}
@@ -205,6 +206,15 @@ func (s *scanner) payload(n int) ([]byte, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// corrupted counts a corrupt record of n bytes at offset at, and lists it
+// while fewer than MaxDamageListed are.
+func (s *scanner) corrupted(at, n int64, cause string) {
+	s.corrupt++
+	if len(s.damaged) < MaxDamageListed {
+		s.damaged = append(s.damaged, Damage{Path: s.name, Offset: at, Bytes: n, Cause: cause})
+	}
 }
 
 // skip marks damage starting at start (unless already inside damage) and

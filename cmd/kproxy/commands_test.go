@@ -655,7 +655,8 @@ func TestDamagedJournal(t *testing.T) {
 
 	tornWarning := fmt.Sprintf("kproxy: warning: %s: torn tail at offset %d (a record cut short); the last %d bytes were ignored\n",
 		torn, rec.start, (rec.end-rec.start)/2)
-	const corruptWarning = "kproxy: warning: 1 corrupt journal records were skipped\n"
+	corruptWarning := fmt.Sprintf("kproxy: warning: %s: corrupt record at offset %d (a checksum mismatch); %d bytes were skipped\n",
+		corrupt, rec.start, rec.end-rec.start)
 
 	t.Run("inspect torn", func(t *testing.T) {
 		out, errOut, err := runKproxySplit(t, "journal", "inspect", torn)
@@ -687,8 +688,9 @@ func TestDamagedJournal(t *testing.T) {
 			t.Errorf("stderr %q; want %q", errOut, corruptWarning)
 		}
 		s := parseSummary(t, mustRun(t, "journal", "inspect", corrupt, "--summary"))
-		if s.records != len(fs)-1 || !strings.Contains(s.text, "corrupt skipped:  1 records") || strings.Contains(s.text, "torn tail") {
-			t.Errorf("summary has %d records; want %d, one corrupt record and no torn tail:\n%s", s.records, len(fs)-1, s.text)
+		if s.records != len(fs)-1 || !strings.Contains(s.text, "corrupt skipped:  1 records") ||
+			!strings.Contains(s.text, "corrupt record:   "+strings.TrimPrefix(corruptWarning, "kproxy: warning: ")) || strings.Contains(s.text, "torn tail") {
+			t.Errorf("summary has %d records; want %d, one corrupt record with its place and no torn tail:\n%s", s.records, len(fs)-1, s.text)
 		}
 	})
 

@@ -255,6 +255,9 @@ func inspectSummary(r *journal.Reader, f inspectFilter, out *bufio.Writer) error
 	if undecoded > 0 {
 		fmt.Fprintf(out, "undecoded:        %d exchanges did not decode\n", undecoded)
 	}
+	for _, d := range st.Damaged {
+		fmt.Fprintf(out, "corrupt record:   %s\n", d)
+	}
 	for _, t := range st.Torn {
 		fmt.Fprintf(out, "torn tail:        %s\n", t)
 	}
@@ -279,8 +282,11 @@ func warnDamage(w io.Writer, st journal.ReadStats) {
 	for _, t := range st.Torn {
 		fmt.Fprintf(w, "kproxy: warning: %s\n", t)
 	}
-	if st.Corrupt > 0 {
-		fmt.Fprintf(w, "kproxy: warning: %d corrupt journal records were skipped\n", st.Corrupt)
+	for _, d := range st.Damaged {
+		fmt.Fprintf(w, "kproxy: warning: %s\n", d)
+	}
+	if more := st.Corrupt - uint64(len(st.Damaged)); more > 0 {
+		fmt.Fprintf(w, "kproxy: warning: %d more corrupt journal records were skipped\n", more)
 	}
 	if st.Dropped > 0 {
 		fmt.Fprintf(w, "kproxy: warning: the journal misses %d exchanges its writer dropped (queue full)\n", st.Dropped)
