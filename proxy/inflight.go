@@ -28,6 +28,8 @@ type inflight struct {
 	mu   sync.Mutex
 	q    []pending
 	head int
+	// empty is broadcast when the queue empties (waitEmpty).
+	empty sync.Cond
 }
 
 func (f *inflight) push(p pending) {
@@ -58,6 +60,18 @@ func (f *inflight) pop() {
 	if f.head == len(f.q) {
 		// Empty: reuse the array from the start.
 		f.q, f.head = f.q[:0], 0
+		f.empty.Broadcast()
+	}
+}
+
+// waitEmpty waits until no request is pending: every one was answered,
+// or, when the connection ended, drained.
+func (f *inflight) waitEmpty() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.empty.L = &f.mu
+	for f.head != len(f.q) {
+		f.empty.Wait()
 	}
 }
 
@@ -73,5 +87,6 @@ func (f *inflight) drain() []pending {
 	defer f.mu.Unlock()
 	out := append([]pending(nil), f.q[f.head:]...)
 	f.q, f.head = nil, 0
+	f.empty.Broadcast()
 	return out
 }

@@ -52,7 +52,7 @@ var versionPolicy = []versionCap{
 	// Responses kproxy rewrites must parse.
 	{key: 3, max: kmsgMax, rewrite: true, reason: "Metadata: Brokers rewritten"},
 	{key: 10, max: kmsgMax, rewrite: true, reason: "FindCoordinator: coordinator (v0-3) and Coordinators (v4+) rewritten; group API decoded"},
-	{key: 18, max: kmsgMax, rewrite: true, reason: "ApiVersions: clamped by this policy"},
+	{key: 18, max: kmsgMax, rewrite: true, reason: "ApiVersions: clamped by this policy; kproxy answers a request above kmsg's version itself (apiversions.go)"},
 	{key: 60, max: kmsgMax, rewrite: true, reason: "DescribeCluster: Brokers rewritten"},
 
 	// Group APIs the decoder turns into events must parse.

@@ -84,6 +84,9 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.requestFrames.Add(1)
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
+	if key == 18 && p.version > versionCaps[18] {
+		return false, c.refuseApiVersions(br, size, p)
+	}
 	if handshake := key == 17 && p.version == 0; handshake || observed(key) {
 		return handshake, c.forwardWhole(br, prefix, size, p)
 	}
