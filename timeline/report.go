@@ -11,221 +11,275 @@ import (
 // the field names are stable. Times are RFC 3339 with nanoseconds in UTC;
 // durations are milliseconds; null means unknown.
 type Report struct {
-	Groups []GroupReport `json:"groups"`
+	Groups []GroupReport `json:"groups"` // every group seen, sorted by group id
 }
 
 // GroupReport is one consumer group.
 type GroupReport struct {
-	Group            string                 `json:"group"`
-	GroupProtocol    string                 `json:"groupProtocol"`
-	ProtocolType     string                 `json:"protocolType"`
-	FirstSeen        string                 `json:"firstSeen"`
-	LastSeen         string                 `json:"lastSeen"`
-	Coordinator      *CoordinatorReport     `json:"coordinator"`
-	Generations      []GenerationReport     `json:"generations"`
-	PendingRebalance *PendingReport         `json:"pendingRebalance"`
-	Storms           []StormReport          `json:"storms"`
-	ConsumerMembers  []ConsumerMemberReport `json:"consumerMembers"`
-	Unknown          []UnknownReport        `json:"unknown"`
+	Group            string                 `json:"group"`            // the group id
+	GroupProtocol    string                 `json:"groupProtocol"`    // "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848 ConsumerGroupHeartbeat)
+	ProtocolType     string                 `json:"protocolType"`     // the embedded protocol type: "consumer", "connect", ...; "" if never seen
+	FirstSeen        string                 `json:"firstSeen"`        // time of the group's first request kproxy saw
+	LastSeen         string                 `json:"lastSeen"`         // time of the group's last response kproxy saw
+	Coordinator      *CoordinatorReport     `json:"coordinator"`      // the last FindCoordinator answer; null if none seen
+	Generations      []GenerationReport     `json:"generations"`      // in the order they formed (ascending numbers)
+	PendingRebalance *PendingReport         `json:"pendingRebalance"` // a rebalance that formed no generation by the end of the input; null if none
+	Storms           []StormReport          `json:"storms"`           // runs of rebalances that reached the storm threshold
+	ConsumerMembers  []ConsumerMemberReport `json:"consumerMembers"`  // KIP-848: each member's epoch history; empty for classic groups
+	Unknown          []UnknownReport        `json:"unknown"`          // what kproxy could not see about the group as a whole
 }
 
 // CoordinatorReport is the group's coordinator from FindCoordinator.
 type CoordinatorReport struct {
-	NodeID int32  `json:"nodeId"`
-	Host   string `json:"host"`
-	Port   int32  `json:"port"`
+	NodeID int32  `json:"nodeId"` // the coordinator's broker node id
+	Host   string `json:"host"`   // the coordinator's host
+	Port   int32  `json:"port"`   // the coordinator's port
 }
 
 // GenerationReport is one generation (KIP-848: one group epoch) and the
 // rebalance that formed it.
 type GenerationReport struct {
-	Generation              int32               `json:"generation"`
-	Status                  string              `json:"status"`
-	ProtocolType            string              `json:"protocolType"`
-	Protocol                string              `json:"protocol"`
-	Mode                    string              `json:"mode"`
-	Leader                  string              `json:"leader"`
-	LeaderChange            *LeaderChangeReport `json:"leaderChange"`
-	Trigger                 TriggerReport       `json:"trigger"`
-	StartedAt               *string             `json:"startedAt"`
-	StartIsUpperBound       bool                `json:"startIsUpperBound"`
-	JoinCompletedAt         *string             `json:"joinCompletedAt"`
-	StableAt                *string             `json:"stableAt"`
-	StopTheWorldMs          *float64            `json:"stopTheWorldMs"`
-	JoinMs                  *float64            `json:"joinMs"`
-	SyncMs                  *float64            `json:"syncMs"`
-	LeaderPlanMs            *float64            `json:"leaderPlanMs"`
-	ReconcileMs             *float64            `json:"reconcileMs"`
-	RebalanceTimeoutMs      *float64            `json:"rebalanceTimeoutMs"`
-	WaitedFor               string              `json:"waitedFor"`
-	MemberListComplete      bool                `json:"memberListComplete"`
-	Members                 []MemberReport      `json:"members"`
-	Departed                []DepartureReport   `json:"departed"`
-	RejoinsWithoutRebalance []RejoinReport      `json:"rejoinsWithoutRebalance"`
-	Unassigned              map[string][]int32  `json:"unassigned"`
-	MembersWithNothing      []string            `json:"membersWithNothing"`
-	CommitsDuringRevocation []CommitReport      `json:"commitsDuringRevocation"`
-	SuspectCommits          []SuspectReport     `json:"suspectCommits"`
-	FollowUpOf              *int32              `json:"followUpOf"`
-	FollowUpChain           int                 `json:"followUpChain"`
-	Unsettled               string              `json:"unsettled"`
-	Unknown                 []UnknownReport     `json:"unknown"`
+	Generation int32 `json:"generation"` // the generation id (KIP-848: the group epoch)
+	// Status is "joining" (JoinGroup responses arriving), "syncing" (waiting
+	// for SyncGroup responses; KIP-848: members reconciling), "stable" (every
+	// member kproxy can see has its assignment; KIP-848: every active member
+	// reached this epoch), "superseded" (a new rebalance began first),
+	// "empty" (the last member left) or "observed" (first seen after its
+	// rebalance: start, trigger and joins unknown).
+	Status       string `json:"status"`
+	ProtocolType string `json:"protocolType"` // "consumer", "connect", ...
+	// Protocol is the assignor chosen by the group ("range",
+	// "cooperative-sticky", ...); KIP-848: the server assignor a member
+	// asked for.
+	Protocol string `json:"protocol"`
+	// Mode is "eager" (every member revokes everything before rejoining),
+	// "cooperative" (KIP-429: only what moves is revoked), "consumer"
+	// (KIP-848) or "unknown".
+	Mode              string              `json:"mode"`
+	Leader            string              `json:"leader"`            // the leader's member id; "" unknown, and for KIP-848 (no leader)
+	LeaderChange      *LeaderChangeReport `json:"leaderChange"`      // why the leader differs from the previous generation's; null when it does not
+	Trigger           TriggerReport       `json:"trigger"`           // what moved the group out of Stable
+	StartedAt         *string             `json:"startedAt"`         // the start of the rebalance: the time of its trigger; null unknown
+	StartIsUpperBound bool                `json:"startIsUpperBound"` // the cause was not seen: StartedAt is the first sign, the real start may be earlier
+	JoinCompletedAt   *string             `json:"joinCompletedAt"`   // when the coordinator answered the JoinGroups (end of the join phase); null unknown
+	StableAt          *string             `json:"stableAt"`          // the last SyncGroup response (KIP-848: the last member reaching the epoch); null unknown
+	// StopTheWorldMs is StableAt − StartedAt in milliseconds: how long the
+	// group could not consume. Always 0 for KIP-848; null unknown.
+	StopTheWorldMs *float64 `json:"stopTheWorldMs"`
+	JoinMs         *float64 `json:"joinMs"` // JoinCompletedAt − StartedAt in milliseconds; null unknown or KIP-848
+	SyncMs         *float64 `json:"syncMs"` // StableAt − JoinCompletedAt in milliseconds; null unknown or KIP-848
+	// LeaderPlanMs is the milliseconds from the leader's JoinGroup response
+	// to its SyncGroup request: how long it took to compute the plan; null
+	// unknown or KIP-848.
+	LeaderPlanMs       *float64 `json:"leaderPlanMs"`
+	ReconcileMs        *float64 `json:"reconcileMs"`        // KIP-848 only: StableAt − StartedAt in milliseconds; null otherwise or unknown
+	RebalanceTimeoutMs *float64 `json:"rebalanceTimeoutMs"` // the largest rebalance timeout among the members (the join phase deadline), milliseconds; null unknown
+	// WaitedFor is the member whose JoinGroup arrived last: the one the group
+	// waited for ("" with fewer than two members seen).
+	WaitedFor               string            `json:"waitedFor"`
+	MemberListComplete      bool              `json:"memberListComplete"`      // the leader's JoinGroup response, the only one listing every member, was seen
+	Members                 []MemberReport    `json:"members"`                 // sorted by member id
+	Departed                []DepartureReport `json:"departed"`                // members of the previous generation that are not in this one
+	RejoinsWithoutRebalance []RejoinReport    `json:"rejoinsWithoutRebalance"` // JoinGroups answered within this generation (static member restart, KIP-345)
+	// Unassigned is the partitions known to exist (previous assignment,
+	// Metadata) that no member got; null when some assignment is unknown.
+	Unassigned         map[string][]int32 `json:"unassigned"`
+	MembersWithNothing []string           `json:"membersWithNothing"` // members assigned no partition
+	// CommitsDuringRevocation are the OffsetCommits made between the start
+	// of the rebalance and the committing member's own SyncGroup response
+	// (KIP-848: while the member had partitions to revoke).
+	CommitsDuringRevocation []CommitReport `json:"commitsDuringRevocation"`
+	// SuspectCommits are the commits that make the next owner re-process
+	// records, attached to the generation the commit named.
+	SuspectCommits []SuspectReport `json:"suspectCommits"`
+	FollowUpOf     *int32          `json:"followUpOf"`    // cooperative: the generation whose revocations caused this one; null when not a follow-up
+	FollowUpChain  int             `json:"followUpChain"` // consecutive follow-ups up to this one; 0 when not a follow-up
+	// Unsettled says why the cooperative chain is flagged as not settling
+	// (too many follow-ups in a row, or revoked partitions never reassigned
+	// by the end of the input); "" when it is fine.
+	Unsettled string          `json:"unsettled"`
+	Unknown   []UnknownReport `json:"unknown"` // what kproxy could not see about this generation
 }
 
 // LeaderChangeReport says why the leader is not the previous one.
 type LeaderChangeReport struct {
-	Previous string `json:"previous"`
-	Reason   string `json:"reason"`
+	Previous string `json:"previous"` // the previous generation's leader
+	Reason   string `json:"reason"`   // why the leader changed, in words
 }
 
 // TriggerReport is what moved the group out of Stable.
 type TriggerReport struct {
-	Kind   string  `json:"kind"`
-	Member string  `json:"member"`
+	// Kind is "member_joined", "member_left" (LeaveGroup; KIP-848 epoch
+	// −1/−2), "session_timeout" (inferred: no accepted request within the
+	// member's session timeout), "subscription_changed", "leader_rejoined",
+	// "member_rejoined", "member_fenced", "cooperative_follow_up" or
+	// "unknown".
+	Kind   string `json:"kind"`
+	Member string `json:"member"` // the member id concerned; "" for "unknown"
+	// Reason is the client's reason verbatim (JoinGroup v8+, LeaveGroup v5+,
+	// KIP-800); for "session_timeout" the evidence; for
+	// "subscription_changed" without a client reason, "[old] → [new]"; for
+	// "unknown", why.
 	Reason string  `json:"reason"`
-	At     *string `json:"at"`
+	At     *string `json:"at"` // when it happened; null unknown
 }
 
 // MemberReport is one member of a generation.
 type MemberReport struct {
-	MemberID           string             `json:"memberId"`
-	InstanceID         string             `json:"instanceId"`
-	ClientID           string             `json:"clientId"`
-	ClientAddr         string             `json:"clientAddr"`
+	MemberID   string `json:"memberId"`   // the member id
+	InstanceID string `json:"instanceId"` // group.instance.id; "" for dynamic members
+	ClientID   string `json:"clientId"`   // the client id of its requests
+	ClientAddr string `json:"clientAddr"` // the client's address
+	// Status is "joined" (new to the group), "rejoined" (a member of the
+	// previous generation), "replaced" (a static member back under a new
+	// member id), "unobserved" (listed by the leader, its own traffic never
+	// seen through this kproxy) or "member" (KIP-848 member that was already
+	// there, or a member seen in an "observed" generation).
 	Status             string             `json:"status"`
-	Replaces           string             `json:"replaces"`
-	ReplacedBy         string             `json:"replacedBy"`
-	Observed           bool               `json:"observed"`
-	JoinedAt           *string            `json:"joinedAt"`
-	JoinWaitMs         *float64           `json:"joinWaitMs"`
-	JoinRetried        bool               `json:"joinRetried"`
-	JoinReason         string             `json:"joinReason"`
-	SyncedAt           *string            `json:"syncedAt"`
-	StopTheWorldMs     *float64           `json:"stopTheWorldMs"`
-	SessionTimeoutMs   *float64           `json:"sessionTimeoutMs"`
-	RebalanceTimeoutMs *float64           `json:"rebalanceTimeoutMs"`
-	Subscription       []string           `json:"subscription"`
-	OwnedPartitions    map[string][]int32 `json:"ownedPartitions"`
-	Rack               string             `json:"rack"`
-	Assignment         map[string][]int32 `json:"assignment"`
-	Added              map[string][]int32 `json:"added"`
-	Revoked            map[string][]int32 `json:"revoked"`
-	Kept               map[string][]int32 `json:"kept"`
-	MemberEpoch        *int32             `json:"memberEpoch"`
+	Replaces           string             `json:"replaces"`           // static membership: the member id this one took over from; "" if none
+	ReplacedBy         string             `json:"replacedBy"`         // static membership: the member id that replaced this one; "" if none
+	Observed           bool               `json:"observed"`           // its JoinGroup for this generation was seen
+	JoinedAt           *string            `json:"joinedAt"`           // when its JoinGroup (its first attempt) arrived; null unknown
+	JoinWaitMs         *float64           `json:"joinWaitMs"`         // how long its JoinGroup was held (waiting for the others), milliseconds; null unknown or KIP-848
+	JoinRetried        bool               `json:"joinRetried"`        // it joined through MEMBER_ID_REQUIRED and a retry (KIP-394)
+	JoinReason         string             `json:"joinReason"`         // the client's JoinGroup reason (v8+)
+	SyncedAt           *string            `json:"syncedAt"`           // its SyncGroup response (KIP-848: when it reached the epoch); null unknown
+	StopTheWorldMs     *float64           `json:"stopTheWorldMs"`     // milliseconds from its JoinGroup to its own assignment; null unknown or KIP-848
+	SessionTimeoutMs   *float64           `json:"sessionTimeoutMs"`   // session timeout from its JoinGroup, milliseconds; null unknown or KIP-848
+	RebalanceTimeoutMs *float64           `json:"rebalanceTimeoutMs"` // rebalance timeout from its JoinGroup, milliseconds; null unknown or KIP-848
+	Subscription       []string           `json:"subscription"`       // subscribed topics; null unknown
+	OwnedPartitions    map[string][]int32 `json:"ownedPartitions"`    // what it said it still owned when rejoining (subscription v1+; cooperative members); null unknown
+	Rack               string             `json:"rack"`               // subscription v3+ rack id (KIP-848: RackID)
+	Assignment         map[string][]int32 `json:"assignment"`         // what it got: its SyncGroup response, else the leader's plan; null unknown
+	Added              map[string][]int32 `json:"added"`              // gained against what it owned in the previous generation (a new member owned nothing; KIP-848: during this epoch); null unknown
+	Revoked            map[string][]int32 `json:"revoked"`            // lost against what it owned in the previous generation (KIP-848: during this epoch); null unknown
+	Kept               map[string][]int32 `json:"kept"`               // kept from what it owned in the previous generation; null unknown, and always for KIP-848
+	MemberEpoch        *int32             `json:"memberEpoch"`        // KIP-848 member epoch; null for classic groups
 }
 
 // DepartureReport is a member of the previous generation that is not in
 // this one.
 type DepartureReport struct {
-	MemberID   string             `json:"memberId"`
-	InstanceID string             `json:"instanceId"`
-	How        string             `json:"how"`
+	MemberID   string `json:"memberId"`   // the departed member's id
+	InstanceID string `json:"instanceId"` // group.instance.id; "" for dynamic members
+	// How is "left" (LeaveGroup), "session_timeout" (inferred),
+	// "dropped_at_deadline" (did not rejoin before the join phase ended),
+	// "fenced", or "unknown" (KIP-848: not seen leaving).
+	How string `json:"how"`
+	// Reason is the client's reason ("left"), the evidence
+	// ("session_timeout"), the deadline ("dropped_at_deadline") or the error
+	// ("fenced"); "" if none.
 	Reason     string             `json:"reason"`
-	At         *string            `json:"at"`
-	Partitions map[string][]int32 `json:"partitions"`
+	At         *string            `json:"at"`         // when it departed; null unknown
+	Partitions map[string][]int32 `json:"partitions"` // what it owned; null unknown
 }
 
 // RejoinReport is a JoinGroup answered within the generation, without a
 // rebalance (static member restart, KIP-345).
 type RejoinReport struct {
-	At         string `json:"at"`
-	MemberID   string `json:"memberId"`
-	InstanceID string `json:"instanceId"`
-	Replaces   string `json:"replaces"`
-	ClientID   string `json:"clientId"`
-	ClientAddr string `json:"clientAddr"`
+	At         string `json:"at"`         // when the JoinGroup arrived
+	MemberID   string `json:"memberId"`   // the member id it was answered with
+	InstanceID string `json:"instanceId"` // group.instance.id; "" for dynamic members
+	Replaces   string `json:"replaces"`   // the old member id whose assignment a restarted static member took over; "" if none
+	ClientID   string `json:"clientId"`   // the client id of the JoinGroup
+	ClientAddr string `json:"clientAddr"` // the client's address
 }
 
 // CommitReport is an OffsetCommit made between the start of the rebalance
 // and the member's own SyncGroup response.
 type CommitReport struct {
-	MemberID   string                      `json:"memberId"`
-	At         string                      `json:"at"`
-	Generation int32                       `json:"generation"`
-	Offsets    map[string]map[int32]int64  `json:"offsets"`
-	Errors     map[string]map[int32]string `json:"errors,omitempty"`
-	LatencyMs  *float64                    `json:"latencyMs"`
-	Result     string                      `json:"result"`
-	Failed     bool                        `json:"failed"`
+	MemberID   string                     `json:"memberId"`   // the committing member
+	At         string                     `json:"at"`         // request time
+	Generation int32                      `json:"generation"` // the generation (KIP-848: member epoch) the commit used
+	Offsets    map[string]map[int32]int64 `json:"offsets"`    // what it committed: topic → partition → offset
+	// Errors is topic → partition → error name for the partitions that
+	// failed only (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, ...); absent
+	// when every partition succeeded.
+	Errors    map[string]map[int32]string `json:"errors,omitempty"`
+	LatencyMs *float64                    `json:"latencyMs"` // request to response, milliseconds; null without a response
+	Result    string                      `json:"result"`    // "ok", "failed", or "unknown" (no response seen)
+	// Failed says some partition failed: those offsets are lost and the next
+	// owner re-processes from the last good commit.
+	Failed bool `json:"failed"`
 }
 
 // SuspectReport is a committed partition the next owner will re-process.
 type SuspectReport struct {
-	MemberID        string   `json:"memberId"`
-	At              string   `json:"at"`
-	Generation      int32    `json:"generation"`
-	Topic           string   `json:"topic"`
-	Partition       int32    `json:"partition"`
-	Offset          int64    `json:"offset"`
-	CommittedOffset *int64   `json:"committedOffset"`
-	CommittedBy     string   `json:"committedBy"`
-	Owner           string   `json:"owner"`
-	Reasons         []string `json:"reasons"`
+	MemberID        string   `json:"memberId"`        // the committing member
+	At              string   `json:"at"`              // request time of the commit
+	Generation      int32    `json:"generation"`      // the generation (KIP-848: member epoch) the commit named
+	Topic           string   `json:"topic"`           // the committed partition's topic
+	Partition       int32    `json:"partition"`       // the committed partition
+	Offset          int64    `json:"offset"`          // the offset committed
+	CommittedOffset *int64   `json:"committedOffset"` // the partition's last committed offset before this commit; null unknown
+	CommittedBy     string   `json:"committedBy"`     // the member that committed CommittedOffset; "" unknown
+	Owner           string   `json:"owner"`           // the partition's owner in that generation; "" unknown
+	Reasons         []string `json:"reasons"`         // "not_owned" (not its partition in that generation) and/or "backwards"
 }
 
 // StormReport is a run of rebalances that reached the storm threshold.
 type StormReport struct {
-	From            string         `json:"from"`
-	To              string         `json:"to"`
-	Rebalances      int            `json:"rebalances"`
-	Generations     []int32        `json:"generations"`
-	DominantTrigger string         `json:"dominantTrigger"`
-	Triggers        map[string]int `json:"triggers"`
-	Members         []string       `json:"members"`
-	Ongoing         bool           `json:"ongoing"`
-	EndedAt         *string        `json:"endedAt"`
+	From            string         `json:"from"`            // the start of its first rebalance
+	To              string         `json:"to"`              // the start of its latest rebalance
+	Rebalances      int            `json:"rebalances"`      // how many rebalances it counts
+	Generations     []int32        `json:"generations"`     // the generations its rebalances formed
+	DominantTrigger string         `json:"dominantTrigger"` // the most frequent trigger kind (ties by name)
+	Triggers        map[string]int `json:"triggers"`        // rebalances by trigger kind
+	Members         []string       `json:"members"`         // the members named by the triggers, most frequent first
+	Ongoing         bool           `json:"ongoing"`         // the input ended within the window of its last rebalance
+	EndedAt         *string        `json:"endedAt"`         // the last rebalance plus the window; null while ongoing
 }
 
 // PendingReport is a rebalance that started but formed no generation yet.
 type PendingReport struct {
-	Generation        int32         `json:"generation"`
-	StartedAt         *string       `json:"startedAt"`
-	StartIsUpperBound bool          `json:"startIsUpperBound"`
-	Trigger           TriggerReport `json:"trigger"`
+	Generation        int32         `json:"generation"`        // the expected generation number
+	StartedAt         *string       `json:"startedAt"`         // the start of the rebalance: the time of its trigger; null unknown
+	StartIsUpperBound bool          `json:"startIsUpperBound"` // the cause was not seen: StartedAt is the first sign, the real start may be earlier
+	Trigger           TriggerReport `json:"trigger"`           // what moved the group out of Stable
 	// CommitsDuringRevocation are the commits made since it started.
 	CommitsDuringRevocation []CommitReport `json:"commitsDuringRevocation"`
 }
 
 // ConsumerMemberReport is one KIP-848 member's history.
 type ConsumerMemberReport struct {
-	MemberID        string             `json:"memberId"`
-	InstanceID      string             `json:"instanceId"`
-	ClientID        string             `json:"clientId"`
-	ClientAddr      string             `json:"clientAddr"`
-	Rack            string             `json:"rack"`
-	Subscription    []string           `json:"subscription"`
-	SubscribedRegex string             `json:"subscribedRegex"`
-	ServerAssignor  string             `json:"serverAssignor"`
-	Active          bool               `json:"active"`
-	JoinedAt        *string            `json:"joinedAt"`
-	LeftAt          *string            `json:"leftAt"`
-	MemberEpoch     int32              `json:"memberEpoch"`
-	Assignment      map[string][]int32 `json:"assignment"`
-	Epochs          []EpochReport      `json:"epochs"`
-	Fences          []FenceReport      `json:"fences"`
+	MemberID        string             `json:"memberId"`        // the member id
+	InstanceID      string             `json:"instanceId"`      // group.instance.id; "" for dynamic members
+	ClientID        string             `json:"clientId"`        // the client id of its heartbeats
+	ClientAddr      string             `json:"clientAddr"`      // the client's address
+	Rack            string             `json:"rack"`            // its RackID; "" if none
+	Subscription    []string           `json:"subscription"`    // subscribed topic names; null unknown
+	SubscribedRegex string             `json:"subscribedRegex"` // its subscribed topic regex; "" if none
+	ServerAssignor  string             `json:"serverAssignor"`  // the server assignor it asked for; "" if none
+	Active          bool               `json:"active"`          // still a member: not seen leaving or fenced since it last joined
+	JoinedAt        *string            `json:"joinedAt"`        // when it last joined (epoch 0); null unknown
+	LeftAt          *string            `json:"leftAt"`          // when it was last seen leaving (epoch −1/−2); null if not seen
+	MemberEpoch     int32              `json:"memberEpoch"`     // its latest member epoch
+	Assignment      map[string][]int32 `json:"assignment"`      // its current assignment; null before its first one or after a fencing
+	Epochs          []EpochReport      `json:"epochs"`          // every change of its epoch or assignment
+	Fences          []FenceReport      `json:"fences"`          // every fencing
 }
 
 // EpochReport is one change of a KIP-848 member's epoch or assignment.
 type EpochReport struct {
-	At         string             `json:"at"`
-	Epoch      int32              `json:"epoch"`
-	Assignment map[string][]int32 `json:"assignment"`
-	Added      map[string][]int32 `json:"added"`
-	Revoked    map[string][]int32 `json:"revoked"`
+	At         string             `json:"at"`         // when the change was seen
+	Epoch      int32              `json:"epoch"`      // the member epoch after the change
+	Assignment map[string][]int32 `json:"assignment"` // the assignment after the change; null unknown
+	Added      map[string][]int32 `json:"added"`      // partitions added by the change
+	Revoked    map[string][]int32 `json:"revoked"`    // partitions revoked by the change
 }
 
 // FenceReport is a KIP-848 member fenced by the coordinator.
 type FenceReport struct {
-	At    string `json:"at"`
-	Epoch int32  `json:"epoch"`
-	Error string `json:"error"`
+	At    string `json:"at"`    // when it was fenced
+	Epoch int32  `json:"epoch"` // the member epoch it was fenced at
+	Error string `json:"error"` // FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH or UNKNOWN_MEMBER_ID
 }
 
 // UnknownReport is something kproxy could not see, stated instead of
 // guessed.
 type UnknownReport struct {
-	What string `json:"what"`
-	Why  string `json:"why"`
+	What string `json:"what"` // a short key: "rebalance", "members", "previousGeneration", ...
+	Why  string `json:"why"`  // in words, what kproxy could not see and why
 }
 
 // Report builds the JSON document from the engine's state. It does not
