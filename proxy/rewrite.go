@@ -45,6 +45,21 @@ func routeBrokers[B any](r router, brokers []B, fields func(*B) (*int32, *string
 	return kept
 }
 
+// forgetRefusedController sets *controller to -1 (no controller known)
+// when it names a node that is not among the brokers routeBrokers kept: a
+// client would look for it there, to reach it through kproxy.
+func forgetRefusedController[B any](controller *int32, brokers []B, nodeID func(*B) int32) {
+	if *controller < 0 {
+		return
+	}
+	for i := range brokers {
+		if nodeID(&brokers[i]) == *controller {
+			return
+		}
+	}
+	*controller = -1
+}
+
 // routeCoordinator rewrites the address of one coordinator that the
 // response names without error, or, when the router refuses its node,
 // turns it into a COORDINATOR_NOT_AVAILABLE answer. It reports whether it
@@ -121,6 +136,7 @@ func rewriteBody(r router, resp kmsg.Response) bool {
 		resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.MetadataResponseBroker) (*int32, *string, *int32) {
 			return &b.NodeID, &b.Host, &b.Port
 		})
+		forgetRefusedController(&resp.ControllerID, resp.Brokers, func(b *kmsg.MetadataResponseBroker) int32 { return b.NodeID })
 		return changed
 	case *kmsg.FindCoordinatorResponse:
 		changed := false
@@ -147,6 +163,7 @@ func rewriteBody(r router, resp kmsg.Response) bool {
 		resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.DescribeClusterResponseBroker) (*int32, *string, *int32) {
 			return &b.NodeID, &b.Host, &b.Port
 		})
+		forgetRefusedController(&resp.ControllerID, resp.Brokers, func(b *kmsg.DescribeClusterResponseBroker) int32 { return b.NodeID })
 		return changed
 	case *kmsg.ApiVersionsResponse:
 		return clampVersions(resp)

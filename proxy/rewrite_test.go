@@ -236,16 +236,35 @@ func TestRewriteRefusedNodes(t *testing.T) {
 		c.ErrorCode, c.ErrorMessage = 15, refusedMessage(id)
 		c.NodeID, c.Host, c.Port = -1, "", -1
 	}
+	withController := func(resp kmsg.Response, id int32) kmsg.Response {
+		switch resp := resp.(type) {
+		case *kmsg.MetadataResponse:
+			resp.ControllerID = id
+		case *kmsg.DescribeClusterResponse:
+			resp.ControllerID = id
+		}
+		return resp
+	}
 	for v := range kmsg.NewPtrMetadataResponse().MaxVersion() + 1 {
 		t.Run(fmt.Sprintf("Metadata v%d", v), func(t *testing.T) {
 			checkRewrite(t, metadata("broker.internal", 9092, 1, big, 7), metadata("kproxy.test", 30000, 1, 7), v, true,
 				map[int32]string{1: "broker.internal:9093", 7: "broker.internal:9099"})
+			if v >= 1 { // ControllerID is there from v1
+				checkRewrite(t, withController(metadata("broker.internal", 9092, 1, big, 7), 7),
+					withController(metadata("kproxy.test", 30000, 1, 7), 7), v, true, nil)
+				checkRewrite(t, withController(metadata("broker.internal", 9092, 1, big, 7), big),
+					withController(metadata("kproxy.test", 30000, 1, 7), -1), v, true, nil)
+			}
 		})
 	}
 	for v := range kmsg.NewPtrDescribeClusterResponse().MaxVersion() + 1 {
 		t.Run(fmt.Sprintf("DescribeCluster v%d", v), func(t *testing.T) {
 			checkRewrite(t, cluster("broker.internal", 9092, big, 2), cluster("kproxy.test", 30000, 2), v, true,
 				map[int32]string{2: "broker.internal:9094"})
+			checkRewrite(t, withController(cluster("broker.internal", 9092, big, 2), 2),
+				withController(cluster("kproxy.test", 30000, 2), 2), v, true, nil)
+			checkRewrite(t, withController(cluster("broker.internal", 9092, big, 2), big),
+				withController(cluster("kproxy.test", 30000, 2), -1), v, true, nil)
 		})
 	}
 	for v := range kmsg.NewPtrFindCoordinatorResponse().MaxVersion() + 1 {
