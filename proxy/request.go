@@ -81,12 +81,12 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		corrID:  int32(binary.BigEndian.Uint32(fixed[4:])),
 		at:      at,
 	}
+	if key == 18 && p.version > versionCaps[18] {
+		return false, c.refuseApiVersions(br, size, p) // answered, not forwarded
+	}
 	c.p.stats.requestFrames.Add(1)
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
-	if key == 18 && p.version > versionCaps[18] {
-		return false, c.refuseApiVersions(br, size, p)
-	}
 	if handshake := key == 17 && p.version == 0; handshake || observed(key) {
 		return handshake, c.forwardWhole(br, prefix, size, p)
 	}
