@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -195,8 +196,9 @@ func TestApiVersionsAboveKmsgBrokerGone(t *testing.T) {
 	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readTestFrame(c); !errors.Is(err, io.EOF) {
-		t.Fatalf("client read %v; want the connection closed (EOF)", err)
+	// Closed: EOF, or a reset when kproxy closed before reading all it was sent.
+	if _, err := readTestFrame(c); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("client read %v; want the connection closed", err)
 	}
 	waitFor(t, 10*time.Second, "the connection to end", func() bool { return p.Stats().ConnectionsOpen == 0 })
 }
