@@ -99,8 +99,8 @@ func (e *Engine) warm(events []decode.Event) {
 	w := false
 	for i := range events {
 		ev := &events[i]
-		if ev.Heartbeat == nil && ev.OffsetCommit == nil {
-			continue
+		if eventMemberID(ev) == "" {
+			continue // lookup does not use the memo for it
 		}
 		if lm := e.memo[ev.ConnID%memoSlots].lm; lm != nil {
 			w = w != lm.forgotten
