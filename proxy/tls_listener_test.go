@@ -19,10 +19,10 @@ import (
 )
 
 // produceConsume produces n records to topic through seed and consumes
-// them back, within 20s, with a client made of opts.
-func produceConsume(t *testing.T, seed, topic string, n int, opts ...kgo.Opt) error {
+// them back, within timeout, with a client made of opts.
+func produceConsume(t *testing.T, timeout time.Duration, seed, topic string, n int, opts ...kgo.Opt) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	opts = append(opts, kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic),
 		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -84,7 +84,7 @@ func TestListenerTLS(t *testing.T) {
 	p := startProxy(t, cfg, log)
 
 	t.Run("trusted", func(t *testing.T) {
-		if err := produceConsume(t, p.Addr().String(), "t", 100, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.pool()})); err != nil {
+		if err := produceConsume(t, 20*time.Second, p.Addr().String(), "t", 100, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.pool()})); err != nil {
 			t.Fatal(err)
 		}
 		// The records came from the three brokers, through their node
@@ -159,7 +159,7 @@ func TestListenerMutualTLS(t *testing.T) {
 			before := p.Stats().TLSHandshakeFailures
 			tlsCfg := &tls.Config{RootCAs: ca.pool(), Certificates: tt.certs}
 			if tt.wantOK {
-				if err := produceConsume(t, p.Addr().String(), "t", 10, kgo.DialTLSConfig(tlsCfg)); err != nil {
+				if err := produceConsume(t, 20*time.Second, p.Addr().String(), "t", 10, kgo.DialTLSConfig(tlsCfg)); err != nil {
 					t.Fatal(err)
 				}
 				return
