@@ -245,3 +245,19 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 	}
 	return out, nil
 }
+
+// parseBool reads true or false (also 1/0, t/f, as strconv.ParseBool).
+func parseBool(key string, raw any) (bool, *Error) {
+	switch x := raw.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		if err == nil {
+			return b, nil
+		}
+	}
+	return false, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want true or false"}
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
 // resolvingTLSDialer is a kgo dialer that resolves every host name to
@@ -53,15 +55,15 @@ func (d *resolvingTLSDialer) asked() map[string]bool {
 // listener.
 func TestSNIRouting(t *testing.T) {
 	cluster := startKfake(t, 3, kfake.SeedTopics(6, "t"))
-	ca := newTestCA(t, "kproxy CA")
+	ca := testpki.NewCA(t, "kproxy CA")
 	cfg := testConfig(cluster.ListenAddrs()...)
 	cfg.BrokerListeners = nil
-	cfg.TLS = listenerTLS(t, t.TempDir(), ca.issue(t, certSpec{cn: "kproxy", dns: []string{"*.kproxy.test"}}))
+	cfg.TLS = listenerTLS(t, t.TempDir(), ca.Issue(t, testpki.Spec{CN: "kproxy", DNS: []string{"*.kproxy.test"}}))
 	cfg.SNIHostPattern = "broker-$(nodeId).kproxy.test"
 	p := startProxy(t, cfg, nil)
 	_, port, _ := net.SplitHostPort(p.Addr().String())
 
-	d := &resolvingTLSDialer{cfg: &tls.Config{RootCAs: ca.pool()}, names: map[string]bool{}}
+	d := &resolvingTLSDialer{cfg: &tls.Config{RootCAs: ca.Pool()}, names: map[string]bool{}}
 	if err := produceConsume(t, 20*time.Second, net.JoinHostPort("bootstrap.kproxy.test", port), "t", 300, kgo.Dialer(d.dial)); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestSNIRoutesByName(t *testing.T) {
 // not cover the names of the pattern, and a pattern without the
 // placeholder; a reload to such a certificate is refused too.
 func TestSNICertificateMustCoverPattern(t *testing.T) {
-	ca := newTestCA(t, "kproxy CA")
+	ca := testpki.NewCA(t, "kproxy CA")
 	tests := []struct {
 		name    string
 		pattern string
@@ -141,7 +143,7 @@ func TestSNICertificateMustCoverPattern(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := fakeConfig("127.0.0.1:1")
 			cfg.BrokerListeners = nil
-			cfg.TLS = listenerTLS(t, t.TempDir(), ca.issue(t, certSpec{cn: "kproxy", dns: tt.dns}))
+			cfg.TLS = listenerTLS(t, t.TempDir(), ca.Issue(t, testpki.Spec{CN: "kproxy", DNS: tt.dns}))
 			cfg.SNIHostPattern = tt.pattern
 			p, err := New(cfg, nil)
 			if tt.wantErr == "" {
@@ -151,9 +153,9 @@ func TestSNICertificateMustCoverPattern(t *testing.T) {
 				defer p.bootstrap.Close()
 				// A reload to a certificate that does not cover the
 				// pattern keeps the one in use.
-				bad := ca.issue(t, certSpec{cn: "kproxy", dns: []string{"bootstrap.kproxy.test"}})
-				writeFile(t, "", cfg.TLS.CertFile, bad.certPEM)
-				writeFile(t, "", cfg.TLS.KeyFile, bad.keyPEM)
+				bad := ca.Issue(t, testpki.Spec{CN: "kproxy", DNS: []string{"bootstrap.kproxy.test"}})
+				testpki.WriteFile(t, "", cfg.TLS.CertFile, bad.CertPEM)
+				testpki.WriteFile(t, "", cfg.TLS.KeyFile, bad.KeyPEM)
 				if err := p.ReloadTLS(); err == nil || !strings.Contains(err.Error(), "does not cover") {
 					t.Errorf("ReloadTLS of a certificate not covering the pattern: %v; want a refusal", err)
 				}

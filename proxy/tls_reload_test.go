@@ -5,13 +5,15 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
 // servedSerial dials addr with TLS and returns the serial number of the
 // certificate it serves.
-func servedSerial(t *testing.T, addr string, ca *testCA) *big.Int {
+func servedSerial(t *testing.T, addr string, ca *testpki.CA) *big.Int {
 	t.Helper()
-	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool()})
+	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -25,9 +27,9 @@ func servedSerial(t *testing.T, addr string, ca *testCA) *big.Int {
 // and is logged.
 func TestTLSReloadOnFileChange(t *testing.T) {
 	cluster := startKfake(t, 1)
-	ca := newTestCA(t, "kproxy CA")
+	ca := testpki.NewCA(t, "kproxy CA")
 	dir := t.TempDir()
-	first := ca.issue(t, certSpec{cn: "first", ips: []string{"127.0.0.1"}})
+	first := ca.Issue(t, testpki.Spec{CN: "first", IPs: []string{"127.0.0.1"}})
 	cfg := testConfig(cluster.ListenAddrs()...)
 	cfg.TLS = listenerTLS(t, dir, first)
 	cfg.TLS.ReloadInterval = 20 * time.Millisecond
@@ -35,7 +37,7 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 	p := startProxy(t, cfg, log)
 	addr := p.Addr().String()
 
-	old, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool()})
+	old, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +45,14 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 	if err := apiVersionsRoundTrip(old, 1); err != nil {
 		t.Fatalf("request on the first connection: %v", err)
 	}
-	if got := old.ConnectionState().PeerCertificates[0].SerialNumber; got.Cmp(first.serial) != 0 {
-		t.Fatalf("served serial %v; want %v", got, first.serial)
+	if got := old.ConnectionState().PeerCertificates[0].SerialNumber; got.Cmp(first.Serial) != 0 {
+		t.Fatalf("served serial %v; want %v", got, first.Serial)
 	}
 
-	second := ca.issue(t, certSpec{cn: "second", ips: []string{"127.0.0.1"}})
+	second := ca.Issue(t, testpki.Spec{CN: "second", IPs: []string{"127.0.0.1"}})
 	listenerTLS(t, dir, second)
 	waitFor(t, 5*time.Second, "new connections to get the new certificate", func() bool {
-		return servedSerial(t, addr, ca).Cmp(second.serial) == 0
+		return servedSerial(t, addr, ca).Cmp(second.Serial) == 0
 	})
 	if err := apiVersionsRoundTrip(old, 2); err != nil {
 		t.Fatalf("request on the connection opened before the reload: %v", err)
@@ -59,12 +61,12 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 		t.Error("the reload was not logged")
 	}
 
-	writeFile(t, dir, "server.key", []byte("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"))
+	testpki.WriteFile(t, dir, "server.key", []byte("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"))
 	waitFor(t, 5*time.Second, "the failed reload logged", func() bool {
 		return logs.FilterMessageSnippet("reload failed; keeping the previous certificate").Len() > 0
 	})
-	if got := servedSerial(t, addr, ca); got.Cmp(second.serial) != 0 {
-		t.Errorf("after a failed reload, served serial %v; want the previous one, %v", got, second.serial)
+	if got := servedSerial(t, addr, ca); got.Cmp(second.Serial) != 0 {
+		t.Errorf("after a failed reload, served serial %v; want the previous one, %v", got, second.Serial)
 	}
 	if err := apiVersionsRoundTrip(old, 3); err != nil {
 		t.Fatalf("request on the first connection after a failed reload: %v", err)
@@ -74,36 +76,36 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 // TestReloadTLS: ReloadTLS (what SIGHUP calls) loads changed files at
 // once, and reports a failure while keeping the certificate in use.
 func TestReloadTLS(t *testing.T) {
-	ca := newTestCA(t, "kproxy CA")
+	ca := testpki.NewCA(t, "kproxy CA")
 	dir := t.TempDir()
-	first := ca.issue(t, certSpec{cn: "first", ips: []string{"127.0.0.1"}})
+	first := ca.Issue(t, testpki.Spec{CN: "first", IPs: []string{"127.0.0.1"}})
 	cfg := fakeConfig("127.0.0.1:1")
 	cfg.TLS = listenerTLS(t, dir, first)
 	cfg.TLS.ReloadInterval = time.Hour
 	p := startProxy(t, cfg, nil)
 	addr := p.Addr().String()
 
-	second := ca.issue(t, certSpec{cn: "second", ips: []string{"127.0.0.1"}})
+	second := ca.Issue(t, testpki.Spec{CN: "second", IPs: []string{"127.0.0.1"}})
 	listenerTLS(t, dir, second)
-	if got := servedSerial(t, addr, ca); got.Cmp(first.serial) != 0 {
-		t.Fatalf("before ReloadTLS, served serial %v; want %v", got, first.serial)
+	if got := servedSerial(t, addr, ca); got.Cmp(first.Serial) != 0 {
+		t.Fatalf("before ReloadTLS, served serial %v; want %v", got, first.Serial)
 	}
 	if err := p.ReloadTLS(); err != nil {
 		t.Fatalf("ReloadTLS: %v", err)
 	}
-	if got := servedSerial(t, addr, ca); got.Cmp(second.serial) != 0 {
-		t.Fatalf("after ReloadTLS, served serial %v; want %v", got, second.serial)
+	if got := servedSerial(t, addr, ca); got.Cmp(second.Serial) != 0 {
+		t.Fatalf("after ReloadTLS, served serial %v; want %v", got, second.Serial)
 	}
 
 	// A certificate with another certificate's key.
-	third := ca.issue(t, certSpec{cn: "third", ips: []string{"127.0.0.1"}})
-	writeFile(t, dir, "server.crt", third.certPEM)
+	third := ca.Issue(t, testpki.Spec{CN: "third", IPs: []string{"127.0.0.1"}})
+	testpki.WriteFile(t, dir, "server.crt", third.CertPEM)
 	err := p.ReloadTLS()
 	if err == nil {
 		t.Fatal("ReloadTLS of a certificate with the wrong key succeeded")
 	}
 	t.Logf("ReloadTLS: %v", err)
-	if got := servedSerial(t, addr, ca); got.Cmp(second.serial) != 0 {
-		t.Errorf("after a failed ReloadTLS, served serial %v; want %v", got, second.serial)
+	if got := servedSerial(t, addr, ca); got.Cmp(second.Serial) != 0 {
+		t.Errorf("after a failed ReloadTLS, served serial %v; want %v", got, second.Serial)
 	}
 }

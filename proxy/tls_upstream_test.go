@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
 // TestUpstreamTLS: kproxy dials TLS brokers (kfake serving TLS, which
@@ -16,13 +18,13 @@ import (
 // the name of the address it dials: the seed's for bootstrap connections,
 // the one the broker advertises in Metadata for node connections.
 func TestUpstreamTLS(t *testing.T) {
-	ca := newTestCA(t, "cluster CA")
-	otherCA := newTestCA(t, "another CA")
-	kproxyClient := ca.issue(t, certSpec{cn: "kproxy", client: true})
+	ca := testpki.NewCA(t, "cluster CA")
+	otherCA := testpki.NewCA(t, "another CA")
+	kproxyClient := ca.Issue(t, testpki.Spec{CN: "kproxy", Client: true})
 	tests := []struct {
 		name string
 		// broker is the brokers' certificate.
-		broker certSpec
+		broker testpki.Spec
 		// requireClientCert makes the brokers want kproxy's certificate.
 		requireClientCert bool
 		// seedHost replaces 127.0.0.1 in the seed address.
@@ -35,9 +37,11 @@ func TestUpstreamTLS(t *testing.T) {
 		notLog []string
 	}{
 		{
-			name:     "verified",
-			broker:   certSpec{cn: "broker", ips: []string{"127.0.0.1"}},
-			upstream: func(dir string) *UpstreamTLS { return &UpstreamTLS{CAFile: writeFile(t, dir, "ca.pem", ca.pem)} },
+			name:   "verified",
+			broker: testpki.Spec{CN: "broker", IPs: []string{"127.0.0.1"}},
+			upstream: func(dir string) *UpstreamTLS {
+				return &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.PEM", ca.PEM)}
+			},
 		},
 		{
 			// The seed is dialed as localhost, which the certificate
@@ -45,55 +49,61 @@ func TestUpstreamTLS(t *testing.T) {
 			// 127.0.0.1, which it does not name, and node connections
 			// verify that.
 			name:     "advertised name not in the certificate",
-			broker:   certSpec{cn: "broker", dns: []string{"localhost"}},
+			broker:   testpki.Spec{CN: "broker", DNS: []string{"localhost"}},
 			seedHost: "localhost",
-			upstream: func(dir string) *UpstreamTLS { return &UpstreamTLS{CAFile: writeFile(t, dir, "ca.pem", ca.pem)} },
+			upstream: func(dir string) *UpstreamTLS {
+				return &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.PEM", ca.PEM)}
+			},
 			wantLog: []string{"cannot reach the broker", `verifying the name "127.0.0.1"`,
 				"does not name the host it advertises"},
 			notLog: []string{`verifying the name "localhost"`},
 		},
 		{
 			name:   "server name override",
-			broker: certSpec{cn: "broker", dns: []string{"kafka.internal"}},
+			broker: testpki.Spec{CN: "broker", DNS: []string{"kafka.internal"}},
 			upstream: func(dir string) *UpstreamTLS {
-				return &UpstreamTLS{CAFile: writeFile(t, dir, "ca.pem", ca.pem), ServerName: "kafka.internal"}
+				return &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.PEM", ca.PEM), ServerName: "kafka.internal"}
 			},
 		},
 		{
-			name:     "wrong CA",
-			broker:   certSpec{cn: "broker", ips: []string{"127.0.0.1"}},
-			upstream: func(dir string) *UpstreamTLS { return &UpstreamTLS{CAFile: writeFile(t, dir, "ca.pem", otherCA.pem)} },
+			name:   "wrong CA",
+			broker: testpki.Spec{CN: "broker", IPs: []string{"127.0.0.1"}},
+			upstream: func(dir string) *UpstreamTLS {
+				return &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.PEM", otherCA.PEM)}
+			},
 			wantLog: []string{"cannot reach the broker", "certificate signed by unknown authority",
 				"not signed by a CA of upstream-ca"},
 		},
 		{
 			name:     "insecure skip verify",
-			broker:   certSpec{cn: "broker", ips: []string{"127.0.0.1"}},
+			broker:   testpki.Spec{CN: "broker", IPs: []string{"127.0.0.1"}},
 			upstream: func(dir string) *UpstreamTLS { return &UpstreamTLS{InsecureSkipVerify: true} },
 		},
 		{
 			name:              "mutual TLS",
-			broker:            certSpec{cn: "broker", ips: []string{"127.0.0.1"}},
+			broker:            testpki.Spec{CN: "broker", IPs: []string{"127.0.0.1"}},
 			requireClientCert: true,
 			upstream: func(dir string) *UpstreamTLS {
-				return &UpstreamTLS{CAFile: writeFile(t, dir, "ca.pem", ca.pem),
-					CertFile: writeFile(t, dir, "client.crt", kproxyClient.certPEM), KeyFile: writeFile(t, dir, "client.key", kproxyClient.keyPEM)}
+				return &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.PEM", ca.PEM),
+					CertFile: testpki.WriteFile(t, dir, "client.crt", kproxyClient.CertPEM), KeyFile: testpki.WriteFile(t, dir, "client.key", kproxyClient.KeyPEM)}
 			},
 		},
 		{
 			name:              "mutual TLS without a client certificate",
-			broker:            certSpec{cn: "broker", ips: []string{"127.0.0.1"}},
+			broker:            testpki.Spec{CN: "broker", IPs: []string{"127.0.0.1"}},
 			requireClientCert: true,
-			upstream:          func(dir string) *UpstreamTLS { return &UpstreamTLS{CAFile: writeFile(t, dir, "ca.pem", ca.pem)} },
+			upstream: func(dir string) *UpstreamTLS {
+				return &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.PEM", ca.PEM)}
+			},
 			// TLS 1.3: the broker refuses after kproxy's handshake is done.
 			wantLog: []string{"broker closed the connection", "certificate required"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			serverTLS := &tls.Config{Certificates: []tls.Certificate{ca.issue(t, tt.broker).tlsCert(t)}}
+			serverTLS := &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, tt.broker).TLSCert(t)}}
 			if tt.requireClientCert {
-				serverTLS.ClientAuth, serverTLS.ClientCAs = tls.RequireAndVerifyClientCert, ca.pool()
+				serverTLS.ClientAuth, serverTLS.ClientCAs = tls.RequireAndVerifyClientCert, ca.Pool()
 			}
 			cluster := startKfake(t, 2, kfake.TLS(serverTLS), kfake.SeedTopics(2, "t"))
 			seeds := cluster.ListenAddrs()
