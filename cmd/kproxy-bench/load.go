@@ -8,10 +8,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// client makes a client of the mode with opts.
+func (m mode) client(opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.seed)}, append(m.opts, opts...)...)...)
+}
+
 // produce writes n records of size bytes and returns how long it took from
 // the first record to the last acknowledgement.
-func produce(ctx context.Context, seed, topic string, n, size int) (time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
+func produce(ctx context.Context, m mode, topic string, n, size int) (time.Duration, error) {
+	cl, err := m.client(kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(10000))
 	if err != nil {
 		return 0, err
@@ -48,8 +53,8 @@ func produce(ctx context.Context, seed, topic string, n, size int) (time.Duratio
 
 // fetch consumes n records (plus the warm-up record) of topic from the start
 // and returns how long it took.
-func fetch(ctx context.Context, seed, topic string, n int) (time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.ConsumeTopics(topic),
+func fetch(ctx context.Context, m mode, topic string, n int) (time.Duration, error) {
+	cl, err := m.client(kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		return 0, err
@@ -71,8 +76,8 @@ func fetch(ctx context.Context, seed, topic string, n int) (time.Duration, error
 
 // produceLatency sends n single-record produce requests one after the other
 // and returns each round trip.
-func produceLatency(ctx context.Context, seed, topic string, n int) ([]time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
+func produceLatency(ctx context.Context, m mode, topic string, n int) ([]time.Duration, error) {
+	cl, err := m.client(kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return nil, err
 	}
