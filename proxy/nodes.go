@@ -25,7 +25,8 @@ var _ router = (*Proxy)(nil)
 // still returned, so that clients never learn a broker's own address; the
 // failure is logged and the listen retried on the next response naming
 // the node. A node that has no valid listener port at all (refuseNode) is
-// refused: ok is false.
+// refused: ok is false. With SNI routing no node listener opens: the node
+// is the pattern's host name at the bootstrap port.
 func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

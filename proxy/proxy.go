@@ -4,7 +4,10 @@
 // response pump per connection, in-flight tracking by correlation id,
 // address rewriting so that clients only ever dial kproxy, ApiVersions
 // clamping (versionPolicy, the one list of what kproxy changes on the
-// wire), and limits. Exchanges of interest (decode.Observed) are handed to
+// wire), and limits. TLS is optional on either side: listeners with a
+// certificate reloaded as its files change (certreload.go), brokers dialed
+// with TLS verifying the name each advertises (upstream.go), and SNI
+// routing of every node through the bootstrap listener (sni.go). Exchanges of interest (decode.Observed) are handed to
 // Observers through a queue bounded in exchanges and bytes that never
 // blocks traffic; DropObservers also learn what was dropped. SASL is
 // forwarded and never observed, including the bare tokens that follow a
