@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -95,4 +96,21 @@ func produceLatency(ctx context.Context, m mode, topic string, n int) ([]time.Du
 		out = append(out, time.Since(start))
 	}
 	return out, nil
+}
+
+// deleteTopics deletes topics through the mode.
+func deleteTopics(ctx context.Context, m mode, topics ...string) error {
+	cl, err := m.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	resps, err := kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+	if err == nil {
+		err = resps.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("delete topics: %w", err)
+	}
+	return nil
 }
