@@ -31,7 +31,7 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := p.nodes[nodeID]
-	if n == nil && p.sni != nil {
+	if n == nil && p.tls.sni != nil {
 		n = &node{}
 		p.nodes[nodeID] = n
 	}
@@ -50,9 +50,9 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 		}
 		n.upstream = upstream
 	}
-	if p.sni != nil {
+	if p.tls.sni != nil {
 		// SNI routing: every node on the bootstrap listener, by name.
-		return p.sni.host(nodeID), p.bootstrapPort(), true
+		return p.tls.sni.host(nodeID), p.bootstrapPort(), true
 	}
 	if n.ln == nil && !p.closing {
 		p.listenNode(nodeID, n)

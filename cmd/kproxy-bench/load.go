@@ -14,11 +14,16 @@ func (m mode) client(opts ...kgo.Opt) (*kgo.Client, error) {
 	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.seed)}, append(m.opts, opts...)...)...)
 }
 
-// produce writes n records of size bytes and returns how long it took from
+// produce writes n records of size bytes, snappy-compressed unless
+// noCompression, and returns how long it took from
 // the first record to the last acknowledgement.
-func produce(ctx context.Context, m mode, topic string, n, size int) (time.Duration, error) {
-	cl, err := m.client(kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
-		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(10000))
+func produce(ctx context.Context, m mode, topic string, n, size int, noCompression bool) (time.Duration, error) {
+	opts := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerLinger(5 * time.Millisecond), kgo.MaxBufferedRecords(10000)}
+	if noCompression {
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	}
+	cl, err := m.client(opts...)
 	if err != nil {
 		return 0, err
 	}

@@ -31,6 +31,7 @@ func main() {
 	flag.IntVar(&opts.rounds, "rounds", 3, "rounds per mode, alternating direct and proxied")
 	flag.IntVar(&opts.latencyN, "latency-requests", 2000, "sequential single-record produce requests per round for latency")
 	flag.IntVar(&opts.idleConns, "idle-conns", 500, "idle connections opened to measure memory per connection")
+	flag.BoolVar(&opts.noCompression, "no-compression", false, "produce uncompressed batches, so that the bytes on the wire are the records' (by default franz-go compresses with snappy, and the benchmark's zero-filled values shrink many times)")
 	flag.BoolVar(&opts.tls, "tls", false, "also measure TLS: direct to a TLS cluster, and through kproxy with TLS on both sides")
 	flag.Parse()
 	if err := run(context.Background(), opts); err != nil {
@@ -41,7 +42,7 @@ func main() {
 
 type options struct {
 	records, size, rounds, latencyN, idleConns int
-	tls                                        bool
+	tls, noCompression                         bool
 }
 
 func run(ctx context.Context, opts options) error {
@@ -142,7 +143,7 @@ type result struct {
 func measureRound(ctx context.Context, m mode, topic string, opts options, r *result) error {
 	bytes := float64(opts.records * opts.size)
 	cpu := cpuTime()
-	d, err := produce(ctx, m, topic, opts.records, opts.size)
+	d, err := produce(ctx, m, topic, opts.records, opts.size, opts.noCompression)
 	if err != nil {
 		return err
 	}
