@@ -33,7 +33,9 @@ func TestConsumerGroupThroughTLS(t *testing.T) {
 	// would be a client that bypassed kproxy.
 	d := &tls.Dialer{NetDialer: &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 5 * time.Second},
 		Config: &tls.Config{RootCAs: ca.Pool()}}
-	dial := kgo.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) { return d.DialContext(ctx, network, addr) })
+	dial := kgo.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr)
+	})
 	opts := []kgo.Opt{dial, kgo.Balancers(kgo.CooperativeStickyBalancer())}
 	a := startMember(t, p.Addr().String(), "tls-group", "member-a", opts...)
 	waitFor(t, 20*time.Second, "member a to own every partition", func() bool { return settled(a) })
