@@ -15,11 +15,12 @@ import (
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
+	"github.com/kproxy-dev/kproxy/web"
 )
 
 // adminServer is the admin HTTP server: /metrics (Prometheus text format),
-// /healthz, /timeline (the timeline so far, as text) and /api/timeline (the
-// same as the JSON report). It listens on loopback unless configured
+// /healthz, /timeline (the timeline so far, as text), /api/timeline (the
+// same as the JSON report) and the web page (package web). It listens on loopback unless configured
 // otherwise.
 type adminServer struct {
 	ln  net.Listener
@@ -74,6 +75,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			return timeline.WriteText(b, src.timeline(), time.UTC)
 		})
 	})
+	web.NewHandler(src.timeline).Register(mux) // the web page: /, /groups/{group}, /api/groups
 	return &adminServer{
 		ln:  ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},

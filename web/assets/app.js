@@ -1,0 +1,546 @@
+// kproxy web page: the group list (/) and a group's timeline
+// (/groups/{group}) drawn as SVG lanes. Served by the admin server, it
+// polls /api/groups and /api/groups/{group}; written by `kproxy replay
+// --format html`, it reads the report embedded in #kproxy-data and routes
+// by the URL's hash. No library, nothing fetched from anywhere else.
+(function () {
+  'use strict';
+
+  var POLL_MS = 2000;
+  var embedded = document.getElementById('kproxy-data');
+  var fileData = embedded ? JSON.parse(embedded.textContent) : null;
+  var app, statusEl, crumb;
+  var timer = null;
+  var renders = 0;
+
+  // ---- helpers ---------------------------------------------------------
+
+  function esc(s) {
+    return String(s == null ? '' : s).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
+  // ms parses an RFC 3339 time (nanoseconds allowed) to epoch milliseconds.
+  function ms(s) {
+    if (s == null) return null;
+    var m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(s);
+    if (!m) return Date.parse(s);
+    var frac = m[2] ? Number('0' + m[2]) * 1000 : 0;
+    return Date.parse(m[1] + m[3]) + frac;
+  }
+  function pad(n, w) { n = String(n); while (n.length < w) n = '0' + n; return n; }
+  function clock(t) {
+    if (t == null) return '?';
+    var d = new Date(t);
+    return pad(d.getUTCHours(), 2) + ':' + pad(d.getUTCMinutes(), 2) + ':' + pad(d.getUTCSeconds(), 2) + '.' + pad(d.getUTCMilliseconds(), 3);
+  }
+  function dur(msv) {
+    if (msv == null) return '?';
+    if (msv < 1000) return (Math.round(msv * 10) / 10) + ' ms';
+    return (Math.round(msv / 10) / 100) + ' s';
+  }
+  // parts formats a partition set: "round_topic[0 1]"; {} is "nothing",
+  // null is "?" (unknown).
+  function parts(p) {
+    if (p == null) return '?';
+    var topics = Object.keys(p).sort();
+    if (!topics.length) return 'nothing';
+    return topics.map(function (t) { return t + '[' + p[t].join(' ') + ']'; }).join(' ');
+  }
+  function offsets(o) {
+    return Object.keys(o || {}).sort().map(function (t) {
+      return t + Object.keys(o[t]).map(function (p) { return '[' + p + ']=' + o[t][p]; }).join(' ');
+    }).join(' ');
+  }
+  function topicColour(topic) {
+    var h = 0;
+    for (var i = 0; i < topic.length; i++) h = (h * 31 + topic.charCodeAt(i)) >>> 0;
+    return 'hsl(' + (h % 360) + ',55%,42%)';
+  }
+  function groupHref(g) {
+    return fileData ? '#/groups/' + encodeURIComponent(g) : '/groups/' + encodeURIComponent(g);
+  }
+  function route() {
+    var p = fileData ? location.hash.replace(/^#/, '') : location.pathname;
+    if (p.indexOf('/groups/') === 0) return { view: 'group', group: decodeURIComponent(p.slice(8)) };
+    return { view: 'list' };
+  }
+  function setStatus(s) { statusEl.textContent = s; }
+  function rendered() {
+    renders++;
+    document.body.setAttribute('data-renders', String(renders));
+  }
+
+  // poll calls fetchText's result handler now and every POLL_MS, handing
+  // it only bodies that changed.
+  function poll(url, onChange) {
+    var last = null;
+    function tick() {
+      fetch(url, { cache: 'no-store' }).then(function (r) {
+        if (!r.ok) throw new Error(url + ': ' + r.status);
+        return r.text();
+      }).then(function (text) {
+        setStatus('live · updated ' + new Date().toLocaleTimeString());
+        if (text !== last) { last = text; onChange(JSON.parse(text)); }
+      }).catch(function (e) { setStatus('live · ' + e.message); })
+        .then(function () { timer = setTimeout(tick, POLL_MS); });
+    }
+    tick();
+  }
+
+  // ---- the group list ---------------------------------------------------
+
+  var columns = [
+    { key: 'group', title: 'group' },
+    { key: 'groupProtocol', title: 'protocol' },
+    { key: 'assignor', title: 'assignor' },
+    { key: 'state', title: 'state' },
+    { key: 'generation', title: 'generation', num: true },
+    { key: 'members', title: 'members', num: true },
+    { key: 'lastRebalance', title: 'last rebalance' },
+    { key: 'lastTrigger', title: 'trigger' },
+    { key: 'rebalancesLastHour', title: 'rebalances 1 h', num: true },
+    { key: 'storm', title: 'storm' },
+    { key: 'suspectCommits', title: 'suspect commits', num: true },
+    { key: 'failedCommits', title: 'failed commits', num: true }
+  ];
+  var list = { rows: [], sort: 'group', desc: false, filter: '' };
+
+  function showList() {
+    crumb.textContent = 'consumer groups';
+    app.innerHTML = '<input class="filter" id="filter" placeholder="filter groups" autocomplete="off">' +
+      '<table id="groups"><thead><tr>' + columns.map(function (c) {
+        return '<th data-key="' + c.key + '">' + esc(c.title) + '</th>';
+      }).join('') + '</tr></thead><tbody></tbody></table><div id="none" class="empty"></div>';
+    var f = document.getElementById('filter');
+    f.value = list.filter;
+    f.addEventListener('input', function () { list.filter = f.value; drawList(); });
+    app.querySelector('thead').addEventListener('click', function (e) {
+      var key = e.target.getAttribute('data-key');
+      if (!key) return;
+      list.desc = list.sort === key ? !list.desc : false;
+      list.sort = key;
+      drawList();
+    });
+    if (fileData) { list.rows = fileData.summaries; drawList(); setStatus('report'); return; }
+    poll('/api/groups', function (rows) { list.rows = rows; drawList(); });
+  }
+
+  function drawList() {
+    var q = list.filter.toLowerCase();
+    var rows = list.rows.filter(function (r) { return r.group.toLowerCase().indexOf(q) >= 0; });
+    var key = list.sort, sign = list.desc ? -1 : 1;
+    rows.sort(function (a, b) {
+      var x = a[key], y = b[key];
+      if (x === y) return a.group < b.group ? -1 : 1;
+      if (x == null) return 1;
+      if (y == null) return -1;
+      return (x < y ? -1 : 1) * sign;
+    });
+    var html = new Array(rows.length);
+    for (var i = 0; i < rows.length; i++) {
+      var r = rows[i];
+      html[i] = '<tr data-group="' + esc(r.group) + '"><td><a href="' + esc(groupHref(r.group)) + '">' + esc(r.group) + '</a></td>' +
+        '<td>' + esc(r.groupProtocol) + '</td><td>' + esc(r.assignor) + '</td><td>' + esc(r.state) + '</td>' +
+        '<td class="num">' + r.generation + '</td><td class="num">' + r.members + '</td>' +
+        '<td>' + (r.lastRebalance ? esc(clock(ms(r.lastRebalance))) : '') + '</td><td>' + esc(r.lastTrigger) + '</td>' +
+        '<td class="num">' + r.rebalancesLastHour + '</td>' +
+        '<td>' + (r.storm ? '<span class="storm-flag">storm</span>' : '') + '</td>' +
+        '<td class="num' + (r.suspectCommits ? ' bad' : '') + '">' + r.suspectCommits + '</td>' +
+        '<td class="num' + (r.failedCommits ? ' bad' : '') + '">' + r.failedCommits + '</td></tr>';
+    }
+    app.querySelector('tbody').innerHTML = html.join('');
+    app.querySelectorAll('th').forEach(function (th) {
+      var k = th.getAttribute('data-key');
+      th.className = k === list.sort ? 'sorted' + (list.desc ? ' desc' : '') : '';
+    });
+    document.getElementById('none').textContent = rows.length ? '' :
+      (list.rows.length ? 'no group matches the filter' : 'no consumer group seen yet');
+    rendered();
+  }
+
+  // ---- a group's timeline ---------------------------------------------
+
+  var LABEL_W = 230, AXIS_H = 22, BAND_H = 36, LANE_H = 30;
+  var view = { g: null, model: null, v0: null, v1: null, zoomed: false, selected: null };
+
+  // laneOf returns the lane of member id in model m, adding it in order of
+  // first appearance.
+  function laneOf(m, id, clientId, instanceId) {
+    var l = m.byId[id];
+    if (!l) {
+      l = { id: id, clientId: clientId || '', instanceId: instanceId || '', items: [] };
+      m.byId[id] = l;
+      m.lanes.push(l);
+    }
+    if (!l.clientId && clientId) l.clientId = clientId;
+    if (!l.instanceId && instanceId) l.instanceId = instanceId;
+    return l;
+  }
+
+  // model turns a GroupReport into lanes of timed items, bands and storms.
+  function model(g) {
+    var m = { lanes: [], byId: {}, bands: [], storms: [], t0: ms(g.firstSeen), t1: ms(g.lastSeen) };
+    var gens = g.generations || [];
+    function widen(t) {
+      if (t == null) return;
+      if (m.t0 == null || t < m.t0) m.t0 = t;
+      if (m.t1 == null || t > m.t1) m.t1 = t;
+    }
+    gens.forEach(function (gen) { widen(ms(gen.startedAt)); widen(ms(gen.stableAt)); });
+    var kip848 = g.groupProtocol === 'consumer';
+
+    gens.forEach(function (gen, i) {
+      var next = gens[i + 1];
+      var start = ms(gen.startedAt), joined = ms(gen.joinCompletedAt), stable = ms(gen.stableAt);
+      var bandFrom = start != null ? start : (joined != null ? joined : stable);
+      var bandTo = stable != null ? stable : (next && ms(next.startedAt) != null ? ms(next.startedAt) : m.t1);
+      if (bandFrom != null) {
+        m.bands.push({ gen: gen, from: bandFrom, to: Math.max(bandTo, bandFrom) });
+      }
+      if (!kip848) {
+        (gen.members || []).forEach(function (mem) {
+          var lane = laneOf(m, mem.memberId, mem.clientId, mem.instanceId);
+          var j = ms(mem.joinedAt), synced = ms(mem.syncedAt);
+          var joinEnd = j != null && mem.joinWaitMs != null ? j + mem.joinWaitMs : joined;
+          if (j != null && joinEnd != null) {
+            lane.items.push({ kind: 'joinwait', gen: gen.generation, from: j, to: joinEnd,
+              title: 'gen ' + gen.generation + ' JoinGroup wait ' + dur(mem.joinWaitMs) });
+          }
+          if (joinEnd != null && synced != null) {
+            lane.items.push({ kind: 'syncwait', gen: gen.generation, from: joinEnd, to: synced,
+              title: 'gen ' + gen.generation + ' SyncGroup wait ' + dur(synced - joinEnd) });
+          }
+          var from = synced != null ? synced : (stable != null ? stable : joined);
+          if (from == null || mem.assignment == null) return;
+          var to = m.t1, revoked = null, nm = null;
+          if (next) {
+            nm = (next.members || []).find(function (x) { return x.memberId === mem.memberId; });
+            var dep = (next.departed || []).find(function (x) { return x.memberId === mem.memberId; });
+            to = ms(next.startedAt);
+            if (nm && ms(nm.joinedAt) != null) to = ms(nm.joinedAt);
+            else if (dep && ms(dep.at) != null) to = ms(dep.at);
+            if (to == null) to = ms(next.joinCompletedAt);
+            revoked = nm ? nm.revoked : (dep ? dep.partitions : null);
+          }
+          if (to == null || to < from) to = from;
+          Object.keys(mem.assignment).sort().forEach(function (topic, k, all) {
+            lane.items.push({ kind: 'owned', gen: gen.generation, from: from, to: to, topic: topic, row: k, rows: all.length,
+              partitions: topic + '[' + mem.assignment[topic].join(' ') + ']', label: '[' + mem.assignment[topic].join(' ') + ']',
+              title: 'gen ' + gen.generation + ' owns ' + topic + ' ' + mem.assignment[topic].join(', ') });
+          });
+          if (next && Object.keys(mem.assignment).length) {
+            lane.items.push({ kind: 'revoke', gen: next.generation, at: to,
+              title: 'gen ' + next.generation + ' rebalance: ' + (gen.mode === 'eager' ? 'revoked everything; lost ' : 'revoked ') + parts(revoked) });
+          }
+        });
+      }
+      (gen.commitsDuringRevocation || []).forEach(function (c) { addCommit(m, c, gen.generation); });
+      (gen.suspectCommits || []).forEach(function (s) {
+        laneOf(m, s.memberId).items.push({ kind: 'suspect', at: ms(s.at), gen: gen.generation,
+          title: 'suspect commit ' + s.topic + '[' + s.partition + ']=' + s.offset + ' (' + s.reasons.join(', ') + ')' +
+            (s.committedOffset != null ? '; last commit ' + s.committedOffset + ' by ' + s.committedBy : '') + (s.owner ? '; owner ' + s.owner : '') });
+      });
+      (gen.departed || []).forEach(function (d) {
+        var at = ms(d.at) != null ? ms(d.at) : start;
+        if (at == null) return;
+        laneOf(m, d.memberId, '', d.instanceId).items.push({ kind: 'leave', at: at, gen: gen.generation, label: d.how,
+          title: d.how.replace(/_/g, ' ') + (d.reason ? ': ' + d.reason : '') + '; owned ' + parts(d.partitions) });
+      });
+    });
+    if (g.pendingRebalance) {
+      var p = g.pendingRebalance;
+      if (ms(p.startedAt) != null) m.bands.push({ pending: p, from: ms(p.startedAt), to: m.t1 });
+      (p.commitsDuringRevocation || []).forEach(function (c) { addCommit(m, c, p.generation); });
+    }
+    (g.consumerMembers || []).forEach(function (cm) {
+      var lane = laneOf(m, cm.memberId, cm.clientId, cm.instanceId);
+      var eps = cm.epochs || [];
+      eps.forEach(function (ep, i) {
+        var from = ms(ep.at), nextEp = eps[i + 1];
+        var to = nextEp ? ms(nextEp.at) : (ms(cm.leftAt) != null ? ms(cm.leftAt) : m.t1);
+        var a = ep.assignment || {};
+        var topics = Object.keys(a).sort();
+        if (!topics.length) topics = [''];
+        topics.forEach(function (topic, k) {
+          lane.items.push({ kind: 'owned', gen: ep.epoch, epoch: ep.epoch, from: from, to: Math.max(to, from), topic: topic, row: k, rows: topics.length,
+            partitions: topic ? topic + '[' + a[topic].join(' ') + ']' : 'nothing', label: 'e' + ep.epoch + (topic ? ' [' + a[topic].join(' ') + ']' : ''),
+            title: 'epoch ' + ep.epoch + ' owns ' + parts(a) + '; added ' + parts(ep.added) + ', revoked ' + parts(ep.revoked) });
+        });
+      });
+      (cm.fences || []).forEach(function (f) {
+        lane.items.push({ kind: 'leave', at: ms(f.at), label: 'fenced', title: 'fenced at epoch ' + f.epoch + ': ' + f.error });
+      });
+      if (ms(cm.leftAt) != null) lane.items.push({ kind: 'leave', at: ms(cm.leftAt), label: 'left', title: 'left the group' });
+    });
+    (g.storms || []).forEach(function (s) {
+      m.storms.push({ from: ms(s.from), to: s.endedAt ? ms(s.endedAt) : (s.ongoing ? m.t1 : ms(s.to)), storm: s });
+    });
+    m.lanes.forEach(function (l) { l.items.forEach(function (it) { widen(it.at); widen(it.from); widen(it.to); }); });
+    if (m.t0 == null) { m.t0 = 0; m.t1 = 1; }
+    if (m.t1 <= m.t0) m.t1 = m.t0 + 1000;
+    return m;
+  }
+
+  function addCommit(m, c, gen) {
+    var lane = laneOf(m, c.memberId);
+    var errs = c.errors ? ' errors ' + offsets(c.errors) : '';
+    lane.items.push({ kind: 'commit', result: c.failed ? 'failed' : c.result, at: ms(c.at), gen: gen,
+      title: 'commit during revocation (gen ' + c.generation + ') ' + offsets(c.offsets) + ' ' + c.result + errs +
+        (c.latencyMs != null ? ' (' + dur(c.latencyMs) + ')' : '') });
+  }
+
+  function laneLabel(l) {
+    if (l.instanceId) return { main: l.instanceId + ' (static)', sub: l.clientId + ' ' + l.id };
+    return { main: l.clientId || l.id, sub: l.id };
+  }
+
+  function showGroup(id) {
+    crumb.innerHTML = '<a href="' + (fileData ? '#/' : '/') + '">groups</a> / ' + esc(id);
+    app.innerHTML = '<h1 id="title"></h1><div class="meta" id="meta"></div>' +
+      '<div class="toolbar"><button id="zin" title="zoom in">+</button><button id="zout" title="zoom out">&minus;</button>' +
+      '<button id="zreset">whole timeline</button><span class="legend">' +
+      '<span><i style="background:#fde68a"></i>JoinGroup wait</span><span><i style="background:#bae6fd"></i>SyncGroup wait</span>' +
+      '<span><i style="background:#7c3aed"></i>revocation</span><span><i style="background:#16a34a"></i>commit ok</span>' +
+      '<span><i style="background:#dc2626"></i>commit failed</span><span><i style="background:#f97316"></i>suspect commit</span>' +
+      '<span><i style="background:#111827"></i>left / evicted</span><span><i style="background:rgba(239,68,68,.25)"></i>storm</span>' +
+      '</span></div><div id="chart"></div><div id="details"></div>';
+    view = { g: null, model: null, v0: null, v1: null, zoomed: false, selected: null };
+    wireChart();
+    if (fileData) {
+      var g = (fileData.report.groups || []).find(function (x) { return x.group === id; });
+      if (!g) { app.innerHTML = '<div class="empty">no group ' + esc(id) + ' in this report</div>'; rendered(); return; }
+      setStatus('report');
+      update(g);
+      return;
+    }
+    poll('/api/groups/' + encodeURIComponent(id), update);
+  }
+
+  function update(g) {
+    view.g = g;
+    view.model = model(g);
+    if (!view.zoomed) { view.v0 = view.model.t0; view.v1 = view.model.t1; }
+    var gens = g.generations || [];
+    var last = gens[gens.length - 1];
+    document.getElementById('title').textContent = g.group;
+    document.getElementById('meta').textContent = g.groupProtocol + ' group' +
+      (g.protocolType ? ' (' + g.protocolType + ')' : '') + ' · ' + gens.length + ' generations' +
+      (last ? ' · generation ' + last.generation + ' ' + last.status + ', ' + (last.members || []).length + ' members, ' + last.protocol : '') +
+      (g.pendingRebalance ? ' · rebalancing' : '') +
+      ' · seen ' + clock(ms(g.firstSeen)) + ' – ' + clock(ms(g.lastSeen)) + ' UTC';
+    draw();
+    details();
+  }
+
+  function x(t) {
+    var w = chartWidth() - LABEL_W - 10;
+    return LABEL_W + (t - view.v0) / (view.v1 - view.v0) * w;
+  }
+  function chartWidth() { return Math.max(600, document.getElementById('chart').clientWidth || 1000); }
+
+  function ticks(v0, v1, n) {
+    var span = (v1 - v0) / n, steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000, 300000, 600000, 1800000, 3600000, 7200000, 21600000, 86400000];
+    var step = steps.find(function (s) { return s >= span; }) || steps[steps.length - 1];
+    var out = [];
+    for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) out.push(t);
+    return out;
+  }
+
+  function draw() {
+    var m = view.model;
+    if (!m) return;
+    var name = function (id) { return !id ? '-' : (m.byId[id] ? laneLabel(m.byId[id]).main : id); };
+    var W = chartWidth(), H = AXIS_H + BAND_H + m.lanes.length * LANE_H + 4;
+    var v0 = view.v0, v1 = view.v1;
+    var vis = function (a, b) { return b >= v0 && a <= v1; };
+    var s = [];
+    s.push('<svg xmlns="http://www.w3.org/2000/svg" width="' + W + '" height="' + H + '">');
+    s.push('<defs><clipPath id="plot"><rect x="' + LABEL_W + '" y="0" width="' + (W - LABEL_W) + '" height="' + H + '"/></clipPath></defs>');
+    s.push('<g class="axis">');
+    ticks(v0, v1, 8).forEach(function (t) {
+      var px = x(t);
+      s.push('<line x1="' + px + '" x2="' + px + '" y1="' + AXIS_H + '" y2="' + H + '"/><text x="' + (px + 2) + '" y="14">' + clock(t) + '</text>');
+    });
+    s.push('</g>');
+    m.lanes.forEach(function (l, i) {
+      var y = AXIS_H + BAND_H + i * LANE_H, lab = laneLabel(l);
+      if (i % 2 === 0) s.push('<rect class="lane-bg" x="0" y="' + y + '" width="' + W + '" height="' + LANE_H + '"/>');
+      s.push('<text class="lane-label" x="6" y="' + (y + 13) + '">' + esc(lab.main.slice(0, 34)) + '<title>' + esc(lab.main) + '</title></text>');
+      s.push('<text class="lane-sub" x="6" y="' + (y + 25) + '">' + esc(lab.sub.slice(0, 40)) + '<title>' + esc(lab.sub) + '</title></text>');
+    });
+    s.push('<g clip-path="url(#plot)">');
+    m.storms.forEach(function (st) {
+      if (!vis(st.from, st.to)) return;
+      s.push('<rect class="storm" x="' + x(st.from) + '" y="' + AXIS_H + '" width="' + Math.max(2, x(st.to) - x(st.from)) + '" height="' + (H - AXIS_H) +
+        '"><title>storm: ' + st.storm.rebalances + ' rebalances, mostly ' + esc(st.storm.dominantTrigger) + '</title></rect>');
+    });
+    m.bands.forEach(function (b) {
+      if (!vis(b.from, b.to)) return;
+      var gen = b.gen, x0 = x(b.from), w = Math.max(3, x(b.to) - x0);
+      var num = gen ? gen.generation : b.pending.generation;
+      var trig = gen ? gen.trigger : b.pending.trigger;
+      var label = 'gen ' + num + ' ' + trig.kind + (gen ? ' · ' + (view.g.groupProtocol === 'consumer' ? 'epoch' : 'stw ' + dur(gen.stopTheWorldMs)) : ' · pending');
+      var title = gen ? 'generation ' + num + ' (' + gen.status + '): ' + trig.kind + (trig.member ? ' ' + trig.member : '') + (trig.reason ? ' (' + trig.reason + ')' : '') +
+        '\nstop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')' +
+        '\nwaited for ' + name(gen.waitedFor) + '\nleader ' + name(gen.leader) + '\nassignor ' + gen.protocol + ' (' + gen.mode + ')'
+        : 'rebalance to generation ' + num + ' in progress: ' + trig.kind;
+      s.push('<g class="band' + (view.selected === num ? ' selected' : '') + '" data-gen="' + num + '"><rect x="' + x0 + '" y="' + (AXIS_H + 2) + '" width="' + w +
+        '" height="' + (BAND_H - 4) + '"><title>' + esc(title) + '</title></rect>');
+      if (w > 40) {
+        s.push('<text x="' + (x0 + 3) + '" y="' + (AXIS_H + 14) + '">' + esc(label.slice(0, Math.floor(w / 6))) + '</text>');
+        if (gen && w > 120) {
+          s.push('<text x="' + (x0 + 3) + '" y="' + (AXIS_H + 27) + '">' + esc(('waited for ' + name(gen.waitedFor) + ' · leader ' + name(gen.leader) + ' · ' + gen.protocol).slice(0, Math.floor(w / 6))) + '</text>');
+        }
+      }
+      s.push('</g>');
+    });
+    m.lanes.forEach(function (l, i) {
+      var y = AXIS_H + BAND_H + i * LANE_H, mid = y + LANE_H / 2;
+      s.push('<g class="lane" data-member="' + esc(l.id) + '" data-client="' + esc(l.clientId) + '" data-instance="' + esc(l.instanceId) + '">');
+      l.items.forEach(function (it) {
+        if (it.at != null ? !vis(it.at, it.at) : !vis(it.from, it.to)) return;
+        var t = '<title>' + esc(it.title) + '</title>';
+        switch (it.kind) {
+          case 'joinwait':
+          case 'syncwait':
+            s.push('<rect class="' + it.kind + '" data-gen="' + it.gen + '" x="' + x(it.from) + '" y="' + (y + 4) + '" width="' + Math.max(1, x(it.to) - x(it.from)) + '" height="' + (LANE_H - 8) + '">' + t + '</rect>');
+            break;
+          case 'owned':
+            var h = (LANE_H - 10) / it.rows, x0 = x(it.from), w = Math.max(1, x(it.to) - x0), yy = y + 5 + it.row * h;
+            s.push('<g class="owned-seg" data-gen="' + it.gen + '" data-partitions="' + esc(it.partitions) + '"' + (it.epoch != null ? ' data-epoch="' + it.epoch + '"' : '') +
+              '><rect class="owned" x="' + x0 + '" y="' + yy + '" width="' + w + '" height="' + h + '" fill="' + (it.topic ? topicColour(it.topic) : '#d1d5db') + '">' + t + '</rect>');
+            if (w > it.label.length * 6 + 6 && h >= 10) s.push('<text class="owned-label" x="' + (Math.max(x0, LABEL_W) + 3) + '" y="' + (yy + h / 2 + 4) + '">' + esc(it.label) + '</text>');
+            s.push('</g>');
+            break;
+          case 'revoke':
+            s.push('<line class="revoke" data-gen="' + it.gen + '" x1="' + x(it.at) + '" x2="' + x(it.at) + '" y1="' + (y + 2) + '" y2="' + (y + LANE_H - 2) + '">' + t + '</line>');
+            break;
+          case 'commit':
+            s.push('<circle class="commit ' + esc(it.result) + '" data-gen="' + it.gen + '" cx="' + x(it.at) + '" cy="' + mid + '" r="' + (it.result === 'ok' ? 5 : 7) + '">' + t + '</circle>');
+            break;
+          case 'suspect':
+            var sx = x(it.at);
+            s.push('<path class="suspect" data-gen="' + it.gen + '" d="M' + sx + ' ' + (mid - 8) + 'L' + (sx + 7) + ' ' + (mid + 6) + 'L' + (sx - 7) + ' ' + (mid + 6) + 'Z">' + t + '</path>');
+            break;
+          case 'leave':
+            var lx = x(it.at);
+            s.push('<g class="leave-mark" data-how="' + esc(it.label) + '"><rect class="leave" x="' + (lx - 4) + '" y="' + (mid - 4) + '" width="8" height="8" transform="rotate(45 ' + lx + ' ' + mid + ')">' + t + '</rect>' +
+              '<text class="leave-label" x="' + (lx + 7) + '" y="' + (mid + 4) + '">' + esc(it.label.replace(/_/g, ' ')) + '</text></g>');
+            break;
+        }
+      });
+      s.push('</g>');
+    });
+    s.push('</g></svg>');
+    document.getElementById('chart').innerHTML = s.join('');
+    rendered();
+  }
+
+  function details() {
+    var el = document.getElementById('details'), g = view.g;
+    var gens = g.generations || [];
+    var gen = gens.find(function (x) { return x.generation === view.selected; }) || gens[gens.length - 1];
+    if (!gen) { el.innerHTML = '<div class="empty">no generation yet</div>'; return; }
+    var lanes = view.model.byId;
+    function who(id) {
+      var l = lanes[id];
+      return l ? esc(laneLabel(l).main) : esc(id);
+    }
+    var kip848 = g.groupProtocol === 'consumer';
+    var h = '<h2 id="plan-title" data-gen="' + gen.generation + '">' + (kip848 ? 'Epoch ' : 'Generation ') + gen.generation + ' · ' + esc(gen.status) + '</h2>' +
+      '<div class="meta">trigger ' + esc(gen.trigger.kind) + (gen.trigger.member ? ' ' + who(gen.trigger.member) : '') + (gen.trigger.reason ? ' (' + esc(gen.trigger.reason) + ')' : '') +
+      ' · stop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')' +
+      ' · waited for ' + (gen.waitedFor ? who(gen.waitedFor) : '-') + ' · leader ' + (gen.leader ? who(gen.leader) : '-') +
+      ' · assignor ' + esc(gen.protocol) + ' (' + esc(gen.mode) + ')</div>';
+    h += '<table id="plan"><thead><tr><th>member</th><th>member id</th><th>status</th>' + (kip848 ? '<th>epoch</th>' : '') +
+      '<th>assignment</th><th>added</th><th>revoked</th><th>kept</th><th>join wait</th><th>stop-the-world</th></tr></thead><tbody>';
+    (gen.members || []).forEach(function (mem) {
+      h += '<tr data-member="' + esc(mem.memberId) + '"><td>' + who(mem.memberId) + '</td><td>' + esc(mem.memberId) + '</td><td>' + esc(mem.status) + '</td>' +
+        (kip848 ? '<td>' + (mem.memberEpoch == null ? '?' : mem.memberEpoch) + '</td>' : '') +
+        '<td class="assignment">' + esc(parts(mem.assignment)) + '</td><td>' + esc(parts(mem.added)) + '</td><td>' + esc(parts(mem.revoked)) + '</td>' +
+        '<td>' + esc(parts(mem.kept)) + '</td><td>' + dur(mem.joinWaitMs) + '</td><td>' + dur(mem.stopTheWorldMs) + '</td></tr>';
+    });
+    (gen.departed || []).forEach(function (d) {
+      h += '<tr class="departed"><td>' + who(d.memberId) + '</td><td>' + esc(d.memberId) + '</td><td>' + esc(d.how) + (d.reason ? ': ' + esc(d.reason) : '') + '</td>' +
+        (kip848 ? '<td></td>' : '') + '<td>-</td><td>-</td><td>' + esc(parts(d.partitions)) + '</td><td>-</td><td></td><td></td></tr>';
+    });
+    h += '</tbody></table>';
+    var commits = gen.commitsDuringRevocation || [];
+    if (commits.length) {
+      h += '<h2>Commits during revocation</h2><table><tbody>' + commits.map(function (c) {
+        return '<tr><td>' + clock(ms(c.at)) + '</td><td>' + who(c.memberId) + '</td><td>' + esc(offsets(c.offsets)) + '</td><td class="' + (c.failed ? 'bad' : '') + '">' + esc(c.result) +
+          (c.errors ? ' ' + esc(offsets(c.errors)) : '') + '</td><td>' + dur(c.latencyMs) + '</td></tr>';
+      }).join('') + '</tbody></table>';
+    }
+    el.innerHTML = h;
+  }
+
+  // wireChart binds zoom (wheel, buttons), pan (drag) and band clicks.
+  function wireChart() {
+    var chart = document.getElementById('chart');
+    function zoom(f, at) {
+      var m = view.model;
+      if (!m) return;
+      var span = (view.v1 - view.v0) * f;
+      if (span < 1) span = 1;
+      var full = m.t1 - m.t0;
+      if (span >= full) { view.v0 = m.t0; view.v1 = m.t1; view.zoomed = false; draw(); return; }
+      var c = at == null ? (view.v0 + view.v1) / 2 : at;
+      var r = (c - view.v0) / (view.v1 - view.v0);
+      view.v0 = c - r * span;
+      view.v1 = view.v0 + span;
+      view.zoomed = true;
+      draw();
+    }
+    function timeAt(clientX) {
+      var px = clientX - chart.getBoundingClientRect().left;
+      return view.v0 + (px - LABEL_W) / (chartWidth() - LABEL_W - 10) * (view.v1 - view.v0);
+    }
+    chart.addEventListener('wheel', function (e) { e.preventDefault(); zoom(e.deltaY < 0 ? 0.8 : 1.25, timeAt(e.clientX)); }, { passive: false });
+    document.getElementById('zin').onclick = function () { zoom(0.5); };
+    document.getElementById('zout').onclick = function () { zoom(2); };
+    document.getElementById('zreset').onclick = function () { zoom(Infinity); };
+    var drag = null;
+    chart.addEventListener('mousedown', function (e) { drag = { x: e.clientX, v0: view.v0, v1: view.v1, moved: false }; });
+    window.addEventListener('mouseup', function () { setTimeout(function () { drag = null; }, 0); });
+    window.addEventListener('mousemove', function (e) {
+      if (!drag || !view.model) return;
+      var dx = e.clientX - drag.x;
+      if (Math.abs(dx) < 3 && !drag.moved) return;
+      drag.moved = true;
+      var dt = dx / (chartWidth() - LABEL_W - 10) * (drag.v1 - drag.v0);
+      view.v0 = drag.v0 - dt;
+      view.v1 = drag.v1 - dt;
+      view.zoomed = true;
+      draw();
+    });
+    chart.addEventListener('click', function (e) {
+      if (drag && drag.moved) return;
+      var b = e.target.closest ? e.target.closest('.band') : null;
+      if (!b) return;
+      view.selected = Number(b.getAttribute('data-gen'));
+      draw();
+      details();
+    });
+    window.addEventListener('resize', function () { draw(); });
+  }
+
+  // ---- start -----------------------------------------------------------
+
+  function start() {
+    if (timer) { clearTimeout(timer); timer = null; }
+    var r = route();
+    if (r.view === 'group') showGroup(r.group); else showList();
+  }
+  document.addEventListener('DOMContentLoaded', function () {
+    app = document.getElementById('app');
+    statusEl = document.getElementById('status');
+    crumb = document.getElementById('crumb');
+    if (fileData) {
+      document.querySelector('header .home').setAttribute('href', '#/');
+      window.addEventListener('hashchange', start);
+    }
+    start();
+  });
+})();

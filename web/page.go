@@ -1,0 +1,62 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// fileData is what a self-contained page carries instead of polling the
+// admin API: the list's rows and every group's report.
+type fileData struct {
+	Summaries []GroupSummary   `json:"summaries"`
+	Report    *timeline.Report `json:"report"`
+}
+
+// shell is the page's HTML. With data nil it links the served assets;
+// otherwise it inlines the style, the script and data (JSON, which
+// encoding/json escapes so that it cannot close the script element).
+func shell(data []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kproxy</title>\n")
+	if data == nil {
+		b.WriteString("<link rel=\"stylesheet\" href=\"/assets/app.css\">\n<script src=\"/assets/app.js\" defer></script>\n")
+	} else {
+		b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n")
+		b.WriteString("<style>\n")
+		b.Write(mustAsset("assets/app.css"))
+		b.WriteString("</style>\n<script id=\"kproxy-data\" type=\"application/json\">")
+		b.Write(data)
+		b.WriteString("</script>\n<script>\n")
+		b.Write(mustAsset("assets/app.js"))
+		b.WriteString("</script>\n")
+	}
+	b.WriteString("</head>\n<body>\n<header><a class=\"home\" href=\"/\">kproxy</a> <span id=\"crumb\"></span><span id=\"status\"></span></header>\n<main id=\"app\"></main>\n</body>\n</html>\n")
+	return b.Bytes()
+}
+
+func mustAsset(name string) []byte {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(fmt.Sprintf("web: embedded %s missing: %v", name, err)) // the build embeds it
+	}
+	return b
+}
+
+// WriteHTML writes r as one self-contained HTML page: the group list and
+// every group's timeline, with style, script and data inline, that opens
+// from disk with no network.
+func WriteHTML(w io.Writer, r *timeline.Report) error {
+	data, err := json.Marshal(fileData{Summaries: Summaries(r), Report: r})
+	if err != nil {
+		return fmt.Errorf("web: encode report: %w", err)
+	}
+	if _, err := w.Write(shell(data)); err != nil {
+		return fmt.Errorf("web: write page: %w", err)
+	}
+	return nil
+}
