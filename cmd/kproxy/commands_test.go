@@ -559,8 +559,8 @@ func TestReplayArgErrors(t *testing.T) {
 		args []string
 		want []string // in the error
 	}{
-		{[]string{"--format", "xml"}, []string{`--format "xml"`, "want text, json or jsonl"}},
-		{[]string{"--format", "JSON"}, []string{`--format "JSON"`, "want text, json or jsonl"}},
+		{[]string{"--format", "xml"}, []string{`--format "xml"`, "want text, json, jsonl or html"}},
+		{[]string{"--format", "JSON"}, []string{`--format "JSON"`, "want text, json, jsonl or html"}},
 		{[]string{"--since", "yesterday"}, []string{`--since "yesterday"`, "RFC 3339"}},
 		{[]string{"--until", "15:08"}, []string{`--until "15:08"`, "RFC 3339"}},
 		{[]string{"--since", seedMid, "--until", "2026-11-29T15:08:00Z"}, []string{"--until 2026-11-29T15:08:00Z is before --since " + seedMid}},

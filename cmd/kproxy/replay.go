@@ -21,7 +21,8 @@ import (
 
 // replayOptions are the flags of `kproxy replay`.
 type replayOptions struct {
-	format       string // text, json or jsonl
+	format       string // text, json, jsonl or html
+	output       string // --output: a file instead of stdout
 	group        string // "" for all
 	since, until time.Time
 	// stormRebalances and stormWindow are serve's --storm-rebalances and
@@ -36,7 +37,7 @@ func newReplayCmd() *cobra.Command {
 		since, until string
 	)
 	cmd := &cobra.Command{
-		Use:   "replay PATH... [--format text|json|jsonl] [--group G] [--since T] [--until T]",
+		Use:   "replay PATH... [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
 		Short: "Tell the story of the rebalances again from journals",
 		Long: `replay reads the journals at PATH (segment files or directories written by
 kproxy serve --journal; journals of several proxies are merged by time) and
@@ -50,6 +51,9 @@ runs them through the same decode and timeline path as the live proxy.
                   (up to 1000 per group) in memory until the end: its memory
                   grows with the journal. text and jsonl stream: their memory
                   does not.
+  --format html   the web page of the admin server as one self-contained file
+                  (data, script and style inline; opens from disk with no
+                  network), to attach to an incident: -o report.html.
 
 --since and --until (RFC 3339, e.g. 2026-03-15T14:02:00Z, or "2026-03-15 14:02:00"
 in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
@@ -58,9 +62,9 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.format {
-			case "text", "json", "jsonl":
+			case "text", "json", "jsonl", "html":
 			default:
-				return fmt.Errorf("replay: --format %q: want text, json or jsonl", o.format)
+				return fmt.Errorf("replay: --format %q: want text, json, jsonl or html", o.format)
 			}
 			var err error
 			if o.since, err = parseReplayTime("--since", since); err != nil {
@@ -78,14 +82,23 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 			if !o.since.IsZero() && !o.until.IsZero() && o.until.Before(o.since) {
 				return fmt.Errorf("replay: --until %s is before --since %s", until, since)
 			}
-			if o.format != "json" && os.Getenv("GOGC") == "" {
+			if !wholeReport(o.format) && os.Getenv("GOGC") == "" {
 				defer debug.SetGCPercent(debug.SetGCPercent(streamingGCPercent))
 			}
-			return replay(cmd.Context(), args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := replayOutput(o.output, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			err = replay(cmd.Context(), args, o, out, cmd.ErrOrStderr())
+			if cerr := done(); err == nil && cerr != nil {
+				err = fmt.Errorf("replay: %w", cerr)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "text", "output format: text, json or jsonl")
+	f.StringVar(&o.format, "format", "text", "output format: text, json, jsonl or html")
+	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of stdout")
 	f.StringVar(&o.group, "group", "", "only this consumer group")
 	f.StringVar(&since, "since", "", "only exchanges completed at or after this time")
 	f.StringVar(&until, "until", "", "only exchanges completed at or before this time")
@@ -142,7 +155,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	w := bufio.NewWriterSize(out, 64<<10)
 	var writeErr error
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
-	if o.format != "json" {
+	if !wholeReport(o.format) {
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
 		cfg.Streaming = true
@@ -221,7 +234,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	// ApiVersions, must not move that time), or as of the end of the
 	// window: timestamps come from the journal, never the clock.
 	eng.Close(o.until)
-	if writeErr == nil && o.format == "json" {
+	if writeErr == nil && wholeReport(o.format) {
 		rep := eng.Report()
 		if o.group != "" {
 			var keep []timeline.GroupReport
@@ -232,7 +245,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			}
 			rep.Groups = append([]timeline.GroupReport{}, keep...)
 		}
-		writeErr = timeline.WriteJSON(w, rep)
+		writeErr = writeWholeReport(w, o.format, rep)
 	}
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err

@@ -252,6 +252,11 @@
       var p = g.pendingRebalance;
       if (ms(p.startedAt) != null) m.bands.push({ pending: p, from: ms(p.startedAt), to: m.t1 });
       (p.commitsDuringRevocation || []).forEach(function (c) { addCommit(m, c, p.generation); });
+      var tr = p.trigger;
+      if ((tr.kind === 'member_left' || tr.kind === 'session_timeout') && tr.member && ms(tr.at) != null) {
+        laneOf(m, tr.member).items.push({ kind: 'leave', at: ms(tr.at), gen: p.generation, label: tr.kind === 'member_left' ? 'left' : 'session_timeout',
+          title: tr.kind.replace(/_/g, ' ') + (tr.reason ? ': ' + tr.reason : '') });
+      }
     }
     (g.consumerMembers || []).forEach(function (cm) {
       var lane = laneOf(m, cm.memberId, cm.clientId, cm.instanceId);
@@ -367,7 +372,7 @@
       var y = AXIS_H + BAND_H + i * LANE_H, lab = laneLabel(l);
       if (i % 2 === 0) s.push('<rect class="lane-bg" x="0" y="' + y + '" width="' + W + '" height="' + LANE_H + '"/>');
       s.push('<text class="lane-label" x="6" y="' + (y + 13) + '">' + esc(lab.main.slice(0, 34)) + '<title>' + esc(lab.main) + '</title></text>');
-      s.push('<text class="lane-sub" x="6" y="' + (y + 25) + '">' + esc(lab.sub.slice(0, 40)) + '<title>' + esc(lab.sub) + '</title></text>');
+      s.push('<text class="lane-sub" x="6" y="' + (y + 25) + '">' + esc(lab.sub.slice(0, 36)) + '<title>' + esc(lab.sub) + '</title></text>');
     });
     s.push('<g clip-path="url(#plot)">');
     m.storms.forEach(function (st) {

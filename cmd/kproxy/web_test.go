@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/demo"
+	"github.com/kproxy-dev/kproxy/internal/headless"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// screenshotDir holds the screenshots the page's tests take, as
+// artefacts to look at (git-ignored).
+const screenshotDir = "testdata/out"
+
+// readmeScreenshot is the group page of the seed scenario that the README
+// shows; TestWebReportFile rewrites it with -update.
+const readmeScreenshot = "../../docs/img/group.png"
+
+// pageLane is one lane of the group page as the DOM shows it.
+type pageLane struct {
+	Client  string            `json:"client"`
+	Member  string            `json:"member"`
+	Owned   map[string]string `json:"owned"`   // generation → partitions ("round_topic[0 1]")
+	Commits []string          `json:"commits"` // the class of each commit marker
+}
+
+// lanesJS reads the lanes drawn on the group page.
+const lanesJS = `JSON.stringify([...document.querySelectorAll('#chart g.lane')].map(l => ({
+	client: l.dataset.client, member: l.dataset.member,
+	owned: Object.fromEntries([...l.querySelectorAll('g.owned-seg')].map(s => [s.dataset.gen, s.dataset.partitions])),
+	commits: [...l.querySelectorAll('circle.commit')].map(c => c.getAttribute('class'))})))`
+
+// checkSeedGroupPage checks the seed scenario on the group page open in b:
+// A's and B's lanes, the split A [0 1] / B [2] of generation 2 on the lanes
+// and in its plan table, and A's commit during revocation as a marker on
+// A's lane.
+func checkSeedGroupPage(t *testing.T, b *headless.Browser) {
+	t.Helper()
+	var lanes []pageLane
+	if err := json.Unmarshal([]byte(headless.Eval[string](t, b, lanesJS)), &lanes); err != nil {
+		t.Fatal(err)
+	}
+	byClient := map[string]pageLane{}
+	for _, l := range lanes {
+		byClient[l.Client] = l
+	}
+	a, okA := byClient["consumer-A"]
+	bl, okB := byClient["consumer-B"]
+	if !okA || !okB {
+		t.Fatalf("lanes %+v; want consumer-A's and consumer-B's", lanes)
+	}
+	if got, want := a.Owned["2"], demo.Topic+"[0 1]"; got != want {
+		t.Errorf("consumer-A owns %q in generation 2; want %q (lane %+v)", got, want, a)
+	}
+	if got, want := bl.Owned["2"], demo.Topic+"[2]"; got != want {
+		t.Errorf("consumer-B owns %q in generation 2; want %q (lane %+v)", got, want, bl)
+	}
+	if len(a.Commits) == 0 || a.Commits[0] != "commit ok" {
+		t.Errorf("consumer-A's commit markers %q; want its commit during revocation, ok", a.Commits)
+	}
+	if len(bl.Commits) != 0 {
+		t.Errorf("consumer-B's commit markers %q; want none", bl.Commits)
+	}
+	// Clicking generation 2's band shows its plan.
+	click(t, b, `#chart .band[data-gen="2"] rect`)
+	b.WaitJS(t, "generation 2's plan", `document.querySelector('#plan-title')?.dataset.gen === '2'`, 10*time.Second)
+	plan := headless.Eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#plan tbody tr[data-member]')].map(r => [r.cells[0].textContent, r.querySelector('.assignment').textContent]))`)
+	if plan["consumer-A"] != demo.Topic+"[0 1]" || plan["consumer-B"] != demo.Topic+"[2]" {
+		t.Errorf("generation 2's plan table %v; want consumer-A %s[0 1], consumer-B %s[2]", plan, demo.Topic, demo.Topic)
+	}
+}
+
+// TestWebPageLive loads the page from a live kproxy serve while the seed
+// scenario runs: the list shows the group, the group page gets generation 2
+// without a reload, and the seed's facts can be read from the DOM.
+func TestWebPageLive(t *testing.T) {
+	b := headless.Start(t, headless.Options{})
+	c := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	s, err := newServer(testConfig(t, c.ListenAddrs()...), zap.NewNop())
+	if err != nil {
+		t.Fatalf("newServer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer dcancel()
+	demoDone := make(chan error, 1)
+	go func() {
+		demoDone <- demo.Run(dctx, s.proxy.Addr().String(), demo.Options{
+			WorkA: 200 * time.Millisecond, WorkB: 400 * time.Millisecond,
+			BJoinsAfter: 5 * time.Second, BothFor: 2 * time.Second,
+		})
+	}()
+	base := "http://" + s.admin.Addr().String()
+	waitFor(t, "generation 1 in /api/groups/"+demo.Group, func() bool {
+		g, ok := apiGroup(t, base)
+		return ok && len(g.Generations) == 1 && g.Generations[0].Status == "stable"
+	})
+
+	b.Run(t, 20*time.Second, chromedp.Navigate(base+"/"))
+	b.WaitJS(t, "the group in the list", `!!document.querySelector('tr[data-group="`+demo.Group+`"] a')`, 10*time.Second)
+	b.Screenshot(t, filepath.Join(screenshotDir, "live-groups.png"))
+
+	b.Run(t, 20*time.Second, chromedp.Navigate(base+"/groups/"+demo.Group))
+	b.WaitJS(t, "generation 1's band", `!!document.querySelector('#chart .band[data-gen="1"]')`, 10*time.Second)
+	if headless.Eval[bool](t, b, `!!document.querySelector('#chart .band[data-gen="2"]')`) {
+		t.Fatal("generation 2 was there when the page loaded: the machine is too slow for this test to see it arrive")
+	}
+	headless.Eval[int](t, b, `window.kproxyTestMark = 7`) // gone if the page reloads
+	b.WaitJS(t, "generation 2 without a reload", `!!document.querySelector('#chart .band[data-gen="2"]') && window.kproxyTestMark === 7`, 30*time.Second)
+
+	if err := <-demoDone; err != nil {
+		t.Fatalf("scenario: %v", err)
+	}
+	g, _ := apiGroup(t, base)
+	want := fmt.Sprintf("%d generations", len(g.Generations))
+	b.WaitJS(t, "the page to catch up with the scenario's end ("+want+")",
+		`document.getElementById('meta').textContent.includes(`+jsString(want)+`) && window.kproxyTestMark === 7`, 10*time.Second)
+	checkSeedGroupPage(t, b)
+	b.Screenshot(t, filepath.Join(screenshotDir, "live-group.png"))
+}
+
+// apiGroup is /api/groups/{demo.Group}; ok is false while it is 404.
+func apiGroup(t *testing.T, base string) (g timeline.GroupReport, ok bool) {
+	t.Helper()
+	resp, err := http.Get(base + "/api/groups/" + demo.Group)
+	if err != nil {
+		t.Fatalf("GET /api/groups/%s: %v", demo.Group, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return g, false
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/groups/%s: %s", demo.Group, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&g); err != nil {
+		t.Fatalf("GET /api/groups/%s: %v", demo.Group, err)
+	}
+	return g, true
+}
+
+// click sends a click to the element sel selects, as a user's would
+// bubble up.
+func click(t *testing.T, b *headless.Browser, sel string) {
+	t.Helper()
+	if !headless.Eval[bool](t, b, `(() => { const e = document.querySelector(`+jsString(sel)+`); if (!e) return false;
+		e.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window})); return true })()`) {
+		t.Fatalf("nothing to click at %s", sel)
+	}
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestWebReportFile writes the seed journal's HTML report with `kproxy
+// replay --format html -o` and opens it from file:// with the network off:
+// the same checks as the live page, nothing loaded from anywhere. With
+// -update it rewrites the README's screenshot of the group page.
+func TestWebReportFile(t *testing.T) {
+	b := headless.Start(t, headless.Options{Offline: true})
+	path := filepath.Join(t.TempDir(), "report.html")
+	if out, err := runKproxy(t, "replay", seedSample, "--format", "html", "-o", path); err != nil {
+		t.Fatalf("replay --format html: %v\n%s", err, out)
+	}
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"http://", "https://", "src=\"/", "href=\"/assets"} {
+		if i := strings.Index(string(html), bad); i >= 0 && bad != "http://" || bad == "http://" && strings.Contains(strings.ReplaceAll(string(html), "http://www.w3.org/2000/svg", ""), bad) {
+			t.Errorf("the report refers to %q: it must be self-contained", bad)
+		}
+	}
+	b.Run(t, 20*time.Second, chromedp.Navigate("file://"+path))
+	b.WaitJS(t, "the group in the list", `!!document.querySelector('tr[data-group="`+demo.Group+`"] a')`, 10*time.Second)
+	click(t, b, `tr[data-group="`+demo.Group+`"] a`)
+	b.WaitJS(t, "the group's lanes", `document.querySelectorAll('#chart g.lane').length >= 2`, 10*time.Second)
+	checkSeedGroupPage(t, b)
+	if res := b.Resources(t); len(res) != 0 {
+		t.Errorf("the report loaded %q; want nothing", res)
+	}
+	b.Screenshot(t, filepath.Join(screenshotDir, "report-group.png"))
+	if *update {
+		b.Screenshot(t, readmeScreenshot)
+	}
+}
