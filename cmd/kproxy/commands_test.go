@@ -737,7 +737,7 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	if err := runDemo(ctx, &out, &errOut, dir, shortDemo); err != nil {
+	if err := runDemo(ctx, &out, &errOut, demoFlags{journal: dir, admin: "127.0.0.1:0"}, shortDemo); err != nil {
 		t.Fatalf("demo: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
 	text := out.String()
@@ -755,7 +755,7 @@ func TestDemo(t *testing.T) {
 	if m := commit.FindStringSubmatch(text); m == nil {
 		t.Errorf("demo output lacks A's commit during revocation:\n%s", text)
 	}
-	for _, want := range []string{"| ", "journal written to " + dir} {
+	for _, want := range []string{"| ", "journal written to " + dir, "kproxy demo: web page at http://127.0.0.1:"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, text)
 		}

@@ -24,8 +24,15 @@ import (
 // demoBrokers is the size of the demo's embedded cluster.
 const demoBrokers = 3
 
+// demoFlags are the flags of `kproxy demo`.
+type demoFlags struct {
+	journal string // --journal: also journal to this directory; "" off
+	admin   string // --admin: the admin server with the web page; "" off
+	keep    bool   // --keep: stay up after the scenario until interrupted
+}
+
 func newDemoCmd() *cobra.Command {
-	var journalDir string
+	var flags demoFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the seed rebalance scenario on an embedded Kafka, through kproxy, and print its timeline",
@@ -36,21 +43,27 @@ when partitions are revoked, 1 s of work per poll) joins group ` + demo.Group + 
 and consumer B (2 s per poll) joins a few seconds later. It prints kproxy's live
 timeline, with what the consumers themselves say in between, and exits by
 itself in about 20 seconds. With --journal it also records what kproxy saw, for
-` + "`kproxy replay`" + `.`,
+` + "`kproxy replay`" + `. The admin server (--admin, a free loopback port by default)
+serves the web page with the group's timeline as a picture; its address is
+printed first. With --keep the demo stays up after the scenario, until Ctrl-C,
+so that the page can be explored.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runDemo(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), journalDir, demo.Options{})
+			return runDemo(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), flags, demo.Options{})
 		},
 	}
-	cmd.Flags().StringVar(&journalDir, "journal", "", "also journal the exchanges kproxy observes to this directory")
+	cmd.Flags().StringVar(&flags.journal, "journal", "", "also journal the exchanges kproxy observes to this directory")
+	cmd.Flags().StringVar(&flags.admin, "admin", "127.0.0.1:0", `admin server (web page, /metrics) address; "" for none`)
+	cmd.Flags().BoolVar(&flags.keep, "keep", false, "stay up after the scenario, serving the web page, until Ctrl-C")
 	return cmd
 }
 
 // runDemo runs the demo, printing the timeline and the consumers' own
 // narration to out, problems to errw.
-func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts demo.Options) error {
+func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts demo.Options) error {
+	journalDir := flags.journal
 	log, err := newLogger(errw, "console", "warn")
 	if err != nil {
 		return err
@@ -103,6 +116,18 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 	proxyDone := make(chan error, 1)
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
 
+	if flags.admin != "" {
+		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report}, log)
+		if err != nil {
+			stopProxy()
+			<-proxyDone
+			return fmt.Errorf("demo: %w", err)
+		}
+		go admin.serve() // ends with admin.shutdown
+		defer admin.shutdown()
+		printf("kproxy demo: web page at http://%s/groups/%s\n", admin.Addr(), demo.Group)
+	}
+
 	part := decode.CoordinatorPartition(demo.Group, decode.DefaultOffsetsPartitions)
 	printf("kproxy demo: embedded Kafka with %d brokers, kproxy listening on %s\n", demoBrokers, p.Addr())
 	printf("group %s lives in __consumer_offsets partition %d (of %d); its leader is the coordinator\n",
@@ -113,6 +138,10 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 		printf("%s | %s\n", time.Now().Format("15:04:05.000"), line)
 	}
 	runErr := demo.Run(ctx, p.Addr().String(), opts)
+	if flags.keep && runErr == nil {
+		printf("\nthe scenario is over; kproxy demo stays up (--keep): press Ctrl-C to stop\n")
+		<-ctx.Done()
+	}
 
 	stopProxy()
 	if err := <-proxyDone; err != nil && runErr == nil {
