@@ -101,6 +101,9 @@ type Config struct {
 	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
 	// means off. Loopback by default.
 	Admin string
+	// MetricsMaxGroups is how many consumer groups /metrics names; the
+	// others are summed under group="_other".
+	MetricsMaxGroups int
 	// LogFormat is "console" (for people) or "json" (for machines).
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
@@ -126,6 +129,7 @@ const (
 	DefaultStormRebalances    = 3
 	DefaultStormWindow        = 5 * time.Minute
 	DefaultAdmin              = "127.0.0.1:9644"
+	DefaultMetricsMaxGroups   = 1000
 	DefaultLogFormat          = "console"
 	DefaultLogLevel           = "info"
 )
@@ -151,8 +155,9 @@ func Default() Config {
 		StormRebalances:    DefaultStormRebalances,
 		StormWindow:        DefaultStormWindow,
 
-		Admin:     DefaultAdmin,
-		LogFormat: DefaultLogFormat,
-		LogLevel:  DefaultLogLevel,
+		Admin:            DefaultAdmin,
+		MetricsMaxGroups: DefaultMetricsMaxGroups,
+		LogFormat:        DefaultLogFormat,
+		LogLevel:         DefaultLogLevel,
 	}
 }

@@ -43,6 +43,7 @@ const (
 	KeyStormRebalances            = "storm-rebalances"
 	KeyStormWindow                = "storm-window"
 	KeyAdmin                      = "admin"
+	KeyMetricsMaxGroups           = "metrics-max-groups"
 	KeyLogFormat                  = "log-format"
 	KeyLogLevel                   = "log-level"
 )
@@ -157,7 +158,9 @@ func Options() []Option {
 		{Key: KeyStormWindow, Flag: true, kind: kindDuration, Default: "5m",
 			Usage: "sliding window of storm detection"},
 		{Key: KeyAdmin, Flag: true, kind: kindString, Default: d.Admin,
-			Usage: "admin HTTP address serving /metrics, /healthz, /timeline and /api/timeline; empty means off"},
+			Usage: "admin HTTP address serving the web page (/), /metrics, /healthz, /timeline and /api/; empty means off"},
+		{Key: KeyMetricsMaxGroups, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MetricsMaxGroups),
+			Usage: `consumer groups /metrics names; the others are summed under group="_other"`},
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,

@@ -155,6 +155,7 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyStormRebalances, parseInt, &c.StormRebalances)
 	read(v, &p, KeyStormWindow, parseDuration, &c.StormWindow)
 	read(v, &p, KeyAdmin, parseString, &c.Admin)
+	read(v, &p, KeyMetricsMaxGroups, parseInt, &c.MetricsMaxGroups)
 	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
 	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)
 	return c, p

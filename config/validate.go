@@ -64,6 +64,9 @@ func (c *Config) problems() problems {
 			fmt.Sprintf("below the minimum of %d (one rebalance is not a storm)", MinStormRebalances))
 	}
 	checkPositive(&p, KeyStormWindow, c.StormWindow)
+	if c.MetricsMaxGroups < 0 {
+		p.add(KeyMetricsMaxGroups, strconv.Itoa(c.MetricsMaxGroups), "negative (0 sums every group under _other)")
+	}
 	if c.ObserverQueueBytes < MinMaxFrameSize {
 		p.add(KeyObserverQueueBytes, strconv.FormatInt(c.ObserverQueueBytes, 10),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))

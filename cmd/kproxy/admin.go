@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/journal"
@@ -18,7 +19,8 @@ import (
 	"github.com/kproxy-dev/kproxy/web"
 )
 
-// adminServer is the admin HTTP server: /metrics (Prometheus text format),
+// adminServer is the admin HTTP server: /metrics (Prometheus, through
+// client_golang),
 // /healthz, /timeline (the timeline so far, as text), /api/timeline (the
 // same as the JSON report) and the web page (package web). It listens on loopback unless configured
 // otherwise.
@@ -34,6 +36,11 @@ type adminSources struct {
 	proxy    func() proxy.Stats
 	journal  func() journal.Stats // nil when there is no journal
 	timeline func() *timeline.Report
+	// apis counts the observed exchanges per API for /metrics; nil: none.
+	apis *apiMetrics
+	// metricsMaxGroups is how many groups /metrics names; the others are
+	// summed under group="_other".
+	metricsMaxGroups int
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -47,17 +54,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		var js *journal.Stats
-		if src.journal != nil {
-			s := src.journal()
-			js = &s
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		if err := writeMetrics(w, src.proxy(), js); err != nil {
-			log.Debug("admin: write metrics", zap.Error(err))
-		}
-	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src, src.apis, src.metricsMaxGroups), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"io"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -90,24 +90,59 @@ var journalMetrics = []metric[journal.Stats]{
 		}},
 }
 
-// writeMetrics writes ps, and js unless it is nil, in the Prometheus text
-// exposition format (0.0.4).
-func writeMetrics(w io.Writer, ps proxy.Stats, js *journal.Stats) error {
-	if err := writeSamples(w, proxyMetrics, ps); err != nil {
-		return err
-	}
-	if js == nil {
-		return nil
-	}
-	return writeSamples(w, journalMetrics, *js)
+// statsCollector exposes a stats struct S, read once per scrape, as the
+// metrics ms lists (constant metrics: the struct holds the counts).
+type statsCollector[S any] struct {
+	metrics []metric[S]
+	descs   []*prometheus.Desc
+	read    func() S
 }
 
-func writeSamples[S any](w io.Writer, ms []metric[S], s S) error {
+var _ prometheus.Collector = (*statsCollector[proxy.Stats])(nil)
+
+func newStatsCollector[S any](ms []metric[S], read func() S) *statsCollector[S] {
+	c := &statsCollector[S]{metrics: ms, read: read}
 	for _, m := range ms {
-		if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %g\n",
-			m.name, m.help, m.name, m.kind, m.name, m.value(s)); err != nil {
-			return err
-		}
+		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, nil, nil))
 	}
-	return nil
+	return c
+}
+
+// Describe sends the descriptions of every metric in the list.
+func (c *statsCollector[S]) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect reads the stats once and sends every metric of the list.
+func (c *statsCollector[S]) Collect(ch chan<- prometheus.Metric) {
+	s := c.read()
+	for i, m := range c.metrics {
+		kind := prometheus.GaugeValue
+		if m.kind == "counter" {
+			kind = prometheus.CounterValue
+		}
+		ch <- prometheus.MustNewConstMetric(c.descs[i], kind, m.value(s))
+	}
+}
+
+// newMetricsRegistry is what /metrics exposes: the Go and process
+// collectors, the proxy's counters, the journal's when src.journal is set,
+// the per-API metrics of apis when it is not nil, and the per-group metrics
+// of src.timeline, at most maxGroups of them by name.
+func newMetricsRegistry(src adminSources, apis *apiMetrics, maxGroups int) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(newStatsCollector(proxyMetrics, src.proxy))
+	if src.journal != nil {
+		reg.MustRegister(newStatsCollector(journalMetrics, src.journal))
+	}
+	if apis != nil {
+		reg.MustRegister(apis)
+	}
+	if src.timeline != nil {
+		reg.MustRegister(newGroupCollector(src.timeline, maxGroups))
+	}
+	return reg
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -63,45 +67,76 @@ func checkCoverage[S any](t *testing.T, ms []metric[S]) {
 	}
 }
 
-func TestWriteMetrics(t *testing.T) {
+// scrape is what /metrics serves for the registry reg, as text.
+func scrape(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body.String())
+	}
+	return rec.Body.String()
+}
+
+func TestMetricsRegistry(t *testing.T) {
+	ps := proxy.Stats{ConnectionsOpen: 3, ConnectionsTotal: 12345678901}
 	tests := []struct {
 		name    string
 		journal *journal.Stats
 		want    map[string]float64
-		samples int
+		absent  []string
 	}{
 		{"without a journal", nil,
 			map[string]float64{"kproxy_connections_open": 3, "kproxy_connections_total": 12345678901},
-			len(proxyMetrics)},
+			[]string{"kproxy_journal_records_written_total"}},
 		{"with a journal", &journal.Stats{Written: 7, Bytes: 4096, Dropped: 2},
 			map[string]float64{"kproxy_connections_open": 3, "kproxy_journal_records_written_total": 7,
 				"kproxy_journal_bytes_written_total": 4096, "kproxy_journal_dropped_total": 2,
 				"kproxy_journal_write_failed": 0},
-			len(proxyMetrics) + len(journalMetrics)},
+			nil},
 		{"with a failed journal", &journal.Stats{Err: errors.New("disk full")},
 			map[string]float64{"kproxy_journal_write_failed": 1},
-			len(proxyMetrics) + len(journalMetrics)},
+			nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := writeMetrics(&b, proxy.Stats{ConnectionsOpen: 3, ConnectionsTotal: 12345678901}, tt.journal); err != nil {
-				t.Fatal(err)
+			src := adminSources{proxy: func() proxy.Stats { return ps }}
+			if tt.journal != nil {
+				src.journal = func() journal.Stats { return *tt.journal }
 			}
-			m := parseMetrics(t, b.String())
-			if len(m) != tt.samples {
-				t.Errorf("%d samples; want %d", len(m), tt.samples)
-			}
+			text := scrape(t, newMetricsRegistry(src, nil, 10))
+			m := parseMetrics(t, text)
 			for name, want := range tt.want {
 				if got, ok := m[name]; !ok || got != want {
 					t.Errorf("%s = %v (present %v); want %v", name, got, ok, want)
 				}
 			}
-			for _, want := range []string{"# TYPE kproxy_connections_open gauge\n", "# TYPE kproxy_connections_total counter\n"} {
-				if !strings.Contains(b.String(), want) {
+			for _, name := range tt.absent {
+				if _, ok := m[name]; ok {
+					t.Errorf("%s is exposed; want it absent", name)
+				}
+			}
+			for _, ms := range [][]string{names(proxyMetrics)} {
+				for _, name := range ms {
+					if _, ok := m[name]; !ok {
+						t.Errorf("%s is missing", name)
+					}
+				}
+			}
+			for _, want := range []string{"# TYPE kproxy_connections_open gauge\n", "# TYPE kproxy_connections_total counter\n",
+				"\ngo_goroutines ", "\nprocess_cpu_seconds_total "} {
+				if !strings.Contains(text, want) {
 					t.Errorf("metrics lack %q", want)
 				}
 			}
 		})
 	}
+}
+
+func names[S any](ms []metric[S]) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.name)
+	}
+	return out
 }

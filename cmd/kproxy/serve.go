@@ -113,6 +113,9 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
 			timeline: obs.timeline.Report,
 			warnings: healthWarnings(cfg),
+
+			apis:             obs.apis,
+			metricsMaxGroups: cfg.MetricsMaxGroups,
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -198,6 +201,7 @@ type observers struct {
 	list     []proxy.Observer
 	journal  *journal.Writer // nil when off
 	timeline *timeline.Shared
+	apis     *apiMetrics // per-API counts for /metrics
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -225,6 +229,8 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 	}
 	o.timeline = timeline.NewShared(tcfg)
 	o.list = append(o.list, o.timeline)
+	o.apis = newAPIMetrics()
+	o.list = append(o.list, o.apis)
 	return o, nil
 }
 

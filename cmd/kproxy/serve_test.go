@@ -211,6 +211,18 @@ func httpGet(t *testing.T, url string) string {
 	return string(b)
 }
 
+// metricFamily is the family of a sample's name: without its labels and
+// without a histogram's or summary's _bucket, _sum or _count.
+func metricFamily(sample string) string {
+	name, _, _ := strings.Cut(sample, "{")
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			return base
+		}
+	}
+	return name
+}
+
 // parseMetrics reads Prometheus text: every sample line "name value", and
 // checks each has HELP and TYPE lines before it.
 func parseMetrics(t *testing.T, text string) map[string]float64 {
@@ -235,7 +247,7 @@ func parseMetrics(t *testing.T, text string) map[string]float64 {
 			t.Errorf("bad sample line %q", line)
 			continue
 		}
-		if described[name] != 2 {
+		if described[metricFamily(name)] != 2 {
 			t.Errorf("sample %s without HELP and TYPE", name)
 		}
 		m[name] = v

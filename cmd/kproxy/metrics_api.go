@@ -1,0 +1,122 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/proxy"
+)
+
+// apiMetrics counts the exchanges the observers receive, per API: the
+// group APIs kproxy watches (the proxy hands out no others). It is an
+// observer like the timeline, so it adds no work to the proxy's path.
+type apiMetrics struct {
+	requests *prometheus.CounterVec
+	errors   *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+var (
+	_ proxy.Observer       = (*apiMetrics)(nil)
+	_ prometheus.Collector = (*apiMetrics)(nil)
+)
+
+func newAPIMetrics() *apiMetrics {
+	return &apiMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_requests_total",
+			Help: "Requests of the observed APIs (the consumer group APIs) that kproxy forwarded, by API.",
+		}, []string{"api"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_request_errors_total",
+			Help: "Error codes in responses of the observed APIs, by API and error name (OffsetCommit and OffsetFetch: one per failed partition).",
+		}, []string{"api", "error"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kproxy_request_duration_seconds",
+			Help:    "Broker round trip of the observed APIs as kproxy sees it: request read from the client to response read from the broker.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}, []string{"api"}),
+	}
+}
+
+// Observe counts one exchange and the errors its events carry.
+func (m *apiMetrics) Observe(x *decode.Exchange, events []decode.Event) {
+	api := kmsg.NameForKey(x.APIKey)
+	if api == "" {
+		api = "unknown"
+	}
+	m.requests.WithLabelValues(api).Inc()
+	if d := x.Latency(); d > 0 {
+		m.duration.WithLabelValues(api).Observe(d.Seconds())
+	}
+	for i := range events {
+		for _, code := range eventErrors(&events[i]) {
+			m.errors.WithLabelValues(api, errorName(code)).Inc()
+		}
+	}
+}
+
+// eventErrors lists the non-zero error codes of an event's response.
+func eventErrors(ev *decode.Event) []int16 {
+	var codes []int16
+	add := func(c int16) {
+		if c != 0 {
+			codes = append(codes, c)
+		}
+	}
+	switch {
+	case ev.FindCoordinator != nil:
+		add(ev.FindCoordinator.ErrorCode)
+	case ev.JoinGroup != nil:
+		add(ev.JoinGroup.ErrorCode)
+	case ev.SyncGroup != nil:
+		add(ev.SyncGroup.ErrorCode)
+	case ev.Heartbeat != nil:
+		add(ev.Heartbeat.ErrorCode)
+	case ev.LeaveGroup != nil:
+		add(ev.LeaveGroup.ErrorCode)
+	case ev.OffsetCommit != nil:
+		for _, t := range ev.OffsetCommit.Topics {
+			for _, p := range t.Partitions {
+				add(p.ErrorCode)
+			}
+		}
+	case ev.OffsetFetch != nil:
+		add(ev.OffsetFetch.ErrorCode)
+		for _, t := range ev.OffsetFetch.Offsets {
+			for _, p := range t.Partitions {
+				add(p.ErrorCode)
+			}
+		}
+	case ev.ConsumerGroupHeartbeat != nil:
+		add(ev.ConsumerGroupHeartbeat.ErrorCode)
+	}
+	return codes
+}
+
+// errorName is the Kafka name of an error code ("REBALANCE_IN_PROGRESS"),
+// or the code in digits when kerr does not know it.
+func errorName(code int16) string {
+	if err, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+		return err.Message
+	}
+	return "error_" + strconv.Itoa(int(code))
+}
+
+// Describe sends the descriptions of the per-API metrics.
+func (m *apiMetrics) Describe(ch chan<- *prometheus.Desc) {
+	m.requests.Describe(ch)
+	m.errors.Describe(ch)
+	m.duration.Describe(ch)
+}
+
+// Collect sends the per-API metrics.
+func (m *apiMetrics) Collect(ch chan<- prometheus.Metric) {
+	m.requests.Collect(ch)
+	m.errors.Collect(ch)
+	m.duration.Collect(ch)
+}
