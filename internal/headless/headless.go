@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,26 +108,52 @@ func (b *Browser) Run(t testing.TB, timeout time.Duration, actions ...chromedp.A
 }
 
 // Eval evaluates a JavaScript expression in the tab and returns its value
-// as T, failing t on error.
+// as T, failing t on error. An evaluation that meets a document being
+// replaced (a navigation just done) is tried again.
 func Eval[T any](t testing.TB, b *Browser, expr string) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("chromium: evaluate %s: %v", expr, err)
+	for {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+		if err == nil {
+			return v
+		}
+		if !transient(err) || ctx.Err() != nil {
+			t.Fatalf("chromium: evaluate %s: %v", expr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return v
 }
 
-// WaitJS waits until the JavaScript expression is true, failing t with
-// what after timeout.
+// transient says whether err comes from a document going away under an
+// evaluation: its execution context was destroyed or is not known yet.
+func transient(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context with specified id") ||
+		strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Inspected target navigated or closed")
+}
+
+// WaitJS waits until the JavaScript expression is true, polling every
+// 50 ms, and fails t with what after timeout.
 func (b *Browser) WaitJS(t testing.TB, what, expr string, timeout time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, timeout)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr)); err != nil {
-		t.Fatalf("chromium: waiting for %s (%s): %v", what, expr, err)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		if err == nil && ok {
+			return
+		}
+		if err != nil && !transient(err) && ctx.Err() == nil {
+			t.Fatalf("chromium: waiting for %s (%s): %v", what, expr, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("chromium: gave up waiting for %s (%s) after %s", what, expr, timeout)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

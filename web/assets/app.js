@@ -23,6 +23,12 @@
   // ms parses an RFC 3339 time (nanoseconds allowed) to epoch milliseconds.
   function ms(s) {
     if (s == null) return null;
+    // Fast path for the report's own form, "2026-03-15T14:02:11.204123Z".
+    if (s.length >= 20 && s.charCodeAt(s.length - 1) === 90 && s.charCodeAt(10) === 84) {
+      var t = Date.UTC(+s.substr(0, 4), +s.substr(5, 2) - 1, +s.substr(8, 2), +s.substr(11, 2), +s.substr(14, 2), +s.substr(17, 2));
+      if (s.length > 21 && s.charCodeAt(19) === 46) t += +('0' + s.slice(19, -1)) * 1000;
+      if (!isNaN(t)) return t;
+    }
     var m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(s);
     if (!m) return Date.parse(s);
     var frac = m[2] ? Number('0' + m[2]) * 1000 : 0;
@@ -67,6 +73,8 @@
   }
   function setStatus(s) { statusEl.textContent = s; }
   function rendered() {
+    // kproxyFirstDraw is when the page first drew data, for the benchmarks.
+    if (!renders) window.kproxyFirstDraw = performance.now();
     renders++;
     document.body.setAttribute('data-renders', String(renders));
   }
@@ -178,6 +186,18 @@
     return l;
   }
 
+  // index maps the member ids of gen[field] (members or departed) to the
+  // entries, once per generation.
+  function index(gen, field) {
+    var key = '_by_' + field;
+    if (!gen[key]) {
+      var o = Object.create(null);
+      (gen[field] || []).forEach(function (x) { o[x.memberId] = x; });
+      Object.defineProperty(gen, key, { value: o, enumerable: false });
+    }
+    return gen[key];
+  }
+
   // model turns a GroupReport into lanes of timed items, bands and storms.
   function model(g) {
     var m = { lanes: [], byId: {}, bands: [], storms: [], t0: ms(g.firstSeen), t1: ms(g.lastSeen) };
@@ -215,8 +235,8 @@
           if (from == null || mem.assignment == null) return;
           var to = m.t1, revoked = null, nm = null;
           if (next) {
-            nm = (next.members || []).find(function (x) { return x.memberId === mem.memberId; });
-            var dep = (next.departed || []).find(function (x) { return x.memberId === mem.memberId; });
+            nm = index(next, 'members')[mem.memberId];
+            var dep = index(next, 'departed')[mem.memberId];
             to = ms(next.startedAt);
             if (nm && ms(nm.joinedAt) != null) to = ms(nm.joinedAt);
             else if (dep && ms(dep.at) != null) to = ms(dep.at);
@@ -338,9 +358,11 @@
     details();
   }
 
+  // x is the horizontal pixel of time t in the current view; draw sets
+  // plotW first.
+  var plotW = 1000;
   function x(t) {
-    var w = chartWidth() - LABEL_W - 10;
-    return LABEL_W + (t - view.v0) / (view.v1 - view.v0) * w;
+    return LABEL_W + (t - view.v0) / (view.v1 - view.v0) * plotW;
   }
   function chartWidth() { return Math.max(600, document.getElementById('chart').clientWidth || 1000); }
 
@@ -357,6 +379,7 @@
     if (!m) return;
     var name = function (id) { return !id ? '-' : (m.byId[id] ? laneLabel(m.byId[id]).main : id); };
     var W = chartWidth(), H = AXIS_H + BAND_H + m.lanes.length * LANE_H + 4;
+    plotW = W - LABEL_W - 10;
     var v0 = view.v0, v1 = view.v1;
     var vis = function (a, b) { return b >= v0 && a <= v1; };
     var s = [];
@@ -372,7 +395,7 @@
       var y = AXIS_H + BAND_H + i * LANE_H, lab = laneLabel(l);
       if (i % 2 === 0) s.push('<rect class="lane-bg" x="0" y="' + y + '" width="' + W + '" height="' + LANE_H + '"/>');
       s.push('<text class="lane-label" x="6" y="' + (y + 13) + '">' + esc(lab.main.slice(0, 34)) + '<title>' + esc(lab.main) + '</title></text>');
-      s.push('<text class="lane-sub" x="6" y="' + (y + 25) + '">' + esc(lab.sub.slice(0, 36)) + '<title>' + esc(lab.sub) + '</title></text>');
+      s.push('<text class="lane-sub" x="6" y="' + (y + 25) + '">' + esc(lab.sub.slice(0, 34)) + '<title>' + esc(lab.sub) + '</title></text>');
     });
     s.push('<g clip-path="url(#plot)">');
     m.storms.forEach(function (st) {
@@ -380,9 +403,14 @@
       s.push('<rect class="storm" x="' + x(st.from) + '" y="' + AXIS_H + '" width="' + Math.max(2, x(st.to) - x(st.from)) + '" height="' + (H - AXIS_H) +
         '"><title>storm: ' + st.storm.rebalances + ' rebalances, mostly ' + esc(st.storm.dominantTrigger) + '</title></rect>');
     });
+    var bandEnd = -Infinity;
     m.bands.forEach(function (b) {
       if (!vis(b.from, b.to)) return;
       var gen = b.gen, x0 = x(b.from), w = Math.max(3, x(b.to) - x0);
+      // Bands closer than a few pixels hide each other: draw the first;
+      // zooming in shows the others.
+      if (x0 < bandEnd + 2) return;
+      bandEnd = x0 + w;
       var num = gen ? gen.generation : b.pending.generation;
       var trig = gen ? gen.trigger : b.pending.trigger;
       var label = 'gen ' + num + ' ' + trig.kind + (gen ? ' · ' + (view.g.groupProtocol === 'consumer' ? 'epoch' : 'stw ' + dur(gen.stopTheWorldMs)) : ' · pending');
@@ -403,8 +431,47 @@
     m.lanes.forEach(function (l, i) {
       var y = AXIS_H + BAND_H + i * LANE_H, mid = y + LANE_H / 2;
       s.push('<g class="lane" data-member="' + esc(l.id) + '" data-client="' + esc(l.clientId) + '" data-instance="' + esc(l.instanceId) + '">');
+      // Level of detail: a marker within 2 px of the last one of its kind
+      // is not drawn, and narrow adjacent ownership segments of one topic
+      // are drawn as one, so that a long history costs about as many
+      // elements as the chart has pixels. Failed and suspect commits and
+      // departures are always drawn.
+      var last = {}, pending = {}, dense = { joinwait: [], syncwait: [], revoke: [], commit: [] };
+      // A kind whose marks in view are on average closer than 12 px goes
+      // into its path whole: no element per mark at all.
+      var count = { joinwait: 0, syncwait: 0, revoke: 0, commit: 0 }, allDense = {};
+      l.items.forEach(function (it) {
+        if (count[it.kind] != null && (it.at != null ? vis(it.at, it.at) : vis(it.from, it.to))) count[it.kind]++;
+      });
+      Object.keys(count).forEach(function (k) { allDense[k] = count[k] > plotW / 12; });
+      function flush(row) {
+        var p = pending[row];
+        if (!p) return;
+        delete pending[row];
+        var w = Math.max(1, p.x1 - p.x0), it = p.it;
+        var title = p.n > 1 ? 'generations ' + it.gen + '–' + p.lastGen + ' (' + p.n + '): owns ' + it.topic + '; zoom in for each' : it.title;
+        s.push('<g class="owned-seg" data-gen="' + it.gen + '" data-partitions="' + (p.n > 1 ? '' : esc(it.partitions)) + '"' + (p.n > 1 ? ' data-merged="' + p.n + '"' : '') +
+          (it.epoch != null ? ' data-epoch="' + it.epoch + '"' : '') +
+          '><rect class="owned" x="' + p.x0 + '" y="' + p.y + '" width="' + w + '" height="' + p.h + '" fill="' + (it.topic ? topicColour(it.topic) : '#d1d5db') + '"><title>' + esc(title) + '</title></rect>');
+        if (p.n === 1 && w > it.label.length * 6 + 6 && p.h >= 10) s.push('<text class="owned-label" x="' + (Math.max(p.x0, LABEL_W) + 3) + '" y="' + (p.y + p.h / 2 + 4) + '">' + esc(it.label) + '</text>');
+        s.push('</g>');
+      }
       l.items.forEach(function (it) {
         if (it.at != null ? !vis(it.at, it.at) : !vis(it.from, it.to)) return;
+        var dedupe = it.kind === 'joinwait' || it.kind === 'syncwait' || it.kind === 'revoke' || (it.kind === 'commit' && it.result === 'ok');
+        if (dedupe) {
+          // Within 6 px of the last one drawn: one path per lane and kind
+          // holds them all (one element instead of thousands).
+          var px = x(it.at != null ? it.at : it.from);
+          if (allDense[it.kind] || px < (last[it.kind] == null ? -Infinity : last[it.kind]) + 6) {
+            var d = dense[it.kind];
+            if (it.kind === 'revoke') d.push('M' + px.toFixed(1) + ' ' + (y + 2) + 'V' + (y + LANE_H - 2));
+            else if (it.kind === 'commit') d.push('M' + (px - 2).toFixed(1) + ' ' + (mid - 2) + 'h4v4h-4Z');
+            else d.push('M' + px.toFixed(1) + ' ' + (y + 4) + 'h' + Math.max(0.5, x(it.to) - px).toFixed(1) + 'v' + (LANE_H - 8) + 'h' + (-Math.max(0.5, x(it.to) - px)).toFixed(1) + 'Z');
+            return;
+          }
+          last[it.kind] = px;
+        }
         var t = '<title>' + esc(it.title) + '</title>';
         switch (it.kind) {
           case 'joinwait':
@@ -412,11 +479,15 @@
             s.push('<rect class="' + it.kind + '" data-gen="' + it.gen + '" x="' + x(it.from) + '" y="' + (y + 4) + '" width="' + Math.max(1, x(it.to) - x(it.from)) + '" height="' + (LANE_H - 8) + '">' + t + '</rect>');
             break;
           case 'owned':
-            var h = (LANE_H - 10) / it.rows, x0 = x(it.from), w = Math.max(1, x(it.to) - x0), yy = y + 5 + it.row * h;
-            s.push('<g class="owned-seg" data-gen="' + it.gen + '" data-partitions="' + esc(it.partitions) + '"' + (it.epoch != null ? ' data-epoch="' + it.epoch + '"' : '') +
-              '><rect class="owned" x="' + x0 + '" y="' + yy + '" width="' + w + '" height="' + h + '" fill="' + (it.topic ? topicColour(it.topic) : '#d1d5db') + '">' + t + '</rect>');
-            if (w > it.label.length * 6 + 6 && h >= 10) s.push('<text class="owned-label" x="' + (Math.max(x0, LABEL_W) + 3) + '" y="' + (yy + h / 2 + 4) + '">' + esc(it.label) + '</text>');
-            s.push('</g>');
+            var h = (LANE_H - 10) / it.rows, x0 = x(it.from), x1 = x(it.to), p = pending[it.row];
+            if (p && p.it.topic === it.topic && x0 <= p.x1 + 1.5 && x1 - x0 < 4 && p.x1 - p.x0 < 40) {
+              p.x1 = Math.max(p.x1, x1);
+              p.n++;
+              p.lastGen = it.gen;
+              break;
+            }
+            flush(it.row);
+            pending[it.row] = { it: it, x0: x0, x1: x1, y: y + 5 + it.row * h, h: h, n: 1, lastGen: it.gen };
             break;
           case 'revoke':
             s.push('<line class="revoke" data-gen="' + it.gen + '" x1="' + x(it.at) + '" x2="' + x(it.at) + '" y1="' + (y + 2) + '" y2="' + (y + LANE_H - 2) + '">' + t + '</line>');
@@ -434,6 +505,12 @@
               '<text class="leave-label" x="' + (lx + 7) + '" y="' + (mid + 4) + '">' + esc(it.label.replace(/_/g, ' ')) + '</text></g>');
             break;
         }
+      });
+      Object.keys(pending).forEach(flush);
+      Object.keys(dense).forEach(function (k) {
+        if (!dense[k].length) return;
+        s.push('<path class="' + (k === 'commit' ? 'commit ok' : k) + ' dense" d="' + dense[k].join('') + '"><title>' + dense[k].length +
+          ' more ' + k + ' marks close together: zoom in to tell them apart</title></path>');
       });
       s.push('</g>');
     });
