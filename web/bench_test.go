@@ -137,4 +137,3 @@ func BenchmarkPageChromium(b *testing.B) {
 		})
 	}
 }
-
