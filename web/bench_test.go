@@ -127,13 +127,20 @@ func BenchmarkPageChromium(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			srv := httptest.NewServer(NewHandler(func() *timeline.Report { return tc.r }))
 			defer srv.Close()
-			var total float64
+			var total, zoom float64
 			n := 0
 			for b.Loop() {
 				total += pageTiming(b, br, srv.URL+tc.path, tc.ready)
+				if tc.path != "/" {
+					// Zooming in redraws the chart synchronously.
+					zoom += headless.Eval[float64](b, br, `(() => { const t = performance.now(); document.getElementById('zin').click(); return performance.now() - t })()`)
+				}
 				n++
 			}
 			b.ReportMetric(total/float64(n), "ms/first-draw")
+			if zoom > 0 {
+				b.ReportMetric(zoom/float64(n), "ms/zoom")
+			}
 		})
 	}
 }
