@@ -57,7 +57,7 @@ func synthReport(n int) *timeline.Report {
 // their JSON.
 func BenchmarkAPIGroups(b *testing.B) {
 	r := synthReport(2000)
-	h := NewHandler(func() *timeline.Report { return r })
+	h := NewHandler(func() *timeline.Report { return r }, nil)
 	b.ResetTimer()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
@@ -72,7 +72,7 @@ func BenchmarkAPIGroups(b *testing.B) {
 // 500 generations.
 func BenchmarkAPIGroup(b *testing.B) {
 	r := &timeline.Report{Groups: []timeline.GroupReport{synthGroup("big", 200, 500)}}
-	h := NewHandler(func() *timeline.Report { return r })
+	h := NewHandler(func() *timeline.Report { return r }, nil)
 	var size int
 	b.ResetTimer()
 	for b.Loop() {
@@ -89,7 +89,7 @@ func BenchmarkWriteHTML(b *testing.B) {
 	var size int
 	for b.Loop() {
 		var buf bytes.Buffer
-		if err := WriteHTML(&buf, r); err != nil {
+		if err := WriteHTML(&buf, r, nil); err != nil {
 			b.Fatal(err)
 		}
 		size = buf.Len()
@@ -125,7 +125,7 @@ func BenchmarkPageChromium(b *testing.B) {
 		{"group_200_members_500_generations", big, "/groups/big", `window.kproxyFirstDraw > 0`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			srv := httptest.NewServer(NewHandler(func() *timeline.Report { return tc.r }))
+			srv := httptest.NewServer(NewHandler(func() *timeline.Report { return tc.r }, nil))
 			defer srv.Close()
 			var total, zoom float64
 			n := 0

@@ -14,6 +14,13 @@ import (
 //go:embed assets
 var assets embed.FS
 
+// groupView is what /api/groups/{group} serves: the group's report with
+// its request errors.
+type groupView struct {
+	*timeline.GroupReport
+	RequestErrors []RequestError `json:"requestErrors"` // the latest failed requests; [] none
+}
+
 // Source gives the report the page shows; it is called once per request
 // and must be safe to call from several goroutines.
 type Source func() *timeline.Report
@@ -23,19 +30,22 @@ type Source func() *timeline.Report
 //	GET /                   the group list
 //	GET /groups/{group}     one group's timeline
 //	GET /api/groups         []GroupSummary
-//	GET /api/groups/{group} the group's timeline.GroupReport (404 unknown)
+//	GET /api/groups/{group} the group's timeline.GroupReport, plus
+//	                        "requestErrors": []RequestError (404 unknown)
 //	GET /assets/...         the page's script and style
 //
 // The page polls the JSON every two seconds, so a new generation appears
 // without a reload.
 type Handler struct {
-	src Source
-	mux *http.ServeMux
+	src  Source
+	errs *RequestErrors
+	mux  *http.ServeMux
 }
 
-// NewHandler is a Handler showing what src reports.
-func NewHandler(src Source) *Handler {
-	h := &Handler{src: src, mux: http.NewServeMux()}
+// NewHandler is a Handler showing what src reports, and the request
+// errors errs keeps (nil: none).
+func NewHandler(src Source, errs *RequestErrors) *Handler {
+	h := &Handler{src: src, errs: errs, mux: http.NewServeMux()}
 	h.Register(h.mux)
 	return h
 }
@@ -79,7 +89,16 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no group "+id+" in the timeline", http.StatusNotFound)
 		return
 	}
-	writeJSON(w, &rep.Groups[i])
+	writeJSON(w, h.view(&rep.Groups[i]))
+}
+
+// view is g with its request errors.
+func (h *Handler) view(g *timeline.GroupReport) groupView {
+	errs := h.errs.Group(g.Group)
+	if errs == nil {
+		errs = []RequestError{}
+	}
+	return groupView{GroupReport: g, RequestErrors: errs}
 }
 
 // writeJSON encodes v whole before writing, so that an encoding error is a

@@ -10,10 +10,10 @@ import (
 )
 
 // fileData is what a self-contained page carries instead of polling the
-// admin API: the list's rows and every group's report.
+// admin API: the list's rows and every group's view.
 type fileData struct {
-	Summaries []GroupSummary   `json:"summaries"`
-	Report    *timeline.Report `json:"report"`
+	Summaries []GroupSummary `json:"summaries"`
+	Groups    []groupView    `json:"groups"`
 }
 
 // shell is the page's HTML. With data nil it links the served assets;
@@ -48,10 +48,16 @@ func mustAsset(name string) []byte {
 }
 
 // WriteHTML writes r as one self-contained HTML page: the group list and
-// every group's timeline, with style, script and data inline, that opens
-// from disk with no network.
-func WriteHTML(w io.Writer, r *timeline.Report) error {
-	data, err := json.Marshal(fileData{Summaries: Summaries(r), Report: r})
+// every group's timeline with the request errors errs kept (nil: none),
+// with style, script and data inline, that opens from disk with no
+// network.
+func WriteHTML(w io.Writer, r *timeline.Report, errs *RequestErrors) error {
+	h := &Handler{errs: errs}
+	fd := fileData{Summaries: Summaries(r), Groups: make([]groupView, 0, len(r.Groups))}
+	for i := range r.Groups {
+		fd.Groups = append(fd.Groups, h.view(&r.Groups[i]))
+	}
+	data, err := json.Marshal(fd)
 	if err != nil {
 		return fmt.Errorf("web: encode report: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -36,7 +37,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string, string) {
 
 func TestHandlerRoutes(t *testing.T) {
 	r := seedReport(t)
-	h := NewHandler(func() *timeline.Report { return r })
+	h := NewHandler(func() *timeline.Report { return r }, nil)
 	tests := []struct {
 		name, path string
 		code       int
@@ -49,6 +50,7 @@ func TestHandlerRoutes(t *testing.T) {
 		{"the style", "/assets/app.css", 200, "text/css; charset=utf-8", "#chart"},
 		{"the summaries", "/api/groups", 200, "application/json", `"group":"test_group_1"`},
 		{"a group's report", "/api/groups/test_group_1", 200, "application/json", `"generations":[`},
+		{"a group's request errors", "/api/groups/test_group_1", 200, "application/json", `"requestErrors":[]`},
 		{"an unknown group", "/api/groups/nope", 404, "text/plain; charset=utf-8", "no group nope"},
 		{"an unknown page", "/nope", 404, "text/plain; charset=utf-8", "404"},
 	}
@@ -100,7 +102,7 @@ func TestWriteHTML(t *testing.T) {
 	r := seedReport(t)
 	r.Groups[0].Group = "</script><script>alert(1)</script>"
 	var b strings.Builder
-	if err := WriteHTML(&b, r); err != nil {
+	if err := WriteHTML(&b, r, nil); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -113,5 +115,55 @@ func TestWriteHTML(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
+	entry := func(group string, kind timeline.Kind, sec int) timeline.Entry {
+		return timeline.Entry{At: at.Add(time.Duration(sec) * time.Second), Group: group, Kind: kind, Member: "m",
+			Text: "Heartbeat from m failed: ILLEGAL_GENERATION", Fields: map[string]any{"api": "Heartbeat", "error": "ILLEGAL_GENERATION"}}
+	}
+	tests := []struct {
+		name     string
+		perGroup int
+		groups   int
+		entries  []timeline.Entry
+		want     map[string]int // group → errors kept
+	}{
+		{"errors and fencings are kept, other entries not", 10, 10,
+			[]timeline.Entry{entry("g", timeline.KindError, 1), entry("g", timeline.KindFenced, 2), entry("g", timeline.KindCommit, 3)},
+			map[string]int{"g": 2}},
+		{"the latest per group", 2, 10,
+			[]timeline.Entry{entry("g", timeline.KindError, 1), entry("g", timeline.KindError, 2), entry("g", timeline.KindError, 3)},
+			map[string]int{"g": 2}},
+		{"the group with the oldest latest error is forgotten", 10, 2,
+			[]timeline.Entry{entry("a", timeline.KindError, 5), entry("b", timeline.KindError, 1), entry("c", timeline.KindError, 6)},
+			map[string]int{"a": 1, "b": 0, "c": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRequestErrors(tt.perGroup, tt.groups)
+			for _, e := range tt.entries {
+				r.Record(e)
+			}
+			for g, want := range tt.want {
+				if got := r.Group(g); len(got) != want {
+					t.Errorf("group %s: %d errors %+v; want %d", g, len(got), got, want)
+				}
+			}
+		})
+	}
+	r := NewRequestErrors(2, 0)
+	for i := range 3 {
+		r.Record(entry("g", timeline.KindError, i))
+	}
+	got := r.Group("g")
+	if got[0].At != at.Add(time.Second).Format(time.RFC3339Nano) || got[0].API != "Heartbeat" || got[0].Error != "ILLEGAL_GENERATION" {
+		t.Errorf("kept %+v; want the last two, with api and error", got)
+	}
+	var nilErrs *RequestErrors
+	if nilErrs.Group("g") != nil {
+		t.Error("a nil RequestErrors has errors")
 	}
 }

@@ -41,6 +41,9 @@ type adminSources struct {
 	// metricsMaxGroups is how many groups /metrics names; the others are
 	// summed under group="_other".
 	metricsMaxGroups int
+	// requestErrors are the failed group requests the web page draws; nil:
+	// none.
+	requestErrors *web.RequestErrors
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -72,7 +75,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			return timeline.WriteText(b, src.timeline(), time.UTC)
 		})
 	})
-	web.NewHandler(src.timeline).Register(mux) // the web page: /, /groups/{group}, /api/groups
+	web.NewHandler(src.timeline, src.requestErrors).Register(mux) // the web page: /, /groups/{group}, /api/groups
 	return &adminServer{
 		ln:  ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},

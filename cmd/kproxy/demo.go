@@ -19,6 +19,7 @@ import (
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
+	"github.com/kproxy-dev/kproxy/web"
 )
 
 // demoBrokers is the size of the demo's embedded cluster.
@@ -90,12 +91,14 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 		}
 		observers = append(observers, jw)
 	}
+	requestErrors := web.NewRequestErrors(0, 0)
 	live := timeline.NewShared(timeline.Config{
 		Location: time.Local,
 		OnEntry: func(e timeline.Entry) {
 			for _, l := range e.Lines() {
 				printf("%s\n", l)
 			}
+			requestErrors.Record(e)
 		},
 	})
 	observers = append(observers, live)
@@ -117,7 +120,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
 
 	if flags.admin != "" {
-		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report}, log)
+		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report, requestErrors: requestErrors}, log)
 		if err != nil {
 			stopProxy()
 			<-proxyDone

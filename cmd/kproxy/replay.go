@@ -170,6 +170,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			}
 		}
 	}
+	errs := pageErrors(o.format, &cfg)
 	eng := timeline.New(cfg)
 	dec := decode.NewDecoder()
 	bar := newProgress(errOut, r.Stats().Bytes)
@@ -245,7 +246,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			}
 			rep.Groups = append([]timeline.GroupReport{}, keep...)
 		}
-		writeErr = writeWholeReport(w, o.format, rep)
+		writeErr = writeWholeReport(w, o.format, rep, errs)
 	}
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err

@@ -13,12 +13,23 @@ import (
 // report at the end (json, html) rather than streamed entry by entry.
 func wholeReport(format string) bool { return format == "json" || format == "html" }
 
+// pageErrors, for the html format, keeps the request errors of cfg's
+// entries for the page (they are not in the report); nil otherwise.
+func pageErrors(format string, cfg *timeline.Config) *web.RequestErrors {
+	if format != "html" {
+		return nil
+	}
+	errs := web.NewRequestErrors(0, 0)
+	cfg.OnEntry = errs.Record
+	return errs
+}
+
 // writeWholeReport renders rep as format: the JSON report, or the web page
 // as one self-contained HTML file (style, script and data inline; it opens
-// from disk with no network).
-func writeWholeReport(w io.Writer, format string, rep *timeline.Report) error {
+// from disk with no network) with the request errors errs kept.
+func writeWholeReport(w io.Writer, format string, rep *timeline.Report, errs *web.RequestErrors) error {
 	if format == "html" {
-		return web.WriteHTML(w, rep)
+		return web.WriteHTML(w, rep, errs)
 	}
 	return timeline.WriteJSON(w, rep)
 }

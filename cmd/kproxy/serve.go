@@ -18,6 +18,7 @@ import (
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
+	"github.com/kproxy-dev/kproxy/web"
 )
 
 func newServeCmd() *cobra.Command {
@@ -116,6 +117,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 
 			apis:             obs.apis,
 			metricsMaxGroups: cfg.MetricsMaxGroups,
+			requestErrors:    obs.requestErrors,
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -202,6 +204,9 @@ type observers struct {
 	journal  *journal.Writer // nil when off
 	timeline *timeline.Shared
 	apis     *apiMetrics // per-API counts for /metrics
+	// requestErrors keeps the failed requests the timeline names, for
+	// the web page.
+	requestErrors *web.RequestErrors
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -218,10 +223,15 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		o.journal = w
 		o.list = append(o.list, w)
 	}
+	o.requestErrors = web.NewRequestErrors(0, 0)
+	logEntry := timelineLogger(log.Named("timeline"), cfg.LogFormat)
 	tcfg := timeline.Config{
 		StormRebalances: cfg.StormRebalances,
 		StormWindow:     cfg.StormWindow,
-		OnEntry:         timelineLogger(log.Named("timeline"), cfg.LogFormat),
+		OnEntry: func(e timeline.Entry) {
+			logEntry(e)
+			o.requestErrors.Record(e)
+		},
 	}
 	if cfg.LogFormat == "console" {
 		// Clock times in the entries match the console log's own.

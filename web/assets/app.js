@@ -301,6 +301,11 @@
       });
       if (ms(cm.leftAt) != null) lane.items.push({ kind: 'leave', at: ms(cm.leftAt), label: 'left', title: 'left the group' });
     });
+    (g.requestErrors || []).forEach(function (e) {
+      if (!e.memberId || ms(e.at) == null) return;
+      laneOf(m, e.memberId).items.push({ kind: 'reqerror', at: ms(e.at), gen: e.generation, api: e.api,
+        title: e.api + ' failed: ' + e.error + ' (' + clock(ms(e.at)) + ')\n' + e.text });
+    });
     (g.storms || []).forEach(function (s) {
       m.storms.push({ from: ms(s.from), to: s.endedAt ? ms(s.endedAt) : (s.ongoing ? m.t1 : ms(s.to)), storm: s });
     });
@@ -331,12 +336,12 @@
       '<span><i style="background:#fde68a"></i>JoinGroup wait</span><span><i style="background:#bae6fd"></i>SyncGroup wait</span>' +
       '<span><i style="background:#7c3aed"></i>revocation</span><span><i style="background:#16a34a"></i>commit ok</span>' +
       '<span><i style="background:#dc2626"></i>commit failed</span><span><i style="background:#f97316"></i>suspect commit</span>' +
-      '<span><i style="background:#111827"></i>left / evicted</span><span><i style="background:rgba(239,68,68,.25)"></i>storm</span>' +
+      '<span><i style="background:#be123c"></i>request error (&times;)</span><span><i style="background:#111827"></i>left / evicted</span><span><i style="background:rgba(239,68,68,.25)"></i>storm</span>' +
       '</span></div><div id="chart"></div><div id="details"></div>';
     view = { g: null, model: null, v0: null, v1: null, zoomed: false, selected: null };
     wireChart();
     if (fileData) {
-      var g = (fileData.report.groups || []).find(function (x) { return x.group === id; });
+      var g = fileData.groups.find(function (x) { return x.group === id; });
       if (!g) { app.innerHTML = '<div class="empty">no group ' + esc(id) + ' in this report</div>'; rendered(); return; }
       setStatus('report');
       update(g);
@@ -416,7 +421,8 @@
       bandEnd = x0 + w;
       var num = gen ? gen.generation : b.pending.generation;
       var trig = gen ? gen.trigger : b.pending.trigger;
-      var label = 'gen ' + num + ' ' + trig.kind + (gen ? ' · ' + (view.g.groupProtocol === 'consumer' ? 'epoch' : 'stw ' + dur(gen.stopTheWorldMs)) : ' · pending');
+      var k848 = view.g.groupProtocol === 'consumer';
+      var label = (k848 ? 'epoch ' : 'gen ') + num + ' ' + trig.kind + (gen ? ' · ' + (k848 ? 'reconcile ' + dur(gen.reconcileMs) : 'stw ' + dur(gen.stopTheWorldMs)) : ' · pending');
       var title = gen ? 'generation ' + num + ' (' + gen.status + '): ' + trig.kind + (trig.member ? ' ' + trig.member : '') + (trig.reason ? ' (' + trig.reason + ')' : '') +
         '\nstop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')' +
         '\nwaited for ' + name(gen.waitedFor) + '\nleader ' + name(gen.leader) + '\nassignor ' + gen.protocol + ' (' + gen.mode + ')'
@@ -502,6 +508,10 @@
             var sx = x(it.at);
             s.push('<path class="suspect" data-gen="' + it.gen + '" d="M' + sx + ' ' + (mid - 8) + 'L' + (sx + 7) + ' ' + (mid + 6) + 'L' + (sx - 7) + ' ' + (mid + 6) + 'Z">' + t + '</path>');
             break;
+          case 'reqerror':
+            var ex = x(it.at), ey = y + 6;
+            s.push('<path class="reqerror" data-api="' + esc(it.api) + '" d="M' + (ex - 4) + ' ' + (ey - 4) + 'L' + (ex + 4) + ' ' + (ey + 4) + 'M' + (ex + 4) + ' ' + (ey - 4) + 'L' + (ex - 4) + ' ' + (ey + 4) + '">' + t + '</path>');
+            break;
           case 'leave':
             var lx = x(it.at);
             s.push('<g class="leave-mark" data-how="' + esc(it.label) + '"><rect class="leave" x="' + (lx - 4) + '" y="' + (mid - 4) + '" width="8" height="8" transform="rotate(45 ' + lx + ' ' + mid + ')">' + t + '</rect>' +
@@ -535,7 +545,7 @@
     var kip848 = g.groupProtocol === 'consumer';
     var h = '<h2 id="plan-title" data-gen="' + gen.generation + '">' + (kip848 ? 'Epoch ' : 'Generation ') + gen.generation + ' · ' + esc(gen.status) + '</h2>' +
       '<div class="meta">trigger ' + esc(gen.trigger.kind) + (gen.trigger.member ? ' ' + who(gen.trigger.member) : '') + (gen.trigger.reason ? ' (' + esc(gen.trigger.reason) + ')' : '') +
-      ' · stop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')' +
+      (kip848 ? ' · reconciliation ' + dur(gen.reconcileMs) : ' · stop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')') +
       ' · waited for ' + (gen.waitedFor ? who(gen.waitedFor) : '-') + ' · leader ' + (gen.leader ? who(gen.leader) : '-') +
       ' · assignor ' + esc(gen.protocol) + ' (' + esc(gen.mode) + ')</div>';
     h += '<table id="plan"><thead><tr><th>member</th><th>member id</th><th>status</th>' + (kip848 ? '<th>epoch</th>' : '') +

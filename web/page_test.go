@@ -1,0 +1,120 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kproxy-dev/kproxy/internal/headless"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// richReport is the seed's report with one of every mark the lanes draw
+// added to generation 2 (a failed commit, a suspect commit, a member
+// evicted after a session timeout, a storm), and the KIP-848 golden's
+// group; errs holds a Heartbeat error of consumer A.
+func richReport(t *testing.T) (*timeline.Report, *RequestErrors) {
+	t.Helper()
+	r := seedReport(t)
+	g := &r.Groups[0]
+	gen := &g.Generations[1]
+	a := gen.Members[0].MemberID
+	at := *gen.StableAt
+	gen.CommitsDuringRevocation = append(gen.CommitsDuringRevocation, timeline.CommitReport{MemberID: a, At: at, Generation: 1,
+		Offsets: map[string]map[int32]int64{"round_topic": {2: 11}}, Result: "failed", Failed: true,
+		Errors: map[string]map[int32]string{"round_topic": {2: "REBALANCE_IN_PROGRESS"}}})
+	gen.SuspectCommits = append(gen.SuspectCommits, timeline.SuspectReport{MemberID: a, At: at, Generation: 2, Topic: "round_topic",
+		Partition: 2, Offset: 5, Owner: gen.Members[1].MemberID, Reasons: []string{"not_owned"}})
+	gen.Departed = append(gen.Departed, timeline.DepartureReport{MemberID: "ghost-1", How: "session_timeout",
+		Reason: "no heartbeat since 14:02:01 UTC, session timeout 10 s", At: gen.StartedAt, Partitions: map[string][]int32{}})
+	g.Storms = append(g.Storms, timeline.StormReport{From: *g.Generations[0].StartedAt, To: *gen.StartedAt, Rebalances: 3,
+		Generations: []int32{1, 2}, DominantTrigger: "member_joined", Triggers: map[string]int{"member_joined": 2}, Ongoing: true})
+	b, err := os.ReadFile("../timeline/testdata/kip848.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k timeline.Report
+	if err := json.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	r.Groups = append(r.Groups, k.Groups...)
+	slices.SortFunc(r.Groups, func(a, b timeline.GroupReport) int { return strings.Compare(a.Group, b.Group) }) // as the engine does
+	errs := NewRequestErrors(0, 0)
+	stamp, _ := time.Parse(time.RFC3339Nano, *gen.StartedAt)
+	errs.Record(timeline.Entry{At: stamp.Add(time.Second), Group: g.Group, Kind: timeline.KindError, Generation: 1, Member: a,
+		Text: "Heartbeat from " + a + " failed: ILLEGAL_GENERATION", Fields: map[string]any{"api": "Heartbeat", "error": "ILLEGAL_GENERATION"}})
+	return r, errs
+}
+
+// TestPageDrawsEveryMark loads each group of richReport, served and from
+// a file, and counts the marks of each kind on the lanes.
+func TestPageDrawsEveryMark(t *testing.T) {
+	br := headless.Start(t, headless.Options{})
+	r, errs := richReport(t)
+	srv := httptest.NewServer(NewHandler(func() *timeline.Report { return r }, errs))
+	defer srv.Close()
+	file := t.TempDir() + "/report.html"
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, r, errs); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	kip848 := k848(r)
+	marks := map[string]string{
+		"failed commit":       `#chart circle.commit.failed`,
+		"ok commit":           `#chart circle.commit.ok`,
+		"suspect commit":      `#chart path.suspect`,
+		"eviction":            `#chart g.leave-mark[data-how="session_timeout"]`,
+		"storm":               `#chart rect.storm`,
+		"heartbeat error":     `#chart path.reqerror[data-api="Heartbeat"]`,
+		"JoinGroup wait":      `#chart rect.joinwait`,
+		"revocation":          `#chart line.revoke`,
+		"generation 2's band": `#chart .band[data-gen="2"]`,
+	}
+	for _, src := range []struct{ name, base, sep string }{{"served", srv.URL, "/"}, {"file", "file://" + file, "#/"}} {
+		t.Run(src.name, func(t *testing.T) {
+			br.Run(t, 20*time.Second, chromedp.Navigate(src.base+src.sep+"groups/test_group_1"))
+			br.WaitJS(t, "the page", `document.body.dataset.renders > 0 || document.getElementById('status').textContent.includes(': ')`, 10*time.Second)
+			if s := headless.Eval[string](t, br, `document.getElementById('status').textContent`); strings.Contains(s, ": ") {
+				t.Fatalf("the page says %q", s)
+			}
+			br.WaitJS(t, "the lanes", `document.querySelectorAll('#chart g.lane').length >= 2`, 10*time.Second)
+			for what, sel := range marks {
+				if n := headless.Eval[int](t, br, `document.querySelectorAll(`+jsQuote(sel)+`).length`); n != 1 && !(what == "ok commit" && n >= 1) && !(what == "JoinGroup wait" && n >= 1) && !(what == "revocation" && n >= 1) {
+					t.Errorf("%s: %d elements match %s; want 1", what, n, sel)
+				}
+			}
+			br.Screenshot(t, "testdata/out/marks-"+src.name+".png")
+			br.Run(t, 20*time.Second, chromedp.Navigate(src.base+src.sep+"groups/"+kip848))
+			br.WaitJS(t, "the KIP-848 lanes", `document.querySelectorAll('#chart g.owned-seg[data-epoch]').length > 0`, 10*time.Second)
+			if got := headless.Eval[string](t, br, `document.getElementById('plan-title').textContent`); got == "" || got[:5] != "Epoch" {
+				t.Errorf("KIP-848 plan title %q; want it to name the epoch", got)
+			}
+			br.Screenshot(t, "testdata/out/kip848-"+src.name+".png")
+		})
+	}
+}
+
+// k848 is the KIP-848 group of r.
+func k848(r *timeline.Report) string {
+	for _, g := range r.Groups {
+		if g.GroupProtocol == "consumer" {
+			return g.Group
+		}
+	}
+	return ""
+}
+
+func jsQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
