@@ -118,3 +118,35 @@ func jsQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestListPage loads the group list of richReport: each group links to
+// its page, the filter box narrows the rows, and a click on a column's
+// header sorts by it.
+func TestListPage(t *testing.T) {
+	br := headless.Start(t, headless.Options{})
+	r, errs := richReport(t)
+	srv := httptest.NewServer(NewHandler(func() *timeline.Report { return r }, errs))
+	defer srv.Close()
+	br.Run(t, 20*time.Second, chromedp.Navigate(srv.URL+"/"))
+	br.WaitJS(t, "the rows", `document.querySelectorAll('#groups tbody tr').length === 2`, 10*time.Second)
+	rows := func() []string {
+		return headless.Eval[[]string](t, br, `[...document.querySelectorAll('#groups tbody tr')].map(r => r.dataset.group)`)
+	}
+	if got := headless.Eval[string](t, br, `document.querySelector('tr[data-group="test_group_1"] a').getAttribute('href')`); got != "/groups/test_group_1" {
+		t.Errorf("the group's link is %q; want /groups/test_group_1", got)
+	}
+	if got := headless.Eval[string](t, br, `document.querySelector('tr[data-group="test_group_1"] .storm-flag')?.textContent ?? ''`); got != "storm" {
+		t.Errorf("the seed group's storm flag %q; want storm", got)
+	}
+	headless.Eval[bool](t, br, `(() => { const f = document.getElementById('filter'); f.value = 'KIP'; f.dispatchEvent(new Event('input')); return true })()`)
+	if got := rows(); len(got) != 1 || got[0] != k848(r) {
+		t.Errorf("rows matching KIP: %q; want [%s]", got, k848(r))
+	}
+	headless.Eval[bool](t, br, `(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); return true })()`)
+	before := rows()
+	headless.Eval[bool](t, br, `(() => { document.querySelector('th[data-key="group"]').click(); return true })()`)
+	after := rows()
+	if len(before) != 2 || len(after) != 2 || before[0] != after[1] || before[1] != after[0] {
+		t.Errorf("rows %q, then %q after a click on the group header; want the order reversed", before, after)
+	}
+}
