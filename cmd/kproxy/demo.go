@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/journal"
@@ -101,7 +102,8 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 			requestErrors.Record(e)
 		},
 	})
-	observers = append(observers, live)
+	apis := newAPIMetrics()
+	observers = append(observers, live, apis)
 
 	listeners := map[int32]string{}
 	for n := int32(0); n < demoBrokers; n++ {
@@ -120,7 +122,8 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
 
 	if flags.admin != "" {
-		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report, requestErrors: requestErrors}, log)
+		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report,
+			requestErrors: requestErrors, apis: apis, metricsMaxGroups: config.DefaultMetricsMaxGroups}, log)
 		if err != nil {
 			stopProxy()
 			<-proxyDone
