@@ -202,3 +202,61 @@ func TestWebReportFile(t *testing.T) {
 		b.Screenshot(t, readmeScreenshot)
 	}
 }
+
+// reportData is the data a replay --format html page carries.
+func reportData(t *testing.T, args ...string) (groups []string, gens int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.html")
+	if out, err := runKproxy(t, append([]string{"replay", seedSample, "--format", "html", "-o", path}, args...)...); err != nil {
+		t.Fatalf("replay --format html %v: %v\n%s", args, err, out)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open = `<script id="kproxy-data" type="application/json">`
+	_, rest, ok := strings.Cut(string(page), open)
+	data, _, ok2 := strings.Cut(rest, "</script>")
+	if !ok || !ok2 {
+		t.Fatalf("the page carries no data")
+	}
+	var d struct {
+		Groups []timeline.GroupReport `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		t.Fatalf("the page's data: %v", err)
+	}
+	for _, g := range d.Groups {
+		groups = append(groups, g.Group)
+		gens += len(g.Generations)
+	}
+	return groups, gens
+}
+
+// TestReplayHTMLNarrowed checks that --group, --since and --until narrow
+// the HTML report as they do the JSON one.
+func TestReplayHTMLNarrowed(t *testing.T) {
+	all, allGens := reportData(t)
+	if len(all) != 1 || all[0] != demo.Group || allGens < 2 {
+		t.Fatalf("the whole report has groups %q, %d generations; want %s with its generations", all, allGens, demo.Group)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		groups int
+		fewer  bool // fewer generations than the whole report
+	}{
+		{"another group", []string{"--group", "nope"}, 0, true},
+		{"the seed's group", []string{"--group", demo.Group}, 1, false},
+		{"until before gen 2", []string{"--until", "2026-11-29T15:08:00Z"}, 1, true},
+		{"since after the end", []string{"--since", "2026-11-29T16:00:00Z"}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			groups, gens := reportData(t, tt.args...)
+			if len(groups) != tt.groups || (gens < allGens) != tt.fewer {
+				t.Errorf("groups %q, %d generations; want %d groups, fewer than %d generations: %v", groups, gens, tt.groups, allGens, tt.fewer)
+			}
+		})
+	}
+}
