@@ -150,3 +150,42 @@ func TestListPage(t *testing.T) {
 		t.Errorf("rows %q, then %q after a click on the group header; want the order reversed", before, after)
 	}
 }
+
+// TestZoomAndPan zooms in on the seed's group page with the button and
+// the wheel, pans by dragging, and goes back to the whole timeline.
+func TestZoomAndPan(t *testing.T) {
+	br := headless.Start(t, headless.Options{})
+	r := seedReport(t)
+	srv := httptest.NewServer(NewHandler(func() *timeline.Report { return r }, nil))
+	defer srv.Close()
+	br.Run(t, 20*time.Second, chromedp.Navigate(srv.URL+"/groups/test_group_1"))
+	br.WaitJS(t, "the chart", `!!document.getElementById('chart').dataset.view`, 10*time.Second)
+	span := func() (float64, float64) {
+		v := headless.Eval[[]float64](t, br, `document.getElementById('chart').dataset.view.split(' ').map(Number)`)
+		return v[0], v[1]
+	}
+	f0, t0 := span()
+	headless.Eval[bool](t, br, `(() => { document.getElementById('zin').click(); return true })()`)
+	f1, t1 := span()
+	if got, want := t1-f1, (t0-f0)/2; got < want*0.99 || got > want*1.01 {
+		t.Errorf("after zoom in the span is %v ms; want %v", got, want)
+	}
+	headless.Eval[bool](t, br, `(() => { const c = document.getElementById('chart'), r = c.getBoundingClientRect();
+		c.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: r.left + 600, clientY: r.top + 60, bubbles: true, cancelable: true})); return true })()`)
+	f2, t2 := span()
+	if got, want := t2-f2, (t1-f1)*0.8; got < want*0.99 || got > want*1.01 {
+		t.Errorf("after a wheel step the span is %v ms; want %v", got, want)
+	}
+	headless.Eval[bool](t, br, `(() => { const c = document.getElementById('chart'), r = c.getBoundingClientRect();
+		c.dispatchEvent(new MouseEvent('mousedown', {clientX: r.left + 800, clientY: r.top + 60, bubbles: true}));
+		window.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 600, clientY: r.top + 60, bubbles: true}));
+		window.dispatchEvent(new MouseEvent('mouseup', {clientX: r.left + 600, clientY: r.top + 60, bubbles: true})); return true })()`)
+	f3, t3 := span()
+	if f3 <= f2 || t3-f3 < (t2-f2)*0.99 || t3-f3 > (t2-f2)*1.01 {
+		t.Errorf("dragging left moved the view from %v–%v to %v–%v; want later, as wide", f2, t2, f3, t3)
+	}
+	headless.Eval[bool](t, br, `(() => { document.getElementById('zreset').click(); return true })()`)
+	if f, to := span(); f != f0 || to != t0 {
+		t.Errorf("whole timeline shows %v–%v; want %v–%v", f, to, f0, t0)
+	}
+}

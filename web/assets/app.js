@@ -528,7 +528,9 @@
       s.push('</g>');
     });
     s.push('</g></svg>');
-    document.getElementById('chart').innerHTML = s.join('');
+    var chart = document.getElementById('chart');
+    chart.innerHTML = s.join('');
+    chart.setAttribute('data-view', v0 + ' ' + v1); // the time span shown, epoch ms
     rendered();
   }
 
