@@ -38,9 +38,8 @@ type adminSources struct {
 	timeline func() *timeline.Report
 	// apis counts the observed exchanges per API for /metrics; nil: none.
 	apis *apiMetrics
-	// metricsMaxGroups is how many groups /metrics names; the others are
-	// summed under group="_other".
-	metricsMaxGroups int
+	// groups are the per-group metrics for /metrics; nil: none.
+	groups *groupMetrics
 	// requestErrors are the failed group requests the web page draws; nil:
 	// none.
 	requestErrors *web.RequestErrors
@@ -57,7 +56,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src, src.apis, src.metricsMaxGroups), promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")

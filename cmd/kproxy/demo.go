@@ -93,6 +93,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 		observers = append(observers, jw)
 	}
 	requestErrors := web.NewRequestErrors(0, 0)
+	groups := newGroupMetrics(config.DefaultMetricsMaxGroups)
 	live := timeline.NewShared(timeline.Config{
 		Location: time.Local,
 		OnEntry: func(e timeline.Entry) {
@@ -100,6 +101,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 				printf("%s\n", l)
 			}
 			requestErrors.Record(e)
+			groups.Record(e)
 		},
 	})
 	apis := newAPIMetrics()
@@ -123,7 +125,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 
 	if flags.admin != "" {
 		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report,
-			requestErrors: requestErrors, apis: apis, metricsMaxGroups: config.DefaultMetricsMaxGroups}, log)
+			requestErrors: requestErrors, apis: apis, groups: groups}, log)
 		if err != nil {
 			stopProxy()
 			<-proxyDone

@@ -129,20 +129,20 @@ func (c *statsCollector[S]) Collect(ch chan<- prometheus.Metric) {
 
 // newMetricsRegistry is what /metrics exposes: the Go and process
 // collectors, the proxy's counters, the journal's when src.journal is set,
-// the per-API metrics of apis when it is not nil, and the per-group metrics
-// of src.timeline, at most maxGroups of them by name.
-func newMetricsRegistry(src adminSources, apis *apiMetrics, maxGroups int) *prometheus.Registry {
+// and the per-API and per-group metrics of src.apis and src.groups when
+// they are not nil.
+func newMetricsRegistry(src adminSources) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(newStatsCollector(proxyMetrics, src.proxy))
 	if src.journal != nil {
 		reg.MustRegister(newStatsCollector(journalMetrics, src.journal))
 	}
-	if apis != nil {
-		reg.MustRegister(apis)
+	if src.apis != nil {
+		reg.MustRegister(src.apis)
 	}
-	if src.timeline != nil {
-		reg.MustRegister(newGroupCollector(src.timeline, maxGroups))
+	if src.groups != nil {
+		reg.MustRegister(src.groups)
 	}
 	return reg
 }

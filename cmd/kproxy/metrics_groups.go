@@ -1,13 +1,13 @@
 package main
 
 import (
-	"cmp"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy-dev/kproxy/timeline"
-	"github.com/kproxy-dev/kproxy/web"
 )
 
 // otherGroup is the group label of the groups beyond --metrics-max-groups.
@@ -18,170 +18,206 @@ const otherGroup = "_other"
 // five-minute rebalance timeout.
 var rebalanceBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
-// groupCollector exposes the per-group metrics, computed at each scrape
-// from the timeline's report, so that they tell what the timeline tells.
-// Groups are named in the order kproxy first saw them, up to max; the
-// others are summed under group="_other", so that a new group never takes
-// a name from one already exposed.
-type groupCollector struct {
-	report func() *timeline.Report
-	max    int
+// groupMetrics are the per-group metrics, counted from the timeline's
+// entries as they are told (each fact once), so that the counters keep
+// counting however little of the history the timeline keeps in memory.
+// The first max groups to appear get their own label; the others are
+// counted under group="_other", so that a new group never takes a name
+// from one already exposed. Record runs on the timeline's goroutine, the
+// collection on the admin server's.
+type groupMetrics struct {
+	rebalances        *prometheus.CounterVec
+	duration          *prometheus.HistogramVec
+	generation        *prometheus.GaugeVec
+	members           *prometheus.GaugeVec
+	revocationCommits *prometheus.CounterVec
+	suspects          *prometheus.CounterVec
+	storm             *prometheus.GaugeVec
+	folded            prometheus.Counter
 
-	rebalances, duration, generation, members, revocationCommits, suspects, storm, folded *prometheus.Desc
+	mu      sync.Mutex
+	max     int
+	named   map[string]bool
+	other   map[string]*foldedGroup // the groups under _other
+	otherGe float64                 // the highest generation under _other
+	otherMe float64                 // the members of the groups under _other
+	otherSt float64                 // the groups under _other in a storm
 }
 
-var _ prometheus.Collector = (*groupCollector)(nil)
+// foldedGroup is what _other's gauges need of one of its groups.
+type foldedGroup struct {
+	members float64
+	storm   bool
+}
 
-func newGroupCollector(report func() *timeline.Report, max int) *groupCollector {
+var _ prometheus.Collector = (*groupMetrics)(nil)
+
+func newGroupMetrics(max int) *groupMetrics {
 	g := []string{"group"}
-	return &groupCollector{report: report, max: max,
-		rebalances: prometheus.NewDesc("kproxy_group_rebalances_total",
-			"Rebalances the timeline saw form a generation, by group and trigger kind (docs/timeline-json.md).", append(g, "trigger"), nil),
-		duration: prometheus.NewDesc("kproxy_group_rebalance_duration_seconds",
-			"Stop-the-world time of the group's rebalances: from the trigger to the last SyncGroup response.", g, nil),
-		generation: prometheus.NewDesc("kproxy_group_generation",
-			"The group's latest generation (KIP-848: group epoch); _other: the highest.", g, nil),
-		members: prometheus.NewDesc("kproxy_group_members",
-			"Members of the group's latest generation; _other: their sum.", g, nil),
-		revocationCommits: prometheus.NewDesc("kproxy_group_commits_during_revocation_total",
-			"Commits made while the group rebalanced, by result: ok, unknown (no response), or the name of a partition's error.", append(g, "result"), nil),
-		suspects: prometheus.NewDesc("kproxy_group_suspect_commits_total",
-			"Committed partitions that make the next owner re-process records, by reason (not_owned, backwards).", append(g, "reason"), nil),
-		storm: prometheus.NewDesc("kproxy_group_storm",
-			"1 while the group is in a rebalance storm, else 0; _other: how many of its groups are.", g, nil),
-		folded: prometheus.NewDesc("kproxy_group_metrics_folded_groups",
-			"Groups beyond --metrics-max-groups whose metrics are summed under group=\"_other\".", nil, nil),
+	return &groupMetrics{max: max, named: map[string]bool{}, other: map[string]*foldedGroup{},
+		rebalances: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kproxy_group_rebalances_total",
+			Help: "Rebalances that formed a stable generation (KIP-848: a reconciled group epoch), by group and trigger kind (docs/timeline-json.md)."},
+			append(g, "trigger")),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kproxy_group_rebalance_duration_seconds",
+			Help:    "Stop-the-world time of the group's rebalances: from the trigger to the last SyncGroup response (KIP-848: 0).",
+			Buckets: rebalanceBuckets}, g),
+		generation: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kproxy_group_generation",
+			Help: "The group's latest stable generation (KIP-848: group epoch); _other: the highest."}, g),
+		members: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kproxy_group_members",
+			Help: "Members of the group's latest stable generation, 0 once the group is empty; _other: their sum."}, g),
+		revocationCommits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kproxy_group_commits_during_revocation_total",
+			Help: "Commits made while the group rebalanced, by result: ok, unknown (no response seen), or the name of a partition's error."},
+			append(g, "result")),
+		suspects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kproxy_group_suspect_commits_total",
+			Help: "Committed partitions that make the next owner re-process records, by reason (not_owned, backwards)."},
+			append(g, "reason")),
+		storm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kproxy_group_storm",
+			Help: "1 while the group is in a rebalance storm, else 0; _other: how many of its groups are."}, g),
+		folded: prometheus.NewCounter(prometheus.CounterOpts{Name: "kproxy_group_metrics_folded_groups_total",
+			Help: "Groups beyond --metrics-max-groups, counted under group=\"_other\" instead of by name."}),
 	}
+}
+
+func (m *groupMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.rebalances, m.duration, m.generation, m.members, m.revocationCommits, m.suspects, m.storm, m.folded}
 }
 
 // Describe sends the per-group metrics' descriptions.
-func (c *groupCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rebalances, c.duration, c.generation, c.members, c.revocationCommits, c.suspects, c.storm, c.folded} {
-		ch <- d
+func (m *groupMetrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
 	}
 }
 
-// groupStats are one label value's per-group figures.
-type groupStats struct {
-	rebalances        map[string]float64 // by trigger
-	durCount          uint64
-	durSum            float64
-	durBuckets        map[float64]uint64
-	generation        float64
-	members           float64
-	revocationCommits map[string]float64 // by result
-	suspects          map[string]float64 // by reason
-	storm             float64
+// Collect sends the per-group metrics.
+func (m *groupMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
 }
 
-func newGroupStats() *groupStats {
-	return &groupStats{rebalances: map[string]float64{}, durBuckets: map[float64]uint64{},
-		revocationCommits: map[string]float64{}, suspects: map[string]float64{}}
+// label is group's label value: its name while fewer than max groups are
+// named, else _other. Called with m.mu held.
+func (m *groupMetrics) label(group string) (string, *foldedGroup) {
+	if m.named[group] {
+		return group, nil
+	}
+	if f := m.other[group]; f != nil {
+		return otherGroup, f
+	}
+	if len(m.named) < m.max {
+		m.named[group] = true
+		return group, nil
+	}
+	f := &foldedGroup{}
+	m.other[group] = f
+	m.folded.Inc()
+	return otherGroup, f
 }
 
-// add sums g's figures into s.
-func (s *groupStats) add(g *timeline.GroupReport) {
-	for i := range g.Generations {
-		gen := &g.Generations[i]
-		if web.IsRebalance(gen) {
-			s.rebalances[gen.Trigger.Kind]++
+// Record counts what entry e tells; it ignores the kinds it does not
+// count, so that it can take every entry.
+func (m *groupMetrics) Record(e timeline.Entry) {
+	switch e.Kind {
+	case timeline.KindStable, timeline.KindGroupEmpty, timeline.KindCommit, timeline.KindSuspectCommit,
+		timeline.KindStorm, timeline.KindStormEnded:
+	default:
+		return
+	}
+	if e.Kind == timeline.KindCommit && !duringRevocation(e) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	group, f := m.label(e.Group)
+	switch e.Kind {
+	case timeline.KindStable:
+		trigger, _ := e.Fields["trigger"].(string)
+		m.rebalances.WithLabelValues(group, trigger).Inc()
+		if stw, ok := e.Fields["stop_the_world_ms"].(float64); ok && stw >= 0 {
+			m.duration.WithLabelValues(group).Observe(stw / 1000)
 		}
-		if gen.StopTheWorldMs != nil {
-			sec := *gen.StopTheWorldMs / 1000
-			s.durCount++
-			s.durSum += sec
-			for _, b := range rebalanceBuckets {
-				if sec <= b {
-					s.durBuckets[b]++
+		n, _ := e.Fields["members"].(int)
+		m.setGauges(group, f, float64(e.Generation), float64(n))
+	case timeline.KindGroupEmpty:
+		m.setGauges(group, f, float64(e.Generation), 0)
+	case timeline.KindCommit:
+		for _, r := range commitResults(e) {
+			m.revocationCommits.WithLabelValues(group, r).Inc()
+		}
+	case timeline.KindSuspectCommit:
+		reasons, _ := e.Fields["reasons"].([]string)
+		for _, r := range reasons {
+			m.suspects.WithLabelValues(group, r).Inc()
+		}
+	case timeline.KindStorm, timeline.KindStormEnded:
+		on := e.Kind == timeline.KindStorm
+		if f == nil {
+			v := 0.0
+			if on {
+				v = 1
+			}
+			m.storm.WithLabelValues(group).Set(v)
+			return
+		}
+		if f.storm != on {
+			f.storm = on
+			if on {
+				m.otherSt++
+			} else {
+				m.otherSt--
+			}
+		}
+		m.storm.WithLabelValues(group).Set(m.otherSt)
+	}
+}
+
+// setGauges sets a group's generation and members; for a group under
+// _other (f not nil), _other's highest generation and sum of members.
+func (m *groupMetrics) setGauges(group string, f *foldedGroup, gen, members float64) {
+	if f == nil {
+		m.generation.WithLabelValues(group).Set(gen)
+		m.members.WithLabelValues(group).Set(members)
+		m.storm.WithLabelValues(group).Add(0) // present from the first generation on
+		return
+	}
+	m.otherGe = max(m.otherGe, gen)
+	m.otherMe += members - f.members
+	f.members = members
+	m.generation.WithLabelValues(group).Set(m.otherGe)
+	m.members.WithLabelValues(group).Set(m.otherMe)
+	m.storm.WithLabelValues(group).Add(0)
+}
+
+// duringRevocation says whether a commit entry is a commit during a
+// rebalance's revocation rather than a failed commit outside one: the
+// timeline tells the two apart by its sentence ("commit during
+// revocation ..."; timeline/commits.go), which its goldens keep.
+func duringRevocation(e timeline.Entry) bool {
+	return strings.HasPrefix(e.Text, "commit during revocation ")
+}
+
+// commitResults is a commit entry's result labels: the name of each
+// distinct error among its failed partitions, "unknown" when no response
+// was seen (the sentence says "result unknown"), else "ok".
+func commitResults(e timeline.Entry) []string {
+	if errs, _ := e.Fields["errors"].(map[string]map[int32]string); len(errs) > 0 {
+		var names []string
+		for _, parts := range errs {
+			for _, name := range parts {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
 				}
 			}
 		}
-		for _, cm := range gen.CommitsDuringRevocation {
-			for _, r := range commitResults(cm) {
-				s.revocationCommits[r]++
-			}
-		}
-		for _, sc := range gen.SuspectCommits {
-			for _, r := range sc.Reasons {
-				s.suspects[r]++
-			}
-		}
+		slices.Sort(names)
+		return names
 	}
-	if n := len(g.Generations); n > 0 {
-		last := &g.Generations[n-1]
-		s.generation = max(s.generation, float64(last.Generation))
-		s.members += float64(len(last.Members))
+	if failed, _ := e.Fields["failed"].(bool); failed {
+		return []string{"failed"}
 	}
-	if n := len(g.Storms); n > 0 && g.Storms[n-1].Ongoing {
-		s.storm++
+	if strings.Contains(e.Text, " result unknown ") {
+		return []string{"unknown"}
 	}
-}
-
-// commitResults is a commit's result label: "ok", "unknown", or the name
-// of each distinct error among its failed partitions.
-func commitResults(c timeline.CommitReport) []string {
-	if !c.Failed {
-		return []string{c.Result}
-	}
-	var names []string
-	for _, parts := range c.Errors {
-		for _, name := range parts {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return []string{c.Result}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// Collect computes every group's figures from one report and sends them.
-func (c *groupCollector) Collect(ch chan<- prometheus.Metric) {
-	r := c.report()
-	groups := make([]*timeline.GroupReport, len(r.Groups))
-	for i := range r.Groups {
-		groups[i] = &r.Groups[i]
-	}
-	// RFC 3339 UTC stamps of one layout sort as their times do.
-	slices.SortStableFunc(groups, func(a, b *timeline.GroupReport) int {
-		return cmp.Or(cmp.Compare(a.FirstSeen, b.FirstSeen), cmp.Compare(a.Group, b.Group))
-	})
-	var other *groupStats
-	folded := 0
-	for i, g := range groups {
-		if i < c.max {
-			s := newGroupStats()
-			s.add(g)
-			c.send(ch, g.Group, s)
-			continue
-		}
-		if other == nil {
-			other = newGroupStats()
-		}
-		other.add(g)
-		folded++
-	}
-	if other != nil {
-		c.send(ch, otherGroup, other)
-	}
-	ch <- prometheus.MustNewConstMetric(c.folded, prometheus.GaugeValue, float64(folded))
-}
-
-func (c *groupCollector) send(ch chan<- prometheus.Metric, group string, s *groupStats) {
-	for trigger, n := range s.rebalances {
-		ch <- prometheus.MustNewConstMetric(c.rebalances, prometheus.CounterValue, n, group, trigger)
-	}
-	ch <- prometheus.MustNewConstHistogram(c.duration, s.durCount, s.durSum, s.durBuckets, group)
-	ch <- prometheus.MustNewConstMetric(c.generation, prometheus.GaugeValue, s.generation, group)
-	ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, s.members, group)
-	for result, n := range s.revocationCommits {
-		ch <- prometheus.MustNewConstMetric(c.revocationCommits, prometheus.CounterValue, n, group, result)
-	}
-	for reason, n := range s.suspects {
-		ch <- prometheus.MustNewConstMetric(c.suspects, prometheus.CounterValue, n, group, reason)
-	}
-	ch <- prometheus.MustNewConstMetric(c.storm, prometheus.GaugeValue, s.storm, group)
+	return []string{"ok"}
 }

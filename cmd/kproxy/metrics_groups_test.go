@@ -45,11 +45,10 @@ func TestMetricsAfterSeed(t *testing.T) {
 	exact := map[string]float64{
 		`kproxy_group_rebalances_total{` + g + `,trigger="member_joined"}`: 2,
 		`kproxy_group_storm{` + g + `}`:                                    0,
-		`kproxy_group_metrics_folded_groups`:                               0,
+		`kproxy_group_metrics_folded_groups_total`:                         0,
 	}
 	atLeastOne := []string{
 		`kproxy_group_generation{` + g + `}`,
-		`kproxy_group_members{` + g + `}`,
 		`kproxy_group_rebalance_duration_seconds_count{` + g + `}`,
 		`kproxy_requests_total{api="JoinGroup"}`,
 		`kproxy_requests_total{api="SyncGroup"}`,
@@ -58,16 +57,26 @@ func TestMetricsAfterSeed(t *testing.T) {
 		`kproxy_request_errors_total{api="JoinGroup",error="MEMBER_ID_REQUIRED"}`,
 	}
 	// The seed's rebalance (B joining) has one commit during revocation,
-	// A's, ok; B leaving at the end may make another: /metrics counts what
-	// the report has.
+	// A's, ok; B leaving at the end may make another (in a generation or
+	// the rebalance still pending): /metrics counts what the report has.
 	okCommit := `kproxy_group_commits_during_revocation_total{` + g + `,result="ok"}`
 	var (
-		m        map[string]float64
-		ok, gen2 int
+		m                 map[string]float64
+		ok, gen2, members int
+		last              int32
+		state             string
 	)
+	defer func() {
+		if t.Failed() {
+			t.Logf("last seen: %s", state)
+		}
+	}()
 	waitFor(t, "/metrics to show both rebalances and the report's commits", func() bool {
 		rep, _ := apiGroup(t, base)
 		ok, gen2 = 0, 0
+		if n := len(rep.Generations); n > 0 {
+			members, last = len(rep.Generations[n-1].Members), rep.Generations[n-1].Generation
+		}
 		for _, gen := range rep.Generations {
 			for _, c := range gen.CommitsDuringRevocation {
 				if c.Result == "ok" {
@@ -78,9 +87,25 @@ func TestMetricsAfterSeed(t *testing.T) {
 				}
 			}
 		}
+		if p := rep.PendingRebalance; p != nil {
+			for _, c := range p.CommitsDuringRevocation {
+				if c.Result == "ok" {
+					ok++
+				}
+			}
+		}
 		m = parseMetrics(t, httpGet(t, base+"/metrics"))
+		state = fmt.Sprintf("member_joined %v, ok commits %v (report %d), generation %v (report %d); report %s",
+			m[`kproxy_group_rebalances_total{`+g+`,trigger="member_joined"}`], m[okCommit], ok,
+			m[`kproxy_group_generation{`+g+`}`], last, httpGet(t, base+"/timeline"))
 		return m[`kproxy_group_rebalances_total{`+g+`,trigger="member_joined"}`] == 2 && m[okCommit] == float64(ok)
 	})
+	// The group's gauges are its latest generation's, or, once the last
+	// member has left, the empty generation's (the coordinator bumps it;
+	// the report may not list it yet).
+	if gen, n := m[`kproxy_group_generation{`+g+`}`], m[`kproxy_group_members{`+g+`}`]; !(gen == float64(last) && n == float64(members) || gen > float64(last) && n == 0) {
+		t.Errorf("kproxy_group_generation %v, kproxy_group_members %v; want %d and %d, or a later, empty generation", gen, n, last, members)
+	}
 	if gen2 != 1 {
 		t.Errorf("generation 2 has %d ok commits during revocation; want 1 (A's)", gen2)
 	}
@@ -102,36 +127,33 @@ func TestMetricsAfterSeed(t *testing.T) {
 	}
 }
 
-// groupsReport is a report of n groups, each with one stable generation
-// of one member formed by a member joining.
-func groupsReport(n int) *timeline.Report {
-	r := &timeline.Report{}
-	for i := range n {
-		at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano)
-		stw := 12.5
-		r.Groups = append(r.Groups, timeline.GroupReport{Group: fmt.Sprintf("group-%05d", i), GroupProtocol: "classic",
-			FirstSeen: at, LastSeen: at,
-			Generations: []timeline.GenerationReport{{Generation: 1, Status: "stable", Protocol: "range",
-				Trigger:   timeline.TriggerReport{Kind: "member_joined", Member: "m-1"},
-				StartedAt: &at, StableAt: &at, StopTheWorldMs: &stw,
-				Members: []timeline.MemberReport{{MemberID: "m-1", ClientID: "c"}},
-				CommitsDuringRevocation: []timeline.CommitReport{{MemberID: "m-1", Result: "failed", Failed: true,
-					Errors: map[string]map[int32]string{"t": {0: "REBALANCE_IN_PROGRESS"}}}},
-			}}})
-	}
-	return r
-}
-
-// TestGroupMetricsCardinality exposes 1,200 groups with the default bound
-// of 1,000: the first 1,000 seen by name, the rest summed under _other.
+// TestGroupMetricsCardinality counts 1,200 groups with the default bound
+// of 1,000: the first 1,000 to appear by name, the rest under _other.
 func TestGroupMetricsCardinality(t *testing.T) {
-	r := groupsReport(1200)
+	m := newGroupMetrics(1000)
+	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
+	for i := range 1200 {
+		group := fmt.Sprintf("group-%05d", i)
+		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindStable, Generation: int32(1 + i%3),
+			Text: "gen 1 stable", Fields: map[string]any{"trigger": "member_joined", "stop_the_world_ms": 12.5, "members": 2}})
+		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindCommit, Generation: 2, Member: "m",
+			Text:   "commit during revocation m gen 1 t[0]=1 FAILED t[0] REBALANCE_IN_PROGRESS",
+			Fields: map[string]any{"failed": true, "errors": map[string]map[int32]string{"t": {0: "REBALANCE_IN_PROGRESS"}}}})
+		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindCommit, Generation: 2, Member: "m",
+			Text:   "commit m gen 1 t[0]=1 FAILED t[0] ILLEGAL_GENERATION", // not during a revocation
+			Fields: map[string]any{"failed": true, "errors": map[string]map[int32]string{"t": {0: "ILLEGAL_GENERATION"}}}})
+		if i%2 == 0 {
+			m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindStorm, Generation: 1})
+		}
+	}
+	// A group under _other empties: _other's members drop by its two.
+	m.Record(timeline.Entry{At: at, Group: "group-01001", Kind: timeline.KindGroupEmpty, Generation: 4})
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newGroupCollector(func() *timeline.Report { return r }, 1000))
-	m := parseMetrics(t, scrape(t, reg))
+	reg.MustRegister(m)
+	got := parseMetrics(t, scrape(t, reg))
 	labels := map[string]bool{}
 	groupLabel := regexp.MustCompile(`group="([^"]*)"`)
-	for name := range m {
+	for name := range got {
 		if sm := groupLabel.FindStringSubmatch(name); sm != nil {
 			labels[sm[1]] = true
 		}
@@ -148,17 +170,27 @@ func TestGroupMetricsCardinality(t *testing.T) {
 		t.Errorf("group-01000 has its own metrics; want it under %s", otherGroup)
 	}
 	for name, want := range map[string]float64{
-		"kproxy_group_metrics_folded_groups":                                                          200,
+		"kproxy_group_metrics_folded_groups_total":                                                    200,
 		`kproxy_group_rebalances_total{group="_other",trigger="member_joined"}`:                       200,
-		`kproxy_group_members{group="_other"}`:                                                        200,
+		`kproxy_group_members{group="_other"}`:                                                        398,
+		`kproxy_group_generation{group="_other"}`:                                                     4,
+		`kproxy_group_storm{group="_other"}`:                                                          100,
 		`kproxy_group_commits_during_revocation_total{group="_other",result="REBALANCE_IN_PROGRESS"}`: 200,
 		`kproxy_group_rebalance_duration_seconds_count{group="_other"}`:                               200,
 		`kproxy_group_rebalances_total{group="group-00042",trigger="member_joined"}`:                  1,
 		`kproxy_group_rebalance_duration_seconds_bucket{group="group-00042",le="0.05"}`:               1,
 		`kproxy_group_generation{group="group-00042"}`:                                                1,
+		`kproxy_group_members{group="group-00042"}`:                                                   2,
+		`kproxy_group_storm{group="group-00042"}`:                                                     1,
+		`kproxy_group_storm{group="group-00043"}`:                                                     0,
 	} {
-		if got, ok := m[name]; !ok || got != want {
-			t.Errorf("%s = %v (present %v); want %v", name, got, ok, want)
+		if v, ok := got[name]; !ok || v != want {
+			t.Errorf("%s = %v (present %v); want %v", name, v, ok, want)
+		}
+	}
+	for name := range got {
+		if strings.Contains(name, "ILLEGAL_GENERATION") {
+			t.Errorf("%s: a failed commit outside a revocation was counted as one during it", name)
 		}
 	}
 }
@@ -168,14 +200,13 @@ func TestGroupMetricsCardinality(t *testing.T) {
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	src := adminSources{
-		proxy:    func() proxy.Stats { return proxy.Stats{} },
-		journal:  func() journal.Stats { return journal.Stats{} },
-		timeline: func() *timeline.Report { return &timeline.Report{} },
+		proxy:   func() proxy.Stats { return proxy.Stats{} },
+		journal: func() journal.Stats { return journal.Stats{} },
 	}
 	ch := make(chan *prometheus.Desc, 1024)
 	for _, c := range []prometheus.Collector{
 		newStatsCollector(proxyMetrics, src.proxy), newStatsCollector(journalMetrics, src.journal),
-		newAPIMetrics(), newGroupCollector(src.timeline, 1),
+		newAPIMetrics(), newGroupMetrics(1),
 	} {
 		c.Describe(ch)
 	}

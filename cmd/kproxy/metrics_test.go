@@ -104,7 +104,7 @@ func TestMetricsRegistry(t *testing.T) {
 			if tt.journal != nil {
 				src.journal = func() journal.Stats { return *tt.journal }
 			}
-			text := scrape(t, newMetricsRegistry(src, nil, 10))
+			text := scrape(t, newMetricsRegistry(src))
 			m := parseMetrics(t, text)
 			for name, want := range tt.want {
 				if got, ok := m[name]; !ok || got != want {

@@ -115,9 +115,9 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			timeline: obs.timeline.Report,
 			warnings: healthWarnings(cfg),
 
-			apis:             obs.apis,
-			metricsMaxGroups: cfg.MetricsMaxGroups,
-			requestErrors:    obs.requestErrors,
+			apis:          obs.apis,
+			groups:        obs.groups,
+			requestErrors: obs.requestErrors,
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -203,7 +203,8 @@ type observers struct {
 	list     []proxy.Observer
 	journal  *journal.Writer // nil when off
 	timeline *timeline.Shared
-	apis     *apiMetrics // per-API counts for /metrics
+	apis     *apiMetrics   // per-API counts for /metrics
+	groups   *groupMetrics // per-group counts for /metrics
 	// requestErrors keeps the failed requests the timeline names, for
 	// the web page.
 	requestErrors *web.RequestErrors
@@ -224,6 +225,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		o.list = append(o.list, w)
 	}
 	o.requestErrors = web.NewRequestErrors(0, 0)
+	o.groups = newGroupMetrics(cfg.MetricsMaxGroups)
 	logEntry := timelineLogger(log.Named("timeline"), cfg.LogFormat)
 	tcfg := timeline.Config{
 		StormRebalances: cfg.StormRebalances,
@@ -231,6 +233,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		OnEntry: func(e timeline.Entry) {
 			logEntry(e)
 			o.requestErrors.Record(e)
+			o.groups.Record(e)
 		},
 	}
 	if cfg.LogFormat == "console" {
