@@ -167,3 +167,16 @@ func TestRequestErrors(t *testing.T) {
 		t.Error("a nil RequestErrors has errors")
 	}
 }
+
+// TestGroupIDInPath serves a group whose id holds a slash and a space:
+// escaped in the path, it is one segment.
+func TestGroupIDInPath(t *testing.T) {
+	r := &timeline.Report{Groups: []timeline.GroupReport{{Group: "a/b c"}}}
+	h := NewHandler(func() *timeline.Report { return r }, nil)
+	if code, _, body := get(t, h, "/api/groups/a%2Fb%20c"); code != 200 || !strings.Contains(body, `"group":"a/b c"`) {
+		t.Errorf("GET /api/groups/a%%2Fb%%20c: %d %s; want the group", code, body)
+	}
+	if code, _, _ := get(t, h, "/groups/a%2Fb%20c"); code != 200 {
+		t.Errorf("GET /groups/a%%2Fb%%20c: %d; want the page", code)
+	}
+}
