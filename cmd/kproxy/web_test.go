@@ -127,10 +127,14 @@ func TestWebPageLive(t *testing.T) {
 	if err := <-demoDone; err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	g, _ := apiGroup(t, base)
-	want := fmt.Sprintf("%d generations", len(g.Generations))
-	b.WaitJS(t, "the page to catch up with the scenario's end ("+want+")",
-		`document.getElementById('meta').textContent.includes(`+jsString(want)+`) && window.kproxyTestMark === 7`, 10*time.Second)
+	waitFor(t, "the page to catch up with the scenario's end", func() bool {
+		g, _ := apiGroup(t, base)
+		want := fmt.Sprintf("%d generations", len(g.Generations))
+		return headless.Eval[bool](t, b, `document.getElementById('meta').textContent.includes(`+jsString(want)+`)`)
+	})
+	if !headless.Eval[bool](t, b, `window.kproxyTestMark === 7`) {
+		t.Fatal("the page reloaded")
+	}
 	checkSeedGroupPage(t, b)
 	b.Screenshot(t, filepath.Join(screenshotDir, "live-group.png"))
 }
