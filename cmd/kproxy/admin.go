@@ -20,10 +20,10 @@ import (
 )
 
 // adminServer is the admin HTTP server: /metrics (Prometheus, through
-// client_golang),
-// /healthz, /timeline (the timeline so far, as text), /api/timeline (the
-// same as the JSON report) and the web page (package web). It listens on loopback unless configured
-// otherwise.
+// client_golang), /healthz, /timeline (the timeline so far, as text),
+// /api/timeline (the same as the JSON report) and the web page (package
+// web: /, /groups/{group}, /api/groups). It listens on loopback unless
+// configured otherwise.
 type adminServer struct {
 	ln  net.Listener
 	srv *http.Server
@@ -103,7 +103,7 @@ func (a *adminServer) Addr() net.Addr { return a.ln.Addr() }
 // serve serves until shutdown is called.
 func (a *adminServer) serve() {
 	base := "http://" + a.ln.Addr().String()
-	a.log.Info("admin listening", zap.String("metrics", base+"/metrics"), zap.String("timeline", base+"/timeline"))
+	a.log.Info("admin listening", zap.String("web", base+"/"), zap.String("metrics", base+"/metrics"), zap.String("timeline", base+"/timeline"))
 	if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		a.log.Error("admin server stopped", zap.Error(err))
 	}
