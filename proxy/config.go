@@ -92,6 +92,16 @@ type Config struct {
 	// cannot reconnect until they bootstrap again. Turn it off only when
 	// the upstream is not a Kafka broker (tests with a fake upstream).
 	DisableBrokerDiscovery bool
+	// UpstreamSASL, when its Mechanism is set, makes kproxy authenticate
+	// every upstream connection with its own credentials, so that clients
+	// need none (upstreamsasl.go); a client's own SASL request then closes
+	// its connection. The zero value forwards clients' SASL exchanges.
+	UpstreamSASL UpstreamSASL
+	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients on
+	// listeners that other hosts can reach. Without it, New refuses
+	// UpstreamSASL unless every listener is on a loopback address:
+	// anyone who can connect would use kproxy's credentials.
+	AllowOpenSASLProxy bool
 }
 
 // withDefaults returns c with every zero field set to its default. It is
@@ -148,7 +158,10 @@ func (c Config) validate() error {
 	if c.ObserverQueueBytes < 0 {
 		return fmt.Errorf("proxy: observer queue bytes %d: must not be negative", c.ObserverQueueBytes)
 	}
-	return nil
+	if err := c.UpstreamSASL.validate(); err != nil {
+		return err
+	}
+	return c.checkOpenSASLProxy()
 }
 
 // checkPort checks that addr is "host:port" with a numeric port.

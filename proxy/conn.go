@@ -37,6 +37,11 @@ type conn struct {
 	// The SASL v0 token exchange under way; owned by the response pump.
 	saslMechanism string
 	saslLeft      int // token round trips left
+	// sasl is the upstream SASL session when kproxy authenticates
+	// upstream itself (reauth.go); owned by the request pump once the
+	// pumps run. internalCorr numbers kproxy's own requests.
+	sasl         saslSession
+	internalCorr int32
 
 	mu sync.Mutex
 	// upstream is set by serve before the pumps start; close reads it
@@ -68,6 +73,10 @@ func (c *conn) serve() {
 	}
 	up, err := c.p.dialUpstream(c.brokerID, c.log)
 	if err != nil {
+		return
+	}
+	if err := c.authenticateUpstream(up); err != nil {
+		up.Close()
 		return
 	}
 	if !c.setUpstream(up) {

@@ -17,6 +17,10 @@ type pending struct {
 	// it, and mechanism is the handshake's (saslv0.go).
 	sasl      saslKind
 	mechanism string
+	// internal, when not nil, marks kproxy's own request (upstream SASL
+	// re-authentication, reauth.go): its response goes there, not to
+	// the client.
+	internal chan []byte
 }
 
 // inflight is a connection's FIFO of pending requests. Kafka answers the

@@ -27,9 +27,14 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 		at := time.Now()
 		var err error
 		await := true
-		if mode == saslTokens {
+		switch {
+		case mode == saslTokens:
 			err = c.forwardToken(br, prefix, size, at)
-		} else {
+		case c.reauthDue(at):
+			if err = c.reauthenticate(); err == nil {
+				await, err = c.forwardRequest(br, prefix, size, at)
+			}
+		default:
 			await, err = c.forwardRequest(br, prefix, size, at)
 		}
 		if err == nil && await {
@@ -80,6 +85,9 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		version: int16(binary.BigEndian.Uint16(fixed[2:])),
 		corrID:  int32(binary.BigEndian.Uint32(fixed[4:])),
 		at:      at,
+	}
+	if (key == 17 || key == 36) && c.p.cfg.UpstreamSASL.Enabled() {
+		return false, c.refuseClientSASL(key)
 	}
 	if key == 18 && p.version > versionCaps[18] {
 		return false, c.refuseApiVersions(br, size, p) // answered, not forwarded

@@ -73,6 +73,9 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		c.logMismatch(corrID, p, ok)
 		return errMismatch
 	}
+	if p.internal != nil {
+		return c.takeInternal(br, prefix, size, p)
+	}
 	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)

@@ -45,6 +45,14 @@ type Stats struct {
 	// 65535, and not in BrokerListeners); it was left out of what clients
 	// were told.
 	NodesRefused uint64
+	// UpstreamSASLFailures counts upstream connections kproxy could not
+	// authenticate (or re-authenticate) with its own SASL credentials;
+	// each closed its client connection.
+	UpstreamSASLFailures uint64
+	// UpstreamReauthentications counts SASL sessions kproxy renewed on a
+	// live upstream connection before the broker's session lifetime
+	// ended (KIP-368).
+	UpstreamReauthentications uint64
 }
 
 // counters are the live counters behind Stats.
@@ -64,6 +72,8 @@ type counters struct {
 	tlsHellos             atomic.Uint64
 	saslOpaque            atomic.Uint64
 	nodesRefused          atomic.Uint64
+	upstreamSASLFailures  atomic.Uint64
+	upstreamReauths       atomic.Uint64
 	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
 	queuedBytes atomic.Int64
 }
@@ -85,5 +95,8 @@ func (c *counters) snapshot() Stats {
 		TLSHellos:             c.tlsHellos.Load(),
 		SASLOpaqueConnections: c.saslOpaque.Load(),
 		NodesRefused:          c.nodesRefused.Load(),
+
+		UpstreamSASLFailures:      c.upstreamSASLFailures.Load(),
+		UpstreamReauthentications: c.upstreamReauths.Load(),
 	}
 }

@@ -49,6 +49,10 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.SASLOpaqueConnections) }},
 	{"kproxy_nodes_refused_total", "counter", "Responses naming a broker node without a valid listener port; the node was not shown to clients.",
 		func(s proxy.Stats) float64 { return float64(s.NodesRefused) }},
+	{"kproxy_upstream_sasl_failures_total", "counter", "Upstream connections kproxy could not authenticate with its own SASL credentials.",
+		func(s proxy.Stats) float64 { return float64(s.UpstreamSASLFailures) }},
+	{"kproxy_upstream_reauthentications_total", "counter", "SASL sessions kproxy renewed on live upstream connections (KIP-368).",
+		func(s proxy.Stats) float64 { return float64(s.UpstreamReauthentications) }},
 }
 
 // journalMetrics lists what /metrics exposes of the journal when one is
