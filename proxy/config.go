@@ -92,6 +92,21 @@ type Config struct {
 	// cannot reconnect until they bootstrap again. Turn it off only when
 	// the upstream is not a Kafka broker (tests with a fake upstream).
 	DisableBrokerDiscovery bool
+	// TLS, when not nil, makes every listener speak TLS (tls.go). Nil
+	// means plaintext listeners.
+	TLS *ListenerTLS
+	// UpstreamTLS, when not nil, makes kproxy dial brokers with TLS
+	// (tls.go). Nil means plaintext to the brokers.
+	UpstreamTLS *UpstreamTLS
+	// SNIHostPattern, when set, serves every broker node on the bootstrap
+	// listener: node N is advertised as the host name the pattern gives
+	// with NodeIDPlaceholder replaced by N, at the bootstrap port, and
+	// each TLS connection goes to the node whose name the client asked
+	// for (SNI); another name goes to a seed broker. No node listeners are
+	// opened. It needs TLS, whose certificate must cover the names (a
+	// wildcard), and excludes BrokerListeners. "" means one listener per
+	// node.
+	SNIHostPattern string
 	// UpstreamSASL, when its Mechanism is set, makes kproxy authenticate
 	// every upstream connection with its own credentials, so that clients
 	// need none (upstreamsasl.go); a client's own SASL request then closes
@@ -157,6 +172,17 @@ func (c Config) validate() error {
 	}
 	if c.ObserverQueueBytes < 0 {
 		return fmt.Errorf("proxy: observer queue bytes %d: must not be negative", c.ObserverQueueBytes)
+	}
+	if c.TLS != nil && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
+		return errors.New("proxy: tls: a certificate and its key are both required")
+	}
+	if c.SNIHostPattern != "" {
+		if c.TLS == nil {
+			return errors.New("proxy: sni-host-pattern: routing by server name needs TLS on the listeners")
+		}
+		if len(c.BrokerListeners) > 0 {
+			return errors.New("proxy: sni-host-pattern: every node is served on the bootstrap listener; broker listeners cannot be set too")
+		}
 	}
 	if err := c.UpstreamSASL.validate(); err != nil {
 		return err

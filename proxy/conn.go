@@ -56,6 +56,9 @@ type conn struct {
 // serve runs the connection until either side closes or the proxy stops.
 func (c *conn) serve() {
 	defer c.close()
+	if c.p.certs != nil && !c.acceptTLS() {
+		return
+	}
 	br := bufio.NewReaderSize(c.client, readBufSize)
 
 	// Clients speak first. Read the first size before dialing so that a

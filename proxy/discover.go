@@ -93,7 +93,7 @@ func (p *Proxy) discoverOnce(ctx context.Context) (int, error) {
 // version both it and kmsg know. Each request is bounded by DialTimeout,
 // and everything stops when ctx is done.
 func (p *Proxy) fetchBrokers(ctx context.Context, addr string) ([]kmsg.MetadataResponseBroker, error) {
-	nc, err := p.dial(ctx, addr)
+	nc, err := p.dialBroker(ctx, addr)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.stats.dialFailures.Add(1)

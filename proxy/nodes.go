@@ -30,6 +30,10 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := p.nodes[nodeID]
+	if n == nil && p.sni != nil {
+		n = &node{}
+		p.nodes[nodeID] = n
+	}
 	if n == nil {
 		listen, ok := p.nodeListenAddr(nodeID)
 		if !ok {
@@ -44,6 +48,10 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 			p.log.Info("broker node moved", zap.Int32("broker_id", nodeID), zap.String("from", n.upstream), zap.String("to", upstream))
 		}
 		n.upstream = upstream
+	}
+	if p.sni != nil {
+		// SNI routing: every node on the bootstrap listener, by name.
+		return p.sni.host(nodeID), p.bootstrapPort(), true
 	}
 	if n.ln == nil && !p.closing {
 		p.listenNode(nodeID, n)
@@ -93,6 +101,9 @@ func (p *Proxy) listenNode(nodeID int32, n *node) {
 	p.accepts.Add(1)
 	go p.acceptLoop(ln, nodeID)
 }
+
+// bootstrapPort is the port the bootstrap listener is bound to.
+func (p *Proxy) bootstrapPort() int32 { return int32(p.bootstrap.Addr().(*net.TCPAddr).Port) }
 
 // nodeListenAddr is where kproxy listens for a node: BrokerListeners, else
 // Listen's host at the port base plus the node id. ok is false when that is

@@ -36,6 +36,13 @@ type Stats struct {
 	UpstreamDialFailures uint64
 	// TLSHellos counts TLS ClientHellos received on a plaintext listener.
 	TLSHellos uint64
+	// PlaintextOnTLS counts connections to a TLS listener whose first
+	// bytes were not a TLS ClientHello (most often a plaintext Kafka
+	// request); each was closed.
+	PlaintextOnTLS uint64
+	// TLSHandshakeFailures counts client connections to a TLS listener
+	// whose handshake failed (no client certificate, an unknown CA, ...).
+	TLSHandshakeFailures uint64
 	// SASLOpaqueConnections counts connections forwarded as opaque bytes,
 	// unobserved, after a SaslHandshake v0 for a mechanism whose bare
 	// token exchange kproxy cannot delimit (GSSAPI, unknown ones).
@@ -70,6 +77,8 @@ type counters struct {
 	correlationMismatches atomic.Uint64
 	dialFailures          atomic.Uint64
 	tlsHellos             atomic.Uint64
+	plaintextOnTLS        atomic.Uint64
+	tlsHandshakeFailures  atomic.Uint64
 	saslOpaque            atomic.Uint64
 	nodesRefused          atomic.Uint64
 	upstreamSASLFailures  atomic.Uint64
@@ -93,6 +102,8 @@ func (c *counters) snapshot() Stats {
 		CorrelationMismatches: c.correlationMismatches.Load(),
 		UpstreamDialFailures:  c.dialFailures.Load(),
 		TLSHellos:             c.tlsHellos.Load(),
+		PlaintextOnTLS:        c.plaintextOnTLS.Load(),
+		TLSHandshakeFailures:  c.tlsHandshakeFailures.Load(),
 		SASLOpaqueConnections: c.saslOpaque.Load(),
 		NodesRefused:          c.nodesRefused.Load(),
 

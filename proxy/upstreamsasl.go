@@ -236,10 +236,11 @@ func reauthTime(start time.Time, lifetimeMillis int64) time.Time {
 }
 
 // checkOpenSASLProxy refuses upstream SASL on a listener other hosts can
-// reach, unless AllowOpenSASLProxy: whoever connects to kproxy acts on the
-// cluster as kproxy's user.
+// reach, unless its clients must present a certificate (TLS with a client
+// CA) or AllowOpenSASLProxy: whoever connects to kproxy acts on the cluster
+// as kproxy's user.
 func (c Config) checkOpenSASLProxy() error {
-	if !c.UpstreamSASL.Enabled() || c.AllowOpenSASLProxy {
+	if !c.UpstreamSASL.Enabled() || c.AllowOpenSASLProxy || (c.TLS != nil && c.TLS.ClientCAFile != "") {
 		return nil
 	}
 	addrs := []string{c.Listen}
@@ -249,8 +250,8 @@ func (c Config) checkOpenSASLProxy() error {
 	for _, a := range addrs {
 		if host, _, _ := net.SplitHostPort(a); !isLoopback(host) {
 			return fmt.Errorf("proxy: upstream SASL: listener %q is reachable from other hosts, and every client "+
-				"that can connect to it acts on the cluster as %q; listen on a loopback address, or allow it "+
-				"knowingly (allow-open-sasl-proxy)", a, c.UpstreamSASL.Username)
+				"that can connect to it acts on the cluster as %q; listen on a loopback address, require client "+
+				"certificates (tls-cert, tls-key and tls-client-ca), or allow it knowingly (allow-open-sasl-proxy)", a, c.UpstreamSASL.Username)
 		}
 	}
 	return nil

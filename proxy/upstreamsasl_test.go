@@ -66,7 +66,7 @@ func TestUpstreamSASL(t *testing.T) {
 			cfg.UpstreamSASL = UpstreamSASL{Mechanism: mech, Username: "kproxy", Password: upstreamPassword}
 			log, logs := debugLogger()
 			p := startProxy(t, cfg, log)
-			produceConsume(t, p, "up")
+			produceConsumeNoSASL(t, p, "up")
 			if st := p.Stats(); st.UpstreamSASLFailures != 0 {
 				t.Errorf("UpstreamSASLFailures = %d; want 0", st.UpstreamSASLFailures)
 			}
@@ -75,9 +75,9 @@ func TestUpstreamSASL(t *testing.T) {
 	}
 }
 
-// produceConsume produces a record to topic through p, with a client that
+// produceConsumeNoSASL produces a record to topic through p, with a client that
 // has no SASL, and consumes it back in a group.
-func produceConsume(t *testing.T, p *Proxy, topic string) {
+func produceConsumeNoSASL(t *testing.T, p *Proxy, topic string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -203,6 +203,14 @@ func TestUpstreamSASLConfig(t *testing.T) {
 		{"localhost", func(c *Config) { c.UpstreamSASL, c.Listen = ok, "localhost:0" }, ""},
 		{"every interface", func(c *Config) { c.UpstreamSASL, c.Listen = ok, ":0" }, "reachable from other hosts"},
 		{"broker listener open", func(c *Config) { c.UpstreamSASL, c.BrokerListeners[3] = ok, "0.0.0.0:0" }, "reachable from other hosts"},
+		{"open with client certificates", func(c *Config) {
+			c.UpstreamSASL, c.Listen = ok, ":0"
+			c.TLS = &ListenerTLS{CertFile: "c.pem", KeyFile: "k.pem", ClientCAFile: "ca.pem"}
+		}, ""},
+		{"open with TLS but no client certificates", func(c *Config) {
+			c.UpstreamSASL, c.Listen = ok, ":0"
+			c.TLS = &ListenerTLS{CertFile: "c.pem", KeyFile: "k.pem"}
+		}, "reachable from other hosts"},
 		{"open allowed", func(c *Config) { c.UpstreamSASL, c.Listen, c.AllowOpenSASLProxy = ok, ":0", true }, ""},
 		{"unknown mechanism", func(c *Config) { c.UpstreamSASL = ok; c.UpstreamSASL.Mechanism = "GSSAPI" }, "unknown SASL mechanism"},
 		{"no username", func(c *Config) { c.UpstreamSASL = ok; c.UpstreamSASL.Username = "" }, "username required"},
