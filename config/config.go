@@ -77,6 +77,24 @@ type Config struct {
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
+
+	// UpstreamSASLMechanism, when set (PLAIN, SCRAM-SHA-256 or
+	// SCRAM-SHA-512), makes kproxy authenticate every broker connection
+	// as UpstreamSASLUsername, so that clients need no SASL. "" means
+	// clients authenticate as themselves, through kproxy.
+	UpstreamSASLMechanism string
+	// UpstreamSASLUsername is the user kproxy authenticates as.
+	UpstreamSASLUsername string
+	// UpstreamSASLPasswordFile names the file Load reads the password
+	// from, when KPROXY_UPSTREAM_SASL_PASSWORD does not give it.
+	UpstreamSASLPasswordFile string
+	// UpstreamSASLPassword is the password, from
+	// KPROXY_UPSTREAM_SASL_PASSWORD or the password file; never a flag or
+	// a config file key.
+	UpstreamSASLPassword Secret
+	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients
+	// on listeners other hosts can reach without a client certificate.
+	AllowOpenSASLProxy bool
 }
 
 // Default values of the settings that have one. Those of the proxy are

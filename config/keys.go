@@ -32,6 +32,15 @@ const (
 	KeyAdmin              = "admin"
 	KeyLogFormat          = "log-format"
 	KeyLogLevel           = "log-level"
+
+	KeyUpstreamSASLMechanism    = "upstream-sasl-mechanism"
+	KeyUpstreamSASLUsername     = "upstream-sasl-username"
+	KeyUpstreamSASLPasswordFile = "upstream-sasl-password-file"
+	// KeyUpstreamSASLPassword is read only from its environment variable,
+	// KPROXY_UPSTREAM_SASL_PASSWORD: a flag would show in ps, and a config
+	// file key would invite passwords into files meant to be shared.
+	KeyUpstreamSASLPassword = "upstream-sasl-password"
+	KeyAllowOpenSASLProxy   = "allow-open-sasl-proxy"
 )
 
 // EnvPrefix is the prefix of every environment variable kproxy reads.
@@ -54,6 +63,7 @@ const (
 	kindDuration      // Go duration with a unit: 10s, 1m30s
 	kindNodeMap       // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
 	kindFsync         // always, never, or a duration
+	kindBool          // true or false
 )
 
 // Option describes one setting for flags, defaults and documentation.
@@ -63,6 +73,9 @@ type Option struct {
 	// Flag is false for settings only the config file and the
 	// environment can carry.
 	Flag bool
+	// EnvOnly marks a setting only its environment variable can carry
+	// (a secret): no flag, no config file key.
+	EnvOnly bool
 	// Default is the default as text, "" when there is none.
 	Default string
 	// Usage is a one-line description.
@@ -126,5 +139,15 @@ func Options() []Option {
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
 			Usage: "log level: debug, info, warn or error"},
+		{Key: KeyUpstreamSASLMechanism, Flag: true, kind: kindString,
+			Usage: "kproxy authenticates every broker connection itself, so clients need no SASL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty means clients authenticate as themselves"},
+		{Key: KeyUpstreamSASLUsername, Flag: true, kind: kindString,
+			Usage: "user kproxy authenticates as (with --upstream-sasl-mechanism)"},
+		{Key: KeyUpstreamSASLPasswordFile, Flag: true, kind: kindString,
+			Usage: "file holding that user's password (a trailing newline is ignored); or set KPROXY_UPSTREAM_SASL_PASSWORD"},
+		{Key: KeyUpstreamSASLPassword, EnvOnly: true, kind: kindString,
+			Usage: "that user's password, from the environment only (never a flag or file key); or use --upstream-sasl-password-file"},
+		{Key: KeyAllowOpenSASLProxy, Flag: true, kind: kindBool, Default: "false",
+			Usage: "let kproxy authenticate upstream for clients on listeners other hosts can reach without client certificates (anyone who connects acts as that user)"},
 	}
 }

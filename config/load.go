@@ -29,6 +29,9 @@ func Flags(fs *pflag.FlagSet) {
 		case kindDuration:
 			d, _ := time.ParseDuration(o.Default)
 			fs.Duration(o.Key, d, usage)
+		case kindBool:
+			b, _ := strconv.ParseBool(o.Default)
+			fs.Bool(o.Key, b, usage)
 		default:
 			fs.String(o.Key, o.Default, usage)
 		}
@@ -68,6 +71,14 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	cfg, p := fromViper(v)
+	if cfg.UpstreamSASLPassword == "" && cfg.UpstreamSASLPasswordFile != "" {
+		// Read here, once; Validate only checks that a password came.
+		pw, err := readPasswordFile(cfg.UpstreamSASLPasswordFile)
+		if err != nil {
+			p.add(KeyUpstreamSASLPasswordFile, cfg.UpstreamSASLPasswordFile, err.Error())
+		}
+		cfg.UpstreamSASLPassword = pw
+	}
 	// Validate the settings that parsed; the others already have a problem.
 	failed := map[string]bool{}
 	for _, e := range p {
@@ -97,7 +108,7 @@ func readFile(v *viper.Viper, path string) error {
 	}
 	known := map[string]bool{}
 	for _, o := range Options() {
-		known[o.Key] = o.Key != KeyConfig
+		known[o.Key] = o.Key != KeyConfig && !o.EnvOnly
 	}
 	var p problems
 	keys := file.AllKeys()
@@ -144,6 +155,11 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyAdmin, parseString, &c.Admin)
 	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
 	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)
+	read(v, &p, KeyUpstreamSASLMechanism, parseString, &c.UpstreamSASLMechanism)
+	read(v, &p, KeyUpstreamSASLUsername, parseString, &c.UpstreamSASLUsername)
+	read(v, &p, KeyUpstreamSASLPasswordFile, parseString, &c.UpstreamSASLPasswordFile)
+	read(v, &p, KeyAllowOpenSASLProxy, parseBool, &c.AllowOpenSASLProxy)
+	readUpstreamSASLPassword(&c, &p)
 	return c, p
 }
 

@@ -245,3 +245,17 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 	}
 	return out, nil
 }
+
+func parseBool(key string, raw any) (bool, *Error) {
+	switch x := raw.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return x, nil
+	case string:
+		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
+			return b, nil
+		}
+	}
+	return false, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want true or false"}
+}

@@ -80,7 +80,31 @@ func (c *Config) problems() problems {
 	default:
 		p.add(KeyLogLevel, c.LogLevel, "want debug, info, warn or error")
 	}
+	checkUpstreamSASL(&p, c)
 	return p
+}
+
+// checkUpstreamSASL checks the upstream-sasl-* settings. The password is
+// never part of a problem.
+func checkUpstreamSASL(p *problems, c *Config) {
+	switch c.UpstreamSASLMechanism {
+	case "":
+		if c.UpstreamSASLUsername != "" || c.UpstreamSASLPasswordFile != "" {
+			p.add(KeyUpstreamSASLMechanism, "", "required with upstream-sasl-username or upstream-sasl-password-file: "+
+				"PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+		}
+		return
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		p.add(KeyUpstreamSASLMechanism, c.UpstreamSASLMechanism, "want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	}
+	if c.UpstreamSASLUsername == "" {
+		p.add(KeyUpstreamSASLUsername, "", "required with upstream-sasl-mechanism")
+	}
+	if c.UpstreamSASLPassword == "" && c.UpstreamSASLPasswordFile == "" {
+		p.add(KeyUpstreamSASLPasswordFile, "", "required with upstream-sasl-mechanism (or set "+
+			EnvVar(KeyUpstreamSASLPassword)+"; never a flag)")
+	}
 }
 
 // checkHostPort checks a HOST:PORT. A dialed address (dial) needs a host

@@ -317,5 +317,11 @@ func proxyConfig(cfg config.Config) proxy.Config {
 		ShutdownTimeout:    cfg.ShutdownTimeout,
 		ObserverQueue:      cfg.ObserverQueue,
 		ObserverQueueBytes: cfg.ObserverQueueBytes,
+		UpstreamSASL: proxy.UpstreamSASL{
+			Mechanism: cfg.UpstreamSASLMechanism,
+			Username:  cfg.UpstreamSASLUsername,
+			Password:  string(cfg.UpstreamSASLPassword),
+		},
+		AllowOpenSASLProxy: cfg.AllowOpenSASLProxy,
 	}
 }
