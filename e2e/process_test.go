@@ -38,7 +38,9 @@ type event struct {
 	Failed     int64  `json:"failed"`
 	Duplicates int64  `json:"duplicates"`
 	ClientID   string `json:"client_id"`
-	MemberID   string `json:"member_id"`
+	// closed (Java): KIP-368 re-authentications the client made.
+	Reauthentications int64  `json:"reauthentications"`
+	MemberID          string `json:"member_id"`
 
 	line string
 }
