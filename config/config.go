@@ -30,6 +30,34 @@ type Config struct {
 	// BrokerListeners maps a node id to the HOST:PORT of its listener,
 	// overriding BrokerPortBase for that node. Nil means none.
 	BrokerListeners map[int32]string
+	// TLSCert and TLSKey are the PEM certificate (with its chain) and key
+	// of every listener; "" (both) means plaintext listeners.
+	TLSCert string
+	TLSKey  string
+	// TLSClientCA, when set, makes clients present a certificate signed by
+	// one of its CAs.
+	TLSClientCA string
+	// TLSReloadInterval is how often the listener TLS files are checked
+	// for changes.
+	TLSReloadInterval time.Duration
+	// SNIHostPattern serves every broker on the Listen port, routed by TLS
+	// server name; "" means one listener per broker.
+	SNIHostPattern string
+	// UpstreamTLS dials the brokers with TLS.
+	UpstreamTLS bool
+	// UpstreamCA is the PEM file of the CAs broker certificates must be
+	// signed by; "" means the system roots.
+	UpstreamCA string
+	// UpstreamCert and UpstreamKey are kproxy's client certificate for the
+	// brokers; "" (both) means none.
+	UpstreamCert string
+	UpstreamKey  string
+	// UpstreamServerName overrides the name verified in broker
+	// certificates; "" means the host each broker advertises.
+	UpstreamServerName string
+	// UpstreamInsecureSkipVerify turns broker certificate verification
+	// off. Tests only.
+	UpstreamInsecureSkipVerify bool
 	// MaxFrameSize is the largest frame, in bytes, kproxy accepts from a
 	// client or a broker; a larger frame closes that connection.
 	MaxFrameSize int32
@@ -101,7 +129,8 @@ type Config struct {
 // proxy.Config's own, so that serve and the proxy package agree.
 const (
 	DefaultListen             = "127.0.0.1:19092"
-	DefaultBrokerPortBase     = 0                         // the port after Listen's
+	DefaultBrokerPortBase     = 0 // the port after Listen's
+	DefaultTLSReloadInterval  = proxy.DefaultTLSReloadInterval
 	DefaultMaxFrameSize       = proxy.DefaultMaxFrameSize // 100 MiB
 	DefaultDialTimeout        = proxy.DefaultDialTimeout
 	DefaultShutdownTimeout    = proxy.DefaultShutdownTimeout
@@ -125,6 +154,7 @@ func Default() Config {
 	return Config{
 		Listen:             DefaultListen,
 		BrokerPortBase:     DefaultBrokerPortBase,
+		TLSReloadInterval:  DefaultTLSReloadInterval,
 		MaxFrameSize:       DefaultMaxFrameSize,
 		DialTimeout:        DefaultDialTimeout,
 		ShutdownTimeout:    DefaultShutdownTimeout,

@@ -15,23 +15,36 @@ const (
 	KeyAdvertise          = "advertise"
 	KeyBrokerPortBase     = "broker-port-base"
 	KeyBrokerListeners    = "broker-listeners"
-	KeyMaxFrameSize       = "max-frame-size"
-	KeyDialTimeout        = "dial-timeout"
-	KeyShutdownTimeout    = "shutdown-timeout"
-	KeyObserverQueue      = "observer-queue"
-	KeyObserverQueueBytes = "observer-queue-bytes"
-	KeyJournal            = "journal"
-	KeyJournalFsync       = "journal-fsync"
-	KeyJournalSegmentSize = "journal-segment-size"
-	KeyJournalSegmentAge  = "journal-segment-age"
-	KeyJournalRetainSize  = "journal-retain-size"
-	KeyJournalRetainAge   = "journal-retain-age"
-	KeyReport             = "report"
-	KeyStormRebalances    = "storm-rebalances"
-	KeyStormWindow        = "storm-window"
-	KeyAdmin              = "admin"
-	KeyLogFormat          = "log-format"
-	KeyLogLevel           = "log-level"
+	KeyTLSCert            = "tls-cert"
+	KeyTLSKey             = "tls-key"
+	KeyTLSClientCA        = "tls-client-ca"
+	KeyTLSReloadInterval  = "tls-reload-interval"
+	KeySNIHostPattern     = "sni-host-pattern"
+	KeyUpstreamTLS        = "upstream-tls"
+	KeyUpstreamCA         = "upstream-ca"
+	KeyUpstreamCert       = "upstream-cert"
+	KeyUpstreamKey        = "upstream-key"
+	KeyUpstreamServerName = "upstream-server-name"
+	// KeyUpstreamInsecureSkipVerify turns broker certificate verification
+	// off, for tests only.
+	KeyUpstreamInsecureSkipVerify = "upstream-insecure-skip-verify"
+	KeyMaxFrameSize               = "max-frame-size"
+	KeyDialTimeout                = "dial-timeout"
+	KeyShutdownTimeout            = "shutdown-timeout"
+	KeyObserverQueue              = "observer-queue"
+	KeyObserverQueueBytes         = "observer-queue-bytes"
+	KeyJournal                    = "journal"
+	KeyJournalFsync               = "journal-fsync"
+	KeyJournalSegmentSize         = "journal-segment-size"
+	KeyJournalSegmentAge          = "journal-segment-age"
+	KeyJournalRetainSize          = "journal-retain-size"
+	KeyJournalRetainAge           = "journal-retain-age"
+	KeyReport                     = "report"
+	KeyStormRebalances            = "storm-rebalances"
+	KeyStormWindow                = "storm-window"
+	KeyAdmin                      = "admin"
+	KeyLogFormat                  = "log-format"
+	KeyLogLevel                   = "log-level"
 
 	KeyUpstreamSASLMechanism    = "upstream-sasl-mechanism"
 	KeyUpstreamSASLUsername     = "upstream-sasl-username"
@@ -63,7 +76,7 @@ const (
 	kindDuration      // Go duration with a unit: 10s, 1m30s
 	kindNodeMap       // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
 	kindFsync         // always, never, or a duration
-	kindBool          // true or false
+	kindBool          // true or false; a flag without a value is true
 )
 
 // Option describes one setting for flags, defaults and documentation.
@@ -105,6 +118,38 @@ func Options() []Option {
 			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen; 0 means the --listen port + 1"},
 		{Key: KeyBrokerListeners, kind: kindNodeMap,
 			Usage: "node id to listener HOST:PORT, overriding --broker-port-base for that node (env: ID=HOST:PORT,...)"},
+		{Key: KeyTLSCert, Flag: true, kind: kindString,
+			Usage: "PEM certificate (chain allowed) of every listener: with it, clients must speak TLS to kproxy; reloaded when the file changes or on SIGHUP"},
+		{Key: KeyTLSKey, Flag: true, kind: kindString,
+			Usage: "PEM private key of --tls-cert (read, never logged)"},
+		{Key: KeyTLSClientCA, Flag: true, kind: kindString,
+			Usage: "PEM CA certificates: clients must present a certificate signed by one of them (mutual TLS); empty means no client certificate needed"},
+		{Key: KeyTLSReloadInterval, Flag: true, kind: kindDuration, Default: d.TLSReloadInterval.String(),
+			Usage: "how often the --tls-cert, --tls-key and --tls-client-ca files are checked for changes"},
+		{Key: KeySNIHostPattern, Flag: true, kind: kindString,
+			Usage: "serve every broker on the --listen port by TLS server name: node N is advertised as the pattern with $(nodeId) replaced by N, e.g. broker-$(nodeId).kproxy.example.com; needs --tls-cert covering those names (a wildcard)"},
+		{Key: KeyUpstreamTLS, Flag: true, kind: kindBool, Default: "false",
+			Usage: "dial the brokers with TLS, verifying on each connection the host name that broker advertises"},
+		{Key: KeyUpstreamCA, Flag: true, kind: kindString,
+			Usage: "PEM CA certificates broker certificates must be signed by; empty means the system roots"},
+		{Key: KeyUpstreamCert, Flag: true, kind: kindString,
+			Usage: "PEM client certificate kproxy presents to the brokers (mutual TLS)"},
+		{Key: KeyUpstreamKey, Flag: true, kind: kindString,
+			Usage: "PEM private key of --upstream-cert (read, never logged)"},
+		{Key: KeyUpstreamServerName, Flag: true, kind: kindString,
+			Usage: "name to verify in every broker certificate instead of the host each broker advertises"},
+		{Key: KeyUpstreamInsecureSkipVerify, Flag: true, kind: kindBool, Default: "false",
+			Usage: "do not verify broker certificates: for tests only; warned about at start and on /healthz"},
+		{Key: KeyUpstreamSASLMechanism, Flag: true, kind: kindString,
+			Usage: "kproxy authenticates every broker connection itself, so clients need no SASL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty means clients authenticate as themselves"},
+		{Key: KeyUpstreamSASLUsername, Flag: true, kind: kindString,
+			Usage: "user kproxy authenticates as (with --upstream-sasl-mechanism)"},
+		{Key: KeyUpstreamSASLPasswordFile, Flag: true, kind: kindString,
+			Usage: "file holding that user's password (a trailing newline is ignored); or set KPROXY_UPSTREAM_SASL_PASSWORD"},
+		{Key: KeyUpstreamSASLPassword, EnvOnly: true, kind: kindString,
+			Usage: "that user's password, from the environment only (never a flag or file key); or use --upstream-sasl-password-file"},
+		{Key: KeyAllowOpenSASLProxy, Flag: true, kind: kindBool, Default: "false",
+			Usage: "let kproxy authenticate upstream for clients on listeners other hosts can reach without client certificates (anyone who connects acts as that user)"},
 		{Key: KeyMaxFrameSize, Flag: true, kind: kindSize, Default: "100MiB",
 			Usage: "largest request, or response kproxy reads whole (all but streamed ones such as Fetch), accepted; a larger one closes its connection (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyDialTimeout, Flag: true, kind: kindDuration, Default: d.DialTimeout.String(),
@@ -139,15 +184,5 @@ func Options() []Option {
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
 			Usage: "log level: debug, info, warn or error"},
-		{Key: KeyUpstreamSASLMechanism, Flag: true, kind: kindString,
-			Usage: "kproxy authenticates every broker connection itself, so clients need no SASL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty means clients authenticate as themselves"},
-		{Key: KeyUpstreamSASLUsername, Flag: true, kind: kindString,
-			Usage: "user kproxy authenticates as (with --upstream-sasl-mechanism)"},
-		{Key: KeyUpstreamSASLPasswordFile, Flag: true, kind: kindString,
-			Usage: "file holding that user's password (a trailing newline is ignored); or set KPROXY_UPSTREAM_SASL_PASSWORD"},
-		{Key: KeyUpstreamSASLPassword, EnvOnly: true, kind: kindString,
-			Usage: "that user's password, from the environment only (never a flag or file key); or use --upstream-sasl-password-file"},
-		{Key: KeyAllowOpenSASLProxy, Flag: true, kind: kindBool, Default: "false",
-			Usage: "let kproxy authenticate upstream for clients on listeners other hosts can reach without client certificates (anyone who connects acts as that user)"},
 	}
 }

@@ -26,12 +26,11 @@ func Flags(fs *pflag.FlagSet) {
 		case kindInt:
 			n, _ := strconv.Atoi(o.Default)
 			fs.Int(o.Key, n, usage)
+		case kindBool:
+			fs.Bool(o.Key, o.Default == "true", usage)
 		case kindDuration:
 			d, _ := time.ParseDuration(o.Default)
 			fs.Duration(o.Key, d, usage)
-		case kindBool:
-			b, _ := strconv.ParseBool(o.Default)
-			fs.Bool(o.Key, b, usage)
 		default:
 			fs.String(o.Key, o.Default, usage)
 		}
@@ -138,6 +137,17 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyAdvertise, parseString, &c.Advertise)
 	read(v, &p, KeyBrokerPortBase, parseInt, &c.BrokerPortBase)
 	read(v, &p, KeyBrokerListeners, parseNodeMap, &c.BrokerListeners)
+	read(v, &p, KeyTLSCert, parseString, &c.TLSCert)
+	read(v, &p, KeyTLSKey, parseString, &c.TLSKey)
+	read(v, &p, KeyTLSClientCA, parseString, &c.TLSClientCA)
+	read(v, &p, KeyTLSReloadInterval, parseDuration, &c.TLSReloadInterval)
+	read(v, &p, KeySNIHostPattern, parseString, &c.SNIHostPattern)
+	read(v, &p, KeyUpstreamTLS, parseBool, &c.UpstreamTLS)
+	read(v, &p, KeyUpstreamCA, parseString, &c.UpstreamCA)
+	read(v, &p, KeyUpstreamCert, parseString, &c.UpstreamCert)
+	read(v, &p, KeyUpstreamKey, parseString, &c.UpstreamKey)
+	read(v, &p, KeyUpstreamServerName, parseString, &c.UpstreamServerName)
+	read(v, &p, KeyUpstreamInsecureSkipVerify, parseBool, &c.UpstreamInsecureSkipVerify)
 	read(v, &p, KeyMaxFrameSize, parseSize, &c.MaxFrameSize)
 	read(v, &p, KeyDialTimeout, parseDuration, &c.DialTimeout)
 	read(v, &p, KeyShutdownTimeout, parseDuration, &c.ShutdownTimeout)

@@ -141,6 +141,19 @@ observer-queue: 10
 		{"storm settings from flags", []string{"--storm-rebalances=4", "--storm-window=1m"}, nil,
 			"upstream: f:1\nstorm-rebalances: 5\nstorm-window: 10m",
 			func(c Config) any { return [2]any{c.StormRebalances, c.StormWindow} }, [2]any{4, time.Minute}},
+
+		{"bool default", nil, nil, "upstream: f:1", func(c Config) any { return c.UpstreamTLS }, false},
+		{"bool from file", nil, nil, "upstream: f:1\nupstream-tls: true", func(c Config) any { return c.UpstreamTLS }, true},
+		{"bool from env over file", nil, map[string]string{"KPROXY_UPSTREAM_TLS": "false"}, "upstream: f:1\nupstream-tls: true",
+			func(c Config) any { return c.UpstreamTLS }, false},
+		{"bool flag without value over env", []string{"--upstream-tls"}, map[string]string{"KPROXY_UPSTREAM_TLS": "false"},
+			"upstream: f:1", func(c Config) any { return c.UpstreamTLS }, true},
+		{"upstream TLS settings from env", nil, map[string]string{"KPROXY_UPSTREAM_TLS": "1",
+			"KPROXY_UPSTREAM_SERVER_NAME": "kafka.internal", "KPROXY_UPSTREAM_INSECURE_SKIP_VERIFY": "true"}, "upstream: f:1",
+			func(c Config) any { return [3]any{c.UpstreamTLS, c.UpstreamServerName, c.UpstreamInsecureSkipVerify} },
+			[3]any{true, "kafka.internal", true}},
+		{"tls reload interval from flag", []string{"--tls-reload-interval=1m"}, nil, "upstream: f:1",
+			func(c Config) any { return c.TLSReloadInterval }, time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -246,6 +246,7 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 	return out, nil
 }
 
+// parseBool reads true or false (also 1/0, t/f, as strconv.ParseBool).
 func parseBool(key string, raw any) (bool, *Error) {
 	switch x := raw.(type) {
 	case nil:
@@ -253,7 +254,8 @@ func parseBool(key string, raw any) (bool, *Error) {
 	case bool:
 		return x, nil
 	case string:
-		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		if err == nil {
 			return b, nil
 		}
 	}

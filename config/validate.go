@@ -47,6 +47,7 @@ func (c *Config) problems() problems {
 		p.add(KeyBrokerPortBase, strconv.Itoa(c.BrokerPortBase), "not a port number (0-65535)")
 	}
 	checkBrokerListeners(&p, c.BrokerListeners)
+	checkTLS(&p, c)
 	if c.MaxFrameSize < MinMaxFrameSize {
 		p.add(KeyMaxFrameSize, strconv.Itoa(int(c.MaxFrameSize)),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))

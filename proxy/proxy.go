@@ -136,7 +136,7 @@ func (p *Proxy) setupTLS() error {
 	if p.cfg.SNIHostPattern != "" {
 		sni, err := parseSNIPattern(p.cfg.SNIHostPattern)
 		if err != nil {
-			return fmt.Errorf("proxy: %w", err)
+			return fmt.Errorf("proxy: sni-host-pattern %q: %w", p.cfg.SNIHostPattern, err)
 		}
 		p.sni = sni
 	}

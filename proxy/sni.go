@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,10 +23,10 @@ type sniPattern struct {
 // parseSNIPattern checks that pattern holds the placeholder once.
 func parseSNIPattern(pattern string) (*sniPattern, error) {
 	if strings.Count(pattern, NodeIDPlaceholder) != 1 {
-		return nil, fmt.Errorf("sni-host-pattern %q: want %s exactly once", pattern, NodeIDPlaceholder)
+		return nil, fmt.Errorf("want %s exactly once", NodeIDPlaceholder)
 	}
 	if strings.ContainsAny(pattern, ":/ ") {
-		return nil, fmt.Errorf("sni-host-pattern %q: want a host name, without port", pattern)
+		return nil, errors.New("want a host name, without port")
 	}
 	prefix, suffix, _ := strings.Cut(strings.ToLower(pattern), strings.ToLower(NodeIDPlaceholder))
 	return &sniPattern{prefix: prefix, suffix: suffix}, nil
@@ -62,4 +63,15 @@ func (s *sniPattern) covered(leaf *x509.Certificate) error {
 		}
 	}
 	return nil
+}
+
+// CheckSNIHostPattern checks an SNIHostPattern, and when cert is not nil
+// that the certificate covers the names it gives. New makes the same
+// checks; config uses it to name the setting at fault before New runs.
+func CheckSNIHostPattern(pattern string, cert *x509.Certificate) error {
+	s, err := parseSNIPattern(pattern)
+	if err != nil || cert == nil {
+		return err
+	}
+	return s.covered(cert)
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
 // produceConsume produces n records to topic through seed and consumes
-// them back, within 20s, with a client made of opts.
-func produceConsume(t *testing.T, seed, topic string, n int, opts ...kgo.Opt) error {
+// them back, within timeout, with a client made of opts.
+func produceConsume(t *testing.T, timeout time.Duration, seed, topic string, n int, opts ...kgo.Opt) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	opts = append(opts, kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic),
 		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -77,20 +79,20 @@ func apiVersionsRoundTrip(nc net.Conn, corr int32) error {
 // client that does not trust kproxy's CA is refused.
 func TestListenerTLS(t *testing.T) {
 	cluster := startKfake(t, 3, kfake.SeedTopics(3, "t"))
-	ca := newTestCA(t, "kproxy test CA")
+	ca := testpki.NewCA(t, "kproxy test CA")
 	cfg := testConfig(cluster.ListenAddrs()...)
-	cfg.TLS = listenerTLS(t, t.TempDir(), ca.issue(t, certSpec{cn: "kproxy", ips: []string{"127.0.0.1"}}))
+	cfg.TLS = listenerTLS(t, t.TempDir(), ca.Issue(t, testpki.Spec{CN: "kproxy", IPs: []string{"127.0.0.1"}}))
 	log, logs := observedLogger()
 	p := startProxy(t, cfg, log)
 
 	t.Run("trusted", func(t *testing.T) {
-		if err := produceConsume(t, p.Addr().String(), "t", 100, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.pool()})); err != nil {
+		if err := produceConsume(t, 20*time.Second, p.Addr().String(), "t", 100, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool()})); err != nil {
 			t.Fatal(err)
 		}
 		// The records came from the three brokers, through their node
 		// listeners, all of which speak TLS.
 		for id, n := range p.nodesSnapshot() {
-			tc, err := tls.Dial("tcp", n, &tls.Config{RootCAs: ca.pool()})
+			tc, err := tls.Dial("tcp", n, &tls.Config{RootCAs: ca.Pool()})
 			if err != nil {
 				t.Fatalf("node %d listener %s: %v", id, n, err)
 			}
@@ -101,15 +103,15 @@ func TestListenerTLS(t *testing.T) {
 		}
 	})
 	t.Run("untrusted CA", func(t *testing.T) {
-		other := newTestCA(t, "another CA")
-		_, err := tls.Dial("tcp", p.Addr().String(), &tls.Config{RootCAs: other.pool()})
+		other := testpki.NewCA(t, "another CA")
+		_, err := tls.Dial("tcp", p.Addr().String(), &tls.Config{RootCAs: other.Pool()})
 		var unknown x509.UnknownAuthorityError
 		if !errors.As(err, &unknown) {
 			t.Fatalf("dial with another CA: %v; want an unknown authority error", err)
 		}
 	})
 	t.Run("TLS 1.1 refused", func(t *testing.T) {
-		_, err := tls.Dial("tcp", p.Addr().String(), &tls.Config{RootCAs: ca.pool(), MaxVersion: tls.VersionTLS11})
+		_, err := tls.Dial("tcp", p.Addr().String(), &tls.Config{RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS11})
 		if err == nil {
 			t.Fatal("a TLS 1.1 handshake succeeded; want TLS 1.2 at least")
 		}
@@ -136,12 +138,12 @@ func (p *Proxy) nodesSnapshot() map[int32]string {
 // certificate it signed get through.
 func TestListenerMutualTLS(t *testing.T) {
 	cluster := startKfake(t, 1, kfake.SeedTopics(1, "t"))
-	ca := newTestCA(t, "kproxy CA")
-	clientCA := newTestCA(t, "client CA")
+	ca := testpki.NewCA(t, "kproxy CA")
+	clientCA := testpki.NewCA(t, "client CA")
 	dir := t.TempDir()
 	cfg := testConfig(cluster.ListenAddrs()...)
-	cfg.TLS = listenerTLS(t, dir, ca.issue(t, certSpec{cn: "kproxy", ips: []string{"127.0.0.1"}}))
-	cfg.TLS.ClientCAFile = writeFile(t, dir, "clients.pem", clientCA.pem)
+	cfg.TLS = listenerTLS(t, dir, ca.Issue(t, testpki.Spec{CN: "kproxy", IPs: []string{"127.0.0.1"}}))
+	cfg.TLS.ClientCAFile = testpki.WriteFile(t, dir, "clients.PEM", clientCA.PEM)
 	log, logs := observedLogger()
 	p := startProxy(t, cfg, log)
 
@@ -150,16 +152,16 @@ func TestListenerMutualTLS(t *testing.T) {
 		certs  []tls.Certificate
 		wantOK bool
 	}{
-		{"certificate of the client CA", []tls.Certificate{clientCA.issue(t, certSpec{cn: "app", client: true}).tlsCert(t)}, true},
+		{"certificate of the client CA", []tls.Certificate{clientCA.Issue(t, testpki.Spec{CN: "app", Client: true}).TLSCert(t)}, true},
 		{"no certificate", nil, false},
-		{"certificate of another CA", []tls.Certificate{newTestCA(t, "rogue").issue(t, certSpec{cn: "app", client: true}).tlsCert(t)}, false},
+		{"certificate of another CA", []tls.Certificate{testpki.NewCA(t, "rogue").Issue(t, testpki.Spec{CN: "app", Client: true}).TLSCert(t)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := p.Stats().TLSHandshakeFailures
-			tlsCfg := &tls.Config{RootCAs: ca.pool(), Certificates: tt.certs}
+			tlsCfg := &tls.Config{RootCAs: ca.Pool(), Certificates: tt.certs}
 			if tt.wantOK {
-				if err := produceConsume(t, p.Addr().String(), "t", 10, kgo.DialTLSConfig(tlsCfg)); err != nil {
+				if err := produceConsume(t, 20*time.Second, p.Addr().String(), "t", 10, kgo.DialTLSConfig(tlsCfg)); err != nil {
 					t.Fatal(err)
 				}
 				return
@@ -185,10 +187,10 @@ func TestListenerMutualTLS(t *testing.T) {
 // TestPlaintextOnTLSListener: a plaintext Kafka request on a TLS listener
 // is logged as such, and costs no broker connection.
 func TestPlaintextOnTLSListener(t *testing.T) {
-	ca := newTestCA(t, "kproxy CA")
+	ca := testpki.NewCA(t, "kproxy CA")
 	var dials atomic.Int32
 	cfg := fakeConfig("127.0.0.1:1")
-	cfg.TLS = listenerTLS(t, t.TempDir(), ca.issue(t, certSpec{cn: "kproxy", ips: []string{"127.0.0.1"}}))
+	cfg.TLS = listenerTLS(t, t.TempDir(), ca.Issue(t, testpki.Spec{CN: "kproxy", IPs: []string{"127.0.0.1"}}))
 	log, logs := observedLogger()
 	p := newProxy(t, cfg, log)
 	p.dial = func(ctx context.Context, addr string) (net.Conn, error) {

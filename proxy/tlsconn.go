@@ -46,6 +46,10 @@ func (c *conn) acceptTLS() bool {
 	ctx, cancel := context.WithTimeout(c.p.ctx, tlsHandshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
+		if c.p.ctx.Err() != nil || c.isStopping() {
+			c.log.Debug("shutting down: TLS handshake abandoned", zap.Error(err))
+			return false
+		}
 		c.p.stats.tlsHandshakeFailures.Add(1)
 		c.log.Warn("TLS handshake with the client failed; closing", zap.Error(err))
 		return false

@@ -33,6 +33,9 @@ type adminSources struct {
 	proxy    func() proxy.Stats
 	journal  func() journal.Stats // nil when there is no journal
 	timeline func() *timeline.Report
+	// warnings are shown by /healthz, one a line after "ok", each
+	// prefixed "warning: ".
+	warnings []string
 }
 
 // newAdminServer opens the admin listener at addr, so that a busy port
@@ -57,6 +60,9 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
+		for _, warning := range src.warnings {
+			fmt.Fprintln(w, "warning: "+warning)
+		}
 	})
 	mux.HandleFunc("GET /api/timeline", func(w http.ResponseWriter, r *http.Request) {
 		serveRendered(w, log, "application/json", func(b io.Writer) error {

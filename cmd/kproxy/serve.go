@@ -39,6 +39,11 @@ The timeline of every consumer group is logged as it happens (logger
 /api/timeline (JSON). --journal DIR records the exchanges kproxy observes,
 for kproxy replay.
 
+With --tls-cert and --tls-key every listener speaks TLS; the files are
+reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
+with TLS. --sni-host-pattern serves every broker on the --listen port,
+routed by TLS server name.
+
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
 --shutdown-timeout), write the final timeline to --report as JSON when it
 is set, close the journal and exit 0.`,
@@ -63,10 +68,17 @@ is set, close the journal and exit 0.`,
 				stop()
 			}()
 
+			for _, w := range cfg.Warnings(time.Now()) {
+				log.Warn(w)
+			}
 			s, err := newServer(cfg, log)
 			if err != nil {
 				return err
 			}
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go s.reloadOnHangup(ctx, hup) // ends with ctx
 			return s.run(ctx)
 		},
 	}
@@ -100,6 +112,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
 			timeline: obs.timeline.Report,
+			warnings: healthWarnings(cfg),
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -119,6 +132,21 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// reloadOnHangup reloads the listeners' TLS certificate on each value of
+// hup (SIGHUP) until ctx is done. A failed reload keeps the certificate in
+// use; the proxy logs why.
+func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			s.log.Info("SIGHUP: reloading the TLS certificate")
+			s.proxy.ReloadTLS() //nolint:errcheck // logged by the proxy
+		}
+	}
 }
 
 // run serves until ctx is done, then drains the proxy, stops the admin
@@ -304,9 +332,40 @@ func journalOptions(cfg config.Config) journal.Options {
 	}
 }
 
+// healthWarnings are what /healthz reports besides "ok": settings that
+// weaken security.
+func healthWarnings(cfg config.Config) []string {
+	if cfg.UpstreamTLS && cfg.UpstreamInsecureSkipVerify {
+		return []string{proxy.InsecureUpstreamWarning}
+	}
+	return nil
+}
+
 // proxyConfig is the proxy's part of the configuration.
 func proxyConfig(cfg config.Config) proxy.Config {
+	var listenerTLS *proxy.ListenerTLS
+	if cfg.TLSCert != "" {
+		listenerTLS = &proxy.ListenerTLS{
+			CertFile:       cfg.TLSCert,
+			KeyFile:        cfg.TLSKey,
+			ClientCAFile:   cfg.TLSClientCA,
+			ReloadInterval: cfg.TLSReloadInterval,
+		}
+	}
+	var upstreamTLS *proxy.UpstreamTLS
+	if cfg.UpstreamTLS {
+		upstreamTLS = &proxy.UpstreamTLS{
+			CAFile:             cfg.UpstreamCA,
+			CertFile:           cfg.UpstreamCert,
+			KeyFile:            cfg.UpstreamKey,
+			ServerName:         cfg.UpstreamServerName,
+			InsecureSkipVerify: cfg.UpstreamInsecureSkipVerify,
+		}
+	}
 	return proxy.Config{
+		TLS:                listenerTLS,
+		UpstreamTLS:        upstreamTLS,
+		SNIHostPattern:     cfg.SNIHostPattern,
 		Listen:             cfg.Listen,
 		Upstreams:          cfg.Upstreams,
 		Advertise:          cfg.Advertise,

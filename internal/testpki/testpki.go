@@ -1,4 +1,7 @@
-package proxy
+// Package testpki makes certificate authorities and certificates for
+// tests: a CA per test, server certificates with DNS and IP names, client
+// certificates, and files a secret mount would hold. Only tests import it.
+package testpki
 
 import (
 	"crypto/ecdsa"
@@ -16,15 +19,16 @@ import (
 	"time"
 )
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
+// CA is a certificate authority made for one test.
+type CA struct {
+	Cert *x509.Certificate
 	key  *ecdsa.PrivateKey
-	pem  []byte
+	// PEM is the CA certificate, for a CA file.
+	PEM []byte
 }
 
-// newTestCA makes a self-signed CA named name.
-func newTestCA(t testing.TB, name string) *testCA {
+// NewCA makes a self-signed CA named name.
+func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -47,26 +51,26 @@ func newTestCA(t testing.TB, name string) *testCA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return &CA{Cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-// certSpec says what a leaf certificate holds.
-type certSpec struct {
-	cn       string
-	dns      []string
-	ips      []string
-	client   bool      // a client certificate rather than a server one
-	notAfter time.Time // zero: a day from now
+// Spec says what a leaf certificate holds.
+type Spec struct {
+	CN       string
+	DNS      []string
+	IPs      []string
+	Client   bool      // a client certificate rather than a server one
+	NotAfter time.Time // zero: a day from now
 }
 
-// issuedCert is a leaf certificate and its key, in PEM.
-type issuedCert struct {
-	certPEM, keyPEM []byte
-	serial          *big.Int
+// Issued is a leaf certificate and its key, in PEM.
+type Issued struct {
+	CertPEM, KeyPEM []byte
+	Serial          *big.Int
 }
 
-// issue signs a leaf certificate.
-func (ca *testCA) issue(t testing.TB, spec certSpec) issuedCert {
+// Issue signs a leaf certificate.
+func (ca *CA) Issue(t testing.TB, spec Spec) Issued {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -78,23 +82,23 @@ func (ca *testCA) issue(t testing.TB, spec certSpec) issuedCert {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: spec.cn},
+		Subject:      pkix.Name{CommonName: spec.CN},
 		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     spec.notAfter,
-		DNSNames:     spec.dns,
+		NotAfter:     spec.NotAfter,
+		DNSNames:     spec.DNS,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if tmpl.NotAfter.IsZero() {
 		tmpl.NotAfter = time.Now().Add(24 * time.Hour)
 	}
-	if spec.client {
+	if spec.Client {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	}
-	for _, ip := range spec.ips {
+	for _, ip := range spec.IPs {
 		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,33 +106,33 @@ func (ca *testCA) issue(t testing.TB, spec certSpec) issuedCert {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return issuedCert{
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		serial:  tmpl.SerialNumber,
+	return Issued{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		Serial:  tmpl.SerialNumber,
 	}
 }
 
-// tlsCert is the certificate as crypto/tls wants it.
-func (c issuedCert) tlsCert(t testing.TB) tls.Certificate {
+// TLSCert is the certificate as crypto/tls wants it.
+func (c Issued) TLSCert(t testing.TB) tls.Certificate {
 	t.Helper()
-	cert, err := tls.X509KeyPair(c.certPEM, c.keyPEM)
+	cert, err := tls.X509KeyPair(c.CertPEM, c.KeyPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cert
 }
 
-// pool is a pool holding the CA alone.
-func (ca *testCA) pool() *x509.CertPool {
+// Pool is a pool holding the CA alone.
+func (ca *CA) Pool() *x509.CertPool {
 	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
+	p.AddCert(ca.Cert)
 	return p
 }
 
-// writeFile writes b into dir/name (replacing it at once, as a secret
+// WriteFile writes b into dir/name (replacing it at once, as a secret
 // mount does) and returns the path.
-func writeFile(t testing.TB, dir, name string, b []byte) string {
+func WriteFile(t testing.TB, dir, name string, b []byte) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
@@ -139,14 +143,4 @@ func writeFile(t testing.TB, dir, name string, b []byte) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// listenerTLS writes a server certificate into dir and returns the
-// listener TLS settings that use it.
-func listenerTLS(t testing.TB, dir string, c issuedCert) *ListenerTLS {
-	t.Helper()
-	return &ListenerTLS{
-		CertFile: writeFile(t, dir, "server.crt", c.certPEM),
-		KeyFile:  writeFile(t, dir, "server.key", c.keyPEM),
-	}
 }

@@ -1,0 +1,197 @@
+package config
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/proxy"
+)
+
+// ExpiryWarningWindow is how long before a certificate expires Warnings
+// starts naming it.
+const ExpiryWarningWindow = 14 * 24 * time.Hour
+
+// checkTLS checks the TLS settings of both sides: pairs set together,
+// files that exist and parse, keys that match their certificates, the SNI
+// pattern and the settings that mean nothing without another one. Key
+// files are read to check them, never quoted.
+func checkTLS(p *problems, c *Config) {
+	cert := checkKeyPair(p, KeyTLSCert, c.TLSCert, KeyTLSKey, c.TLSKey)
+	if c.TLSClientCA != "" {
+		if c.TLSCert == "" {
+			p.add(KeyTLSClientCA, c.TLSClientCA, "needs tls-cert and tls-key: client certificates are asked for by TLS listeners")
+		}
+		checkCAFile(p, KeyTLSClientCA, c.TLSClientCA)
+	}
+	checkPositive(p, KeyTLSReloadInterval, c.TLSReloadInterval)
+	if c.SNIHostPattern != "" {
+		switch {
+		case c.TLSCert == "":
+			p.add(KeySNIHostPattern, c.SNIHostPattern, "needs tls-cert and tls-key: the server name is read from the TLS handshake")
+		case len(c.BrokerListeners) > 0:
+			p.add(KeySNIHostPattern, c.SNIHostPattern, "cannot be used with broker-listeners: every broker is served on the listen port")
+		default:
+			if err := proxy.CheckSNIHostPattern(c.SNIHostPattern, nil); err != nil {
+				p.add(KeySNIHostPattern, c.SNIHostPattern, err.Error())
+			} else if err := proxy.CheckSNIHostPattern(c.SNIHostPattern, cert); err != nil {
+				p.add(KeySNIHostPattern, c.SNIHostPattern, "tls-cert "+c.TLSCert+" "+err.Error())
+			}
+		}
+	}
+
+	if !c.UpstreamTLS {
+		for _, s := range []struct{ key, value string }{
+			{KeyUpstreamCA, c.UpstreamCA}, {KeyUpstreamCert, c.UpstreamCert}, {KeyUpstreamKey, c.UpstreamKey},
+			{KeyUpstreamServerName, c.UpstreamServerName},
+		} {
+			if s.value != "" {
+				p.add(s.key, s.value, "set upstream-tls too: without it kproxy dials the brokers in plaintext")
+			}
+		}
+		if c.UpstreamInsecureSkipVerify {
+			p.add(KeyUpstreamInsecureSkipVerify, "true", "set upstream-tls too: without it kproxy dials the brokers in plaintext")
+		}
+		return
+	}
+	if c.UpstreamCA != "" {
+		checkCAFile(p, KeyUpstreamCA, c.UpstreamCA)
+	}
+	checkKeyPair(p, KeyUpstreamCert, c.UpstreamCert, KeyUpstreamKey, c.UpstreamKey)
+	if strings.ContainsAny(c.UpstreamServerName, " :/") {
+		p.add(KeyUpstreamServerName, c.UpstreamServerName, "want a host name, without port")
+	}
+}
+
+// checkKeyPair checks a certificate file and its key file, set both or
+// neither, and returns the certificate when they are usable.
+func checkKeyPair(p *problems, certKey, certFile, keyKey, keyFile string) *x509.Certificate {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil
+	case keyFile == "":
+		p.add(keyKey, "", "required with "+certKey)
+		return nil
+	case certFile == "":
+		p.add(certKey, "", "required with "+keyKey)
+		return nil
+	}
+	certPEM, ok := readSettingFile(p, certKey, certFile)
+	keyPEM, keyOK := readSettingFile(p, keyKey, keyFile)
+	if !ok || !keyOK {
+		return nil
+	}
+	if _, err := parseCertificates(certPEM); err != nil {
+		p.add(certKey, certFile, err.Error())
+		return nil
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// The certificate parsed, so the key is at fault: unreadable or
+		// not the certificate's.
+		reason := strings.TrimPrefix(err.Error(), "tls: ")
+		if strings.Contains(reason, "does not match") {
+			reason = "does not match the certificate in " + certKey + " " + certFile
+		}
+		p.add(keyKey, keyFile, reason)
+		return nil
+	}
+	return pair.Leaf
+}
+
+// checkCAFile checks a file of CA certificates.
+func checkCAFile(p *problems, key, file string) {
+	b, ok := readSettingFile(p, key, file)
+	if !ok {
+		return
+	}
+	if _, err := parseCertificates(b); err != nil {
+		p.add(key, file, err.Error())
+	}
+}
+
+// readSettingFile reads a file a setting names, adding a problem when it cannot.
+func readSettingFile(p *problems, key, file string) ([]byte, bool) {
+	b, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.add(key, file, "file does not exist")
+	case errors.Is(err, fs.ErrPermission):
+		p.add(key, file, "file not readable (permission denied)")
+	case err != nil:
+		p.add(key, file, "cannot read: "+err.Error())
+	default:
+		return b, true
+	}
+	return nil, false
+}
+
+// parseCertificates reads every PEM certificate of a file, which must hold
+// at least one.
+func parseCertificates(b []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("certificate does not parse: %w", err)
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, errors.New("no PEM certificate in the file")
+	}
+	return certs, nil
+}
+
+// Warnings are what deserves a warning at start without being an error:
+// a certificate that has expired or expires within ExpiryWarningWindow
+// (naming when), a certificate not valid yet, and broker certificates
+// left unverified. Each names its setting. now is the time to judge
+// expiry by.
+func (c *Config) Warnings(now time.Time) []string {
+	var out []string
+	for _, f := range []struct{ key, file string }{
+		{KeyTLSCert, c.TLSCert}, {KeyTLSClientCA, c.TLSClientCA}, {KeyUpstreamCA, c.UpstreamCA}, {KeyUpstreamCert, c.UpstreamCert},
+	} {
+		if f.file == "" {
+			continue
+		}
+		b, err := os.ReadFile(f.file)
+		if err != nil {
+			continue // Validate reports it
+		}
+		certs, err := parseCertificates(b)
+		if err != nil {
+			continue
+		}
+		for _, cert := range certs {
+			name := fmt.Sprintf("%s %q: certificate %q", f.key, f.file, cert.Subject.String())
+			switch {
+			case now.After(cert.NotAfter):
+				out = append(out, fmt.Sprintf("%s expired at %s", name, cert.NotAfter.UTC().Format(time.RFC3339)))
+			case cert.NotAfter.Sub(now) < ExpiryWarningWindow:
+				out = append(out, fmt.Sprintf("%s expires at %s", name, cert.NotAfter.UTC().Format(time.RFC3339)))
+			case now.Before(cert.NotBefore):
+				out = append(out, fmt.Sprintf("%s is not valid before %s", name, cert.NotBefore.UTC().Format(time.RFC3339)))
+			}
+		}
+	}
+	if c.UpstreamTLS && c.UpstreamInsecureSkipVerify {
+		out = append(out, proxy.InsecureUpstreamWarning)
+	}
+	return out
+}
