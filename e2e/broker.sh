@@ -97,11 +97,11 @@ make_tls() {
 		for u in alice bob kproxy keystore; do
 			echo "$u=$u-$(openssl rand -hex 12)"
 		done >passwords
-		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 90 \
 			-subj "/CN=kproxy e2e cluster CA" 2>/dev/null
 		openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=localhost" 2>/dev/null
 		printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >broker.ext
-		openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out broker.pem -days 2 \
+		openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out broker.pem -days 90 \
 			-extfile broker.ext 2>/dev/null
 		openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -out broker.p12 \
 			-passout "pass:$(password keystore)"

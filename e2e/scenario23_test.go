@@ -22,7 +22,7 @@ func TestScenario23(t *testing.T) {
 	feed(t, brokerAddr, topic, 400)
 	a, b, moved := kip848Clients(t, bs, topic, group,
 		clientSecurity("SASL_SSL", ca, "SCRAM-SHA-256", "alice", pw["alice"]),
-		clientSecurity("SASL_SSL", ca, "PLAIN", "bob", pw["bob"]))
+		clientSecurity("SASL_SSL", ca, "PLAIN", "bob", pw["bob"]), reauthHold)
 	checkReauthenticated(t, a, b)
 	if k == nil {
 		return

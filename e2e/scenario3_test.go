@@ -18,15 +18,16 @@ func TestScenario3(t *testing.T) {
 	k := startKproxy(t, true)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 400)
-	cooperativeClients(t, bs, topic, group, nil, nil)
+	cooperativeClients(t, bs, topic, group, nil, nil, 0)
 	if r := k.finish(); r != nil {
 		checkCooperativeTimeline(t, r, topic, group)
 	}
 }
 
 // cooperativeClients runs scenario 3's clients through bs, with more
-// environment for each (clientSecurity), until both have stopped.
-func cooperativeClients(t *testing.T, bs, topic, group string, envA, envB []string) (a, b *proc) {
+// environment for each (clientSecurity), until both have stopped, hold
+// after B's first batch.
+func cooperativeClients(t *testing.T, bs, topic, group string, envA, envB []string, hold time.Duration) (a, b *proc) {
 	t.Helper()
 	args := func(id string) []string {
 		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id,
@@ -52,6 +53,7 @@ func cooperativeClients(t *testing.T, bs, topic, group string, envA, envB []stri
 		return e.Name == "revoked" && slices.Equal(all(e.Partitions), parts(topic, 2, 3))
 	})
 	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
+	time.Sleep(hold)
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
 	return a, b

@@ -19,16 +19,16 @@ func TestScenario4(t *testing.T) {
 	k := startKproxy(t, true)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 400)
-	_, _, moved := kip848Clients(t, bs, topic, group, nil, nil)
+	_, _, moved := kip848Clients(t, bs, topic, group, nil, nil, 0)
 	if r := k.finish(); r != nil {
 		checkKIP848Timeline(t, r, topic, group, moved)
 	}
 }
 
 // kip848Clients runs scenario 4's clients through bs, with more environment
-// for each (clientSecurity), until both have stopped. moved are the
-// partitions B took from A.
-func kip848Clients(t *testing.T, bs, topic, group string, envA, envB []string) (a, b *proc, moved []string) {
+// for each (clientSecurity), until both have stopped, hold after B's first
+// batch. moved are the partitions B took from A.
+func kip848Clients(t *testing.T, bs, topic, group string, envA, envB []string, hold time.Duration) (a, b *proc, moved []string) {
 	t.Helper()
 	args := func(id string) []string {
 		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id,
@@ -51,6 +51,7 @@ func kip848Clients(t *testing.T, bs, topic, group string, envA, envB []string) (
 		t.Errorf("A revoked %v but B got %v", all(revA.Partitions), all(gotB.Owned))
 	}
 	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
+	time.Sleep(hold)
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
 	return a, b, all(gotB.Owned)
