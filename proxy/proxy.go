@@ -210,6 +210,10 @@ func (p *Proxy) Run(ctx context.Context) error {
 
 	p.log.Info("kproxy listening", zap.Stringer("addr", p.Addr()), zap.Strings("upstreams", p.cfg.Upstreams),
 		zap.String("advertise", p.advertise))
+	if p.cfg.UpstreamSASL.Enabled() {
+		p.log.Info("authenticating every broker connection as kproxy's own SASL user; clients connect without SASL",
+			zap.Object("upstream_sasl", p.cfg.UpstreamSASL))
+	}
 	if p.cfg.advertiseGuessed() {
 		p.log.Warn("listening on every interface but telling clients to dial 127.0.0.1: clients on other hosts "+
 			"or in other containers will fail to reach the brokers; set the advertised host (--advertise)",
