@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/proxy"
 )
 
 // Limits that Validate enforces.
@@ -105,6 +106,18 @@ func checkUpstreamSASL(p *problems, c *Config) {
 	if c.UpstreamSASLPassword == "" && c.UpstreamSASLPasswordFile == "" {
 		p.add(KeyUpstreamSASLPasswordFile, "", "required with upstream-sasl-mechanism (or set "+
 			EnvVar(KeyUpstreamSASLPassword)+"; never a flag)")
+	}
+	if c.AllowOpenSASLProxy || c.TLSClientCA != "" {
+		return
+	}
+	addrs := []string{c.Listen}
+	for _, a := range c.BrokerListeners {
+		addrs = append(addrs, a)
+	}
+	if a, open := proxy.OpenListener(addrs...); open {
+		p.add(KeyUpstreamSASLMechanism, c.UpstreamSASLMechanism, fmt.Sprintf("kproxy would authenticate as %q for "+
+			"anyone who reaches %s; listen on a loopback address, require client certificates (tls-client-ca), "+
+			"or set allow-open-sasl-proxy", c.UpstreamSASLUsername, a))
 	}
 }
 

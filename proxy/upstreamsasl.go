@@ -247,18 +247,29 @@ func (c Config) checkOpenSASLProxy() error {
 	for _, a := range c.BrokerListeners {
 		addrs = append(addrs, a)
 	}
-	for _, a := range addrs {
-		if host, _, _ := net.SplitHostPort(a); !isLoopback(host) {
-			return fmt.Errorf("proxy: upstream SASL: listener %q is reachable from other hosts, and every client "+
-				"that can connect to it acts on the cluster as %q; listen on a loopback address, require client "+
-				"certificates (tls-cert, tls-key and tls-client-ca), or allow it knowingly (allow-open-sasl-proxy)", a, c.UpstreamSASL.Username)
-		}
+	if a, open := OpenListener(addrs...); open {
+		return fmt.Errorf("proxy: upstream SASL: listener %q is reachable from other hosts, and every client "+
+			"that can connect to it acts on the cluster as %q; listen on a loopback address, require client "+
+			"certificates (tls-cert, tls-key and tls-client-ca), or allow it knowingly (allow-open-sasl-proxy)",
+			a, c.UpstreamSASL.Username)
 	}
 	return nil
 }
 
+// OpenListener returns the first of the listen addresses ("host:port")
+// other hosts could reach: one whose host is not a loopback address or
+// "localhost" (an empty host listens on every interface). It is the rule
+// upstream SASL is held to, here and in the config package.
+func OpenListener(addrs ...string) (string, bool) {
+	for _, a := range addrs {
+		if host, _, _ := net.SplitHostPort(a); !isLoopback(host) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
 // isLoopback reports whether host is a loopback address or "localhost".
-// An empty host listens on every interface.
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
