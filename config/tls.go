@@ -159,9 +159,9 @@ func parseCertificates(b []byte) ([]*x509.Certificate, error) {
 
 // Warnings are what deserves a warning at start without being an error:
 // a certificate that has expired or expires within ExpiryWarningWindow
-// (naming when), a certificate not valid yet, and broker certificates
-// left unverified. Each names its setting. now is the time to judge
-// expiry by.
+// (naming when), or that is not valid yet. Each names its setting. now is
+// the time to judge expiry by. (Unverified broker certificates are warned
+// about by the proxy itself, proxy.InsecureUpstreamWarning.)
 func (c *Config) Warnings(now time.Time) []string {
 	var out []string
 	for _, f := range []struct{ key, file string }{
@@ -189,9 +189,6 @@ func (c *Config) Warnings(now time.Time) []string {
 				out = append(out, fmt.Sprintf("%s is not valid before %s", name, cert.NotBefore.UTC().Format(time.RFC3339)))
 			}
 		}
-	}
-	if c.UpstreamTLS && c.UpstreamInsecureSkipVerify {
-		out = append(out, proxy.InsecureUpstreamWarning)
 	}
 	return out
 }

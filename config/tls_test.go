@@ -149,7 +149,7 @@ func TestValidateTLS(t *testing.T) {
 }
 
 // TestWarnings: an expired or soon expiring certificate is a warning
-// naming its expiry, not an error; so is skipping broker verification.
+// naming its expiry, not an error.
 func TestWarnings(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -166,9 +166,6 @@ func TestWarnings(t *testing.T) {
 			[]string{`tls-cert "{dir}/expired.crt": certificate "CN=expired" expired at 2026-11-30T23:00:00Z`}},
 		{"upstream CA expiring soon", func(c *Config) { c.UpstreamTLS, c.UpstreamCA = true, soon },
 			[]string{`upstream-ca "{dir}/soon.crt": certificate "CN=soon" expires at 2026-12-04T00:00:00Z`}},
-		{"insecure", func(c *Config) { c.UpstreamTLS, c.UpstreamInsecureSkipVerify = true, true },
-			[]string{"INSECURE: upstream-insecure-skip-verify is set: broker certificates are not verified, " +
-				"so anyone on the network path can read and change the traffic; use it only for tests"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,9 +98,6 @@ func (r *certReloader) build(contents [][]byte) (*tls.Config, error) {
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	}
-	if now := time.Now(); now.After(cert.Leaf.NotAfter) {
-		r.log.Warn("listener TLS certificate has expired: clients will refuse it", certFields(r.files.CertFile, cert.Leaf)...)
-	}
 	return cfg, nil
 }
 
@@ -120,8 +117,13 @@ func (r *certReloader) reload(force bool) error {
 		var cfg *tls.Config
 		if cfg, err = r.build(contents); err == nil {
 			r.current.Store(cfg)
+			leaf := cfg.Certificates[0].Leaf
 			r.log.Info("listener TLS certificate reloaded; new connections use it, connections already open keep theirs",
-				certFields(r.files.CertFile, cfg.Certificates[0].Leaf)...)
+				certFields(r.files.CertFile, leaf)...)
+			if time.Now().After(leaf.NotAfter) {
+				r.log.Warn("the reloaded listener TLS certificate has expired: clients will refuse it",
+					certFields(r.files.CertFile, leaf)...)
+			}
 			return nil
 		}
 	}

@@ -56,7 +56,7 @@ type conn struct {
 // serve runs the connection until either side closes or the proxy stops.
 func (c *conn) serve() {
 	defer c.close()
-	if c.p.certs != nil && !c.acceptTLS() {
+	if c.p.tls.certs != nil && !c.acceptTLS() {
 		return
 	}
 	br := bufio.NewReaderSize(c.client, readBufSize)

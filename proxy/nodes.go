@@ -25,12 +25,13 @@ var _ router = (*Proxy)(nil)
 // still returned, so that clients never learn a broker's own address; the
 // failure is logged and the listen retried on the next response naming
 // the node. A node that has no valid listener port at all (refuseNode) is
-// refused: ok is false.
+// refused: ok is false. With SNI routing no node listener opens: the node
+// is the pattern's host name at the bootstrap port.
 func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := p.nodes[nodeID]
-	if n == nil && p.sni != nil {
+	if n == nil && p.tls.sni != nil {
 		n = &node{}
 		p.nodes[nodeID] = n
 	}
@@ -49,9 +50,9 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 		}
 		n.upstream = upstream
 	}
-	if p.sni != nil {
+	if p.tls.sni != nil {
 		// SNI routing: every node on the bootstrap listener, by name.
-		return p.sni.host(nodeID), p.bootstrapPort(), true
+		return p.tls.sni.host(nodeID), p.bootstrapPort(), true
 	}
 	if n.ln == nil && !p.closing {
 		p.listenNode(nodeID, n)

@@ -8,13 +8,15 @@
 // Observers through a queue bounded in exchanges and bytes that never
 // blocks traffic; DropObservers also learn what was dropped. SASL is
 // forwarded and never observed, including the bare tokens that follow a
-// SaslHandshake v0 (saslv0.go).
+// SaslHandshake v0 (saslv0.go). TLS is optional on either side (tls.go):
+// listeners whose certificate is reloaded as its files change
+// (certreload.go), brokers dialed with TLS verifying the name each
+// advertises (upstream.go), and SNI routing of every node through the
+// bootstrap listener (sni.go).
 package proxy
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -59,13 +61,8 @@ type Proxy struct {
 	// dial connects to a broker; New sets it to a net.Dialer bounded by
 	// DialTimeout. Tests replace it before Run.
 	dial func(ctx context.Context, addr string) (net.Conn, error)
-	// certs holds the listeners' TLS configuration; nil for plaintext.
-	certs *certReloader
-	// upstreamTLS is the template of broker connections' TLS
-	// configuration; nil for plaintext.
-	upstreamTLS *tls.Config
-	// sni names nodes for SNI routing; nil when off.
-	sni *sniPattern
+	// tls is the TLS setup of both sides; its zero value is plaintext.
+	tls tlsState
 	// ctx is Run's context, set before anything that dials starts: a dial
 	// under way stops when it is done.
 	ctx context.Context
@@ -101,8 +98,8 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Proxy{cfg: cfg, log: log}
-	if err := p.setupTLS(); err != nil {
+	ts, err := newTLSState(cfg, log)
+	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -115,62 +112,22 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 		base = ln.Addr().(*net.TCPAddr).Port + 1
 	}
 	dialer := &net.Dialer{Timeout: cfg.DialTimeout}
-	p.dial = func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) }
-	p.ctx = context.Background()
-	p.advertise = cfg.advertiseHost()
-	p.listenHost = host
-	p.portBase = base
-	p.bootstrap = ln
-	p.queue = make(chan queued, cfg.ObserverQueue)
-	p.observers = observers
-	p.dropLogEvery = defaultDropLogEvery
-	p.nodes = make(map[int32]*node)
-	p.conns = make(map[*conn]struct{})
-	return p, nil
-}
-
-// setupTLS loads the listeners' certificate, the upstream TLS
-// configuration and the SNI pattern, checking that the certificate covers
-// the pattern.
-func (p *Proxy) setupTLS() error {
-	if p.cfg.SNIHostPattern != "" {
-		sni, err := parseSNIPattern(p.cfg.SNIHostPattern)
-		if err != nil {
-			return fmt.Errorf("proxy: sni-host-pattern %q: %w", p.cfg.SNIHostPattern, err)
-		}
-		p.sni = sni
-	}
-	if p.cfg.TLS != nil {
-		var check func(*x509.Certificate) error
-		if p.sni != nil {
-			check = p.sni.covered
-		}
-		certs, err := newCertReloader(*p.cfg.TLS, check, p.log)
-		if err != nil {
-			return err
-		}
-		p.certs = certs
-	}
-	if p.cfg.UpstreamTLS != nil {
-		cfg, err := p.cfg.UpstreamTLS.clientConfig()
-		if err != nil {
-			return fmt.Errorf("proxy: %w", err)
-		}
-		p.upstreamTLS = cfg
-	}
-	return nil
-}
-
-// ReloadTLS reads the listeners' certificate, key and client CA files
-// again and uses them for new connections; connections already open keep
-// theirs. On failure the previous certificate stays, and the error says
-// why (it is logged too). Without listener TLS it does nothing. serve calls
-// it on SIGHUP; the files are also polled for changes.
-func (p *Proxy) ReloadTLS() error {
-	if p.certs == nil {
-		return nil
-	}
-	return p.certs.reload(true)
+	return &Proxy{
+		cfg:          cfg,
+		dial:         func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
+		tls:          ts,
+		ctx:          context.Background(),
+		log:          log,
+		advertise:    cfg.advertiseHost(),
+		listenHost:   host,
+		portBase:     base,
+		bootstrap:    ln,
+		queue:        make(chan queued, cfg.ObserverQueue),
+		observers:    observers,
+		dropLogEvery: defaultDropLogEvery,
+		nodes:        make(map[int32]*node),
+		conns:        make(map[*conn]struct{}),
+	}, nil
 }
 
 // Addr is the bootstrap listener's address.
@@ -223,8 +180,8 @@ func (p *Proxy) Run(ctx context.Context) error {
 	reloading := make(chan struct{})
 	go func() {
 		defer close(reloading)
-		if p.certs != nil {
-			p.certs.watch(ctx) // ends when ctx is done
+		if p.tls.certs != nil {
+			p.tls.certs.watch(ctx) // ends when ctx is done
 		}
 	}()
 	p.accepts.Add(1)
@@ -247,28 +204,6 @@ func (p *Proxy) Run(ctx context.Context) error {
 	<-reporting
 	return nil
 }
-
-// logTLS says at start how TLS is set up, and warns when broker
-// certificates are not verified.
-func (p *Proxy) logTLS() {
-	if p.cfg.TLS != nil {
-		p.log.Info("listeners speak TLS", zap.String("cert_file", p.cfg.TLS.CertFile),
-			zap.Bool("client_certificates_required", p.cfg.TLS.ClientCAFile != ""),
-			zap.String("sni_host_pattern", p.cfg.SNIHostPattern))
-	}
-	if u := p.cfg.UpstreamTLS; u != nil {
-		p.log.Info("dialing brokers with TLS", zap.String("ca_file", u.CAFile),
-			zap.Bool("client_certificate", u.CertFile != ""), zap.String("server_name", u.ServerName))
-		if u.InsecureSkipVerify {
-			p.log.Warn(InsecureUpstreamWarning)
-		}
-	}
-}
-
-// InsecureUpstreamWarning is logged at start, and shown by /healthz, when
-// broker certificates are not verified.
-const InsecureUpstreamWarning = "INSECURE: upstream-insecure-skip-verify is set: broker certificates are not verified, " +
-	"so anyone on the network path can read and change the traffic; use it only for tests"
 
 // shutdown stops the listeners and drains the connections.
 func (p *Proxy) shutdown() {

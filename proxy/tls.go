@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // DefaultTLSReloadInterval is how often the listener certificate files
@@ -126,4 +128,83 @@ func caPoolFromPEM(file string, pem []byte) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", file)
 	}
 	return pool, nil
+}
+
+// tlsState is the TLS setup of a Proxy, made by New; its zero value is
+// plaintext on both sides.
+type tlsState struct {
+	// certs holds the listeners' TLS configuration; nil for plaintext.
+	certs *certReloader
+	// upstream is the template of broker connections' TLS configuration;
+	// nil for plaintext.
+	upstream *tls.Config
+	// sni names nodes for SNI routing; nil when off.
+	sni *sniPattern
+}
+
+// newTLSState loads the listeners' certificate, the upstream TLS
+// configuration and the SNI pattern, checking that the certificate covers
+// the pattern.
+func newTLSState(cfg Config, log *zap.Logger) (tlsState, error) {
+	var ts tlsState
+	if cfg.SNIHostPattern != "" {
+		sni, err := parseSNIPattern(cfg.SNIHostPattern)
+		if err != nil {
+			return ts, fmt.Errorf("proxy: sni-host-pattern %q: %w", cfg.SNIHostPattern, err)
+		}
+		ts.sni = sni
+	}
+	if cfg.TLS != nil {
+		var check func(*x509.Certificate) error
+		if ts.sni != nil {
+			check = ts.sni.covered
+		}
+		certs, err := newCertReloader(*cfg.TLS, check, log)
+		if err != nil {
+			return ts, err
+		}
+		ts.certs = certs
+	}
+	if cfg.UpstreamTLS != nil {
+		upstream, err := cfg.UpstreamTLS.clientConfig()
+		if err != nil {
+			return ts, fmt.Errorf("proxy: %w", err)
+		}
+		ts.upstream = upstream
+	}
+	return ts, nil
+}
+
+// ReloadTLS reads the listeners' certificate, key and client CA files
+// again and uses them for new connections; connections already open keep
+// theirs. On failure the previous certificate stays, and the error says
+// why (it is logged too). Without listener TLS it does nothing. serve calls
+// it on SIGHUP; the files are also polled for changes.
+func (p *Proxy) ReloadTLS() error {
+	if p.tls.certs == nil {
+		return nil
+	}
+	return p.tls.certs.reload(true)
+}
+
+// InsecureUpstreamWarning is logged at start, and shown by /healthz, when
+// broker certificates are not verified.
+const InsecureUpstreamWarning = "INSECURE: upstream-insecure-skip-verify is set: broker certificates are not verified, " +
+	"so anyone on the network path can read and change the traffic; use it only for tests"
+
+// logTLS says at start how TLS is set up, and warns when broker
+// certificates are not verified.
+func (p *Proxy) logTLS() {
+	if p.cfg.TLS != nil {
+		p.log.Info("listeners speak TLS", zap.String("cert_file", p.cfg.TLS.CertFile),
+			zap.Bool("client_certificates_required", p.cfg.TLS.ClientCAFile != ""),
+			zap.String("sni_host_pattern", p.cfg.SNIHostPattern))
+	}
+	if u := p.cfg.UpstreamTLS; u != nil {
+		p.log.Info("dialing brokers with TLS", zap.String("ca_file", u.CAFile),
+			zap.Bool("client_certificate", u.CertFile != ""), zap.String("server_name", u.ServerName))
+		if u.InsecureSkipVerify {
+			p.log.Warn(InsecureUpstreamWarning)
+		}
+	}
 }

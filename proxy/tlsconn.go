@@ -42,7 +42,7 @@ func (c *conn) acceptTLS() bool {
 		}
 		return false
 	}
-	tc := tls.Server(&peekedConn{Conn: raw, r: br}, c.p.certs.config())
+	tc := tls.Server(&peekedConn{Conn: raw, r: br}, c.p.tls.certs.config())
 	ctx, cancel := context.WithTimeout(c.p.ctx, tlsHandshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
@@ -59,8 +59,8 @@ func (c *conn) acceptTLS() bool {
 		return false
 	}
 	state := tc.ConnectionState()
-	if c.p.sni != nil && c.brokerID < 0 {
-		if id, ok := c.p.sni.nodeOf(state.ServerName); ok {
+	if c.p.tls.sni != nil && c.brokerID < 0 {
+		if id, ok := c.p.tls.sni.nodeOf(state.ServerName); ok {
 			c.brokerID = id
 			c.log = c.log.With(zap.Int32("sni_broker_id", id))
 		}

@@ -17,10 +17,10 @@ import (
 // step, when there is one, comes after it.
 func (p *Proxy) dialBroker(ctx context.Context, addr string) (net.Conn, error) {
 	nc, err := p.dial(ctx, addr)
-	if err != nil || p.upstreamTLS == nil {
+	if err != nil || p.tls.upstream == nil {
 		return nc, err
 	}
-	cfg := p.upstreamTLS.Clone()
+	cfg := p.tls.upstream.Clone()
 	if cfg.ServerName == "" {
 		host, _, _ := net.SplitHostPort(addr)
 		cfg.ServerName = host

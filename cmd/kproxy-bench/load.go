@@ -5,14 +5,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// produce writes n records of size bytes and returns how long it took from
+// client makes a client of the mode with opts.
+func (m mode) client(opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.seed)}, append(m.opts, opts...)...)...)
+}
+
+// produce writes n records of size bytes, snappy-compressed unless
+// noCompression, and returns how long it took from
 // the first record to the last acknowledgement.
-func produce(ctx context.Context, seed, topic string, n, size int) (time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
-		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(10000))
+func produce(ctx context.Context, m mode, topic string, n, size int, noCompression bool) (time.Duration, error) {
+	opts := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerLinger(5 * time.Millisecond), kgo.MaxBufferedRecords(10000)}
+	if noCompression {
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	}
+	cl, err := m.client(opts...)
 	if err != nil {
 		return 0, err
 	}
@@ -48,8 +59,8 @@ func produce(ctx context.Context, seed, topic string, n, size int) (time.Duratio
 
 // fetch consumes n records (plus the warm-up record) of topic from the start
 // and returns how long it took.
-func fetch(ctx context.Context, seed, topic string, n int) (time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.ConsumeTopics(topic),
+func fetch(ctx context.Context, m mode, topic string, n int) (time.Duration, error) {
+	cl, err := m.client(kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		return 0, err
@@ -71,8 +82,8 @@ func fetch(ctx context.Context, seed, topic string, n int) (time.Duration, error
 
 // produceLatency sends n single-record produce requests one after the other
 // and returns each round trip.
-func produceLatency(ctx context.Context, seed, topic string, n int) ([]time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
+func produceLatency(ctx context.Context, m mode, topic string, n int) ([]time.Duration, error) {
+	cl, err := m.client(kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return nil, err
 	}
@@ -90,4 +101,21 @@ func produceLatency(ctx context.Context, seed, topic string, n int) ([]time.Dura
 		out = append(out, time.Since(start))
 	}
 	return out, nil
+}
+
+// deleteTopics deletes topics through the mode.
+func deleteTopics(ctx context.Context, m mode, topics ...string) error {
+	cl, err := m.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	resps, err := kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+	if err == nil {
+		err = resps.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("delete topics: %w", err)
+	}
+	return nil
 }

@@ -13,9 +13,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -28,6 +31,8 @@ func main() {
 	flag.IntVar(&opts.rounds, "rounds", 3, "rounds per mode, alternating direct and proxied")
 	flag.IntVar(&opts.latencyN, "latency-requests", 2000, "sequential single-record produce requests per round for latency")
 	flag.IntVar(&opts.idleConns, "idle-conns", 500, "idle connections opened to measure memory per connection")
+	flag.BoolVar(&opts.noCompression, "no-compression", false, "produce uncompressed batches, so that the bytes on the wire are the records' (by default franz-go compresses with snappy, and the benchmark's zero-filled values shrink many times)")
+	flag.BoolVar(&opts.tls, "tls", false, "also measure TLS: direct to a TLS cluster, and through kproxy with TLS on both sides")
 	flag.Parse()
 	if err := run(context.Background(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, "kproxy-bench:", err)
@@ -37,6 +42,7 @@ func main() {
 
 type options struct {
 	records, size, rounds, latencyN, idleConns int
+	tls, noCompression                         bool
 }
 
 func run(ctx context.Context, opts options) error {
@@ -65,21 +71,52 @@ func run(ctx context.Context, opts options) error {
 	results := map[string]*result{"direct": {}, "kproxy": {}}
 	// Memory first, while the heap holds no produced data yet.
 	for _, m := range modes {
-		per, err := idleConnMemory(m.seed, opts.idleConns)
-		if err != nil {
-			return fmt.Errorf("%s idle connections: %w", m.name, err)
+		if err := measureIdle(m, opts, results[m.name]); err != nil {
+			return err
 		}
-		results[m.name].idleBytes = per
+	}
+	if opts.tls {
+		dir, err := os.MkdirTemp("", "kproxy-bench-tls-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		tctx, tstop := context.WithCancel(ctx)
+		tlsModes, tdone, closeCluster, err := tlsModes(tctx, dir)
+		if err != nil {
+			tstop()
+			return err
+		}
+		defer func() { tstop(); <-tdone; closeCluster() }()
+		for _, m := range tlsModes {
+			results[m.name] = &result{}
+		}
+		modes = append(modes, tlsModes...)
 	}
 	for round := 0; round < opts.rounds; round++ {
 		for _, m := range modes {
-			topic := fmt.Sprintf("bench-%s-%d", m.name, round)
+			topic := fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(m.name, " ", "-"), round)
 			if err := measureRound(ctx, m, topic, opts, results[m.name]); err != nil {
 				return fmt.Errorf("%s round %d: %w", m.name, round, err)
 			}
 		}
 	}
 	report(os.Stdout, opts, results["direct"], results["kproxy"])
+	if opts.tls {
+		reportTLS(os.Stdout, results)
+	}
+	return nil
+}
+
+// measureIdle measures memory per idle connection of a plaintext mode.
+func measureIdle(m mode, opts options, r *result) error {
+	{
+		per, err := idleConnMemory(m.seed, opts.idleConns)
+		if err != nil {
+			return fmt.Errorf("%s idle connections: %w", m.name, err)
+		}
+		r.idleBytes = per
+	}
 	return nil
 }
 
@@ -87,6 +124,7 @@ func run(ctx context.Context, opts options) error {
 type mode struct {
 	name string
 	seed string
+	opts []kgo.Opt // the client's, for TLS
 }
 
 // result accumulates one mode's figures over all rounds.
@@ -95,24 +133,43 @@ type result struct {
 	fetchMBps   []float64
 	latencies   []time.Duration
 	idleBytes   float64
+	// cpu is this process's CPU time (user and system: clients, kproxy
+	// and kfake together) while producing and fetching, and moved the
+	// bytes produced and fetched meanwhile.
+	cpu   time.Duration
+	moved float64
 }
 
 func measureRound(ctx context.Context, m mode, topic string, opts options, r *result) error {
 	bytes := float64(opts.records * opts.size)
-	d, err := produce(ctx, m.seed, topic, opts.records, opts.size)
+	cpu := cpuTime()
+	d, err := produce(ctx, m, topic, opts.records, opts.size, opts.noCompression)
 	if err != nil {
 		return err
 	}
 	r.produceMBps = append(r.produceMBps, bytes/d.Seconds()/1e6)
-	d, err = fetch(ctx, m.seed, topic, opts.records)
+	d, err = fetch(ctx, m, topic, opts.records)
 	if err != nil {
 		return err
 	}
+	r.cpu += cpuTime() - cpu
+	r.moved += 2 * bytes
 	r.fetchMBps = append(r.fetchMBps, bytes/d.Seconds()/1e6)
-	lat, err := produceLatency(ctx, m.seed, topic+"-latency", opts.latencyN)
+	lat, err := produceLatency(ctx, m, topic+"-latency", opts.latencyN)
 	if err != nil {
 		return err
 	}
 	r.latencies = append(r.latencies, lat...)
-	return nil
+	// kfake keeps every record in memory: drop the round's topics so that
+	// long runs do not grow the heap.
+	return deleteTopics(ctx, m, topic, topic+"-latency")
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,6 +1,7 @@
 // Package testpki makes certificate authorities and certificates for
 // tests: a CA per test, server certificates with DNS and IP names, client
-// certificates, and files a secret mount would hold. Only tests import it.
+// certificates, and files a secret mount would hold. Tests import it, and
+// the load harness (cmd/kproxy-bench) for its TLS rounds.
 package testpki
 
 import (
@@ -15,9 +16,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 )
+
+// T is what testpki needs of its caller: testing.TB has it, and the load
+// harness passes its own that exits on Fatal.
+type T interface {
+	Helper()
+	Fatal(args ...any)
+}
 
 // CA is a certificate authority made for one test.
 type CA struct {
@@ -28,7 +35,7 @@ type CA struct {
 }
 
 // NewCA makes a self-signed CA named name.
-func NewCA(t testing.TB, name string) *CA {
+func NewCA(t T, name string) *CA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -70,7 +77,7 @@ type Issued struct {
 }
 
 // Issue signs a leaf certificate.
-func (ca *CA) Issue(t testing.TB, spec Spec) Issued {
+func (ca *CA) Issue(t T, spec Spec) Issued {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -114,7 +121,7 @@ func (ca *CA) Issue(t testing.TB, spec Spec) Issued {
 }
 
 // TLSCert is the certificate as crypto/tls wants it.
-func (c Issued) TLSCert(t testing.TB) tls.Certificate {
+func (c Issued) TLSCert(t T) tls.Certificate {
 	t.Helper()
 	cert, err := tls.X509KeyPair(c.CertPEM, c.KeyPEM)
 	if err != nil {
@@ -132,7 +139,7 @@ func (ca *CA) Pool() *x509.CertPool {
 
 // WriteFile writes b into dir/name (replacing it at once, as a secret
 // mount does) and returns the path.
-func WriteFile(t testing.TB, dir, name string, b []byte) string {
+func WriteFile(t T, dir, name string, b []byte) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
