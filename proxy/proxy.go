@@ -8,7 +8,9 @@
 // Observers through a queue bounded in exchanges and bytes that never
 // blocks traffic; DropObservers also learn what was dropped. SASL is
 // forwarded and never observed, including the bare tokens that follow a
-// SaslHandshake v0 (saslv0.go). TLS is optional on either side (tls.go):
+// SaslHandshake v0 (saslv0.go); or, with UpstreamSASL, kproxy
+// authenticates every broker connection itself and renews its sessions
+// (upstreamsasl.go, reauth.go). TLS is optional on either side (tls.go):
 // listeners whose certificate is reloaded as its files change
 // (certreload.go), brokers dialed with TLS verifying the name each
 // advertises (upstream.go), and SNI routing of every node through the
