@@ -1,53 +1,23 @@
 package config
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
-// selfSigned writes a self-signed certificate for dns, valid until
+// certFiles writes a certificate for dns, valid from 2020 until
 // notAfter, and its key into dir as name.crt and name.key.
-func selfSigned(t *testing.T, dir, name string, notAfter time.Time, dns ...string) (certFile, keyFile string) {
+func certFiles(t *testing.T, dir, name string, notAfter time.Time, dns ...string) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
-		NotAfter:     notAfter,
-		DNSNames:     dns,
-		IsCA:         true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
+	c := testpki.NewCA(t, "config test CA").Issue(t, testpki.Spec{CN: name, DNS: dns,
+		NotBefore: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: notAfter})
+	return testpki.WriteFile(t, dir, name+".crt", c.CertPEM), testpki.WriteFile(t, dir, name+".key", c.KeyPEM)
 }
 
 // TestValidateTLS: the TLS settings of both sides, each failure naming
@@ -55,8 +25,8 @@ func selfSigned(t *testing.T, dir, name string, notAfter time.Time, dns ...strin
 func TestValidateTLS(t *testing.T) {
 	dir := t.TempDir()
 	later := time.Now().Add(30 * 24 * time.Hour)
-	cert, key := selfSigned(t, dir, "server", later, "*.kproxy.test")
-	otherCert, otherKey := selfSigned(t, dir, "other", later, "kproxy.test")
+	cert, key := certFiles(t, dir, "server", later, "*.kproxy.test")
+	otherCert, otherKey := certFiles(t, dir, "other", later, "kproxy.test")
 	notPEM := filepath.Join(dir, "not.pem")
 	if err := os.WriteFile(notPEM, []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
@@ -153,9 +123,9 @@ func TestValidateTLS(t *testing.T) {
 func TestWarnings(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	expired, expiredKey := selfSigned(t, dir, "expired", now.Add(-time.Hour), "kproxy.test")
-	soon, _ := selfSigned(t, dir, "soon", now.Add(72*time.Hour), "kproxy.test")
-	fine, _ := selfSigned(t, dir, "fine", now.Add(365*24*time.Hour), "kproxy.test")
+	expired, expiredKey := certFiles(t, dir, "expired", now.Add(-time.Hour), "kproxy.test")
+	soon, _ := certFiles(t, dir, "soon", now.Add(72*time.Hour), "kproxy.test")
+	fine, _ := certFiles(t, dir, "fine", now.Add(365*24*time.Hour), "kproxy.test")
 	tests := []struct {
 		name   string
 		change func(c *Config)

@@ -70,8 +70,9 @@ func (c *conn) serve() {
 	}
 	if isTLSHello(prefix) {
 		c.p.stats.tlsHellos.Add(1)
-		c.log.Warn("TLS ClientHello on a plaintext listener: kproxy listeners speak plaintext Kafka; " +
-			"configure the client without TLS (security.protocol=PLAINTEXT or SASL_PLAINTEXT); closing")
+		c.log.Warn("TLS ClientHello on a plaintext listener: this kproxy's listeners speak plaintext Kafka; " +
+			"configure the client without TLS (security.protocol=PLAINTEXT or SASL_PLAINTEXT), or start kproxy " +
+			"with --tls-cert and --tls-key; closing")
 		return
 	}
 	up, err := c.p.dialUpstream(c.brokerID, c.log)

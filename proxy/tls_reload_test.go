@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"crypto/tls"
+	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +72,20 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 	}
 	if err := apiVersionsRoundTrip(old, 3); err != nil {
 		t.Fatalf("request on the first connection after a failed reload: %v", err)
+	}
+
+	// Keys are read, never logged: not the good ones, not the broken one.
+	secrets := []string{"bm90IGEga2V5"}
+	for _, k := range [][]byte{first.KeyPEM, second.KeyPEM} {
+		secrets = append(secrets, strings.Split(string(k), "\n")[1])
+	}
+	for _, e := range logs.All() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		for _, secret := range secrets {
+			if strings.Contains(line, secret) {
+				t.Errorf("log line %q holds key material", e.Message)
+			}
+		}
 	}
 }
 

@@ -63,11 +63,12 @@ func NewCA(t T, name string) *CA {
 
 // Spec says what a leaf certificate holds.
 type Spec struct {
-	CN       string
-	DNS      []string
-	IPs      []string
-	Client   bool      // a client certificate rather than a server one
-	NotAfter time.Time // zero: a day from now
+	CN        string
+	DNS       []string
+	IPs       []string
+	Client    bool      // a client certificate rather than a server one
+	NotBefore time.Time // zero: an hour ago
+	NotAfter  time.Time // zero: a day from now
 }
 
 // Issued is a leaf certificate and its key, in PEM.
@@ -95,6 +96,9 @@ func (ca *CA) Issue(t T, spec Spec) Issued {
 		DNSNames:     spec.DNS,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if !spec.NotBefore.IsZero() {
+		tmpl.NotBefore = spec.NotBefore
 	}
 	if tmpl.NotAfter.IsZero() {
 		tmpl.NotAfter = time.Now().Add(24 * time.Hour)
