@@ -31,10 +31,11 @@ func TestServeTLSBothSides(t *testing.T) {
 	certFile := testpki.WriteFile(t, dir, "kproxy.crt", first.CertPEM)
 	keyFile := testpki.WriteFile(t, dir, "kproxy.key", first.KeyPEM)
 	admin, listen := freeAddr(t), freeAddr(t)
+	cfgFile := anyPortBrokerConfig(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := runKproxy(t, "serve", "--upstream", c.ListenAddrs()[0], "--listen", listen,
-			"--admin", admin, "--log-level", "error", "--broker-port-base", "0",
+			"--admin", admin, "--log-level", "error", "--config", cfgFile,
 			"--tls-cert", certFile, "--tls-key", keyFile, "--tls-reload-interval", "1h",
 			"--upstream-tls", "--upstream-insecure-skip-verify")
 		done <- err
