@@ -167,6 +167,11 @@ func (d *Decoder) DecodeAppend(dst []Event, x *Exchange) (events []Event, err er
 	if x == nil {
 		return dst, fmt.Errorf("decode: nil exchange")
 	}
+	if x.Oversized {
+		// A frame is missing: there is nothing to tell but that it
+		// happened, which the exchange itself says.
+		return dst, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			events = dst

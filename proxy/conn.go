@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,7 +26,18 @@ type conn struct {
 	brokerID   int32
 	client     net.Conn
 	clientAddr string
-	log        *zap.Logger
+	// clientIP is the client's IP address, the key of the per-IP
+	// connection limit (limits.go).
+	clientIP string
+	log      *zap.Logger
+	// br reads from the client; owned by the request pump.
+	br *bufio.Reader
+	// done is closed by close: a frame waiting for the buffer budget
+	// stops waiting.
+	done chan struct{}
+	// lastActive is when bytes last moved, in either direction, in Unix
+	// nanoseconds (the idle timeout, deadlines.go).
+	lastActive atomic.Int64
 
 	pending inflight
 	// respDone is closed when responsePump returns.
@@ -51,23 +63,39 @@ type conn struct {
 // serve runs the connection until either side closes or the proxy stops.
 func (c *conn) serve() {
 	defer c.close()
-	br := bufio.NewReaderSize(c.client, readBufSize)
+	c.br = bufio.NewReaderSize(c.client, readBufSize)
+	c.active()
 
-	// Clients speak first. Read the first size before dialing so that a
-	// TLS client or a port scanner costs no upstream connection.
-	prefix, size, err := frameSize(br)
+	// Clients speak first. Check the first frame's size and read its
+	// header before dialing, so that a TLS client, an HTTP request or a
+	// port scanner costs no upstream connection.
+	prefix, size, err := c.nextFrameSize()
 	if err != nil {
+		c.requestCut(err)
 		c.log.Debug("client closed before its first request", zap.Error(err))
 		return
 	}
 	if isTLSHello(prefix) {
 		c.p.stats.tlsHellos.Add(1)
-		c.log.Warn("TLS ClientHello on a plaintext listener: kproxy listeners speak plaintext Kafka; " +
+		c.p.rate.warn(c.log, "tls_hello", "TLS ClientHello on a plaintext listener: kproxy listeners speak plaintext Kafka; "+
 			"configure the client without TLS (security.protocol=PLAINTEXT or SASL_PLAINTEXT); closing")
+		return
+	}
+	if err := c.checkSize(prefix, size, minRequest, c.p.cfg.MaxFrameSize, "request"); err != nil {
+		return
+	}
+	c.setFrameDeadline(time.Now().Add(c.p.cfg.FrameReadTimeout))
+	if _, err := c.br.Peek(minRequest); err != nil {
+		c.requestCut(err)
+		c.log.Debug("client closed mid-request", zap.Error(err))
 		return
 	}
 	up, err := c.p.dialUpstream(c.brokerID, c.log)
 	if err != nil {
+		// As a broker that is down would: a reset, which clients retry
+		// (franz-go reads an orderly close before the first response
+		// as ErrFirstReadEOF, "is TLS missing?", and gives up).
+		resetOnClose(c.client)
 		return
 	}
 	if !c.setUpstream(up) {
@@ -82,7 +110,7 @@ func (c *conn) serve() {
 		defer close(respDone)
 		c.responsePump()
 	}()
-	err = c.requestPump(br, prefix, size)
+	err = c.requestPump(c.br, prefix, size)
 	if errors.Is(err, errStopped) && !c.requestsStopped() {
 		// Shutting down at a frame boundary: responsePump delivers what
 		// is still in flight, then ends; Run bounds the wait by closing
@@ -112,6 +140,7 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
+	close(c.done)
 	c.client.Close()
 	if c.upstream != nil {
 		c.upstream.Close()

@@ -28,6 +28,7 @@ func (c *conn) responsePump() {
 			c.upstreamEnded(err)
 			return
 		}
+		c.active()
 		if err := c.forwardResponse(br, prefix, size); err != nil {
 			if errors.Is(err, errOpaque) {
 				c.pipeBroker(br)
@@ -74,6 +75,17 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		return errMismatch
 	}
 	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
+	if buffered && !rewritten(p.key) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
+		// Too large to keep: streamed, and observed as an exchange
+		// that says only that it happened.
+		buffered = false
+		p.oversized = true
+		c.p.stats.unobservedFrames.Add(1)
+		c.p.rate.warn(c.log, "unobserved", "response of interest larger than the maximum observed frame size: "+
+			"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
+			zap.Int16("api_version", p.version), zap.Int32("size", size),
+			zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+	}
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)
 		c.log.Error("response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
@@ -90,11 +102,18 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			return err
 		}
 		c.pending.pop()
+		if p.oversized {
+			c.p.observe(c.exchange(p, nil, time.Now()))
+		}
+		p.held.release()
 		return nil
 	}
 
-	frame, err := readFrame(br, prefix, size)
+	frame, err := readFrame(br, prefix, size, nil)
 	if err != nil {
+		if truncated(err) {
+			c.p.stats.truncatedFrames.Add(1)
+		}
 		c.upstreamEnded(err)
 		return err
 	}
@@ -119,9 +138,10 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	// The broker answered even if the client is gone: observe the
 	// response either way.
 	c.pending.pop()
-	if p.request != nil {
+	if p.request != nil || p.oversized {
 		c.p.observe(c.exchange(p, frame[4:], at))
 	}
+	p.held.release()
 	if err != nil {
 		c.log.Debug("client write failed", zap.Error(err))
 		return err
@@ -158,7 +178,10 @@ func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
 // a journal, which keeps wall-clock times only.
 func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchange {
 	if len(response) == 0 {
-		response, at = nil, time.Time{}
+		response = nil
+		if !p.oversized {
+			at = time.Time{}
+		}
 	}
 	return &decode.Exchange{
 		ConnID:        c.id,
@@ -172,6 +195,7 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 		ResponseAt:    at.Round(0),
 		Request:       p.request,
 		Response:      response,
+		Oversized:     p.oversized,
 	}
 }
 
@@ -180,8 +204,9 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 // completed is still seen.
 func (c *conn) observeUnanswered() {
 	for _, p := range c.pending.drain() {
-		if p.request != nil {
+		if p.request != nil || p.oversized {
 			c.p.observe(c.exchange(p, nil, time.Time{}))
 		}
+		p.held.release()
 	}
 }

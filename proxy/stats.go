@@ -45,6 +45,35 @@ type Stats struct {
 	// 65535, and not in BrokerListeners); it was left out of what clients
 	// were told.
 	NodesRefused uint64
+	// UnobservedFrames counts requests and responses of interest larger
+	// than MaxObservedFrameSize, forwarded without being observed (their
+	// exchanges are marked Oversized).
+	UnobservedFrames uint64
+	// BufferedBytes is what request frames read whole hold of the
+	// MaxBufferedBytes budget now.
+	BufferedBytes int64
+	// BufferWaits counts request frames that had to wait for the
+	// MaxBufferedBytes budget (reading from their client paused).
+	BufferWaits uint64
+	// FrameReadTimeouts counts connections closed because a request frame
+	// of interest took longer than FrameReadTimeout to arrive.
+	FrameReadTimeouts uint64
+	// TruncatedFrames counts frames cut short: the client or the broker
+	// closed or reset the connection between a frame's first and last byte.
+	TruncatedFrames uint64
+	// ShortFrames counts frames whose declared size is too small to hold a
+	// Kafka header; each closed its connection.
+	ShortFrames uint64
+	// IdleCloses counts client connections closed by IdleTimeout.
+	IdleCloses uint64
+	// ConnectionsRefused counts client connections closed as soon as
+	// accepted because MaxConnections were open.
+	ConnectionsRefused uint64
+	// ConnectionsRefusedPerIP counts client connections closed as soon as
+	// accepted because MaxConnectionsPerIP were open from their address.
+	ConnectionsRefusedPerIP uint64
+	// AcceptErrors counts failed accepts (out of file descriptors, say).
+	AcceptErrors uint64
 }
 
 // counters are the live counters behind Stats.
@@ -64,26 +93,44 @@ type counters struct {
 	tlsHellos             atomic.Uint64
 	saslOpaque            atomic.Uint64
 	nodesRefused          atomic.Uint64
+	unobservedFrames      atomic.Uint64
+	budgetWaits           atomic.Uint64
+	frameTimeouts         atomic.Uint64
+	truncatedFrames       atomic.Uint64
+	shortFrames           atomic.Uint64
+	idleCloses            atomic.Uint64
+	connsRefused          atomic.Uint64
+	connsRefusedPerIP     atomic.Uint64
+	acceptErrors          atomic.Uint64
 	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
 	queuedBytes atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
-		ConnectionsOpen:       c.connsOpen.Load(),
-		ConnectionsTotal:      c.connsTotal.Load(),
-		RequestFrames:         c.requestFrames.Load(),
-		ResponseFrames:        c.responseFrames.Load(),
-		BytesFromClients:      c.bytesFromClients.Load(),
-		BytesFromBrokers:      c.bytesFromBrokers.Load(),
-		MalformedFrames:       c.malformedFrames.Load(),
-		RewriteFailures:       c.rewriteFailures.Load(),
-		ObserverDrops:         c.observerDrops.Load(),
-		OversizedFrames:       c.oversizedFrames.Load(),
-		CorrelationMismatches: c.correlationMismatches.Load(),
-		UpstreamDialFailures:  c.dialFailures.Load(),
-		TLSHellos:             c.tlsHellos.Load(),
-		SASLOpaqueConnections: c.saslOpaque.Load(),
-		NodesRefused:          c.nodesRefused.Load(),
+		ConnectionsOpen:         c.connsOpen.Load(),
+		ConnectionsTotal:        c.connsTotal.Load(),
+		RequestFrames:           c.requestFrames.Load(),
+		ResponseFrames:          c.responseFrames.Load(),
+		BytesFromClients:        c.bytesFromClients.Load(),
+		BytesFromBrokers:        c.bytesFromBrokers.Load(),
+		MalformedFrames:         c.malformedFrames.Load(),
+		RewriteFailures:         c.rewriteFailures.Load(),
+		ObserverDrops:           c.observerDrops.Load(),
+		OversizedFrames:         c.oversizedFrames.Load(),
+		CorrelationMismatches:   c.correlationMismatches.Load(),
+		UpstreamDialFailures:    c.dialFailures.Load(),
+		TLSHellos:               c.tlsHellos.Load(),
+		SASLOpaqueConnections:   c.saslOpaque.Load(),
+		NodesRefused:            c.nodesRefused.Load(),
+		UnobservedFrames:        c.unobservedFrames.Load(),
+		BufferWaits:             c.budgetWaits.Load(),
+		FrameReadTimeouts:       c.frameTimeouts.Load(),
+		TruncatedFrames:         c.truncatedFrames.Load(),
+		ShortFrames:             c.shortFrames.Load(),
+		IdleCloses:              c.idleCloses.Load(),
+		ConnectionsRefused:      c.connsRefused.Load(),
+		ConnectionsRefusedPerIP: c.connsRefusedPerIP.Load(),
+		AcceptErrors:            c.acceptErrors.Load(),
 	}
 }
