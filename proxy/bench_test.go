@@ -86,7 +86,7 @@ func benchPump(b *testing.B, size int, mode string) {
 		}
 		switch mode {
 		case "buffered":
-			f, err := readFrame(br, prefix, sz, nil)
+			f, err := readFrame(br, prefix, sz)
 			if err == nil {
 				_, err = outW.Write(f)
 			}

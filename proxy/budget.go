@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,9 @@ var errBudgetTimeout = errors.New("proxy: timed out waiting for buffer space (ma
 // are left it waits, so that reading from its client pauses instead of
 // memory growing.
 type budget struct {
+	// waits counts the takes that had to wait (Stats.BufferWaits).
+	waits atomic.Uint64
+
 	mu   sync.Mutex
 	left int64
 	// freed is closed, and replaced, each time bytes are given back, to
@@ -28,8 +32,8 @@ func newBudget(n int64) *budget {
 }
 
 // take takes n bytes, waiting for them until deadline or until stop is
-// closed (the connection ended). It reports whether it had to wait.
-func (b *budget) take(n int64, deadline time.Time, stop <-chan struct{}) (waited bool, err error) {
+// closed (the connection ended).
+func (b *budget) take(n int64, deadline time.Time, stop <-chan struct{}) error {
 	var timer *time.Timer
 	for {
 		b.mu.Lock()
@@ -39,21 +43,21 @@ func (b *budget) take(n int64, deadline time.Time, stop <-chan struct{}) (waited
 			if timer != nil {
 				timer.Stop()
 			}
-			return waited, nil
+			return nil
 		}
 		freed := b.freed
 		b.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(time.Until(deadline))
+			b.waits.Add(1)
 		}
-		waited = true
 		select {
 		case <-freed:
 		case <-timer.C:
-			return true, errBudgetTimeout
+			return errBudgetTimeout
 		case <-stop:
 			timer.Stop()
-			return true, errStopped
+			return errStopped
 		}
 	}
 }

@@ -161,7 +161,7 @@ func (p *Proxy) discoveryRequest(nc net.Conn, br *bufio.Reader, req kmsg.Request
 	if size < 4 || size > p.cfg.MaxFrameSize {
 		return nil, fmt.Errorf("%s response frame of %d bytes (prefix %s)", decode.APIName(req.Key()), size, describePrefix(prefix))
 	}
-	resp, err := readFrame(br, prefix, size, nil)
+	resp, err := readFrame(br, prefix, size)
 	if err != nil {
 		return nil, err
 	}

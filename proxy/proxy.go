@@ -139,6 +139,7 @@ func (p *Proxy) Stats() Stats {
 	p.budget.mu.Lock()
 	s.BufferedBytes = p.cfg.MaxBufferedBytes - p.budget.left
 	p.budget.mu.Unlock()
+	s.BufferWaits = p.budget.waits.Load()
 	return s
 }
 
@@ -333,7 +334,8 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 		errs = append(errs, err)
 	}
 	err := errors.Join(errs...)
-	log.Error("cannot reach the broker; closing the client connection", zap.Strings("upstreams", addrs), zap.Error(err))
+	p.rate.log(log, zapcore.ErrorLevel, "dial", "cannot reach the broker; resetting the client connection so that it retries",
+		zap.Strings("upstreams", addrs), zap.Error(err))
 	return nil, err
 }
 

@@ -15,28 +15,14 @@ const growStep = 64 << 10
 // it with the prefix in front. It never allocates from the declared size:
 // the buffer starts at growStep and at most doubles each time the bytes
 // that arrived fill it, so a peer that declares a large frame and sends
-// little costs little. When h is not nil, every allocation is first taken
-// from its budget (and the buffers it replaces given back); the caller
-// gives back what h holds once the frame is no longer needed.
-func readFrame(br *bufio.Reader, prefix [4]byte, size int32, h *hold) ([]byte, error) {
+// little costs little.
+func readFrame(br *bufio.Reader, prefix [4]byte, size int32) ([]byte, error) {
 	total := 4 + int(size)
-	n := min(total, growStep)
-	if err := h.take(int64(n)); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, 4, n)
+	buf := make([]byte, 4, min(total, growStep))
 	copy(buf, prefix[:])
 	for len(buf) < total {
 		if len(buf) == cap(buf) {
-			// Give back before taking, so that a frame never needs
-			// more than its own size of the budget; the old buffer
-			// is garbage once copied.
-			n := min(total, 2*cap(buf))
-			h.give(int64(cap(buf)))
-			if err := h.take(int64(n)); err != nil {
-				return nil, err
-			}
-			grown := make([]byte, len(buf), n)
+			grown := make([]byte, len(buf), min(total, 2*cap(buf)))
 			copy(grown, buf)
 			buf = grown
 		}
@@ -52,42 +38,32 @@ func readFrame(br *bufio.Reader, prefix [4]byte, size int32, h *hold) ([]byte, e
 	return buf, nil
 }
 
-// hold is what one request frame holds of the buffer budget while it is
-// read, forwarded and waits for its response. A nil *hold takes nothing:
-// frames read from brokers are not budgeted.
+// hold is what one request frame holds of the buffer budget, from before
+// it is read until its exchange leaves the connection. A nil *hold holds
+// nothing.
+//
+// A frame takes its whole size at once, before reading its body, even
+// though its buffer grows only as bytes arrive: frames taking the budget
+// bit by bit as they grow could each hold a part and all wait for more,
+// none finishing until their read timeouts.
 type hold struct {
-	b        *budget
-	n        int64
-	deadline time.Time
-	stop     <-chan struct{}
-	// waited is set when a take had to wait for the budget.
-	waited bool
+	b *budget
+	n int64
 }
 
-func (h *hold) take(n int64) error {
-	if h == nil {
-		return nil
+// takeHold takes n bytes of b for one frame, waiting until deadline or
+// until stop is closed.
+func takeHold(b *budget, n int64, deadline time.Time, stop <-chan struct{}) (*hold, error) {
+	if err := b.take(n, deadline, stop); err != nil {
+		return nil, err
 	}
-	waited, err := h.b.take(n, h.deadline, h.stop)
-	h.waited = h.waited || waited
-	if err != nil {
-		return err
-	}
-	h.n += n
-	return nil
+	return &hold{b: b, n: n}, nil
 }
 
-func (h *hold) give(n int64) {
-	if h == nil {
-		return
-	}
-	h.n -= n
-	h.b.give(n)
-}
-
-// release gives back everything h holds.
+// release gives back what h holds.
 func (h *hold) release() {
-	if h != nil {
-		h.give(h.n)
+	if h != nil && h.n > 0 {
+		h.b.give(h.n)
+		h.n = 0
 	}
 }

@@ -142,12 +142,14 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 // budget (held until the exchange leaves the connection), within the frame
 // read timeout.
 func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
-	h := &hold{b: c.p.budget, deadline: p.at.Add(c.p.cfg.FrameReadTimeout), stop: c.done}
-	c.setFrameDeadline(h.deadline)
-	frame, err := readFrame(br, prefix, size, h)
-	if h.waited {
-		c.p.stats.budgetWaits.Add(1)
+	deadline := p.at.Add(c.p.cfg.FrameReadTimeout)
+	c.setFrameDeadline(deadline)
+	h, err := takeHold(c.p.budget, 4+int64(size), deadline, c.done)
+	if err != nil {
+		c.requestCut(err)
+		return err
 	}
+	frame, err := readFrame(br, prefix, size)
 	if err != nil {
 		h.release()
 		c.requestCut(err)

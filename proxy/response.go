@@ -109,7 +109,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		return nil
 	}
 
-	frame, err := readFrame(br, prefix, size, nil)
+	frame, err := readFrame(br, prefix, size)
 	if err != nil {
 		if truncated(err) {
 			c.p.stats.truncatedFrames.Add(1)

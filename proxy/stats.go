@@ -94,7 +94,6 @@ type counters struct {
 	saslOpaque            atomic.Uint64
 	nodesRefused          atomic.Uint64
 	unobservedFrames      atomic.Uint64
-	budgetWaits           atomic.Uint64
 	frameTimeouts         atomic.Uint64
 	truncatedFrames       atomic.Uint64
 	shortFrames           atomic.Uint64
@@ -124,7 +123,6 @@ func (c *counters) snapshot() Stats {
 		SASLOpaqueConnections:   c.saslOpaque.Load(),
 		NodesRefused:            c.nodesRefused.Load(),
 		UnobservedFrames:        c.unobservedFrames.Load(),
-		BufferWaits:             c.budgetWaits.Load(),
 		FrameReadTimeouts:       c.frameTimeouts.Load(),
 		TruncatedFrames:         c.truncatedFrames.Load(),
 		ShortFrames:             c.shortFrames.Load(),
