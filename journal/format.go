@@ -50,7 +50,7 @@ const (
 
 // Exchange record flags.
 const (
-	flagRequest  = 1 << 0 // Request is non-nil
+	flagRequest   = 1 << 0 // Request is non-nil
 	flagResponse  = 1 << 1 // Response is non-nil
 	flagOversized = 1 << 2 // Oversized: a frame too large to observe is left out
 	knownFlags    = flagRequest | flagResponse | flagOversized
