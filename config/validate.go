@@ -67,6 +67,7 @@ func (c *Config) problems() problems {
 		p.add(KeyObserverQueueBytes, strconv.FormatInt(c.ObserverQueueBytes, 10),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
 	}
+	checkLimits(&p, c)
 	if c.Admin != "" {
 		checkHostPort(&p, KeyAdmin, c.Admin, false)
 	}

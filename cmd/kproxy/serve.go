@@ -317,5 +317,12 @@ func proxyConfig(cfg config.Config) proxy.Config {
 		ShutdownTimeout:    cfg.ShutdownTimeout,
 		ObserverQueue:      cfg.ObserverQueue,
 		ObserverQueueBytes: cfg.ObserverQueueBytes,
+
+		MaxObservedFrameSize: cfg.MaxObservedFrameSize,
+		MaxBufferedBytes:     cfg.MaxBufferedBytes,
+		FrameReadTimeout:     cfg.FrameReadTimeout,
+		MaxConnections:       cfg.MaxConnections,
+		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
+		IdleTimeout:          cfg.IdleTimeout,
 	}
 }
