@@ -68,6 +68,7 @@ func (c *Config) problems() problems {
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
 	}
 	checkLimits(&p, c)
+	checkCollisions(&p, c)
 	if c.Admin != "" {
 		checkHostPort(&p, KeyAdmin, c.Admin, false)
 	}

@@ -87,6 +87,15 @@ func TestValidate(t *testing.T) {
 		}},
 		{"buffered bytes below two observed frames", func(c *Config) { c.MaxBufferedBytes = 6 << 20 },
 			[]string{`config: max-buffered-bytes "6291456": below twice max-observed-frame-size (4194304): two frames must fit`}},
+		{"listener collisions", func(c *Config) {
+			c.Listen = "127.0.0.1:9092"
+			c.Admin = "0.0.0.0:9092"
+			c.BrokerListeners = map[int32]string{1: "127.0.0.1:9644", 2: "127.0.0.1:9092", 3: "127.0.0.1:0"}
+		}, []string{
+			`config: admin "0.0.0.0:9092": same port as listen (127.0.0.1:9092)`,
+			`config: broker-listeners.2 "127.0.0.1:9092": same port as listen (127.0.0.1:9092)`,
+		}},
+		{"admin on another interface", func(c *Config) { c.Listen = "127.0.0.1:9092"; c.Admin = "127.0.0.2:9092" }, nil},
 		{"journal settings at their limits", func(c *Config) {
 			c.JournalFsync = journal.FsyncAlways
 			c.JournalSegmentSize = MinJournalSegmentSize

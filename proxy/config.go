@@ -126,6 +126,11 @@ type Config struct {
 	// direction, with no request in flight, for this long. 0 means
 	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Reserved names addresses other parts of kproxy listen on, by their
+	// configuration key ("admin": "127.0.0.1:9644"), so that a broker
+	// listener placed on one of them is reported as a collision naming
+	// both keys (CheckListeners). Nil means none.
+	Reserved map[string]string
 	// DisableBrokerDiscovery turns off broker discovery. With discovery on
 	// (the default, false), Run asks a seed broker for Metadata at startup
 	// (ApiVersions, then Metadata without topics), opens a listener for

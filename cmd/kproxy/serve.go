@@ -100,6 +100,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
 			timeline: obs.timeline.Report,
+			ready:    func(ctx context.Context) error { return s.proxy.Ready(ctx) },
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -111,7 +112,13 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 		}
 	}
 	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
+	if err == nil {
+		err = checkListeners(s.proxy, cfg, log)
+	}
 	if err != nil {
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
 		if s.admin != nil {
 			s.admin.ln.Close()
 		}
@@ -324,5 +331,6 @@ func proxyConfig(cfg config.Config) proxy.Config {
 		MaxConnections:       cfg.MaxConnections,
 		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
 		IdleTimeout:          cfg.IdleTimeout,
+		Reserved:             reservedAddrs(cfg),
 	}
 }
