@@ -93,11 +93,11 @@ var journalMetrics = []metric[journal.Stats]{
 		func(s journal.Stats) float64 { return float64(s.UpstreamDropped) }},
 	{"kproxy_journal_too_large_total", "counter", "Exchanges not journaled because they exceed the largest record.",
 		func(s journal.Stats) float64 { return float64(s.TooLarge) }},
-	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling had stopped.",
+	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling was suspended by a write error, or closed.",
 		func(s journal.Stats) float64 { return float64(s.Discarded) }},
 	{"kproxy_journal_sasl_refused_total", "counter", "SASL exchanges never journaled (they carry credentials).",
 		func(s journal.Stats) float64 { return float64(s.Redacted) }},
-	{"kproxy_journal_write_failed", "gauge", "1 once a write error has stopped journaling (the log says why), else 0.",
+	{"kproxy_journal_write_failed", "gauge", "1 while a write error has journaling suspended (retried with backoff; the log says why), else 0.",
 		func(s journal.Stats) float64 {
 			if s.Err != nil {
 				return 1
