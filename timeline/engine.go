@@ -80,6 +80,9 @@ func (e *Engine) add(ev *decode.Event) {
 	// The registry entry of the member a heartbeat or a commit names is
 	// looked up once, here, for quietEvent and the handlers.
 	g, lm := e.lookup(ev)
+	if ev.JoinGroup != nil && g.recreated(ev) {
+		g, lm = e.reincarnate(g, ev), nil
+	}
 	if !g.quietEvent(ev, lm) {
 		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}
@@ -159,7 +162,9 @@ func (e *Engine) Close(at time.Time) {
 	e.closed = true
 	e.advance(at)
 	for _, g := range e.groups {
-		g.close(e.now)
+		if !g.ended { // closed when it ended
+			g.close(e.now)
+		}
 	}
 }
 

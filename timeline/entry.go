@@ -39,6 +39,7 @@ const (
 	KindPartial          Kind = "partial"           // something kproxy could not see
 	KindIncomplete       Kind = "incomplete"        // the input ended before a rebalance finished
 	KindGroupEmpty       Kind = "group_empty"       // the last member left
+	KindRecreated        Kind = "recreated"         // the generation went back: a new history of the group starts
 )
 
 // subKinds are printed indented under the rebalance they belong to.

@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -286,13 +287,12 @@ type UnknownReport struct {
 // change the state: calling it at any time, any number of times, is safe.
 func (e *Engine) Report() *Report {
 	r := &Report{Groups: []GroupReport{}}
-	ids := make([]string, 0, len(e.groups))
-	for _, g := range e.groups {
-		ids = append(ids, g.id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		r.Groups = append(r.Groups, e.byID[id].report())
+	// By id; a re-created group's histories in the order they began
+	// (incarnation.go).
+	groups := slices.Clone(e.groups)
+	slices.SortStableFunc(groups, func(a, b *group) int { return strings.Compare(a.id, b.id) })
+	for _, g := range groups {
+		r.Groups = append(r.Groups, g.report())
 	}
 	return r
 }
