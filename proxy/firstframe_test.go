@@ -86,3 +86,40 @@ func TestDialFailureResets(t *testing.T) {
 		t.Fatalf("read: %v; want a connection reset", err)
 	}
 }
+
+// TestBrokerResetMidResponse: a broker that resets its connection in the
+// middle of a response frame ends the client's connection (the client sees
+// it close, as it would with the broker itself) and the truncated frame is
+// counted.
+func TestBrokerResetMidResponse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		frame, err := readTestFrame(c)
+		if err != nil {
+			c.Close()
+			return
+		}
+		// Half of a 1,000-byte response, then a reset.
+		half := append([]byte{0, 0, 3, 0xe8}, frame[8:12]...)
+		c.Write(append(half, make([]byte, 400)...))
+		time.Sleep(50 * time.Millisecond)
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}()
+	p := startProxy(t, fakeConfig(ln.Addr().String()), nil)
+	c := dial(t, p.Addr().String())
+	// A Metadata request: its response is read whole, to be rewritten.
+	if _, err := c.Write(testRequest(rand.New(rand.NewPCG(1, 2)), 3, 5, 10, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	expectClosed(t, c)
+	waitFor(t, 5*time.Second, "the truncated response counted", func() bool { return p.Stats().TruncatedFrames == 1 })
+}
