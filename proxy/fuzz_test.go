@@ -144,7 +144,7 @@ func FuzzProxyFraming(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
 	f.Add([]byte{0x16, 0x03, 0x01, 0x00, 0x10})
 	f.Add(append(joinGroupHead(40), make([]byte, 32)...))
-	f.Add([]byte{0, 0, 0, 10, 0, 17, 0, 0, 0, 0, 0, 1, 0, 0})      // SaslHandshake v0, cut
+	f.Add([]byte{0, 0, 0, 10, 0, 17, 0, 0, 0, 0, 0, 1, 0, 0})        // SaslHandshake v0, cut
 	f.Add([]byte{0, 0, 0, 10, 0, 18, 0, 99, 0, 0, 0, 1, 0xff, 0xff}) // ApiVersions above kmsg's
 	f.Add([]byte{0x80, 0, 0, 0})
 	broker := startFramingBroker(f)
