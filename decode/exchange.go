@@ -40,8 +40,8 @@ type Exchange struct {
 	// Oversized marks an exchange whose request or response was larger
 	// than the proxy's maximum observed frame size: that frame was
 	// forwarded without being kept, and is nil here, so the exchange
-	// tells that it happened but not what it said. It decodes to no
-	// events.
+	// tells that it happened but not what it said. It decodes to one
+	// event, with Unobserved set.
 	Oversized bool
 }
 

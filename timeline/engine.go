@@ -27,6 +27,8 @@ type Engine struct {
 	memo   []connMemo // by connection id modulo memoSlots; nil until needed
 	warmed bool       // written by warm so that its loads are kept
 	topics topicNames
+	// unobserved counts the exchanges too large to observe.
+	unobserved unobserved
 
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
@@ -72,6 +74,10 @@ func (e *Engine) add(ev *decode.Event) {
 	e.advance(ev.RespondedAt)
 	if ev.Metadata != nil {
 		e.topics.add(ev.Metadata)
+		return
+	}
+	if ev.Unobserved != nil {
+		e.unobserved.add(ev)
 		return
 	}
 	if ev.Group == "" {

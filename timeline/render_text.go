@@ -21,6 +21,12 @@ func WriteText(w io.Writer, r *Report, loc *time.Location) error {
 		}
 		writeGroupText(bw, g, loc)
 	}
+	if r.Unobserved != nil {
+		if len(r.Groups) > 0 {
+			bw.WriteString("\n")
+		}
+		bw.WriteString(unobservedLine(r.Unobserved) + "\n")
+	}
 	return bw.Flush()
 }
 

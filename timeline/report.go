@@ -13,6 +13,9 @@ import (
 // durations are milliseconds; null means unknown.
 type Report struct {
 	Groups []GroupReport `json:"groups"` // every group seen, sorted by group id
+	// Unobserved is what the timeline could not see: group exchanges too
+	// large for the proxy to keep; absent when none.
+	Unobserved *UnobservedReport `json:"unobserved,omitempty"`
 }
 
 // GroupReport is one consumer group.
@@ -294,6 +297,7 @@ func (e *Engine) Report() *Report {
 	for _, g := range groups {
 		r.Groups = append(r.Groups, g.report())
 	}
+	r.Unobserved = e.unobserved.report()
 	return r
 }
 
