@@ -86,8 +86,8 @@ func (e *Engine) add(ev *decode.Event) {
 	// The registry entry of the member a heartbeat or a commit names is
 	// looked up once, here, for quietEvent and the handlers.
 	g, lm := e.lookup(ev)
-	if ev.JoinGroup != nil && g.recreated(ev) {
-		g, lm = e.reincarnate(g, ev), nil
+	if again, to := g.recreated(ev); again {
+		g, lm = e.reincarnate(g, ev, to), nil
 	}
 	if !g.quietEvent(ev, lm) {
 		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds

@@ -3,6 +3,7 @@ package timeline
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
 )
@@ -69,5 +70,22 @@ func TestGenerationBackwards(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEpochBackwards: KIP-848, a member joining a group whose epoch was 2
+// and getting epoch 1 means the group was re-created: a new history.
+func TestEpochBackwards(t *testing.T) {
+	s := kip848Script()
+	s.evs = s.evs[:len(s.evs)-1] // without the fencing at the end
+	h := &decode.ConsumerGroupHeartbeat{MemberID: "", MemberEpoch: 0, AssignedMemberID: "N1", AssignedEpoch: 1,
+		SubscribedTopicNames: []string{"orders"}, HeartbeatInterval: 5 * time.Second}
+	s.ev(cC, 68, 30, 30.002).ConsumerGroupHeartbeat = h
+	entries, r, _ := run(t, Config{}, s.events(), 40)
+	if got := kinds(entries)[KindRecreated]; got != 1 {
+		t.Fatalf("recreated entries %d; want 1\n%s", got, entryLines(entries))
+	}
+	if len(r.Groups) != 2 || r.Groups[0].Group != "kip848" || r.Groups[1].Group != "kip848" {
+		t.Fatalf("%d histories; want the group twice", len(r.Groups))
 	}
 }
