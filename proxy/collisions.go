@@ -68,7 +68,7 @@ func (p *Proxy) collision(nodeID int32, listen, upstream string) string {
 	key := p.nodeListenKey(nodeID)
 	host := hostOf(listen)
 	at := fmt.Sprintf("node %d: %s puts its listener on %s", nodeID, key, listen)
-	if b := p.bootstrap.Addr().(*net.TCPAddr); int(port) == b.Port {
+	if b := p.bootstrap.Addr().(*net.TCPAddr); int(port) == b.Port && sameHost(host, p.listenHost) {
 		return at + ", the port of the bootstrap listener (listen)"
 	}
 	for other, addr := range p.cfg.Reserved {
