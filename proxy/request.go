@@ -54,7 +54,7 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				c.log.Debug("client closed the connection")
 			} else {
-				c.log.Info("client connection failed", zap.Error(err))
+				c.p.rate.log(c.log, zapcore.InfoLevel, "client_failed", "client connection failed", zap.Error(err))
 			}
 			return err
 		}
@@ -98,7 +98,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		if handshake {
 			// A mechanism name of megabytes is not SASL.
 			c.p.stats.oversizedFrames.Add(1)
-			c.log.Error("SaslHandshake request larger than the maximum observed frame size; closing the connection",
+			c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized", "SaslHandshake request larger than the maximum observed frame size; closing the connection",
 				zap.Int32("size", size), zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
 			return false, errOversized
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // responsePump forwards responses from the broker to the client, matching
@@ -45,7 +46,7 @@ func (c *conn) upstreamEnded(err error) {
 	case errors.Is(err, net.ErrClosed):
 		// We closed it: the client side ended first.
 	default:
-		c.log.Warn("broker closed the connection; closing the client connection",
+		c.p.rate.warn(c.log, "broker_closed", "broker closed the connection; closing the client connection",
 			zap.Int("in_flight", c.pending.len()), zap.Error(err))
 	}
 }
@@ -88,7 +89,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	}
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)
-		c.log.Error("response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized_response", "response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
 			"so it closes the connection instead (raise the maximum frame size if the broker means it)",
 			zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version),
 			zap.Int32("size", size), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize))
@@ -160,12 +161,12 @@ var errMismatch = errors.New("proxy: response correlation id mismatch")
 // response belongs to and closes the connection: once per connection.
 func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
 	if !ok {
-		c.log.Error("response from the broker with no request in flight; closing the connection (the client "+
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "mismatch", "response from the broker with no request in flight; closing the connection (the client "+
 			"may have sent a Produce with acks=0 whose acks kproxy could not read)",
 			zap.Int32("corr_id", corrID))
 		return
 	}
-	c.log.Error("response correlation id does not match the oldest request in flight; closing the connection",
+	c.p.rate.log(c.log, zapcore.ErrorLevel, "mismatch", "response correlation id does not match the oldest request in flight; closing the connection",
 		zap.Int32("corr_id", corrID), zap.Int32("want_corr_id", head.corrID),
 		zap.String("want_api", decode.APIName(head.key)), zap.Int16("want_api_version", head.version),
 		zap.Int("in_flight", c.pending.len()))
