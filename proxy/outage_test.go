@@ -2,15 +2,19 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 )
 
 // brokerSwitch stands between kproxy and a kfake broker on the port the
@@ -144,4 +148,49 @@ func TestBrokerOutageRetried(t *testing.T) {
 	if p.Stats().UpstreamDialFailures == 0 {
 		t.Error("no dial failure counted: the outage did not reach kproxy")
 	}
+}
+
+// retryCounter is a kgo.Logger counting the requests franz-go retries.
+type retryCounter struct{ retries atomic.Int64 }
+
+func (l *retryCounter) Level() kgo.LogLevel { return kgo.LogLevelDebug }
+func (l *retryCounter) Log(_ kgo.LogLevel, msg string, _ ...any) {
+	if msg == "retrying request" {
+		l.retries.Add(1)
+	}
+}
+
+// TestBrokerDownRequestRetried: a franz-go request (Metadata, through kadm)
+// made while the broker is down meets kproxy's reset, which franz-go
+// retries as it would a broker that went away. An orderly close would have
+// failed it at once with ErrFirstReadEOF ("is TLS missing?"), not retried.
+func TestBrokerDownRequestRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	p := startProxy(t, fakeConfig(dead), zap.NewNop())
+	log := &retryCounter{}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr().String()), kgo.WithLogger(log),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = kadm.NewClient(cl).ListTopics(ctx)
+	if err == nil {
+		t.Fatal("ListTopics succeeded with the broker down")
+	}
+	var eof *kgo.ErrFirstReadEOF
+	if errors.As(err, &eof) {
+		t.Fatalf("ListTopics: %v; want a retried reset, not ErrFirstReadEOF", err)
+	}
+	if log.retries.Load() == 0 {
+		t.Fatalf("ListTopics failed without a retry: %v", err)
+	}
+	t.Logf("franz-go retried %d times, then: %v", log.retries.Load(), err)
 }
