@@ -71,7 +71,7 @@ func (c *conn) serve() {
 	// port scanner costs no upstream connection.
 	prefix, size, err := c.nextFrameSize()
 	if err != nil {
-		c.requestCut(err)
+		c.prefixCut(err)
 		c.log.Debug("client closed before its first request", zap.Error(err))
 		return
 	}

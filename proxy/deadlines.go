@@ -88,6 +88,14 @@ func (c *conn) requestCut(err error) {
 	}
 }
 
+// prefixCut counts a size prefix the client did not finish: it closed after
+// one to three of its bytes. Ending between frames is not counted.
+func (c *conn) prefixCut(err error) {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		c.p.stats.truncatedFrames.Add(1)
+	}
+}
+
 // truncated reports whether err ended a frame before its last byte because
 // the peer closed or reset the connection.
 func truncated(err error) bool {

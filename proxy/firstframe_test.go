@@ -123,3 +123,23 @@ func TestBrokerResetMidResponse(t *testing.T) {
 	expectClosed(t, c)
 	waitFor(t, 5*time.Second, "the truncated response counted", func() bool { return p.Stats().TruncatedFrames == 1 })
 }
+
+// TestCleanCloseNotTruncated: a client closing between frames is not a
+// truncated frame.
+func TestCleanCloseNotTruncated(t *testing.T) {
+	broker := startFakeBroker(t, "127.0.0.1:0")
+	p := startProxy(t, fakeConfig(broker.addr()), nil)
+	for range 3 {
+		c := dial(t, p.Addr().String())
+		if err := roundTrip(t, c, 1, 10); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	c := dial(t, p.Addr().String())
+	c.Close() // before any byte
+	waitFor(t, 5*time.Second, "the connections to end", func() bool { return p.Stats().ConnectionsOpen == 0 })
+	if n := p.Stats().TruncatedFrames; n != 0 {
+		t.Errorf("truncated frames %d after clean closes; want 0", n)
+	}
+}

@@ -47,7 +47,7 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 		}
 		prefix, size, err = c.nextFrameSize()
 		if err != nil {
-			c.requestCut(err)
+			c.prefixCut(err)
 			if c.isStopping() {
 				return errStopped
 			}
