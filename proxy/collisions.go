@@ -25,7 +25,8 @@ func (e *ListenerError) Error() string {
 // cannot be opened, as a *ListenerError. When no seed answers it returns
 // that error instead (not a *ListenerError): the listeners cannot be known
 // yet, and Run keeps trying. Call it before Run, with a context bounding
-// the wait.
+// the wait. The listeners it opens accept connections at once; call Close
+// instead of Run to give them up.
 func (p *Proxy) CheckListeners(ctx context.Context) error {
 	if _, err := p.discoverOnce(ctx); err != nil {
 		return fmt.Errorf("proxy: broker discovery: %w", err)

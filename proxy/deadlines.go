@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // errIdle ends a connection idle for longer than IdleTimeout.
@@ -65,7 +66,9 @@ func (c *conn) nextFrameSize() ([4]byte, int32, error) {
 			continue
 		}
 		c.p.stats.idleCloses.Add(1)
-		c.p.rate.warn(c.log, "idle", "client connection idle; closing it (idle timeout)",
+		// Info: closing idle connections is routine, as a broker's
+		// connections.max.idle.ms is.
+		c.p.rate.log(c.log, zapcore.InfoLevel, "idle", "client connection idle; closing it (idle timeout)",
 			zap.Duration("idle_timeout", c.p.cfg.IdleTimeout))
 		return prefix, size, errIdle
 	}
