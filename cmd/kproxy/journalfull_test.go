@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,7 +53,7 @@ func TestServeJournalFullChild(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := runKproxy(t, "serve", "--upstream", c.ListenAddrs()[0], "--listen", listen,
-			"--admin", admin, "--log-level", "error", "--broker-port-base", "0",
+			"--admin", admin, "--log-level", "error", "--broker-port-base", strconv.Itoa(portOf(t, freeAddr(t))),
 			"--journal", filepath.Join(dir, "journal"), "--journal-fsync", "always")
 		done <- err
 	}()

@@ -147,7 +147,7 @@ func TestServeSIGTERM(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := runKproxy(t, "serve", "--upstream", c.ListenAddrs()[0], "--listen", freeAddr(t),
-			"--admin", admin, "--log-level", "error", "--broker-port-base", "0",
+			"--admin", admin, "--log-level", "error", "--broker-port-base", strconv.Itoa(portOf(t, freeAddr(t))),
 			"--journal", journalDir, "--journal-fsync", "always", "--report", report)
 		done <- err
 	}()
