@@ -33,6 +33,12 @@ const (
 	KeyShutdownTimeout            = "shutdown-timeout"
 	KeyObserverQueue              = "observer-queue"
 	KeyObserverQueueBytes         = "observer-queue-bytes"
+	KeyMaxObservedFrame           = "max-observed-frame-size"
+	KeyMaxBufferedBytes           = "max-buffered-bytes"
+	KeyFrameReadTimeout           = "frame-read-timeout"
+	KeyMaxConnections             = "max-connections"
+	KeyMaxConnsPerIP              = "max-connections-per-ip"
+	KeyIdleTimeout                = "idle-timeout"
 	KeyJournal                    = "journal"
 	KeyJournalFsync               = "journal-fsync"
 	KeyJournalSegmentSize         = "journal-segment-size"
@@ -160,6 +166,18 @@ func Options() []Option {
 			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
 		{Key: KeyObserverQueueBytes, Flag: true, kind: kindSize, Default: "64MiB",
 			Usage: "bytes of request and response frames queued for the observers before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyMaxObservedFrame, Flag: true, kind: kindSize, Default: "4MiB",
+			Usage: "largest group request or response kept for the timeline and journal; a larger one is forwarded unobserved, counted and marked (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyMaxBufferedBytes, Flag: true, kind: kindSize, Default: "256MiB",
+			Usage: "bytes of client requests held in memory at once, all connections together; when spent, reading from clients pauses (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyFrameReadTimeout, Flag: true, kind: kindDuration, Default: d.FrameReadTimeout.String(),
+			Usage: "a client sending a request kproxy reads whole (group APIs) more slowly than this is disconnected"},
+		{Key: KeyMaxConnections, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MaxConnections),
+			Usage: "client connections served at once, more are refused; 0 means (file-descriptor limit - 256) / 2"},
+		{Key: KeyMaxConnsPerIP, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MaxConnectionsPerIP),
+			Usage: "client connections served at once from one IP address, more are refused; 0 means no limit"},
+		{Key: KeyIdleTimeout, Flag: true, kind: kindDuration, Default: "10m",
+			Usage: "close a client connection with no bytes either way and no request in flight for this long (as Kafka's connections.max.idle.ms)"},
 		{Key: KeyJournal, Flag: true, kind: kindString,
 			Usage: "directory to journal exchanges to; empty means no journal"},
 		{Key: KeyJournalFsync, Flag: true, kind: kindFsync, Default: d.JournalFsync.String(),

@@ -69,6 +69,8 @@ func (c *Config) problems() problems {
 		p.add(KeyObserverQueueBytes, strconv.FormatInt(c.ObserverQueueBytes, 10),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
 	}
+	checkLimits(&p, c)
+	checkCollisions(&p, c)
 	if c.Admin != "" {
 		checkHostPort(&p, KeyAdmin, c.Admin, false)
 	}

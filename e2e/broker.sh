@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# broker.sh start|stop|status|install: a single-node Apache Kafka 4.x broker
+# broker.sh start|stop|resume|status|install: a single-node Apache Kafka 4.x broker
 # (KRaft, broker and controller in one JVM) on loopback for the e2e suite.
 #
 # install  fetches the server jars from Maven Central with Maven (cached in
@@ -8,6 +8,7 @@
 #          until it answers. Does nothing when it already runs.
 # stop     stops it (SIGTERM, then SIGKILL after 30 s). The log stays in
 #          e2e/.cache/broker/logs for a failed run to read.
+# resume   starts it again on the data it had when stopped (a broker outage).
 # status   exits 0 when the broker runs and answers.
 #
 # Environment:
@@ -185,6 +186,13 @@ start() {
 		--add-scram "SCRAM-SHA-256=[name=kproxy,password=$(password kproxy)]" \
 		>"$state/logs/format.out" 2>&1 ||
 		{ cat "$state/logs/format.out" >&2; die "formatting the KRaft log dir failed"; }
+	launch
+}
+
+# launch starts the broker on the log dir as it is and waits until it
+# answers.
+launch() {
+	local cp="$libs/*"
 	log "starting Kafka $kafka_version on 127.0.0.1:$port, SASL_SSL on $sport and $rport (reauth ${reauth_ms}ms) (group.initial.rebalance.delay.ms=$delay)"
 	# shellcheck disable=SC2046
 	setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
@@ -202,6 +210,18 @@ start() {
 	tail -n 40 "$state/logs/server.log" >&2 || true
 	stop
 	die "broker did not answer within 60 s; log: $state/logs"
+}
+
+# resume starts the broker again after stop, on the data it had: the fault
+# suite's broker outage. It refuses when start never ran.
+resume() {
+	install
+	if pid_alive && answers; then
+		log "already running (pid $(cat "$state/pid")) on 127.0.0.1:$port"
+		return
+	fi
+	[[ -f "$state/server.properties" && -d "$state/data" ]] || die "resume: no stopped broker to resume (run start first)"
+	launch
 }
 
 stop() {
@@ -236,7 +256,8 @@ status() {
 case "${1:-}" in
 install) install ;;
 start) start ;;
+resume) resume ;;
 stop) stop ;;
 status) status ;;
-*) die "usage: broker.sh start|stop|status|install" ;;
+*) die "usage: broker.sh start|stop|resume|status|install" ;;
 esac

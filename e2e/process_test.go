@@ -37,7 +37,11 @@ type event struct {
 	Checksum   string `json:"checksum"`
 	Failed     int64  `json:"failed"`
 	Duplicates int64  `json:"duplicates"`
-	ClientID   string `json:"client_id"`
+	// produced, paced (franzclient -every): acknowledgement latencies.
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+	MaxMs    float64 `json:"max_ms"`
+	ClientID string  `json:"client_id"`
 	// closed (Java): KIP-368 re-authentications the client made.
 	Reauthentications int64  `json:"reauthentications"`
 	MemberID          string `json:"member_id"`

@@ -25,6 +25,19 @@ const (
 	// DefaultObserverQueueBytes bounds the frames held by the exchanges
 	// waiting for the dispatcher: 64 MiB.
 	DefaultObserverQueueBytes int64 = 64 << 20
+	// DefaultMaxObservedFrameSize is the largest frame of interest kept
+	// for the observers: 4 MiB. A larger one is streamed, unobserved.
+	DefaultMaxObservedFrameSize int32 = 4 << 20
+	// DefaultMaxBufferedBytes bounds the bytes of frames of interest
+	// being read from clients, across every connection: 256 MiB.
+	DefaultMaxBufferedBytes int64 = 256 << 20
+	// DefaultFrameReadTimeout bounds the reading of one frame of
+	// interest, from its size prefix to its last byte.
+	DefaultFrameReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a client connection with no bytes in
+	// either direction and nothing in flight for this long, as Kafka's
+	// connections.max.idle.ms (10 minutes) does.
+	DefaultIdleTimeout = 10 * time.Minute
 )
 
 // Config configures a Proxy. The zero value of every field but Listen and
@@ -81,6 +94,43 @@ type Config struct {
 	// pass it is dropped and counted, unless the queue holds nothing. 0
 	// means DefaultObserverQueueBytes.
 	ObserverQueueBytes int64
+	// MaxObservedFrameSize is the largest request or response of interest
+	// (decode.Observed) kproxy keeps for its observers, in bytes without
+	// the 4-byte size. A larger one is streamed through like a Produce,
+	// never held whole, counted (Stats.UnobservedFrames), and handed to
+	// the observers without its frames, marked decode.Exchange.Oversized.
+	// Responses kproxy rewrites are read whole up to MaxFrameSize. 0
+	// means DefaultMaxObservedFrameSize.
+	MaxObservedFrameSize int32
+	// MaxBufferedBytes bounds the bytes of request frames read whole
+	// (those of interest) held across every connection, from the first
+	// byte read until the exchange is handed to the observers. When it is
+	// spent, connections needing more stop reading from their clients
+	// until some is released, instead of allocating. 0 means
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int64
+	// FrameReadTimeout bounds the reading of one request frame of
+	// interest, from its size prefix to its last byte, waiting for the
+	// buffer budget included; a client slower than that is disconnected.
+	// 0 means DefaultFrameReadTimeout.
+	FrameReadTimeout time.Duration
+	// MaxConnections is the most client connections served at once; more
+	// are accepted and closed at once (counted, logged at most once a
+	// second). 0 means a default derived from the file-descriptor limit
+	// (DefaultMaxConnections).
+	MaxConnections int
+	// MaxConnectionsPerIP is the most client connections served at once
+	// from one IP address. 0 means no limit.
+	MaxConnectionsPerIP int
+	// IdleTimeout closes a client connection that moved no byte in either
+	// direction, with no request in flight, for this long. 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Reserved names addresses other parts of kproxy listen on, by their
+	// configuration key ("admin": "127.0.0.1:9644"), so that a broker
+	// listener placed on one of them is reported as a collision naming
+	// both keys (CheckListeners). Nil means none.
+	Reserved map[string]string
 	// DisableBrokerDiscovery turns off broker discovery. With discovery on
 	// (the default, false), Run asks a seed broker for Metadata at startup
 	// (ApiVersions, then Metadata without topics), opens a listener for
@@ -137,6 +187,21 @@ func (c Config) withDefaults() Config {
 	if c.ObserverQueueBytes == 0 {
 		c.ObserverQueueBytes = DefaultObserverQueueBytes
 	}
+	if c.MaxObservedFrameSize == 0 {
+		c.MaxObservedFrameSize = DefaultMaxObservedFrameSize
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if c.FrameReadTimeout == 0 {
+		c.FrameReadTimeout = DefaultFrameReadTimeout
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections()
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
 	return c
 }
 
@@ -172,6 +237,20 @@ func (c Config) validate() error {
 	}
 	if c.ObserverQueueBytes < 0 {
 		return fmt.Errorf("proxy: observer queue bytes %d: must not be negative", c.ObserverQueueBytes)
+	}
+	if c.MaxObservedFrameSize < 0 || c.MaxBufferedBytes < 0 {
+		return errors.New("proxy: max observed frame size and max buffered bytes must not be negative")
+	}
+	// A frame of interest must fit in the budget, or it would wait for
+	// it until its deadline.
+	if d := c.withDefaults(); d.MaxBufferedBytes < 2*int64(d.MaxObservedFrameSize) {
+		return fmt.Errorf("proxy: max buffered bytes %d: below twice the max observed frame size %d", d.MaxBufferedBytes, d.MaxObservedFrameSize)
+	}
+	if c.FrameReadTimeout < 0 || c.IdleTimeout < 0 {
+		return errors.New("proxy: frame read and idle timeouts must not be negative")
+	}
+	if c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0 {
+		return errors.New("proxy: max connections and max connections per ip must not be negative")
 	}
 	if c.TLS != nil && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		return errors.New("proxy: tls: a certificate and its key are both required")

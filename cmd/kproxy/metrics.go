@@ -57,6 +57,26 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.UpstreamSASLFailures) }},
 	{"kproxy_upstream_reauthentications_total", "counter", "SASL sessions kproxy renewed on live upstream connections (KIP-368).",
 		func(s proxy.Stats) float64 { return float64(s.UpstreamReauthentications) }},
+	{"kproxy_unobserved_frames_total", "counter", "Group requests and responses larger than --max-observed-frame-size, forwarded unobserved.",
+		func(s proxy.Stats) float64 { return float64(s.UnobservedFrames) }},
+	{"kproxy_buffered_bytes", "gauge", "Bytes of client requests held in memory now (of --max-buffered-bytes).",
+		func(s proxy.Stats) float64 { return float64(s.BufferedBytes) }},
+	{"kproxy_buffer_waits_total", "counter", "Client requests that waited for --max-buffered-bytes (reading paused).",
+		func(s proxy.Stats) float64 { return float64(s.BufferWaits) }},
+	{"kproxy_frame_read_timeouts_total", "counter", "Client connections closed by --frame-read-timeout.",
+		func(s proxy.Stats) float64 { return float64(s.FrameReadTimeouts) }},
+	{"kproxy_truncated_frames_total", "counter", "Frames cut short by the client or broker closing or resetting the connection.",
+		func(s proxy.Stats) float64 { return float64(s.TruncatedFrames) }},
+	{"kproxy_short_frames_total", "counter", "Frames too short to be Kafka; each closed its connection.",
+		func(s proxy.Stats) float64 { return float64(s.ShortFrames) }},
+	{"kproxy_idle_closes_total", "counter", "Client connections closed by --idle-timeout.",
+		func(s proxy.Stats) float64 { return float64(s.IdleCloses) }},
+	{"kproxy_connections_refused_total", "counter", "Client connections refused by --max-connections.",
+		func(s proxy.Stats) float64 { return float64(s.ConnectionsRefused) }},
+	{"kproxy_connections_refused_per_ip_total", "counter", "Client connections refused by --max-connections-per-ip.",
+		func(s proxy.Stats) float64 { return float64(s.ConnectionsRefusedPerIP) }},
+	{"kproxy_accept_errors_total", "counter", "Failed accepts on kproxy's listeners (out of file descriptors, say).",
+		func(s proxy.Stats) float64 { return float64(s.AcceptErrors) }},
 }
 
 // journalMetrics lists what /metrics exposes of the journal when one is
@@ -81,11 +101,11 @@ var journalMetrics = []metric[journal.Stats]{
 		func(s journal.Stats) float64 { return float64(s.UpstreamDropped) }},
 	{"kproxy_journal_too_large_total", "counter", "Exchanges not journaled because they exceed the largest record.",
 		func(s journal.Stats) float64 { return float64(s.TooLarge) }},
-	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling had stopped.",
+	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling was suspended by a write error, or closed.",
 		func(s journal.Stats) float64 { return float64(s.Discarded) }},
 	{"kproxy_journal_sasl_refused_total", "counter", "SASL exchanges never journaled (they carry credentials).",
 		func(s journal.Stats) float64 { return float64(s.Redacted) }},
-	{"kproxy_journal_write_failed", "gauge", "1 once a write error has stopped journaling (the log says why), else 0.",
+	{"kproxy_journal_write_failed", "gauge", "1 while a write error has journaling suspended (retried with backoff; the log says why), else 0.",
 		func(s journal.Stats) float64 {
 			if s.Err != nil {
 				return 1

@@ -113,6 +113,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
 			timeline: obs.timeline.Report,
 			warnings: healthWarnings(cfg),
+			ready:    func(ctx context.Context) error { return s.proxy.Ready(ctx) },
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -124,7 +125,13 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 		}
 	}
 	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
+	if err == nil {
+		err = checkListeners(s.proxy, cfg, log)
+	}
 	if err != nil {
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
 		if s.admin != nil {
 			s.admin.ln.Close()
 		}
@@ -241,10 +248,12 @@ func (o *observers) finish(reportPath string) error {
 		}
 	}
 	if o.journal != nil {
-		// Close logs a summary, with the exchanges it had to drop.
-		if err := o.journal.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		// Close logs a summary, with the exchanges it had to drop and
+		// the write error that has journaling suspended, if any. That
+		// error (a full disk) is the environment's, not a failure of
+		// kproxy, which forwarded every byte: the exit status stays 0,
+		// as documented.
+		o.journal.Close()
 	}
 	return errors.Join(errs...)
 }
@@ -382,5 +391,13 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			Password:  string(cfg.UpstreamSASLPassword),
 		},
 		AllowOpenSASLProxy: cfg.AllowOpenSASLProxy,
+
+		MaxObservedFrameSize: cfg.MaxObservedFrameSize,
+		MaxBufferedBytes:     cfg.MaxBufferedBytes,
+		FrameReadTimeout:     cfg.FrameReadTimeout,
+		MaxConnections:       cfg.MaxConnections,
+		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
+		IdleTimeout:          cfg.IdleTimeout,
+		Reserved:             reservedAddrs(cfg),
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -223,6 +224,7 @@ func produce(ctx context.Context, args []string) error {
 	topic := fs.String("topic", "", "topic to write")
 	count := fs.Int("count", 0, "records to write, spread round-robin over the partitions")
 	clientID := fs.String("client-id", "franz-go-producer", "client id")
+	every := fs.Duration("every", 0, "pace: one record per interval, each retried until acknowledged, with latency percentiles (broker outage, canary); 0 sends all at once")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -246,9 +248,51 @@ func produce(ctx context.Context, args []string) error {
 	for i := range recs {
 		recs[i] = &kgo.Record{Value: fmt.Appendf(nil, "franz-record-%d", i)}
 	}
+	if *every > 0 {
+		return producePaced(ctx, cl, recs, *every)
+	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
 	emit("produced", map[string]any{"count": *count})
+	return nil
+}
+
+// producePaced sends one record per interval, asynchronously, with kgo's
+// defaults (records retried until acknowledged), and reports how many
+// failed and the first error.
+func producePaced(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, every time.Duration) error {
+	var (
+		mu        sync.Mutex
+		failed    int
+		firstErr  string
+		latencies []time.Duration
+		wg        sync.WaitGroup
+	)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for _, r := range recs {
+		wg.Add(1)
+		sent := time.Now()
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			latencies = append(latencies, time.Since(sent))
+			if err != nil {
+				if failed++; failed == 1 {
+					firstErr = err.Error()
+				}
+			}
+		})
+		<-t.C
+	}
+	wg.Wait()
+	slices.Sort(latencies)
+	pct := func(q float64) float64 {
+		return float64(latencies[int(q*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
+	emit("produced", map[string]any{"count": len(recs), "failed": failed, "error": firstErr,
+		"p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1)})
 	return nil
 }

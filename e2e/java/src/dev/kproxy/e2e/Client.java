@@ -37,7 +37,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * consume --bootstrap B --group G --topic T [--client-id C] [--work-ms N]
  *         [--mode range|cooperative|consumer|static] [--instance-id I]
  *         [--session-ms N] [--max-poll-records N] [--commit revoke|batch]
- * produce --bootstrap B --topic T --count N
+ * produce --bootstrap B --topic T --count N [--every-ms MS]
  * read    --bootstrap B --group G --topic T --expect N [--timeout-s N]
  * </pre>
  *
@@ -348,6 +348,10 @@ public final class Client {
   private static void produce(Map<String, String> a) throws Exception {
     String topic = need(a, "topic");
     long n = Long.parseLong(need(a, "count"));
+    // every-ms paces the sends (the broker outage scenario); each record is
+    // retried until acknowledged (retries and delivery.timeout.ms defaults:
+    // unlimited, 2 minutes).
+    long everyMs = Long.parseLong(a.getOrDefault("every-ms", "0"));
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "bootstrap"));
     security(p);
@@ -373,6 +377,9 @@ public final class Client {
             }
           }
         });
+        if (everyMs > 0) {
+          Thread.sleep(everyMs);
+        }
       }
       pr.flush();
     }
