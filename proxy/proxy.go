@@ -182,9 +182,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	reloading := make(chan struct{})
 	go func() {
 		defer close(reloading)
-		if p.tls.certs != nil {
-			p.tls.certs.watch(ctx) // ends when ctx is done
-		}
+		p.tls.watch(ctx) // ends when ctx is done; at once without TLS files
 	}()
 	p.accepts.Add(1)
 	go p.acceptLoop(p.bootstrap, -1)

@@ -134,8 +134,9 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	return s, nil
 }
 
-// reloadOnHangup reloads the listeners' TLS certificate on each value of
-// hup (SIGHUP) until ctx is done. A failed reload keeps the certificate in
+// reloadOnHangup reloads the TLS files of both sides (the listeners'
+// certificate, the brokers' CA and kproxy's client certificate) on each
+// value of hup (SIGHUP) until ctx is done. A failed reload keeps what is in
 // use; the proxy logs why.
 func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	for {
@@ -143,7 +144,7 @@ func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			s.log.Info("SIGHUP: reloading the TLS certificate")
+			s.log.Info("SIGHUP: reloading the TLS files")
 			s.proxy.ReloadTLS() //nolint:errcheck // logged by the proxy
 		}
 	}
@@ -360,6 +361,7 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			KeyFile:            cfg.UpstreamKey,
 			ServerName:         cfg.UpstreamServerName,
 			InsecureSkipVerify: cfg.UpstreamInsecureSkipVerify,
+			ReloadInterval:     cfg.TLSReloadInterval,
 		}
 	}
 	return proxy.Config{
