@@ -41,7 +41,8 @@ for kproxy replay.
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
-with TLS. --sni-host-pattern serves every broker on the --listen port,
+with TLS; --upstream-ca, --upstream-cert and --upstream-key are reloaded
+the same way. --sni-host-pattern serves every broker on the --listen port,
 routed by TLS server name.
 
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
