@@ -29,11 +29,13 @@ const (
 
 // TestScenario25: SNI routing. kproxy serves every broker on its listen port
 // (--sni-host-pattern 'broker-$(nodeId).kproxy.test') with a certificate for
-// *.kproxy.test, in front of the broker's plaintext listener. Two Java
-// consumers speak TLS to it, seeded with bootstrap.kproxy.test:PORT, and
-// resolve the kproxy.test names to 127.0.0.1 through a hosts file of their
-// own (-Djdk.net.hosts.file), not /etc/hosts. They tell scenario 3's
-// cooperative story; kproxy routes each connection by the name the client
+// *.kproxy.test, in front of the broker's plaintext listener. Every client
+// speaks TLS to it, seeded with bootstrap.kproxy.test:PORT, and resolves
+// the kproxy.test names to 127.0.0.1 by itself, never through /etc/hosts:
+// the franz-go producer that feeds the topic with a dialer override
+// (franzclient -resolve), two Java consumers with a hosts file of their own
+// (-Djdk.net.hosts.file). The consumers tell scenario 3's cooperative
+// story; kproxy routes each connection by the name the client
 // asked for (the broker names to their node, the bootstrap name to a seed),
 // opens no per-broker port, and the timeline tells the same two rounds.
 func TestScenario25(t *testing.T) {
@@ -47,12 +49,14 @@ func TestScenario25(t *testing.T) {
 	ptls := makeProxyTLSFor(t, "*."+sniDomain)
 	k := startKproxyWith(t, true, brokerAddr, "--tls-cert", ptls.Cert, "--tls-key", ptls.Key,
 		"--sni-host-pattern", sniPattern, "--log-format", "json", "--log-level", "debug")
-	feed(t, brokerAddr, topic, 400)
-
 	host, port, _ := net.SplitHostPort(proxyListen)
+	bs := net.JoinHostPort("bootstrap."+sniDomain, port)
+
+	franzGo(t, "feed-"+topic, "produce", "-bootstrap", bs, "-topic", topic, "-count", "400",
+		"-tls-ca", ptls.CA, "-resolve", "*."+sniDomain+"="+host).waitDone(60 * time.Second)
 	env := append(clientSecurity("SSL", ptls.CA, "", "", ""),
 		"JAVA_TOOL_OPTIONS=-Djdk.net.hosts.file="+sniHostsFile(t, host, nodes))
-	cooperativeClients(t, net.JoinHostPort("bootstrap."+sniDomain, port), topic, group, env, env, 0)
+	cooperativeClients(t, bs, topic, group, env, env, 0)
 	checkNoNodeListeners(t, host, nodes)
 	r := k.finish()
 	checkSNIRouted(t, nodes)
