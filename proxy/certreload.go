@@ -88,7 +88,7 @@ func (r *certReloader) read() ([][]byte, error) {
 		}
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("proxy: tls: %w", err)
+			return nil, fmt.Errorf("proxy: %s: %w", r.what, err)
 		}
 		out[i] = b
 	}

@@ -188,10 +188,17 @@ func newTLSState(cfg Config, log *zap.Logger) (tlsState, error) {
 		ts.certs = certs
 	}
 	if u := cfg.UpstreamTLS; u != nil {
+		build := func(contents [][]byte) (*tls.Config, error) {
+			cfg, err := u.clientConfig(contents)
+			if err != nil {
+				return nil, fmt.Errorf("proxy: %w", err)
+			}
+			return cfg, nil
+		}
 		upstream, err := newCertReloader("upstream TLS CA and client certificate", "brokers", u.files(), u.ReloadInterval,
-			u.clientConfig, log)
+			build, log)
 		if err != nil {
-			return ts, fmt.Errorf("proxy: %w", err)
+			return ts, err
 		}
 		ts.upstream = upstream
 	}

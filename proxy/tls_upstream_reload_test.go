@@ -193,3 +193,43 @@ func TestUpstreamTLSReload(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamTLSFilesAtStart: New refuses upstream TLS files that do not
+// load, saying which.
+func TestUpstreamTLSFilesAtStart(t *testing.T) {
+	ca := testpki.NewCA(t, "cluster CA")
+	dir := t.TempDir()
+	caFile := testpki.WriteFile(t, dir, "ca.pem", ca.PEM)
+	one := ca.Issue(t, testpki.Spec{CN: "kproxy 1", Client: true})
+	two := ca.Issue(t, testpki.Spec{CN: "kproxy 2", Client: true})
+	certFile := testpki.WriteFile(t, dir, "client.crt", one.CertPEM)
+	otherKey := testpki.WriteFile(t, dir, "other.key", two.KeyPEM)
+	tests := []struct {
+		name     string
+		upstream UpstreamTLS
+		wantErr  string
+	}{
+		{"missing CA file", UpstreamTLS{CAFile: dir + "/nope.pem"},
+			"proxy: upstream TLS CA and client certificate: open " + dir + "/nope.pem"},
+		{"CA file without a certificate", UpstreamTLS{CAFile: otherKey},
+			"proxy: upstream-ca: " + otherKey + ": no PEM certificate in it"},
+		{"key of another certificate", UpstreamTLS{CAFile: caFile, CertFile: certFile, KeyFile: otherKey},
+			"proxy: upstream-cert: certificate " + certFile + " with key " + otherKey},
+		{"certificate without key", UpstreamTLS{CertFile: certFile},
+			"proxy: upstream-cert and upstream-key: set both or neither"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := fakeConfig("127.0.0.1:1")
+			cfg.UpstreamTLS = &tt.upstream
+			p, err := New(cfg, nil)
+			if err == nil {
+				p.bootstrap.Close()
+				t.Fatal("New accepted it")
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("New: %v; want an error with %q", err, tt.wantErr)
+			}
+		})
+	}
+}
