@@ -37,8 +37,8 @@ type Config struct {
 	// TLSClientCA, when set, makes clients present a certificate signed by
 	// one of its CAs.
 	TLSClientCA string
-	// TLSReloadInterval is how often the listener TLS files are checked
-	// for changes.
+	// TLSReloadInterval is how often the TLS files of both sides (the
+	// listeners' and the upstream ones) are checked for changes.
 	TLSReloadInterval time.Duration
 	// SNIHostPattern serves every broker on the Listen port, routed by TLS
 	// server name; "" means one listener per broker.

@@ -19,19 +19,26 @@ func javaClient(t *testing.T, name, command string, args ...string) *proc {
 	return javaClientEnv(t, name, nil, command, args...)
 }
 
-// javaClientEnv is javaClient with more environment (clientSecurity).
+// javaClientEnv is javaClient with more environment (clientSecurity). A
+// JAVA_TOOL_OPTIONS entry in more adds its options to the suite's JVM
+// options (javaHostsFile) rather than replacing them.
 func javaClientEnv(t *testing.T, name string, more []string, command string, args ...string) *proc {
 	t.Helper()
-	env := []string{
-		"CLASSPATH=" + filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*"),
-		"JAVA_TOOL_OPTIONS=" + strings.Join([]string{"-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-			"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-			"-Dorg.slf4j.simpleLogger.showDateTime=true",
-			// Not the full config dump at every start.
-			"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
-			"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn"}, " "),
+	opts := []string{"-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		// Not the full config dump at every start.
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn"}
+	env := []string{"CLASSPATH=" + filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*")}
+	for _, kv := range more {
+		if o, ok := strings.CutPrefix(kv, "JAVA_TOOL_OPTIONS="); ok {
+			opts = append(opts, o)
+			continue
+		}
+		env = append(env, kv)
 	}
-	env = append(env, more...)
+	env = append(env, "JAVA_TOOL_OPTIONS="+strings.Join(opts, " "))
 	return startProc(t, name, env, append([]string{"java", "dev.kproxy.e2e.Client", command}, args...)...)
 }
 

@@ -69,11 +69,12 @@ type proc struct {
 }
 
 // runDir is the directory the current test keeps its logs and journal in,
-// emptied at the start of the test.
+// emptied at the start of the test (of each run of it, with go test
+// -count=N).
 func runDir(t *testing.T) string {
 	t.Helper()
 	d := filepath.Join(runsDir, strings.ReplaceAll(t.Name(), "/", "_"))
-	if _, seen := runDirs.LoadOrStore(d, true); !seen {
+	if prev, seen := runDirs.Swap(d, t); !seen || prev != t {
 		if err := os.RemoveAll(d); err != nil {
 			t.Fatalf("empty %s: %v", d, err)
 		}
@@ -84,7 +85,7 @@ func runDir(t *testing.T) string {
 	return d
 }
 
-// runDirs are the run directories emptied so far in this process.
+// runDirs holds, by run directory, the test that emptied it last.
 var runDirs sync.Map
 
 // startProc starts argv as the client called name. The process is killed at

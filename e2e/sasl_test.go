@@ -68,6 +68,13 @@ type proxyTLS struct {
 // into the scenario's run directory.
 func makeProxyTLS(t *testing.T) proxyTLS {
 	t.Helper()
+	return makeProxyTLSFor(t, "localhost")
+}
+
+// makeProxyTLSFor is makeProxyTLS with a certificate for 127.0.0.1 and the
+// DNS names given (a wildcard for SNI routing).
+func makeProxyTLSFor(t *testing.T, dnsNames ...string) proxyTLS {
+	t.Helper()
 	dir := filepath.Join(runDir(t), "kproxy-tls")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -85,9 +92,9 @@ func makeProxyTLS(t *testing.T) proxyTLS {
 	ca, _ := x509.ParseCertificate(caDER)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsNames[0]},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames: dnsNames, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)

@@ -54,7 +54,8 @@ type Config struct {
 	// FindCoordinator, DescribeCluster) so that clients dial kproxy. ""
 	// means Listen's host, or 127.0.0.1 when that is empty or unspecified
 	// (0.0.0.0, ::). Set it when clients reach kproxy through NAT or a
-	// container network.
+	// container network. It cannot be set with SNIHostPattern, which
+	// advertises host names of its own.
 	Advertise string
 	// BrokerPortBase places the listener of broker node N at port
 	// BrokerPortBase+N on Listen's host. 0 means Listen's port + 1 (the
@@ -154,8 +155,8 @@ type Config struct {
 	// each TLS connection goes to the node whose name the client asked
 	// for (SNI); another name goes to a seed broker. No node listeners are
 	// opened. It needs TLS, whose certificate must cover the names (a
-	// wildcard), and excludes BrokerListeners. "" means one listener per
-	// node.
+	// wildcard), and excludes BrokerListeners and Advertise (the pattern
+	// names the hosts). "" means one listener per node.
 	SNIHostPattern string
 	// UpstreamSASL, when its Mechanism is set, makes kproxy authenticate
 	// every upstream connection with its own credentials, so that clients
@@ -261,6 +262,9 @@ func (c Config) validate() error {
 		}
 		if len(c.BrokerListeners) > 0 {
 			return errors.New("proxy: sni-host-pattern: every node is served on the bootstrap listener; broker listeners cannot be set too")
+		}
+		if c.Advertise != "" {
+			return fmt.Errorf("proxy: sni-host-pattern: every node is advertised as the pattern's host name; advertise (%q) cannot be set too", c.Advertise)
 		}
 	}
 	if err := c.UpstreamSASL.validate(); err != nil {

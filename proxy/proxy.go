@@ -11,9 +11,9 @@
 // SaslHandshake v0 (saslv0.go); or, with UpstreamSASL, kproxy
 // authenticates every broker connection itself and renews its sessions
 // (upstreamsasl.go, reauth.go). TLS is optional on either side (tls.go):
-// listeners whose certificate is reloaded as its files change
-// (certreload.go), brokers dialed with TLS verifying the name each
-// advertises (upstream.go), and SNI routing of every node through the
+// listeners, and brokers dialed with TLS verifying the name each
+// advertises (upstream.go), the files of both sides reloaded as they
+// change (certreload.go), and SNI routing of every node through the
 // bootstrap listener (sni.go).
 package proxy
 
@@ -200,9 +200,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	reloading := make(chan struct{})
 	go func() {
 		defer close(reloading)
-		if p.tls.certs != nil {
-			p.tls.certs.watch(ctx) // ends when ctx is done
-		}
+		p.tls.watch(ctx) // ends when ctx is done; at once without TLS files
 	}()
 	p.accepts.Add(1)
 	go p.acceptLoop(p.bootstrap, -1)

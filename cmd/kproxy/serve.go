@@ -41,7 +41,8 @@ for kproxy replay.
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
-with TLS. --sni-host-pattern serves every broker on the --listen port,
+with TLS; --upstream-ca, --upstream-cert and --upstream-key are reloaded
+the same way. --sni-host-pattern serves every broker on the --listen port,
 routed by TLS server name.
 
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
@@ -141,8 +142,9 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	return s, nil
 }
 
-// reloadOnHangup reloads the listeners' TLS certificate on each value of
-// hup (SIGHUP) until ctx is done. A failed reload keeps the certificate in
+// reloadOnHangup reloads the TLS files of both sides (the listeners'
+// certificate, the brokers' CA and kproxy's client certificate) on each
+// value of hup (SIGHUP) until ctx is done. A failed reload keeps what is in
 // use; the proxy logs why.
 func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	for {
@@ -150,7 +152,7 @@ func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			s.log.Info("SIGHUP: reloading the TLS certificate")
+			s.log.Info("SIGHUP: reloading the TLS files")
 			s.proxy.ReloadTLS() //nolint:errcheck // logged by the proxy
 		}
 	}
@@ -369,6 +371,7 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			KeyFile:            cfg.UpstreamKey,
 			ServerName:         cfg.UpstreamServerName,
 			InsecureSkipVerify: cfg.UpstreamInsecureSkipVerify,
+			ReloadInterval:     cfg.TLSReloadInterval,
 		}
 	}
 	return proxy.Config{

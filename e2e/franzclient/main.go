@@ -6,6 +6,10 @@
 //
 //	franzclient consume -bootstrap B -group G -topic T [-client-id C] [-work-ms N] [-balancer roundrobin|range|cooperative-sticky]
 //	franzclient produce -bootstrap B -topic T -count N
+//
+// Both take -tls-ca FILE (TLS to the brokers, trusting that CA) and
+// -resolve NAME=IP or *.DOMAIN=IP (dial those names at IP, as a hosts entry
+// would, for SNI routing without DNS); see dialOpts.
 package main
 
 import (
@@ -96,7 +100,13 @@ func consume(ctx context.Context, args []string) error {
 	workMS := fs.Int("work-ms", 0, "sleep after each non-empty poll")
 	bal := fs.String("balancer", "roundrobin", "roundrobin, range or cooperative-sticky")
 	sessionMS := fs.Int("session-ms", 10000, "session timeout")
+	tlsCA := fs.String("tls-ca", "", "speak TLS to the brokers, trusting this PEM CA")
+	resolve := fs.String("resolve", "", "NAME=IP or *.DOMAIN=IP: dial those hosts at IP")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dial, err := dialOpts(*tlsCA, *resolve)
+	if err != nil {
 		return err
 	}
 	if *bootstrap == "" || *group == "" || *topic == "" {
@@ -155,7 +165,7 @@ func consume(ctx context.Context, args []string) error {
 		}
 		emit("commit", map[string]any{"offsets": shown, "error": msg})
 	}
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append(dial,
 		kgo.SeedBrokers(*bootstrap),
 		kgo.ClientID(*clientID),
 		kgo.ConsumerGroup(*group),
@@ -172,7 +182,7 @@ func consume(ctx context.Context, args []string) error {
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			emit("lost", map[string]any{"partitions": sorted(m)})
 		}),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("consume: new client: %w", err)
 	}
@@ -225,20 +235,26 @@ func produce(ctx context.Context, args []string) error {
 	count := fs.Int("count", 0, "records to write, spread round-robin over the partitions")
 	clientID := fs.String("client-id", "franz-go-producer", "client id")
 	every := fs.Duration("every", 0, "pace: one record per interval, each retried until acknowledged, with latency percentiles (broker outage, canary); 0 sends all at once")
+	tlsCA := fs.String("tls-ca", "", "speak TLS to the brokers, trusting this PEM CA")
+	resolve := fs.String("resolve", "", "NAME=IP or *.DOMAIN=IP: dial those hosts at IP")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dial, err := dialOpts(*tlsCA, *resolve)
+	if err != nil {
 		return err
 	}
 	if *bootstrap == "" || *topic == "" || *count <= 0 {
 		return errors.New("produce: -bootstrap, -topic and -count are required")
 	}
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append(dial,
 		kgo.SeedBrokers(*bootstrap),
 		kgo.ClientID(*clientID),
 		kgo.DefaultProduceTopic(*topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 		// Uncompressed, so every client reads it without optional codecs.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("produce: new client: %w", err)
 	}
