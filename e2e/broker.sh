@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# broker.sh start|stop|resume|status|install: a single-node Apache Kafka 4.x broker
+# broker.sh start|stop|kill|resume|status|install: a single-node Apache Kafka 4.x broker
 # (KRaft, broker and controller in one JVM) on loopback for the e2e suite.
 #
 # install  fetches the server jars from Maven Central with Maven (cached in
@@ -8,6 +8,8 @@
 #          until it answers. Does nothing when it already runs.
 # stop     stops it (SIGTERM, then SIGKILL after 30 s). The log stays in
 #          e2e/.cache/broker/logs for a failed run to read.
+# kill     kills it at once (SIGKILL): a broker crash, whatever it was
+#          writing cut short. `resume` brings it back.
 # resume   starts it again on the data it had when stopped (a broker outage).
 # status   exits 0 when the broker runs and answers.
 #
@@ -244,6 +246,23 @@ stop() {
 	rm -f "$state/pid"
 }
 
+# kill is a broker crash: SIGKILL, with no chance to finish a response.
+kill_broker() {
+	if ! pid_alive; then
+		rm -f "$state/pid"
+		return
+	fi
+	local pid i
+	pid="$(cat "$state/pid")"
+	log "killing pid $pid (SIGKILL)"
+	kill -KILL "$pid" 2>/dev/null || true
+	for ((i = 0; i < 40; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	rm -f "$state/pid"
+}
+
 status() {
 	if pid_alive && answers; then
 		echo "running pid $(cat "$state/pid") on 127.0.0.1:$port"
@@ -258,6 +277,7 @@ install) install ;;
 start) start ;;
 resume) resume ;;
 stop) stop ;;
+kill) kill_broker ;;
 status) status ;;
-*) die "usage: broker.sh start|stop|resume|status|install" ;;
+*) die "usage: broker.sh start|stop|kill|resume|status|install" ;;
 esac

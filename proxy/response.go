@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -49,6 +50,26 @@ func (c *conn) upstreamEnded(err error) {
 		c.p.rate.warn(c.log, "broker_closed", "broker closed the connection; closing the client connection",
 			zap.Int("in_flight", c.pending.len()), zap.Error(err))
 	}
+}
+
+// responseCut counts a streamed response that did not reach the client
+// whole: the broker closed or reset mid-frame (a broker crash), or the
+// client went away while it was being written. Either way the frame was
+// cut, and the client connection closes with it.
+func (c *conn) responseCut(err error) {
+	if !truncated(err) {
+		c.log.Debug("response forwarding failed", zap.Error(err))
+		return
+	}
+	c.p.stats.truncatedFrames.Add(1)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// Only a read ends in EOF: the broker's side.
+		c.upstreamEnded(err)
+		return
+	}
+	// A reset, from either side (splice does not say which).
+	c.p.rate.warn(c.log, "response_reset", "connection reset in the middle of a response; closing the client connection",
+		zap.Int("in_flight", c.pending.len()), zap.Error(err))
 }
 
 // forwardResponse forwards one response frame, or the bare SASL token
@@ -102,7 +123,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 	if !buffered {
 		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
-			c.log.Debug("response forwarding failed", zap.Error(err))
+			c.responseCut(err)
 			return err
 		}
 		c.pending.pop()
