@@ -119,6 +119,24 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			zap.Int32("size", size), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize))
 		return errOversized
 	}
+	var held *hold
+	if buffered {
+		// A rewritten response (and a SaslHandshake's) must be whole;
+		// an observed one can be streamed unobserved instead of waiting.
+		must := rewritten(p.key) || p.sasl == saslHandshake
+		h, ok := takeResponse(c.p.budget, 4+int64(size), must)
+		if !ok {
+			buffered = false
+			p.oversized = true
+			c.p.stats.unobservedFrames.Add(1)
+			c.p.rate.warn(c.log, "unobserved_budget", "response of interest arrived with the buffer budget spent: "+
+				"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
+				zap.Int16("api_version", p.version), zap.Int32("size", size),
+				zap.Int64("max_buffered_bytes", c.p.cfg.MaxBufferedBytes))
+		}
+		held = h
+	}
+	defer held.release()
 	c.p.stats.responseFrames.Add(1)
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 	if !buffered {
