@@ -194,24 +194,36 @@ start() {
 # launch starts the broker on the log dir as it is and waits until it
 # answers.
 launch() {
-	local cp="$libs/*"
-	log "starting Kafka $kafka_version on 127.0.0.1:$port, SASL_SSL on $sport and $rport (reauth ${reauth_ms}ms) (group.initial.rebalance.delay.ms=$delay)"
-	# shellcheck disable=SC2046
-	setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
-		>"$state/logs/stdout.log" 2>&1 </dev/null &
-	echo $! >"$state/pid"
-	local i
-	for ((i = 0; i < 240; i++)); do
-		if answers; then
-			log "up after $((i / 4)) s (pid $(cat "$state/pid")); log: $state/logs/server.log"
-			return
+	local cp="$libs/*" attempt i
+	for attempt in 1 2 3; do
+		log "starting Kafka $kafka_version on 127.0.0.1:$port, SASL_SSL on $sport and $rport (reauth ${reauth_ms}ms) (group.initial.rebalance.delay.ms=$delay)"
+		# shellcheck disable=SC2046
+		setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
+			>"$state/logs/stdout.log" 2>&1 </dev/null &
+		echo $! >"$state/pid"
+		for ((i = 0; i < 240; i++)); do
+			if answers; then
+				log "up after $((i / 4)) s (pid $(cat "$state/pid")); log: $state/logs/server.log"
+				return
+			fi
+			pid_alive || break
+			sleep 0.25
+		done
+		if pid_alive; then
+			tail -n 40 "$state/logs/server.log" >&2 || true
+			stop
+			die "broker did not answer within 60 s; log: $state/logs"
 		fi
-		pid_alive || { tail -n 40 "$state/logs/stdout.log" >&2; die "broker exited during start; log: $state/logs"; }
-		sleep 0.25
+		# The listener ports are in the kernel's ephemeral range: another
+		# process's outgoing connection can hold one for a moment.
+		if ((attempt < 3)) && grep -q "Address already in use" "$state/logs/stdout.log"; then
+			log "a listener port is taken (another connection's ephemeral port?); retrying in 2 s"
+			sleep 2
+			continue
+		fi
+		tail -n 40 "$state/logs/stdout.log" >&2
+		die "broker exited during start; log: $state/logs"
 	done
-	tail -n 40 "$state/logs/server.log" >&2 || true
-	stop
-	die "broker did not answer within 60 s; log: $state/logs"
 }
 
 # resume starts the broker again after stop, on the data it had: the fault
