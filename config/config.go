@@ -76,8 +76,9 @@ type Config struct {
 	// MaxObservedFrameSize is the largest frame of interest kept for the
 	// observers; a larger one is forwarded unobserved.
 	MaxObservedFrameSize int32
-	// MaxBufferedBytes bounds the client request bytes held in memory
-	// across every connection; when spent, reading from clients pauses.
+	// MaxBufferedBytes bounds the group request and response bytes held
+	// in memory across every connection; when spent, reading from clients
+	// pauses and group responses are forwarded unobserved.
 	MaxBufferedBytes int64
 	// FrameReadTimeout bounds the reading of one request frame kproxy
 	// reads whole.

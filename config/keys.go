@@ -169,7 +169,7 @@ func Options() []Option {
 		{Key: KeyMaxObservedFrame, Flag: true, kind: kindSize, Default: "4MiB",
 			Usage: "largest group request or response kept for the timeline and journal; a larger one is forwarded unobserved, counted and marked (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyMaxBufferedBytes, Flag: true, kind: kindSize, Default: "256MiB",
-			Usage: "bytes of client requests held in memory at once, all connections together; when spent, reading from clients pauses (bytes, or KiB/MiB/GiB)"},
+			Usage: "bytes of group requests and responses held in memory at once, all connections together; when spent, reading from clients pauses and group responses are forwarded unobserved (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyFrameReadTimeout, Flag: true, kind: kindDuration, Default: d.FrameReadTimeout.String(),
 			Usage: "a client sending a request kproxy reads whole (group APIs) more slowly than this is disconnected"},
 		{Key: KeyMaxConnections, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MaxConnections),

@@ -23,6 +23,9 @@ var (
 	// port proxyPortBase+N.
 	proxyListen   = envOr("E2E_PROXY_LISTEN", "127.0.0.1:39192")
 	proxyPortBase = envOr("E2E_PROXY_PORT_BASE", "39200")
+	// proxyAdmin is kproxy's admin server in the fault scenarios (11,
+	// 12), which read its /metrics and /healthz.
+	proxyAdmin = envOr("E2E_PROXY_ADMIN", "127.0.0.1:39191")
 	// mode is E2E_MODE, for working on one part alone; run.sh never sets
 	// it. "" (the default) runs kproxy with a journal and checks the
 	// timeline; "proxy" runs kproxy without a journal and checks only the

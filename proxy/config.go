@@ -103,12 +103,16 @@ type Config struct {
 	// Responses kproxy rewrites are read whole up to MaxFrameSize. 0
 	// means DefaultMaxObservedFrameSize.
 	MaxObservedFrameSize int32
-	// MaxBufferedBytes bounds the bytes of request frames read whole
-	// (those of interest) held across every connection, from the first
-	// byte read until the exchange is handed to the observers. When it is
-	// spent, connections needing more stop reading from their clients
-	// until some is released, instead of allocating. 0 means
-	// DefaultMaxBufferedBytes.
+	// MaxBufferedBytes bounds the bytes of frames read whole (requests and
+	// responses of interest, responses kproxy rewrites) held across every
+	// connection, from the first byte read until the exchange is handed
+	// to the observers. When it is spent, connections needing more for a
+	// request stop reading from their clients until some is released,
+	// instead of allocating; a response of interest is streamed
+	// unobserved instead (counted in Stats.UnobservedFrames), and a
+	// response kproxy rewrites, which must be whole, is read anyway and
+	// overdraws it, so that a response never waits for bytes held by
+	// requests awaiting responses. 0 means DefaultMaxBufferedBytes.
 	MaxBufferedBytes int64
 	// FrameReadTimeout bounds the reading of one request frame of
 	// interest, from its size prefix to its last byte, waiting for the

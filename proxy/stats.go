@@ -61,11 +61,13 @@ type Stats struct {
 	// ended (KIP-368).
 	UpstreamReauthentications uint64
 	// UnobservedFrames counts requests and responses of interest larger
-	// than MaxObservedFrameSize, forwarded without being observed (their
-	// exchanges are marked Oversized).
+	// than MaxObservedFrameSize, and responses of interest that arrived
+	// with the MaxBufferedBytes budget spent, forwarded without being
+	// observed (their exchanges are marked Oversized).
 	UnobservedFrames uint64
-	// BufferedBytes is what request frames read whole hold of the
-	// MaxBufferedBytes budget now.
+	// BufferedBytes is what frames read whole (requests and responses)
+	// hold of the MaxBufferedBytes budget now; above it while responses
+	// kproxy rewrites overdraw it (takeResponse).
 	BufferedBytes int64
 	// BufferWaits counts request frames that had to wait for the
 	// MaxBufferedBytes budget (reading from their client paused).
