@@ -14,14 +14,14 @@
 # status   exits 0 when the broker runs and answers.
 #
 # Environment:
-#   E2E_BROKER_PORT       client listener port (default 39092)
-#   E2E_CONTROLLER_PORT   controller listener port (default 39093)
+#   E2E_BROKER_PORT       client listener port (default 61092)
+#   E2E_CONTROLLER_PORT   controller listener port (default 61093)
 #   E2E_INITIAL_DELAY_MS  group.initial.rebalance.delay.ms (default 3000,
 #                         Kafka's own default)
 #   E2E_BROKER_HEAP       JVM heap (default 768m)
-#   E2E_SASL_SSL_PORT     SASL_SSL listener port (default 39094)
+#   E2E_SASL_SSL_PORT     SASL_SSL listener port (default 61094)
 #   E2E_REAUTH_PORT       second SASL_SSL listener, whose sessions last
-#                         E2E_REAUTH_MS (default 39095)
+#                         E2E_REAUTH_MS (default 61095)
 #   E2E_REAUTH_MS         connections.max.reauth.ms of that listener (default
 #                         3000): clients must re-authenticate (KIP-368)
 #
@@ -40,12 +40,12 @@ cache="$here/.cache"
 kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/broker/pom.xml")"
 libs="$cache/kafka-$kafka_version/libs"
 state="$cache/broker"
-port="${E2E_BROKER_PORT:-39092}"
-cport="${E2E_CONTROLLER_PORT:-39093}"
+port="${E2E_BROKER_PORT:-61092}"
+cport="${E2E_CONTROLLER_PORT:-61093}"
 delay="${E2E_INITIAL_DELAY_MS:-3000}"
 heap="${E2E_BROKER_HEAP:-768m}"
-sport="${E2E_SASL_SSL_PORT:-39094}"
-rport="${E2E_REAUTH_PORT:-39095}"
+sport="${E2E_SASL_SSL_PORT:-61094}"
+rport="${E2E_REAUTH_PORT:-61095}"
 reauth_ms="${E2E_REAUTH_MS:-3000}"
 tls="$state/tls"
 # A fixed cluster id: every start formats a fresh log dir anyway.
@@ -214,7 +214,8 @@ launch() {
 			stop
 			die "broker did not answer within 60 s; log: $state/logs"
 		fi
-		# The listener ports are in the kernel's ephemeral range: another
+		# The default ports sit above the kernel's ephemeral range, but
+		# ports given by the environment may be inside it, where another
 		# process's outgoing connection can hold one for a moment.
 		if ((attempt < 3)) && grep -q "Address already in use" "$state/logs/stdout.log"; then
 			log "a listener port is taken (another connection's ephemeral port?); retrying in 2 s"
