@@ -588,7 +588,7 @@ func TestShared(t *testing.T) {
 		}
 	}()
 	for i := range evs {
-		s.Observe(nil, evs[i:i+1])
+		s.AddEvents(evs[i : i+1])
 	}
 	<-done
 	s.Close(sec(30))

@@ -7,10 +7,10 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// Shared is an Engine behind a mutex, for a live proxy where the observer
+// Shared is an Engine behind a mutex, for a live proxy where the pipeline's
 // goroutine adds events while another goroutine (an admin handler) asks for
 // reports. Entries are delivered to Config.OnEntry under the mutex, on the
-// goroutine calling Observe or Close.
+// goroutine calling AddEvents or Close.
 type Shared struct {
 	mu sync.Mutex
 	e  *Engine
@@ -21,12 +21,11 @@ func NewShared(cfg Config) *Shared {
 	return &Shared{e: New(cfg)}
 }
 
-// Observe adds the events of one exchange; it matches the proxy's observer
-// interface.
-func (s *Shared) Observe(x *decode.Exchange, events []decode.Event) {
+// AddEvents adds events (see Engine.AddEvents).
+func (s *Shared) AddEvents(events []decode.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.e.Observe(x, events)
+	s.e.AddEvents(events)
 }
 
 // Report builds the JSON document as of now.

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -31,6 +32,7 @@ type adminServer struct {
 // request.
 type adminSources struct {
 	proxy    func() proxy.Stats
+	pipeline func() pipeline.Stats
 	journal  func() journal.Stats // nil when there is no journal
 	timeline func() *timeline.Report
 }
@@ -50,7 +52,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			js = &s
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		if err := writeMetrics(w, src.proxy(), js); err != nil {
+		if err := writeMetrics(w, src.proxy(), src.pipeline(), js); err != nil {
 			log.Debug("admin: write metrics", zap.Error(err))
 		}
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -74,14 +75,15 @@ is set, close the journal and exit 0.`,
 	return cmd
 }
 
-// server is one `kproxy serve`: the proxy, its observers and the admin
-// server.
+// server is one `kproxy serve`: the proxy, the pipeline reading its
+// queue, the pipeline's consumers and the admin server.
 type server struct {
-	log    *zap.Logger
-	proxy  *proxy.Proxy
-	admin  *adminServer // nil when off
-	obs    *observers
-	report string // the report file, "" for none
+	log      *zap.Logger
+	proxy    *proxy.Proxy
+	pipeline *pipeline.Pipeline
+	admin    *adminServer // nil when off
+	obs      *observers
+	report   string // the report file, "" for none
 }
 
 // newServer opens every listener and the journal, so that a busy port, a
@@ -94,11 +96,12 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{log: log, obs: obs, report: cfg.Report}
+	s := &server{log: log, obs: obs, report: cfg.Report, pipeline: pipeline.New(obs.pipelineConfig(log))}
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
+			pipeline: s.pipeline.Stats,
 			timeline: obs.timeline.Report,
 		}
 		if obs.journal != nil {
@@ -110,7 +113,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			return nil, err
 		}
 	}
-	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
+	s.proxy, err = proxy.New(proxyConfig(cfg), log)
 	if err != nil {
 		if s.admin != nil {
 			s.admin.ln.Close()
@@ -121,14 +124,23 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	return s, nil
 }
 
-// run serves until ctx is done, then drains the proxy, stops the admin
-// server, settles the timeline, writes the report and closes the journal.
-// It returns nil after a clean drain.
+// run serves until ctx is done, then drains the proxy and the pipeline,
+// stops the admin server, settles the timeline, writes the report and
+// closes the journal. It returns nil after a clean drain.
 func (s *server) run(ctx context.Context) error {
 	if s.admin != nil {
 		go s.admin.serve() // ends with s.admin.shutdown below
 	}
-	err := s.proxy.Run(ctx) // returns once the observers have seen every exchange
+	piped := make(chan error, 1)
+	go func() {
+		// Not ctx: the pipeline ends with the proxy's queue, once every
+		// exchange queued has been handed on.
+		piped <- s.pipeline.Run(context.Background(), s.proxy.Queue())
+	}()
+	err := s.proxy.Run(ctx)
+	if perr := <-piped; perr != nil && err == nil {
+		err = perr
+	}
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -138,18 +150,18 @@ func (s *server) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	logStopped(s.log, s.proxy.Stats())
+	logStopped(s.log, s.proxy.Stats(), s.pipeline.Stats())
 	return nil
 }
 
 // logStopped is serve's exit summary: connections served, and what the
-// observers (timeline, journal) missed. Exchanges dropped from the proxy's
-// observer queue make it a warning.
-func logStopped(log *zap.Logger, st proxy.Stats) {
+// pipeline (timeline, journal) missed. Exchanges dropped from the proxy's
+// queue make it a warning.
+func logStopped(log *zap.Logger, st proxy.Stats, ps pipeline.Stats) {
 	fields := []zap.Field{
 		zap.Uint64("connections_served", st.ConnectionsTotal),
 		zap.Uint64("observer_drops", st.ObserverDrops),
-		zap.Uint64("malformed_frames", st.MalformedFrames),
+		zap.Uint64("malformed_frames", ps.Undecoded),
 	}
 	if st.ObserverDrops > 0 {
 		log.Warn("kproxy stopped; observers missed exchanges dropped from the full observer queue "+
@@ -159,17 +171,28 @@ func logStopped(log *zap.Logger, st proxy.Stats) {
 	log.Info("kproxy stopped", fields...)
 }
 
-// The journal learns of the exchanges the proxy drops, as gap records.
-var _ proxy.DropObserver = (*journal.Writer)(nil)
+// The journal takes the exchanges and learns of those the proxy drops, as
+// gap records; the timeline takes the events.
+var (
+	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
+	_ pipeline.EventConsumer    = (*timeline.Shared)(nil)
+)
 
-// observers watch the traffic besides the proxy's own log lines (one per
-// group exchange): the journal when one is configured, then the live
-// timeline, in that order, so that the journal has each exchange queued
-// before the timeline works on it.
+// observers are the pipeline's consumers: the journal when one is
+// configured, and the live timeline.
 type observers struct {
-	list     []proxy.Observer
 	journal  *journal.Writer // nil when off
 	timeline *timeline.Shared
+}
+
+// pipelineConfig feeds the journal each exchange before the timeline its
+// events, and logs one line per group exchange to log.
+func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
+	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline}}
+	if o.journal != nil {
+		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
+	}
+	return cfg
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -184,7 +207,6 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		log.Info("journaling exchanges", zap.String("journal_dir", cfg.Journal),
 			zap.Stringer("fsync", cfg.JournalFsync))
 		o.journal = w
-		o.list = append(o.list, w)
 	}
 	tcfg := timeline.Config{
 		StormRebalances: cfg.StormRebalances,
@@ -196,11 +218,10 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		tcfg.Location = time.Local
 	}
 	o.timeline = timeline.NewShared(tcfg)
-	o.list = append(o.list, o.timeline)
 	return o, nil
 }
 
-// finish runs once the proxy has stopped: it settles the timeline, writes
+// finish runs once the pipeline has stopped: it settles the timeline, writes
 // the final report to reportPath unless it is "", and closes the journal.
 func (o *observers) finish(reportPath string) error {
 	// Settle as of the last event seen, not the wall clock, so that
