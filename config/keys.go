@@ -99,9 +99,9 @@ func Options() []Option {
 		{Key: KeyShutdownTimeout, Flag: true, kind: kindDuration, Default: d.ShutdownTimeout.String(),
 			Usage: "on SIGINT/SIGTERM, how long in-flight requests may take before connections close"},
 		{Key: KeyObserverQueue, Flag: true, kind: kindInt, Default: strconv.Itoa(d.ObserverQueue),
-			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
+			Usage: "exchanges queued for the pipeline (log, journal, timeline) before new ones are dropped"},
 		{Key: KeyObserverQueueBytes, Flag: true, kind: kindSize, Default: "64MiB",
-			Usage: "bytes of request and response frames queued for the observers before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
+			Usage: "bytes of request and response frames queued for the pipeline before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyJournal, Flag: true, kind: kindString,
 			Usage: "directory to journal exchanges to; empty means no journal"},
 		{Key: KeyJournalFsync, Flag: true, kind: kindFsync, Default: d.JournalFsync.String(),
@@ -125,6 +125,6 @@ func Options() []Option {
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
-			Usage: "log level: debug, info, warn or error"},
+			Usage: "log level: debug, info, warn or error; info logs the timeline, kproxy's own life and one line per group exchange except Heartbeat, OffsetCommit and OffsetFetch without an error (debug)"},
 	}
 }

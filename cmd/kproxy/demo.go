@@ -62,7 +62,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 	}
 	defer cluster.Close()
 
-	var mu sync.Mutex // out is written by the observer goroutine and the consumers
+	var mu sync.Mutex // out is written by the pipeline goroutine and the consumers
 	printf := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
