@@ -29,6 +29,7 @@ const (
 	KeyReport             = "report"
 	KeyStormRebalances    = "storm-rebalances"
 	KeyStormWindow        = "storm-window"
+	KeyTimelineRetain     = "timeline-retain"
 	KeyAdmin              = "admin"
 	KeyLogFormat          = "log-format"
 	KeyLogLevel           = "log-level"
@@ -47,13 +48,14 @@ func EnvVar(key string) string {
 type kind int
 
 const (
-	kindString   kind = iota
-	kindList          // comma-separated string or list
-	kindInt           // integer
-	kindSize          // bytes: integer, or number with KiB/MiB/GiB
-	kindDuration      // Go duration with a unit: 10s, 1m30s
-	kindNodeMap       // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
-	kindFsync         // always, never, or a duration
+	kindString    kind = iota
+	kindList           // comma-separated string or list
+	kindInt            // integer
+	kindSize           // bytes: integer, or number with KiB/MiB/GiB
+	kindDuration       // Go duration with a unit: 10s, 1m30s
+	kindNodeMap        // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
+	kindFsync          // always, never, or a duration
+	kindRetention      // GENERATIONS,AGE (timeline.ParseRetention)
 )
 
 // Option describes one setting for flags, defaults and documentation.
@@ -120,6 +122,8 @@ func Options() []Option {
 			Usage: "a group rebalancing this many times within --storm-window is in a storm"},
 		{Key: KeyStormWindow, Flag: true, kind: kindDuration, Default: "5m",
 			Usage: "sliding window of storm detection"},
+		{Key: KeyTimelineRetain, Flag: true, kind: kindRetention, Default: d.TimelineRetain.String(),
+			Usage: "live timeline history kept in memory, GENERATIONS,AGE: the last GENERATIONS generations of each group (at least 4), none that ended more than AGE ago, and no group quiet for AGE; 0 means no limit. Older history stays in the journal, which the admin API reads for it"},
 		{Key: KeyAdmin, Flag: true, kind: kindString, Default: d.Admin,
 			Usage: "admin HTTP address serving /metrics, /healthz, /timeline and /api/timeline; empty means off"},
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,

@@ -32,6 +32,9 @@ type Engine struct {
 	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
 	entries   int
+	// horizon is the latest time up to which history was dropped (see
+	// Horizon).
+	horizon time.Time
 }
 
 // New returns an Engine with cfg, defaults applied (see Config).

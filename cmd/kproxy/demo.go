@@ -78,7 +78,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 		}
 		plCfg.Exchanges = []pipeline.ExchangeConsumer{jw}
 	}
-	live := timeline.NewShared(timeline.Config{
+	live := timeline.New(timeline.Config{
 		Location: time.Local,
 		OnEntry: func(e timeline.Entry) {
 			for _, l := range e.Lines() {

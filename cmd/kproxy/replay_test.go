@@ -36,7 +36,7 @@ var shortDemo = demo.Options{
 type journaledProxy struct {
 	proxy *proxy.Proxy
 	jw    *journal.Writer
-	live  *timeline.Shared
+	live  *timeline.Live
 	dir   string
 	stop  func()
 }
@@ -44,7 +44,7 @@ type journaledProxy struct {
 func startJournaledProxy(t *testing.T, upstreams []string) *journaledProxy {
 	t.Helper()
 	log := zaptest.NewLogger(t)
-	jp := &journaledProxy{dir: t.TempDir(), live: timeline.NewShared(timeline.Config{})}
+	jp := &journaledProxy{dir: t.TempDir(), live: timeline.NewLive(timeline.Config{}, timeline.DefaultRetention)}
 	var err error
 	jp.jw, err = journal.Open(jp.dir, journal.Options{KproxyVersion: "test"}, log)
 	if err != nil {
@@ -283,7 +283,7 @@ func TestReplayClosesAtLastEvent(t *testing.T) {
 	kept = append(kept, &late)
 
 	// What the live proxy reports for this traffic when it stops.
-	live := timeline.NewShared(timeline.Config{})
+	live := timeline.New(timeline.Config{})
 	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{live}})
 	if err := pl.Run(context.Background(), pipeline.Slice(kept)); err != nil {
 		t.Fatal(err)

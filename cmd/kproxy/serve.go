@@ -37,8 +37,12 @@ names the listener of given broker node ids.
 
 The timeline of every consumer group is logged as it happens (logger
 "timeline") and served by the admin server at /timeline (text) and
-/api/timeline (JSON). --journal DIR records the exchanges kproxy observes,
-for kproxy replay.
+/api/timeline (JSON), filtered and paged: ?group=G (repeatable),
+?since=TIME, ?limit=N groups (default 100) and ?after=GROUP for the next
+page (the Link header names it). Memory holds what --timeline-retain keeps;
+with --journal DIR, a ?since= older than that is told again from the
+journal. --journal DIR records the exchanges kproxy observes, for kproxy
+replay.
 
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
 --shutdown-timeout), write the final timeline to --report as JSON when it
@@ -102,10 +106,14 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
 			pipeline: s.pipeline.Stats,
-			timeline: obs.timeline.Report,
+			timeline: obs.timeline.Snapshot,
+			history: historyConfig{
+				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
+			},
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
+			src.history.dir = cfg.Journal
 		}
 		s.admin, err = newAdminServer(cfg.Admin, src, log)
 		if err != nil {
@@ -137,10 +145,18 @@ func (s *server) run(ctx context.Context) error {
 		// exchange queued has been handed on.
 		piped <- s.pipeline.Run(context.Background(), s.proxy.Queue())
 	}()
+	pubCtx, stopPublishing := context.WithCancel(context.Background())
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		s.obs.timeline.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
+	}()
 	err := s.proxy.Run(ctx)
 	if perr := <-piped; perr != nil && err == nil {
 		err = perr
 	}
+	stopPublishing()
+	<-published
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -175,14 +191,18 @@ func logStopped(log *zap.Logger, st proxy.Stats, ps pipeline.Stats) {
 // gap records; the timeline takes the events.
 var (
 	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
-	_ pipeline.EventConsumer    = (*timeline.Shared)(nil)
+	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
 )
+
+// publishEvery is how often the live timeline publishes a snapshot for the
+// admin server: what it shows lags the traffic by at most this much.
+const publishEvery = 200 * time.Millisecond
 
 // observers are the pipeline's consumers: the journal when one is
 // configured, and the live timeline.
 type observers struct {
 	journal  *journal.Writer // nil when off
-	timeline *timeline.Shared
+	timeline *timeline.Live
 }
 
 // pipelineConfig feeds the journal each exchange before the timeline its
@@ -217,7 +237,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = timeline.NewShared(tcfg)
+	o.timeline = timeline.NewLive(tcfg, cfg.TimelineRetain)
 	return o, nil
 }
 

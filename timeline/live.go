@@ -1,0 +1,227 @@
+package timeline
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// refreshEvery is how often a group that saw events but told no entry
+// (heartbeats, commits) has its published report rebuilt: its last-seen
+// time and members' liveness may lag by this much.
+const refreshEvery = 10 * time.Second
+
+// Live is an Engine for a live proxy, and the boundary where its
+// retention policy is applied. The pipeline's goroutine adds events
+// (AddEvents); Run publishes, a few times a second, an immutable Snapshot
+// of what changed, which readers (the admin server) take with Snapshot at
+// any time without waiting for anything. mu is held by AddEvents, and by
+// Publish while it applies the retention and rebuilds the reports of the
+// groups that changed (few at a time): a reader never takes it.
+type Live struct {
+	retain  Retention
+	onEntry func(Entry)
+
+	mu sync.Mutex
+	e  *Engine
+	// told are the groups with entries since the last publish, touched
+	// those with events; built is when each group's published report was
+	// built (wall clock).
+	told, touched map[string]bool
+	built         map[string]time.Time
+	retainedAt    time.Time // event time of the last Retain
+
+	snap atomic.Pointer[Snapshot]
+}
+
+// NewLive returns a Live engine with cfg (see Config), keeping what r says
+// (see Retention). Config.MaxGenerations is r.Generations when that is set.
+func NewLive(cfg Config, r Retention) *Live {
+	l := &Live{retain: r, onEntry: cfg.OnEntry, told: map[string]bool{}, touched: map[string]bool{}, built: map[string]time.Time{}}
+	if r.Generations > 0 {
+		cfg.MaxGenerations = r.Generations
+	}
+	cfg.OnEntry = func(en Entry) {
+		l.told[en.Group] = true
+		if l.onEntry != nil {
+			l.onEntry(en)
+		}
+	}
+	l.e = New(cfg)
+	l.snap.Store(&Snapshot{index: map[string]int{}})
+	return l
+}
+
+// AddEvents adds events (see Engine.AddEvents); entries go to
+// Config.OnEntry on the calling goroutine.
+func (l *Live) AddEvents(events []decode.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.e.AddEvents(events)
+	for i := range events {
+		if g := events[i].Group; g != "" {
+			l.touched[g] = true
+		}
+	}
+}
+
+// Run publishes every interval until ctx is done. Close publishes the
+// final state.
+func (l *Live) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l.Publish()
+		}
+	}
+}
+
+// Publish applies the retention once a minute of event time, rebuilds the
+// reports of the groups that told entries (and, every refreshEvery, of
+// those that saw events), and publishes a new Snapshot.
+func (l *Live) Publish() {
+	l.mu.Lock()
+	now := time.Now()
+	if l.e.now.Sub(l.retainedAt) >= time.Minute {
+		l.e.Retain(l.retain)
+		l.retainedAt = l.e.now
+	}
+	var changed []*GroupReport
+	var gone []string
+	for id := range l.told {
+		l.touched[id] = true
+	}
+	for id := range l.touched {
+		g := l.e.byID[id]
+		switch {
+		case g == nil: // forgotten by Retain
+			gone = append(gone, id)
+		case !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
+			continue // only heartbeats and the like: refreshed later
+		default:
+			r := g.report()
+			changed = append(changed, &r)
+			l.built[id] = now
+		}
+		delete(l.touched, id)
+	}
+	clear(l.told)
+	old := l.snap.Load()
+	for _, gr := range old.groups {
+		if l.e.byID[gr.Group] == nil {
+			gone = append(gone, gr.Group) // forgotten without an event since
+		}
+	}
+	for _, id := range gone {
+		delete(l.built, id)
+	}
+	at, horizon := l.e.now, l.e.horizon
+	l.mu.Unlock()
+	l.snap.Store(old.with(changed, gone, at, horizon))
+}
+
+// Snapshot is the state last published. It never blocks.
+func (l *Live) Snapshot() *Snapshot { return l.snap.Load() }
+
+// Close settles what is pending as of at (see Engine.Close) and publishes
+// the final state.
+func (l *Live) Close(at time.Time) {
+	l.mu.Lock()
+	l.e.Close(at)
+	for _, g := range l.e.groups {
+		l.told[g.id] = true
+	}
+	l.mu.Unlock()
+	l.Publish()
+}
+
+// Report is the whole report of what is kept (see Engine.Report), for the
+// end of serve, once events no longer come.
+func (l *Live) Report() *Report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.e.Report()
+}
+
+// Snapshot is an immutable view of a Live engine's groups as last
+// published: readers share it and never modify it.
+type Snapshot struct {
+	// At is the latest event time seen when it was published.
+	At time.Time
+	// Horizon is the time from which the history kept is whole (see
+	// Engine.Horizon); zero when nothing was dropped.
+	Horizon time.Time
+	groups  []*GroupReport // sorted by group id
+	index   map[string]int // group id -> index in groups
+}
+
+// with returns a new Snapshot: s with the reports changed replaced or
+// added and those of the groups gone removed.
+func (s *Snapshot) with(changed []*GroupReport, gone []string, at, horizon time.Time) *Snapshot {
+	drop := map[string]bool{}
+	for _, id := range gone {
+		drop[id] = true
+	}
+	repl := map[string]*GroupReport{}
+	for _, gr := range changed {
+		repl[gr.Group] = gr
+	}
+	groups := make([]*GroupReport, 0, len(s.groups)+len(changed))
+	for _, gr := range s.groups {
+		if drop[gr.Group] {
+			continue
+		}
+		if r, ok := repl[gr.Group]; ok {
+			gr = r
+			delete(repl, gr.Group)
+		}
+		groups = append(groups, gr)
+	}
+	for _, gr := range repl {
+		groups = append(groups, gr)
+	}
+	slices.SortFunc(groups, func(a, b *GroupReport) int { return compareStrings(a.Group, b.Group) })
+	n := &Snapshot{At: at, Horizon: horizon, groups: groups, index: make(map[string]int, len(groups))}
+	for i, gr := range groups {
+		n.index[gr.Group] = i
+	}
+	return n
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Len is the number of groups in the snapshot.
+func (s *Snapshot) Len() int { return len(s.groups) }
+
+// Report is the part of the snapshot q selects, and the id to pass as
+// Query.After for the next page ("" when this is the last).
+func (s *Snapshot) Report(q Query) (*Report, string) {
+	var groups []*GroupReport
+	if len(q.Groups) > 0 {
+		for _, id := range q.Groups {
+			if i, ok := s.index[id]; ok {
+				groups = append(groups, s.groups[i])
+			}
+		}
+		slices.SortFunc(groups, func(a, b *GroupReport) int { return compareStrings(a.Group, b.Group) })
+	} else {
+		groups = s.groups
+	}
+	return q.apply(groups)
+}
