@@ -255,7 +255,7 @@ func TestLoadErrors(t *testing.T) {
 		{"storm window zero", nil, nil, "upstream: h:1\nstorm-window: 0s",
 			`config: storm-window "0s": must be positive (from FILE)`},
 		{"timeline retain garbage", nil, nil, "upstream: h:1\ntimeline-retain: forever",
-			`config: timeline-retain "forever": want GENERATIONS,AGE such as 20,24h (0 for no limit) (from FILE)`},
+			`config: timeline-retain "forever": want GENERATIONS,AGE such as 10,24h (0 for no limit) (from FILE)`},
 		{"timeline retain too few", []string{"--timeline-retain", "2,1h", "--upstream", "h:1"}, nil, "",
 			`config: timeline-retain "2,1h": 2 generations: want at least 4 (or 0 for no limit): late exchanges are checked against the last 4 (from --timeline-retain)`},
 		{"report as a list", nil, nil, "upstream: h:1\nreport: [a, b]",

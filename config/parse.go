@@ -256,9 +256,9 @@ func parseRetention(key string, raw any) (timeline.Retention, *Error) {
 		s := strings.TrimSpace(x)
 		r, err := timeline.ParseRetention(s)
 		if err != nil {
-			return timeline.Retention{}, &Error{Key: key, Value: s, Reason: "want GENERATIONS,AGE such as 20,24h (0 for no limit)"}
+			return timeline.Retention{}, &Error{Key: key, Value: s, Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
 		}
 		return r, nil
 	}
-	return timeline.Retention{}, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want GENERATIONS,AGE such as 20,24h (0 for no limit)"}
+	return timeline.Retention{}, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
 }

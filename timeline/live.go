@@ -10,10 +10,15 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// refreshEvery is how often a group that saw events but told no entry
-// (heartbeats, commits) has its published report rebuilt: its last-seen
-// time and members' liveness may lag by this much.
-const refreshEvery = 10 * time.Second
+// How often a group's published report is rebuilt at most: within
+// tellEvery of an entry it told, and within refreshEvery of other events
+// (heartbeats, commits: its last-seen time and members' liveness lag by
+// that much). A busy proxy rebuilds each group's report at most once per
+// tellEvery, however fast its groups rebalance.
+const (
+	tellEvery    = time.Second
+	refreshEvery = 10 * time.Second
+)
 
 // Live is an Engine for a live proxy, and the boundary where its
 // retention policy is applied. The pipeline's goroutine adds events
@@ -85,9 +90,13 @@ func (l *Live) Run(ctx context.Context, interval time.Duration) {
 }
 
 // Publish applies the retention once a minute of event time, rebuilds the
-// reports of the groups that told entries (and, every refreshEvery, of
-// those that saw events), and publishes a new Snapshot.
-func (l *Live) Publish() {
+// reports of the groups that told entries (at most every tellEvery) and of
+// those that saw events (at most every refreshEvery), and publishes a new
+// Snapshot.
+func (l *Live) Publish() { l.publish(false) }
+
+// publish is Publish; all rebuilds every group that changed at once.
+func (l *Live) publish(all bool) {
 	l.mu.Lock()
 	now := time.Now()
 	if l.e.now.Sub(l.retainedAt) >= time.Minute {
@@ -104,8 +113,9 @@ func (l *Live) Publish() {
 		switch {
 		case g == nil: // forgotten by Retain
 			gone = append(gone, id)
-		case !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
-			continue // only heartbeats and the like: refreshed later
+		case !all && l.told[id] && now.Sub(l.built[id]) < tellEvery,
+			!all && !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
+			continue // rebuilt at a later Publish
 		default:
 			r := g.report()
 			changed = append(changed, &r)
@@ -113,7 +123,11 @@ func (l *Live) Publish() {
 		}
 		delete(l.touched, id)
 	}
-	clear(l.told)
+	for id := range l.told {
+		if !l.touched[id] {
+			delete(l.told, id) // rebuilt
+		}
+	}
 	old := l.snap.Load()
 	for _, gr := range old.groups {
 		if l.e.byID[gr.Group] == nil {
@@ -140,7 +154,7 @@ func (l *Live) Close(at time.Time) {
 		l.told[g.id] = true
 	}
 	l.mu.Unlock()
-	l.Publish()
+	l.publish(true)
 }
 
 // Report is the whole report of what is kept (see Engine.Report), for the

@@ -20,16 +20,17 @@ type Retention struct {
 	MaxAge      time.Duration
 }
 
-// DefaultRetention is serve's: the last 20 generations of each group, for
-// at most a day.
-var DefaultRetention = Retention{Generations: 20, MaxAge: 24 * time.Hour}
+// DefaultRetention is serve's: the last 10 generations of each group, for
+// at most a day. With 2,000 groups rebalancing often, that is about 20,000
+// generations in memory (see the README for what it costs).
+var DefaultRetention = Retention{Generations: 10, MaxAge: 24 * time.Hour}
 
 // ParseRetention reads a Retention written as "GENERATIONS,AGE", such as
-// "20,24h"; 0 for either means no limit of that kind.
+// "10,24h"; 0 for either means no limit of that kind.
 func ParseRetention(s string) (Retention, error) {
 	gens, age, ok := strings.Cut(s, ",")
 	if !ok {
-		return Retention{}, fmt.Errorf("%q: want GENERATIONS,AGE such as 20,24h", s)
+		return Retention{}, fmt.Errorf("%q: want GENERATIONS,AGE such as 10,24h", s)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(gens))
 	if err != nil || n < 0 {
