@@ -2,7 +2,10 @@ package timeline
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +106,7 @@ func (l *Live) publish(all bool) {
 		l.e.Retain(l.retain)
 		l.retainedAt = l.e.now
 	}
-	var changed []*GroupReport
+	var changed []snapGroup
 	var gone []string
 	for id := range l.told {
 		l.touched[id] = true
@@ -117,8 +120,7 @@ func (l *Live) publish(all bool) {
 			!all && !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
 			continue // rebuilt at a later Publish
 		default:
-			r := g.report()
-			changed = append(changed, &r)
+			changed = append(changed, newSnapGroup(g.report()))
 			l.built[id] = now
 		}
 		delete(l.touched, id)
@@ -129,9 +131,9 @@ func (l *Live) publish(all bool) {
 		}
 	}
 	old := l.snap.Load()
-	for _, gr := range old.groups {
-		if l.e.byID[gr.Group] == nil {
-			gone = append(gone, gr.Group) // forgotten without an event since
+	for _, sg := range old.groups {
+		if l.e.byID[sg.id] == nil {
+			gone = append(gone, sg.id) // forgotten without an event since
 		}
 	}
 	for _, id := range gone {
@@ -166,76 +168,106 @@ func (l *Live) Report() *Report {
 }
 
 // Snapshot is an immutable view of a Live engine's groups as last
-// published: readers share it and never modify it.
+// published: readers share it and never modify it. Each group's report is
+// kept as its JSON, which takes less memory than the report itself, and
+// decoded again for the groups a reader asks for.
 type Snapshot struct {
 	// At is the latest event time seen when it was published.
 	At time.Time
 	// Horizon is the time from which the history kept is whole (see
 	// Engine.Horizon); zero when nothing was dropped.
 	Horizon time.Time
-	groups  []*GroupReport // sorted by group id
+	groups  []snapGroup    // sorted by group id
 	index   map[string]int // group id -> index in groups
 }
 
-// with returns a new Snapshot: s with the reports changed replaced or
-// added and those of the groups gone removed.
-func (s *Snapshot) with(changed []*GroupReport, gone []string, at, horizon time.Time) *Snapshot {
+// snapGroup is one group's report in a Snapshot.
+type snapGroup struct {
+	id       string
+	lastSeen time.Time
+	json     []byte // the GroupReport, encoded
+}
+
+// newSnapGroup encodes gr for a Snapshot.
+func newSnapGroup(gr GroupReport) snapGroup {
+	b, err := json.Marshal(gr)
+	if err != nil {
+		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
+	}
+	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
+	return snapGroup{id: gr.Group, lastSeen: at, json: b}
+}
+
+// report decodes the group's report.
+func (sg snapGroup) report() *GroupReport {
+	var gr GroupReport
+	if err := json.Unmarshal(sg.json, &gr); err != nil {
+		panic(fmt.Sprintf("timeline: decode the report of group %s: %v", sg.id, err)) // encoded by newSnapGroup
+	}
+	return &gr
+}
+
+// with returns a new Snapshot: s with the groups changed replaced or
+// added and the groups gone removed.
+func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Time) *Snapshot {
 	drop := map[string]bool{}
 	for _, id := range gone {
 		drop[id] = true
 	}
-	repl := map[string]*GroupReport{}
-	for _, gr := range changed {
-		repl[gr.Group] = gr
+	repl := map[string]snapGroup{}
+	for _, sg := range changed {
+		repl[sg.id] = sg
 	}
-	groups := make([]*GroupReport, 0, len(s.groups)+len(changed))
-	for _, gr := range s.groups {
-		if drop[gr.Group] {
+	groups := make([]snapGroup, 0, len(s.groups)+len(changed))
+	for _, sg := range s.groups {
+		if drop[sg.id] {
 			continue
 		}
-		if r, ok := repl[gr.Group]; ok {
-			gr = r
-			delete(repl, gr.Group)
+		if r, ok := repl[sg.id]; ok {
+			sg = r
+			delete(repl, sg.id)
 		}
-		groups = append(groups, gr)
+		groups = append(groups, sg)
 	}
-	for _, gr := range repl {
-		groups = append(groups, gr)
+	for _, sg := range repl {
+		groups = append(groups, sg)
 	}
-	slices.SortFunc(groups, func(a, b *GroupReport) int { return compareStrings(a.Group, b.Group) })
+	slices.SortFunc(groups, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
 	n := &Snapshot{At: at, Horizon: horizon, groups: groups, index: make(map[string]int, len(groups))}
-	for i, gr := range groups {
-		n.index[gr.Group] = i
+	for i, sg := range groups {
+		n.index[sg.id] = i
 	}
 	return n
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Len is the number of groups in the snapshot.
 func (s *Snapshot) Len() int { return len(s.groups) }
 
 // Report is the part of the snapshot q selects, and the id to pass as
-// Query.After for the next page ("" when this is the last).
+// Query.After for the next page ("" when this is the last). Only the
+// groups of the page are decoded.
 func (s *Snapshot) Report(q Query) (*Report, string) {
-	var groups []*GroupReport
+	var cands []snapGroup
 	if len(q.Groups) > 0 {
 		for _, id := range q.Groups {
 			if i, ok := s.index[id]; ok {
-				groups = append(groups, s.groups[i])
+				cands = append(cands, s.groups[i])
 			}
 		}
-		slices.SortFunc(groups, func(a, b *GroupReport) int { return compareStrings(a.Group, b.Group) })
+		slices.SortFunc(cands, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
+		cands = slices.CompactFunc(cands, func(a, b snapGroup) bool { return a.id == b.id })
 	} else {
-		groups = s.groups
+		cands = s.groups
 	}
-	return q.apply(groups)
+	var page []*GroupReport
+	for _, sg := range cands {
+		if q.After != "" && sg.id <= q.After || !q.Since.IsZero() && sg.lastSeen.Before(q.Since) {
+			continue
+		}
+		page = append(page, sg.report())
+		if q.Limit > 0 && len(page) > q.Limit {
+			break // one more than a page: there is a next page
+		}
+	}
+	return q.apply(page)
 }
