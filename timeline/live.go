@@ -28,8 +28,9 @@ const (
 // (AddEvents); Run publishes, a few times a second, an immutable Snapshot
 // of what changed, which readers (the admin server) take with Snapshot at
 // any time without waiting for anything. mu is held by AddEvents, and by
-// Publish while it applies the retention and rebuilds the reports of the
-// groups that changed (few at a time): a reader never takes it.
+// Publish while it applies the retention and builds the reports of the
+// groups that changed (each at most once a second; encoding them comes
+// after): a reader never takes it.
 type Live struct {
 	retain  Retention
 	onEntry func(Entry)
@@ -43,6 +44,9 @@ type Live struct {
 	built         map[string]time.Time
 	retainedAt    time.Time // event time of the last Retain
 
+	// pub makes publishes one at a time (Run's and Close's), so that none
+	// replaces a newer snapshot with an older one.
+	pub  sync.Mutex
 	snap atomic.Pointer[Snapshot]
 }
 
@@ -100,13 +104,15 @@ func (l *Live) Publish() { l.publish(false) }
 
 // publish is Publish; all rebuilds every group that changed at once.
 func (l *Live) publish(all bool) {
+	l.pub.Lock()
+	defer l.pub.Unlock()
 	l.mu.Lock()
 	now := time.Now()
 	if l.e.now.Sub(l.retainedAt) >= time.Minute {
 		l.e.Retain(l.retain)
 		l.retainedAt = l.e.now
 	}
-	var changed []snapGroup
+	var reports []GroupReport // encoded once mu is released
 	var gone []string
 	for id := range l.told {
 		l.touched[id] = true
@@ -120,7 +126,7 @@ func (l *Live) publish(all bool) {
 			!all && !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
 			continue // rebuilt at a later Publish
 		default:
-			changed = append(changed, newSnapGroup(g.report()))
+			reports = append(reports, g.report())
 			l.built[id] = now
 		}
 		delete(l.touched, id)
@@ -141,6 +147,10 @@ func (l *Live) publish(all bool) {
 	}
 	at, horizon := l.e.now, l.e.horizon
 	l.mu.Unlock()
+	changed := make([]snapGroup, len(reports))
+	for i, gr := range reports {
+		changed[i] = newSnapGroup(gr)
+	}
 	l.snap.Store(old.with(changed, gone, at, horizon))
 }
 
