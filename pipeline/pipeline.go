@@ -94,9 +94,10 @@ const ctxEvery = 4096
 // Pipeline decodes the exchanges of a source and feeds its consumers.
 // Create it with New and run it with Run.
 type Pipeline struct {
-	cfg       Config
-	dec       *decode.Decoder
-	log       *exchangeLog // nil when Config.Log is nil
+	cfg Config
+	dec *decode.Decoder
+	// consumers are Config.Events, after the log of group events when
+	// Config.Log is set.
 	consumers []EventConsumer
 	batch     []decode.Event // events not yet handed on
 	// warned holds the API versions whose decode failure was logged.
@@ -113,8 +114,7 @@ func New(cfg Config) *Pipeline {
 	}
 	p := &Pipeline{cfg: cfg, dec: decode.NewDecoder(), warned: map[[2]int16]bool{}}
 	if cfg.Log != nil {
-		p.log = &exchangeLog{log: cfg.Log}
-		p.consumers = append(p.consumers, p.log)
+		p.consumers = append(p.consumers, &exchangeLog{log: cfg.Log})
 	}
 	p.consumers = append(p.consumers, cfg.Events...)
 	return p
