@@ -30,7 +30,7 @@ func parseTimelineQuery(v url.Values) (timeline.Query, error) {
 	q := timeline.Query{Groups: v["group"], After: v.Get("after"), Limit: defaultPageGroups}
 	var err error
 	if q.Since, err = parseReplayTime("since", v.Get("since")); err != nil {
-		return q, err
+		return q, fmt.Errorf("since %q: want an RFC 3339 time such as 2026-03-15T14:02:00Z", v.Get("since"))
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)

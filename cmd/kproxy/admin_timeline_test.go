@@ -128,11 +128,13 @@ func TestAdminTimelinePaged(t *testing.T) {
 			t.Errorf("got %v; want groups %s and %s", r, want[1], want[3])
 		}
 	})
-	t.Run("bad limit", func(t *testing.T) {
-		if resp, _ := getTimeline(t, base+"/api/timeline?limit=0"); resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("status %d; want 400", resp.StatusCode)
-		}
-	})
+	for _, bad := range []string{"limit=0", "limit=1001", "since=yesterday"} {
+		t.Run("bad "+bad, func(t *testing.T) {
+			if resp, _ := getTimeline(t, base+"/api/timeline?"+bad); resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("status %d; want 400", resp.StatusCode)
+			}
+		})
+	}
 	since := "&since=2026-01-01T00:00:00Z" // the synthetic traffic's start
 	t.Run("history from the journal", func(t *testing.T) {
 		resp, r := getTimeline(t, base+"/api/timeline?group="+want[0]+since)
