@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // Config is the whole configuration of `kproxy serve`. The zero value is not
@@ -116,6 +117,9 @@ type Config struct {
 	StormRebalances int
 	// StormWindow is the sliding window of storm detection.
 	StormWindow time.Duration
+	// TimelineRetain is how much of the live timeline is kept in memory
+	// (see timeline.Retention).
+	TimelineRetain timeline.Retention
 	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
 	// means off. Loopback by default.
 	Admin string
@@ -172,6 +176,9 @@ const (
 	DefaultLogLevel           = "info"
 )
 
+// DefaultTimelineRetain is the timeline's own default.
+var DefaultTimelineRetain = timeline.DefaultRetention
+
 // Default returns a Config holding every default. Upstreams is empty: it
 // has no default and must be set.
 func Default() Config {
@@ -199,6 +206,7 @@ func Default() Config {
 		JournalRetainAge:   DefaultJournalRetainAge,
 		StormRebalances:    DefaultStormRebalances,
 		StormWindow:        DefaultStormWindow,
+		TimelineRetain:     DefaultTimelineRetain,
 
 		Admin:     DefaultAdmin,
 		LogFormat: DefaultLogFormat,

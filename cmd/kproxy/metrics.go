@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
@@ -31,8 +32,6 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.BytesFromClients) }},
 	{"kproxy_bytes_from_brokers_total", "counter", "Bytes received from brokers and forwarded.",
 		func(s proxy.Stats) float64 { return float64(s.BytesFromBrokers) }},
-	{"kproxy_malformed_frames_total", "counter", "Observed exchanges that did not decode (forwarded untouched).",
-		func(s proxy.Stats) float64 { return float64(s.MalformedFrames) }},
 	{"kproxy_rewrite_failures_total", "counter", "Responses whose addresses or versions could not be rewritten (forwarded untouched).",
 		func(s proxy.Stats) float64 { return float64(s.RewriteFailures) }},
 	{"kproxy_observer_drops_total", "counter", "Exchanges not observed because the observer queue was full.",
@@ -79,6 +78,15 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.AcceptErrors) }},
 }
 
+// pipelineMetrics lists what /metrics exposes of the pipeline: every
+// pipeline.Stats field, one line each (a test checks none is missing).
+var pipelineMetrics = []metric[pipeline.Stats]{
+	{"kproxy_observed_exchanges_total", "counter", "Exchanges of interest read from the proxy's queue by the pipeline.",
+		func(s pipeline.Stats) float64 { return float64(s.Exchanges) }},
+	{"kproxy_malformed_frames_total", "counter", "Observed exchanges that did not decode (forwarded untouched).",
+		func(s pipeline.Stats) float64 { return float64(s.Undecoded) }},
+}
+
 // journalMetrics lists what /metrics exposes of the journal when one is
 // on: every journal.Stats field, one line each (a test checks none is
 // missing).
@@ -114,10 +122,13 @@ var journalMetrics = []metric[journal.Stats]{
 		}},
 }
 
-// writeMetrics writes ps, and js unless it is nil, in the Prometheus text
-// exposition format (0.0.4).
-func writeMetrics(w io.Writer, ps proxy.Stats, js *journal.Stats) error {
+// writeMetrics writes ps, pls, and js unless it is nil, in the Prometheus
+// text exposition format (0.0.4).
+func writeMetrics(w io.Writer, ps proxy.Stats, pls pipeline.Stats, js *journal.Stats) error {
 	if err := writeSamples(w, proxyMetrics, ps); err != nil {
+		return err
+	}
+	if err := writeSamples(w, pipelineMetrics, pls); err != nil {
 		return err
 	}
 	if js == nil {
