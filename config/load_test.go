@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // load parses args as serve's flags, with env as the only KPROXY_*
@@ -99,6 +100,21 @@ observer-queue: 10
 		{"int from flag", []string{"--observer-queue", "30"}, map[string]string{"KPROXY_OBSERVER_QUEUE": "20"}, file,
 			func(c Config) any { return c.ObserverQueue }, 30},
 
+		{"limits: max observed frame from env", nil, map[string]string{"KPROXY_MAX_OBSERVED_FRAME_SIZE": "1MiB"}, file,
+			func(c Config) any { return c.MaxObservedFrameSize }, int32(1 << 20)},
+		{"limits: max buffered bytes from flag", []string{"--max-buffered-bytes", "1GiB"}, nil, file,
+			func(c Config) any { return c.MaxBufferedBytes }, int64(1 << 30)},
+		{"limits: frame read timeout from env", nil, map[string]string{"KPROXY_FRAME_READ_TIMEOUT": "5s"}, file,
+			func(c Config) any { return c.FrameReadTimeout }, 5 * time.Second},
+		{"limits: max connections default", nil, nil, file, func(c Config) any { return c.MaxConnections }, 0},
+		{"limits: max connections from flag", []string{"--max-connections=500"}, nil, file,
+			func(c Config) any { return c.MaxConnections }, 500},
+		{"limits: max connections per ip from env", nil, map[string]string{"KPROXY_MAX_CONNECTIONS_PER_IP": "7"}, file,
+			func(c Config) any { return c.MaxConnectionsPerIP }, 7},
+		{"limits: idle timeout default", nil, nil, file, func(c Config) any { return c.IdleTimeout }, 10 * time.Minute},
+		{"limits: idle timeout from flag", []string{"--idle-timeout", "1m"}, nil, file,
+			func(c Config) any { return c.IdleTimeout }, time.Minute},
+
 		{"admin default is loopback", nil, nil, "upstream: f:1", func(c Config) any { return c.Admin }, "127.0.0.1:9644"},
 		{"admin off from env", nil, map[string]string{"KPROXY_ADMIN": ""}, "upstream: f:1",
 			func(c Config) any { return c.Admin }, ""},
@@ -154,6 +170,12 @@ observer-queue: 10
 			[3]any{true, "kafka.internal", true}},
 		{"tls reload interval from flag", []string{"--tls-reload-interval=1m"}, nil, "upstream: f:1",
 			func(c Config) any { return c.TLSReloadInterval }, time.Minute},
+		{"timeline retain default", nil, nil, "upstream: f:1",
+			func(c Config) any { return c.TimelineRetain }, timeline.DefaultRetention},
+		{"timeline retain from env", nil, map[string]string{"KPROXY_TIMELINE_RETAIN": "50,2h"}, "upstream: f:1",
+			func(c Config) any { return c.TimelineRetain }, timeline.Retention{Generations: 50, MaxAge: 2 * time.Hour}},
+		{"timeline retain unlimited from flag", []string{"--timeline-retain", "0,0"}, nil, "upstream: f:1\ntimeline-retain: 9,1h",
+			func(c Config) any { return c.TimelineRetain }, timeline.Retention{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,6 +282,10 @@ func TestLoadErrors(t *testing.T) {
 			`config: storm-rebalances "1": below the minimum of 2 (one rebalance is not a storm) (from --storm-rebalances)`},
 		{"storm window zero", nil, nil, "upstream: h:1\nstorm-window: 0s",
 			`config: storm-window "0s": must be positive (from FILE)`},
+		{"timeline retain garbage", nil, nil, "upstream: h:1\ntimeline-retain: forever",
+			`config: timeline-retain "forever": want GENERATIONS,AGE such as 10,24h (0 for no limit) (from FILE)`},
+		{"timeline retain too few", []string{"--timeline-retain", "2,1h", "--upstream", "h:1"}, nil, "",
+			`config: timeline-retain "2,1h": 2 generations: want at least 4 (or 0 for no limit): late exchanges are checked against the last 4 (from --timeline-retain)`},
 		{"report as a list", nil, nil, "upstream: h:1\nreport: [a, b]",
 			`config: report "[a b]": want a single value, not a list or map (from FILE)`},
 	}

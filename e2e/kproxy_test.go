@@ -32,6 +32,20 @@ func kproxyBin() string { return filepath.Join(binDir, "kproxy") }
 // returns nil: bootstrap then names the broker.
 func startKproxy(t *testing.T, journaled bool) *kproxy {
 	t.Helper()
+	return startKproxyWith(t, journaled, brokerAddr)
+}
+
+// startKproxyWith is startKproxy in front of upstream, with more serve
+// flags (TLS, SASL, admin) in extra.
+func startKproxyWith(t *testing.T, journaled bool, upstream string, extra ...string) *kproxy {
+	t.Helper()
+	return startKproxyWrapped(t, nil, journaled, upstream, extra...)
+}
+
+// startKproxyWrapped is startKproxyWith run through the command wrap
+// (prlimit, to lower its file-descriptor limit), when not empty.
+func startKproxyWrapped(t *testing.T, wrap []string, journaled bool, upstream string, extra ...string) *kproxy {
+	t.Helper()
 	switch mode {
 	case "direct":
 		t.Log("E2E_MODE=direct: clients go straight to the broker; no timeline is checked")
@@ -44,18 +58,19 @@ func startKproxy(t *testing.T, journaled bool) *kproxy {
 		t.Fatalf("kproxy binary missing (run e2e/run.sh, which builds it): %v", err)
 	}
 	argv := []string{kproxyBin(), "serve",
-		"--upstream", brokerAddr,
+		"--upstream", upstream,
 		"--listen", proxyListen,
 		"--broker-port-base", proxyPortBase,
 		"--admin", "",
 	}
+	argv = append(argv, extra...)
 	journal := ""
 	if journaled {
 		journal = filepath.Join(runDir(t), "journal")
 		// The live report too: replaying the journal must tell the same.
 		argv = append(argv, "--journal", journal, "--report", filepath.Join(runDir(t), "live-report.json"))
 	}
-	p := startProc(t, "kproxy", nil, argv...)
+	p := startProc(t, "kproxy", nil, append(append([]string(nil), wrap...), argv...)...)
 	k := &kproxy{t: t, proc: p, journal: journal}
 	deadline := time.Now().Add(20 * time.Second)
 	for {

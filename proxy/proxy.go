@@ -4,14 +4,16 @@
 // response pump per connection, in-flight tracking by correlation id,
 // address rewriting so that clients only ever dial kproxy, ApiVersions
 // clamping (versionPolicy, the one list of what kproxy changes on the
-// wire), and limits. Exchanges of interest (decode.Observed) are handed to
-// Observers through a queue bounded in exchanges and bytes that never
-// blocks traffic; DropObservers also learn what was dropped. SASL is
-// forwarded and never observed, including the bare tokens that follow a
-// SaslHandshake v0 (saslv0.go). TLS is optional on either side (tls.go):
-// listeners whose certificate is reloaded as its files change
-// (certreload.go), brokers dialed with TLS verifying the name each
-// advertises (upstream.go), and SNI routing of every node through the
+// wire), and limits. Exchanges of interest (decode.Observed) are handed
+// out raw, undecoded, through a Queue bounded in exchanges and bytes that
+// never blocks traffic; its reader (the pipeline) also learns what was
+// dropped. SASL is forwarded and never observed, including the bare tokens
+// that follow a SaslHandshake v0 (saslv0.go); or, with UpstreamSASL, kproxy
+// authenticates every broker connection itself and renews its sessions
+// (upstreamsasl.go, reauth.go). TLS is optional on either side (tls.go):
+// listeners, and brokers dialed with TLS verifying the name each
+// advertises (upstream.go), the files of both sides reloaded as they
+// change (certreload.go), and SNI routing of every node through the
 // bootstrap listener (sni.go).
 package proxy
 
@@ -26,28 +28,8 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
-
-// Observer receives each observed exchange with the events decoded from it
-// (none when it did not decode, or for APIs without events). Observe is
-// called from one goroutine, in the order exchanges completed, off the
-// traffic path; a slow Observer makes the queue fill and exchanges drop,
-// never traffic wait. The exchange and events must not be modified.
-type Observer interface {
-	Observe(x *decode.Exchange, events []decode.Event)
-}
-
-// DropObserver is an Observer that also wants to know about the exchanges
-// it never saw because the observer queue was full. Dropped is called on
-// the same goroutine as Observe, in order: before the first exchange queued
-// after the drops it reports, and once more when Run ends for drops not
-// reported yet. n is how many exchanges were dropped since the previous
-// call; at is when the dispatcher noticed them. A journal notes them as a
-// gap, so that a replay knows it is incomplete.
-type DropObserver interface {
-	Observer
-	Dropped(n uint64, at time.Time)
-}
 
 // Proxy is a Kafka proxy. Create it with New, run it with Run.
 type Proxy struct {
@@ -67,18 +49,24 @@ type Proxy struct {
 	// under way stops when it is done.
 	ctx context.Context
 
-	stats     counters
-	nextConn  atomic.Uint64
-	nextSeed  atomic.Uint32
-	queue     chan queued
-	observers []Observer
+	stats    counters
+	nextConn atomic.Uint64
+	nextSeed atomic.Uint32
+	queue    *Queue
 	// dropLogEvery is how often drops are logged at most
 	// (defaultDropLogEvery; tests shorten it before Run).
 	dropLogEvery time.Duration
 
-	mu      sync.Mutex
-	nodes   map[int32]*node
-	conns   map[*conn]struct{}
+	// budget bounds the request frames read whole (MaxBufferedBytes).
+	budget *budget
+	// rate limits the lines clients can make repeat (ratelog.go).
+	rate rateLog
+
+	mu    sync.Mutex
+	nodes map[int32]*node
+	conns map[*conn]struct{}
+	// perIP counts the connections in conns by client IP (limits.go).
+	perIP   map[string]int
 	closing bool
 	running bool
 
@@ -89,8 +77,9 @@ type Proxy struct {
 }
 
 // New validates cfg, applies its defaults and opens the bootstrap listener,
-// so that Addr is valid before Run. A nil log logs nothing.
-func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
+// so that Addr is valid before Run. A nil log logs nothing. Exchanges of
+// interest go to Queue, whose reader must keep up or they are dropped.
+func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -112,7 +101,7 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 		base = ln.Addr().(*net.TCPAddr).Port + 1
 	}
 	dialer := &net.Dialer{Timeout: cfg.DialTimeout}
-	return &Proxy{
+	p := &Proxy{
 		cfg:          cfg,
 		dial:         func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
 		tls:          ts,
@@ -122,26 +111,41 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 		listenHost:   host,
 		portBase:     base,
 		bootstrap:    ln,
-		queue:        make(chan queued, cfg.ObserverQueue),
-		observers:    observers,
 		dropLogEvery: defaultDropLogEvery,
 		nodes:        make(map[int32]*node),
 		conns:        make(map[*conn]struct{}),
-	}, nil
+		perIP:        make(map[string]int),
+		budget:       newBudget(cfg.MaxBufferedBytes),
+		rate:         rateLog{every: defaultRateLogEvery},
+	}
+	p.queue = &Queue{ch: make(chan queued, cfg.ObserverQueue), stats: &p.stats}
+	return p, nil
 }
+
+// Queue is the queue of exchanges of interest, for its one reader. It
+// ends (io.EOF) once Run has stopped every connection.
+func (p *Proxy) Queue() *Queue { return p.queue }
 
 // Addr is the bootstrap listener's address.
 func (p *Proxy) Addr() net.Addr { return p.bootstrap.Addr() }
 
 // Stats returns a snapshot of the proxy's counters.
-func (p *Proxy) Stats() Stats { return p.stats.snapshot() }
+func (p *Proxy) Stats() Stats {
+	s := p.stats.snapshot()
+	p.budget.mu.Lock()
+	s.BufferedBytes = p.cfg.MaxBufferedBytes - p.budget.left
+	p.budget.mu.Unlock()
+	s.BufferWaits = p.budget.waits.Load()
+	return s
+}
 
 // Run serves until ctx is done. Unless DisableBrokerDiscovery is set, it
 // first starts broker discovery in the background. Once ctx is done it
 // stops accepting, abandons dials under way, stops reading new requests,
 // waits up to ShutdownTimeout for the responses to requests already
-// forwarded, closes every connection, lets the observers see every queued
-// exchange, and returns nil. It returns an error only when called twice.
+// forwarded, closes every connection, closes the Queue (its reader still
+// gets every exchange queued, then io.EOF) and returns nil. It returns an
+// error only when called twice.
 func (p *Proxy) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if p.running {
@@ -152,12 +156,6 @@ func (p *Proxy) Run(ctx context.Context) error {
 	p.ctx = ctx
 	p.mu.Unlock()
 
-	d := newDispatcher(p.queue, p.observers, p.log, &p.stats, &p.once)
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		d.run()
-	}()
 	reporting := make(chan struct{})
 	stopReports := make(chan struct{})
 	go func() {
@@ -167,6 +165,10 @@ func (p *Proxy) Run(ctx context.Context) error {
 
 	p.log.Info("kproxy listening", zap.Stringer("addr", p.Addr()), zap.Strings("upstreams", p.cfg.Upstreams),
 		zap.String("advertise", p.advertise))
+	if p.cfg.UpstreamSASL.Enabled() {
+		p.log.Info("authenticating every broker connection as kproxy's own SASL user; clients connect without SASL",
+			zap.Object("upstream_sasl", p.cfg.UpstreamSASL))
+	}
 	if p.cfg.advertiseGuessed() {
 		p.log.Warn("listening on every interface but telling clients to dial 127.0.0.1: clients on other hosts "+
 			"or in other containers will fail to reach the brokers; set the advertised host (--advertise)",
@@ -176,9 +178,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	reloading := make(chan struct{})
 	go func() {
 		defer close(reloading)
-		if p.tls.certs != nil {
-			p.tls.certs.watch(ctx) // ends when ctx is done
-		}
+		p.tls.watch(ctx) // ends when ctx is done; at once without TLS files
 	}()
 	p.accepts.Add(1)
 	go p.acceptLoop(p.bootstrap, -1)
@@ -194,8 +194,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	<-discovered // ends as soon as ctx is done: its dial and reads stop
 	<-reloading
 	p.shutdown()
-	close(p.queue)
-	<-dispatched
+	close(p.queue.ch) // no connection is left to queue more
 	close(stopReports)
 	<-reporting
 	return nil
@@ -256,7 +255,9 @@ func (p *Proxy) acceptLoop(ln net.Listener, brokerID int32) {
 			// Out of file descriptors and the like: back off as
 			// net/http does rather than spin.
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			p.log.Error("accept failed; retrying", zap.Stringer("listener", ln.Addr()), zap.Error(err), zap.Duration("retry_in", delay))
+			p.stats.acceptErrors.Add(1)
+			p.rate.log(p.log, zapcore.ErrorLevel, "accept", "accept failed; retrying", zap.Stringer("listener", ln.Addr()),
+				zap.Error(err), zap.Duration("retry_in", delay))
 			time.Sleep(delay)
 			continue
 		}
@@ -274,7 +275,9 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 		brokerID:   brokerID,
 		client:     nc,
 		clientAddr: nc.RemoteAddr().String(),
+		done:       make(chan struct{}),
 	}
+	c.clientIP = hostOf(c.clientAddr)
 	c.log = p.log.With(zap.Uint64("conn_id", id), zap.String("client_addr", c.clientAddr), zap.Int32("broker_id", brokerID))
 	p.mu.Lock()
 	if p.closing {
@@ -282,7 +285,11 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 		nc.Close()
 		return
 	}
-	p.conns[c] = struct{}{}
+	if limit := p.admit(c); limit != "" {
+		p.mu.Unlock()
+		p.refuse(c, limit)
+		return
+	}
 	p.serving.Add(1)
 	p.mu.Unlock()
 	p.stats.connsTotal.Add(1)
@@ -291,11 +298,7 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 	go func() {
 		defer p.serving.Done()
 		defer p.stats.connsOpen.Add(-1)
-		defer func() {
-			p.mu.Lock()
-			delete(p.conns, c)
-			p.mu.Unlock()
-		}()
+		defer p.forget(c)
 		c.serve()
 	}()
 }
@@ -334,35 +337,10 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 		errs = append(errs, err)
 	}
 	err := errors.Join(errs...)
-	log.Error("cannot reach the broker; closing the client connection", zap.Strings("upstreams", addrs), zap.Error(err))
+	p.rate.log(log, zapcore.ErrorLevel, "dial", "cannot reach the broker; resetting the client connection so that it retries",
+		zap.Strings("upstreams", addrs), zap.Error(err))
 	return nil, err
 }
 
-// queued is an exchange waiting for the dispatcher, with the number of
-// exchanges dropped before it was queued, so that DropObservers learn of
-// drops in order.
-type queued struct {
-	x     *decode.Exchange
-	drops uint64
-}
-
-// observe queues an exchange for the dispatcher, or counts it dropped when
-// the queue is full, in exchanges or in bytes: traffic never waits for
-// observers.
-func (p *Proxy) observe(x *decode.Exchange) {
-	n := exchangeBytes(x)
-	if before := p.stats.queuedBytes.Add(n) - n; before > 0 && before+n > p.cfg.ObserverQueueBytes {
-		p.stats.queuedBytes.Add(-n)
-		p.stats.observerDrops.Add(1)
-		return
-	}
-	select {
-	case p.queue <- queued{x: x, drops: p.stats.observerDrops.Load()}:
-	default:
-		p.stats.queuedBytes.Add(-n)
-		p.stats.observerDrops.Add(1)
-	}
-}
-
-// exchangeBytes is what an exchange holds in the observer queue.
-func exchangeBytes(x *decode.Exchange) int64 { return int64(len(x.Request) + len(x.Response)) }
+// observe queues an exchange for the Queue's reader (see Queue.offer).
+func (p *Proxy) observe(x *decode.Exchange) { p.queue.offer(x, p.cfg.ObserverQueueBytes) }

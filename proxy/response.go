@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // responsePump forwards responses from the broker to the client, matching
@@ -28,6 +30,7 @@ func (c *conn) responsePump() {
 			c.upstreamEnded(err)
 			return
 		}
+		c.active()
 		if err := c.forwardResponse(br, prefix, size); err != nil {
 			if errors.Is(err, errOpaque) {
 				c.pipeBroker(br)
@@ -44,9 +47,29 @@ func (c *conn) upstreamEnded(err error) {
 	case errors.Is(err, net.ErrClosed):
 		// We closed it: the client side ended first.
 	default:
-		c.log.Warn("broker closed the connection; closing the client connection",
+		c.p.rate.warn(c.log, "broker_closed", "broker closed the connection; closing the client connection",
 			zap.Int("in_flight", c.pending.len()), zap.Error(err))
 	}
+}
+
+// responseCut counts a streamed response that did not reach the client
+// whole: the broker closed or reset mid-frame (a broker crash), or the
+// client went away while it was being written. Either way the frame was
+// cut, and the client connection closes with it.
+func (c *conn) responseCut(err error) {
+	if !truncated(err) {
+		c.log.Debug("response forwarding failed", zap.Error(err))
+		return
+	}
+	c.p.stats.truncatedFrames.Add(1)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// Only a read ends in EOF: the broker's side.
+		c.upstreamEnded(err)
+		return
+	}
+	// A reset, from either side (splice does not say which).
+	c.p.rate.warn(c.log, "response_reset", "connection reset in the middle of a response; closing the client connection",
+		zap.Int("in_flight", c.pending.len()), zap.Error(err))
 }
 
 // forwardResponse forwards one response frame, or the bare SASL token
@@ -73,28 +96,67 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		c.logMismatch(corrID, p, ok)
 		return errMismatch
 	}
+	if p.internal != nil {
+		return c.takeInternal(br, prefix, size, p)
+	}
 	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
+	if buffered && !rewritten(p.key) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
+		// Too large to keep: streamed, and observed as an exchange
+		// that says only that it happened.
+		buffered = false
+		p.oversized = true
+		c.p.stats.unobservedFrames.Add(1)
+		c.p.rate.warn(c.log, "unobserved", "response of interest larger than the maximum observed frame size: "+
+			"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
+			zap.Int16("api_version", p.version), zap.Int32("size", size),
+			zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+	}
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)
-		c.log.Error("response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized_response", "response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
 			"so it closes the connection instead (raise the maximum frame size if the broker means it)",
 			zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version),
 			zap.Int32("size", size), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize))
 		return errOversized
 	}
+	var held *hold
+	if buffered {
+		// A rewritten response (and a SaslHandshake's) must be whole;
+		// an observed one can be streamed unobserved instead of waiting.
+		must := rewritten(p.key) || p.sasl == saslHandshake
+		h, ok := takeResponse(c.p.budget, 4+int64(size), must)
+		if !ok {
+			buffered = false
+			p.oversized = true
+			c.p.stats.unobservedFrames.Add(1)
+			c.p.rate.warn(c.log, "unobserved_budget", "response of interest arrived with the buffer budget spent: "+
+				"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
+				zap.Int16("api_version", p.version), zap.Int32("size", size),
+				zap.Int64("max_buffered_bytes", c.p.cfg.MaxBufferedBytes))
+		}
+		held = h
+	}
+	defer held.release()
 	c.p.stats.responseFrames.Add(1)
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 	if !buffered {
 		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
-			c.log.Debug("response forwarding failed", zap.Error(err))
+			c.responseCut(err)
 			return err
 		}
 		c.pending.pop()
+		if p.oversized {
+			c.p.observe(c.exchange(p, nil, time.Now()))
+		}
+		p.held.release()
 		return nil
 	}
 
 	frame, err := readFrame(br, prefix, size)
 	if err != nil {
+		if truncated(err) {
+			c.p.stats.truncatedFrames.Add(1)
+		}
 		c.upstreamEnded(err)
 		return err
 	}
@@ -119,9 +181,10 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	// The broker answered even if the client is gone: observe the
 	// response either way.
 	c.pending.pop()
-	if p.request != nil {
+	if p.request != nil || p.oversized {
 		c.p.observe(c.exchange(p, frame[4:], at))
 	}
+	p.held.release()
 	if err != nil {
 		c.log.Debug("client write failed", zap.Error(err))
 		return err
@@ -140,12 +203,12 @@ var errMismatch = errors.New("proxy: response correlation id mismatch")
 // response belongs to and closes the connection: once per connection.
 func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
 	if !ok {
-		c.log.Error("response from the broker with no request in flight; closing the connection (the client "+
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "mismatch", "response from the broker with no request in flight; closing the connection (the client "+
 			"may have sent a Produce with acks=0 whose acks kproxy could not read)",
 			zap.Int32("corr_id", corrID))
 		return
 	}
-	c.log.Error("response correlation id does not match the oldest request in flight; closing the connection",
+	c.p.rate.log(c.log, zapcore.ErrorLevel, "mismatch", "response correlation id does not match the oldest request in flight; closing the connection",
 		zap.Int32("corr_id", corrID), zap.Int32("want_corr_id", head.corrID),
 		zap.String("want_api", decode.APIName(head.key)), zap.Int16("want_api_version", head.version),
 		zap.Int("in_flight", c.pending.len()))
@@ -158,7 +221,10 @@ func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
 // a journal, which keeps wall-clock times only.
 func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchange {
 	if len(response) == 0 {
-		response, at = nil, time.Time{}
+		response = nil
+		if !p.oversized {
+			at = time.Time{}
+		}
 	}
 	return &decode.Exchange{
 		ConnID:        c.id,
@@ -172,6 +238,7 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 		ResponseAt:    at.Round(0),
 		Request:       p.request,
 		Response:      response,
+		Oversized:     p.oversized,
 	}
 }
 
@@ -180,8 +247,9 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 // completed is still seen.
 func (c *conn) observeUnanswered() {
 	for _, p := range c.pending.drain() {
-		if p.request != nil {
+		if p.request != nil || p.oversized {
 			c.p.observe(c.exchange(p, nil, time.Time{}))
 		}
+		p.held.release()
 	}
 }

@@ -16,15 +16,12 @@ type Stats struct {
 	// 4-byte size prefixes included (as received, before any rewrite).
 	BytesFromClients uint64
 	BytesFromBrokers uint64
-	// MalformedFrames counts exchanges the decoder could not decode. They
-	// were forwarded untouched.
-	MalformedFrames uint64
 	// RewriteFailures counts responses that should have had their
 	// addresses rewritten or versions clamped but did not parse. They were
 	// forwarded untouched.
 	RewriteFailures uint64
-	// ObserverDrops counts exchanges not observed because the observer
-	// queue was full (ObserverQueue or ObserverQueueBytes).
+	// ObserverDrops counts exchanges not handed out because the Queue was
+	// full (ObserverQueue or ObserverQueueBytes).
 	ObserverDrops uint64
 	// OversizedFrames counts frames larger than MaxFrameSize (or with a
 	// negative size); each closed its connection.
@@ -52,6 +49,45 @@ type Stats struct {
 	// 65535, and not in BrokerListeners); it was left out of what clients
 	// were told.
 	NodesRefused uint64
+	// UpstreamSASLFailures counts upstream connections kproxy could not
+	// authenticate (or re-authenticate) with its own SASL credentials;
+	// each closed its client connection.
+	UpstreamSASLFailures uint64
+	// UpstreamReauthentications counts SASL sessions kproxy renewed on a
+	// live upstream connection before the broker's session lifetime
+	// ended (KIP-368).
+	UpstreamReauthentications uint64
+	// UnobservedFrames counts requests and responses of interest larger
+	// than MaxObservedFrameSize, and responses of interest that arrived
+	// with the MaxBufferedBytes budget spent, forwarded without being
+	// observed (their exchanges are marked Oversized).
+	UnobservedFrames uint64
+	// BufferedBytes is what frames read whole (requests and responses)
+	// hold of the MaxBufferedBytes budget now; above it while responses
+	// kproxy rewrites overdraw it (takeResponse).
+	BufferedBytes int64
+	// BufferWaits counts request frames that had to wait for the
+	// MaxBufferedBytes budget (reading from their client paused).
+	BufferWaits uint64
+	// FrameReadTimeouts counts connections closed because a request frame
+	// of interest took longer than FrameReadTimeout to arrive.
+	FrameReadTimeouts uint64
+	// TruncatedFrames counts frames cut short: the client or the broker
+	// closed or reset the connection between a frame's first and last byte.
+	TruncatedFrames uint64
+	// ShortFrames counts frames whose declared size is too small to hold a
+	// Kafka header; each closed its connection.
+	ShortFrames uint64
+	// IdleCloses counts client connections closed by IdleTimeout.
+	IdleCloses uint64
+	// ConnectionsRefused counts client connections closed as soon as
+	// accepted because MaxConnections were open.
+	ConnectionsRefused uint64
+	// ConnectionsRefusedPerIP counts client connections closed as soon as
+	// accepted because MaxConnectionsPerIP were open from their address.
+	ConnectionsRefusedPerIP uint64
+	// AcceptErrors counts failed accepts (out of file descriptors, say).
+	AcceptErrors uint64
 }
 
 // counters are the live counters behind Stats.
@@ -62,7 +98,6 @@ type counters struct {
 	responseFrames        atomic.Uint64
 	bytesFromClients      atomic.Uint64
 	bytesFromBrokers      atomic.Uint64
-	malformedFrames       atomic.Uint64
 	rewriteFailures       atomic.Uint64
 	observerDrops         atomic.Uint64
 	oversizedFrames       atomic.Uint64
@@ -73,6 +108,16 @@ type counters struct {
 	tlsHandshakeFailures  atomic.Uint64
 	saslOpaque            atomic.Uint64
 	nodesRefused          atomic.Uint64
+	upstreamSASLFailures  atomic.Uint64
+	upstreamReauths       atomic.Uint64
+	unobservedFrames      atomic.Uint64
+	frameTimeouts         atomic.Uint64
+	truncatedFrames       atomic.Uint64
+	shortFrames           atomic.Uint64
+	idleCloses            atomic.Uint64
+	connsRefused          atomic.Uint64
+	connsRefusedPerIP     atomic.Uint64
+	acceptErrors          atomic.Uint64
 	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
 	queuedBytes atomic.Int64
 }
@@ -85,7 +130,6 @@ func (c *counters) snapshot() Stats {
 		ResponseFrames:        c.responseFrames.Load(),
 		BytesFromClients:      c.bytesFromClients.Load(),
 		BytesFromBrokers:      c.bytesFromBrokers.Load(),
-		MalformedFrames:       c.malformedFrames.Load(),
 		RewriteFailures:       c.rewriteFailures.Load(),
 		ObserverDrops:         c.observerDrops.Load(),
 		OversizedFrames:       c.oversizedFrames.Load(),
@@ -96,5 +140,17 @@ func (c *counters) snapshot() Stats {
 		TLSHandshakeFailures:  c.tlsHandshakeFailures.Load(),
 		SASLOpaqueConnections: c.saslOpaque.Load(),
 		NodesRefused:          c.nodesRefused.Load(),
+
+		UpstreamSASLFailures:      c.upstreamSASLFailures.Load(),
+		UpstreamReauthentications: c.upstreamReauths.Load(),
+
+		UnobservedFrames:        c.unobservedFrames.Load(),
+		FrameReadTimeouts:       c.frameTimeouts.Load(),
+		TruncatedFrames:         c.truncatedFrames.Load(),
+		ShortFrames:             c.shortFrames.Load(),
+		IdleCloses:              c.idleCloses.Load(),
+		ConnectionsRefused:      c.connsRefused.Load(),
+		ConnectionsRefusedPerIP: c.connsRefusedPerIP.Load(),
+		AcceptErrors:            c.acceptErrors.Load(),
 	}
 }

@@ -13,7 +13,7 @@ const sweepEvery = time.Second
 
 // Engine turns group events into generations, live entries and reports. It
 // is not safe for concurrent use: one goroutine owns it and calls Add (or
-// Observe), Close and Report.
+// AddEvents), Close and Report.
 type Engine struct {
 	cfg    Config
 	groups []*group // in order of first appearance
@@ -27,11 +27,16 @@ type Engine struct {
 	memo   []connMemo // by connection id modulo memoSlots; nil until needed
 	warmed bool       // written by warm so that its loads are kept
 	topics topicNames
+	// unobserved counts the exchanges too large to observe.
+	unobserved unobserved
 
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
 	entries   int
+	// horizon is the latest time up to which history was dropped (see
+	// Horizon).
+	horizon time.Time
 }
 
 // New returns an Engine with cfg, defaults applied (see Config).
@@ -46,13 +51,11 @@ func New(cfg Config) *Engine {
 	}
 }
 
-// Observe adds the events decoded from one exchange, or from several in
-// the order they completed, in order. Its signature matches the proxy's
-// observer, so an Engine owned by the observer goroutine can be handed
-// to the proxy directly; the exchange itself is not needed. Neither the
-// slice nor the events' addresses are kept: the caller may decode the
-// next exchange into the same slice.
-func (e *Engine) Observe(_ *decode.Exchange, events []decode.Event) {
+// AddEvents adds the events decoded from one exchange, or from several in
+// the order they completed, in order: an Engine is a consumer of the
+// pipeline's events. Neither the slice nor the events' addresses are
+// kept: the caller may decode the next exchange into the same slice.
+func (e *Engine) AddEvents(events []decode.Event) {
 	if len(events) > 1 {
 		e.warm(events)
 	}
@@ -74,12 +77,19 @@ func (e *Engine) add(ev *decode.Event) {
 		e.topics.add(ev.Metadata)
 		return
 	}
+	if ev.Unobserved != nil {
+		e.unobserved.add(ev)
+		return
+	}
 	if ev.Group == "" {
 		return
 	}
 	// The registry entry of the member a heartbeat or a commit names is
 	// looked up once, here, for quietEvent and the handlers.
 	g, lm := e.lookup(ev)
+	if again, to := g.recreated(ev); again {
+		g, lm = e.reincarnate(g, ev, to), nil
+	}
 	if !g.quietEvent(ev, lm) {
 		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}
@@ -159,7 +169,9 @@ func (e *Engine) Close(at time.Time) {
 	e.closed = true
 	e.advance(at)
 	for _, g := range e.groups {
-		g.close(e.now)
+		if !g.ended { // closed when it ended
+			g.close(e.now)
+		}
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
-	"slices"
+	"time"
 
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -15,15 +15,26 @@ import (
 var assets embed.FS
 
 // groupView is what /api/groups/{group} serves: the group's report with
-// its request errors.
+// its request errors, and from when its history is whole.
 type groupView struct {
 	*timeline.GroupReport
-	RequestErrors []RequestError `json:"requestErrors"` // the latest failed requests; [] none
+	groupExtra
 }
 
-// Source gives the report the page shows; it is called once per request
-// and must be safe to call from several goroutines.
-type Source func() *timeline.Report
+// groupExtra is what a group's view adds to its report.
+type groupExtra struct {
+	RequestErrors []RequestError `json:"requestErrors"` // the latest failed requests; [] none
+	// HistoryFrom is the time from which the history kept is whole
+	// (timeline.Snapshot.Horizon): retention dropped what came before.
+	// Absent when nothing was dropped.
+	HistoryFrom string `json:"historyFrom,omitempty"`
+}
+
+// Source gives the snapshot the page shows (a timeline.Live's Snapshot);
+// it is called once per request and must be safe to call from several
+// goroutines. It must not wait for the timeline: the page's polls would
+// slow the pipeline down.
+type Source func() *timeline.Snapshot
 
 // Handler serves the page and its JSON:
 //
@@ -31,11 +42,15 @@ type Source func() *timeline.Report
 //	GET /groups/{group}     one group's timeline
 //	GET /api/groups         []GroupSummary
 //	GET /api/groups/{group} the group's timeline.GroupReport, plus
-//	                        "requestErrors": []RequestError (404 unknown)
+//	                        "requestErrors": []RequestError and
+//	                        "historyFrom" (404 unknown)
 //	GET /assets/...         the page's script and style
 //
 // The page polls the JSON every two seconds, so a new generation appears
-// without a reload.
+// without a reload. The list is the summaries the snapshot keeps (no
+// group is decoded); a group's page decodes that group alone. When
+// retention has dropped history, both carry the Kproxy-History-From
+// header, as the admin API does.
 type Handler struct {
 	src  Source
 	errs *RequestErrors
@@ -70,35 +85,67 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, Summaries(h.src()))
+	snap := h.src()
+	setHistoryFrom(w, snap)
+	writeJSON(w, snap.Summaries())
 }
 
 func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
-	rep := h.src()
+	snap := h.src()
 	id := r.PathValue("group")
-	i, found := slices.BinarySearchFunc(rep.Groups, id, func(g timeline.GroupReport, id string) int {
-		switch {
-		case g.Group < id:
-			return -1
-		case g.Group > id:
-			return 1
-		}
-		return 0
-	})
+	report, found := snap.GroupJSON(id)
 	if !found {
 		http.Error(w, "no group "+id+" in the timeline", http.StatusNotFound)
 		return
 	}
-	writeJSON(w, h.view(&rep.Groups[i]))
+	setHistoryFrom(w, snap)
+	extra, err := json.Marshal(groupExtra{RequestErrors: h.requestErrors(id), HistoryFrom: historyFrom(snap)})
+	if err != nil {
+		http.Error(w, "web: encode: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	// The snapshot keeps the report as JSON: the view is that object with
+	// extra's fields added, as encoding groupView would write it, without
+	// decoding a report that may be tens of megabytes.
+	body := make([]byte, 0, len(report)+len(extra)+1)
+	body = append(body, report[:len(report)-1]...) // without its closing brace
+	body = append(body, ',')
+	body = append(body, extra[1:]...)
+	body = append(body, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(body)
+}
+
+// historyFrom is snap's horizon in RFC 3339, or "" when nothing was
+// dropped.
+func historyFrom(snap *timeline.Snapshot) string {
+	if snap.Horizon.IsZero() {
+		return ""
+	}
+	return snap.Horizon.UTC().Format(time.RFC3339Nano)
+}
+
+// setHistoryFrom sets the Kproxy-History-From header when retention has
+// dropped history.
+func setHistoryFrom(w http.ResponseWriter, snap *timeline.Snapshot) {
+	if from := historyFrom(snap); from != "" {
+		w.Header().Set("Kproxy-History-From", from)
+	}
 }
 
 // view is g with its request errors.
 func (h *Handler) view(g *timeline.GroupReport) groupView {
-	errs := h.errs.Group(g.Group)
+	return groupView{GroupReport: g, groupExtra: groupExtra{RequestErrors: h.requestErrors(g.Group)}}
+}
+
+// requestErrors are the request errors of group; [] none.
+func (h *Handler) requestErrors(group string) []RequestError {
+	errs := h.errs.Group(group)
 	if errs == nil {
 		errs = []RequestError{}
 	}
-	return groupView{GroupReport: g, RequestErrors: errs}
+	return errs
 }
 
 // writeJSON encodes v whole before writing, so that an encoding error is a

@@ -57,7 +57,7 @@ func richReport(t *testing.T) (*timeline.Report, *RequestErrors) {
 func TestPageDrawsEveryMark(t *testing.T) {
 	br := headless.Start(t, headless.Options{})
 	r, errs := richReport(t)
-	srv := httptest.NewServer(NewHandler(func() *timeline.Report { return r }, errs))
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs))
 	defer srv.Close()
 	file := t.TempDir() + "/report.html"
 	f, err := os.Create(file)
@@ -125,7 +125,7 @@ func jsQuote(s string) string {
 func TestListPage(t *testing.T) {
 	br := headless.Start(t, headless.Options{})
 	r, errs := richReport(t)
-	srv := httptest.NewServer(NewHandler(func() *timeline.Report { return r }, errs))
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs))
 	defer srv.Close()
 	br.Run(t, 20*time.Second, chromedp.Navigate(srv.URL+"/"))
 	br.WaitJS(t, "the rows", `document.querySelectorAll('#groups tbody tr').length === 2`, 10*time.Second)
@@ -156,7 +156,7 @@ func TestListPage(t *testing.T) {
 func TestZoomAndPan(t *testing.T) {
 	br := headless.Start(t, headless.Options{})
 	r := seedReport(t)
-	srv := httptest.NewServer(NewHandler(func() *timeline.Report { return r }, nil))
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), nil))
 	defer srv.Close()
 	br.Run(t, 20*time.Second, chromedp.Navigate(srv.URL+"/groups/test_group_1"))
 	br.WaitJS(t, "the chart", `!!document.getElementById('chart').dataset.view`, 10*time.Second)
@@ -187,5 +187,33 @@ func TestZoomAndPan(t *testing.T) {
 	headless.Eval[bool](t, br, `(() => { document.getElementById('zreset').click(); return true })()`)
 	if f, to := span(); f != f0 || to != t0 {
 		t.Errorf("whole timeline shows %v–%v; want %v–%v", f, to, f0, t0)
+	}
+}
+
+// TestPageSaysHistoryFrom loads the seed's group page from a snapshot
+// whose history retention has cut, then from one whose history is whole:
+// only the first says from when the history is whole.
+func TestPageSaysHistoryFrom(t *testing.T) {
+	br := headless.Start(t, headless.Options{})
+	r := seedReport(t)
+	for _, tc := range []struct {
+		name    string
+		horizon time.Time
+		want    bool
+	}{
+		{"history cut", time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC), true},
+		{"history whole", time.Time{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := timeline.SnapshotOf(r, tc.horizon)
+			srv := httptest.NewServer(NewHandler(func() *timeline.Snapshot { return s }, nil))
+			defer srv.Close()
+			br.Run(t, 20*time.Second, chromedp.Navigate(srv.URL+"/groups/test_group_1"))
+			br.WaitJS(t, "the chart", `!!document.getElementById('chart').dataset.view`, 10*time.Second)
+			meta := headless.Eval[string](t, br, `document.getElementById('meta').textContent`)
+			if got := strings.Contains(meta, "history whole from 2026-03-15 14:00:00 UTC"); got != tc.want {
+				t.Errorf("the group's line %q says from when the history is whole: %v; want %v", meta, got, tc.want)
+			}
+		})
 	}
 }

@@ -1,82 +1,17 @@
 package web
 
-import (
-	"time"
+import "github.com/kproxy-dev/kproxy/timeline"
 
-	"github.com/kproxy-dev/kproxy/timeline"
-)
+// GroupSummary is one row of the group list (see timeline.Summarize): a
+// live snapshot keeps one per group, so that the list decodes no group.
+type GroupSummary = timeline.GroupSummary
 
-// recentWindow is the span "rebalances in the last hour" counts over,
-// ending at the group's last seen time (the traffic's clock, never the
-// wall clock, so a replay tells the same).
-const recentWindow = time.Hour
-
-// GroupSummary is one row of the group list: what an operator scans for.
-type GroupSummary struct {
-	Group         string `json:"group"`         // the group id
-	GroupProtocol string `json:"groupProtocol"` // "classic" or "consumer" (KIP-848)
-	Assignor      string `json:"assignor"`      // the latest generation's assignor; "" unknown
-	// State is the latest generation's status, or "rebalancing" while a
-	// rebalance has formed no generation yet; "unknown" without either.
-	State              string  `json:"state"`
-	Generation         int32   `json:"generation"`         // the latest generation (KIP-848: group epoch); 0 none
-	Members            int     `json:"members"`            // members of the latest generation
-	LastRebalance      *string `json:"lastRebalance"`      // start of the latest rebalance; null none seen
-	LastTrigger        string  `json:"lastTrigger"`        // its trigger kind; "" none
-	RebalancesLastHour int     `json:"rebalancesLastHour"` // rebalances started within the hour before LastSeen
-	Storm              bool    `json:"storm"`              // the latest storm is ongoing
-	SuspectCommits     int     `json:"suspectCommits"`     // suspect committed partitions in all generations
-	FailedCommits      int     `json:"failedCommits"`      // failed commits during revocation in all generations
-	LastSeen           string  `json:"lastSeen"`           // the group's last response seen
-}
-
-// Summaries is one GroupSummary per group of r, in r's order (by group id).
+// Summaries is one GroupSummary per group of r, in r's order (by group id),
+// for a page written from a whole report.
 func Summaries(r *timeline.Report) []GroupSummary {
 	out := make([]GroupSummary, 0, len(r.Groups))
 	for i := range r.Groups {
-		out = append(out, Summarize(&r.Groups[i]))
+		out = append(out, timeline.Summarize(&r.Groups[i]))
 	}
 	return out
-}
-
-// Summarize is g's row in the group list.
-func Summarize(g *timeline.GroupReport) GroupSummary {
-	s := GroupSummary{Group: g.Group, GroupProtocol: g.GroupProtocol, State: "unknown", LastSeen: g.LastSeen}
-	last, lastErr := time.Parse(time.RFC3339Nano, g.LastSeen)
-	for i := range g.Generations {
-		gen := &g.Generations[i]
-		if gen.StartedAt != nil && IsRebalance(gen) {
-			s.LastRebalance, s.LastTrigger = gen.StartedAt, gen.Trigger.Kind
-			if at, err := time.Parse(time.RFC3339Nano, *gen.StartedAt); err == nil && lastErr == nil && last.Sub(at) <= recentWindow {
-				s.RebalancesLastHour++
-			}
-		}
-		for _, c := range gen.CommitsDuringRevocation {
-			if c.Failed {
-				s.FailedCommits++
-			}
-		}
-		s.SuspectCommits += len(gen.SuspectCommits)
-	}
-	if n := len(g.Generations); n > 0 {
-		gen := &g.Generations[n-1]
-		s.State, s.Generation, s.Members, s.Assignor = gen.Status, gen.Generation, len(gen.Members), gen.Protocol
-	}
-	if p := g.PendingRebalance; p != nil {
-		s.State = "rebalancing"
-		if p.StartedAt != nil {
-			s.LastRebalance, s.LastTrigger = p.StartedAt, p.Trigger.Kind
-		}
-	}
-	if n := len(g.Storms); n > 0 {
-		s.Storm = g.Storms[n-1].Ongoing
-	}
-	return s
-}
-
-// IsRebalance says whether gen was formed by a rebalance kproxy saw start:
-// not a generation first seen after its rebalance ("observed"), nor the
-// group going away ("empty").
-func IsRebalance(gen *timeline.GenerationReport) bool {
-	return gen.Status != "observed" && gen.Status != "empty"
 }

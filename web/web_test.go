@@ -27,6 +27,12 @@ func seedReport(t testing.TB) *timeline.Report {
 	return &r
 }
 
+// snapshotOf is a Source always giving r's snapshot.
+func snapshotOf(r *timeline.Report) Source {
+	s := timeline.SnapshotOf(r, time.Time{})
+	return func() *timeline.Snapshot { return s }
+}
+
 func get(t *testing.T, h http.Handler, path string) (int, string, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -37,7 +43,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string, string) {
 
 func TestHandlerRoutes(t *testing.T) {
 	r := seedReport(t)
-	h := NewHandler(func() *timeline.Report { return r }, nil)
+	h := NewHandler(snapshotOf(r), nil)
 	tests := []struct {
 		name, path string
 		code       int
@@ -60,36 +66,6 @@ func TestHandlerRoutes(t *testing.T) {
 			if code != tt.code || ctype != tt.ctype || !strings.Contains(body, tt.contains) {
 				t.Errorf("GET %s: %d %q, body contains %q: %v; want %d %q and true", tt.path, code, ctype, tt.contains,
 					strings.Contains(body, tt.contains), tt.code, tt.ctype)
-			}
-		})
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	seed := seedReport(t).Groups[0]
-	pending := seed
-	pending.PendingRebalance = &timeline.PendingReport{Generation: 3, StartedAt: seed.Generations[1].StableAt,
-		Trigger: timeline.TriggerReport{Kind: "member_left"}}
-	tests := []struct {
-		name string
-		g    timeline.GroupReport
-		want GroupSummary
-	}{
-		{"the seed", seed, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range", State: "stable",
-			Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StartedAt, LastTrigger: "member_joined",
-			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
-		{"a rebalance under way", pending, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range",
-			State: "rebalancing", Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StableAt, LastTrigger: "member_left",
-			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
-		{"nothing seen yet", timeline.GroupReport{Group: "g"}, GroupSummary{Group: "g", State: "unknown"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Summarize(&tt.g)
-			gb, _ := json.Marshal(got)
-			wb, _ := json.Marshal(tt.want)
-			if string(gb) != string(wb) {
-				t.Errorf("got %s; want %s", gb, wb)
 			}
 		})
 	}
@@ -172,11 +148,72 @@ func TestRequestErrors(t *testing.T) {
 // escaped in the path, it is one segment.
 func TestGroupIDInPath(t *testing.T) {
 	r := &timeline.Report{Groups: []timeline.GroupReport{{Group: "a/b c"}}}
-	h := NewHandler(func() *timeline.Report { return r }, nil)
+	h := NewHandler(snapshotOf(r), nil)
 	if code, _, body := get(t, h, "/api/groups/a%2Fb%20c"); code != 200 || !strings.Contains(body, `"group":"a/b c"`) {
 		t.Errorf("GET /api/groups/a%%2Fb%%20c: %d %s; want the group", code, body)
 	}
 	if code, _, _ := get(t, h, "/groups/a%2Fb%20c"); code != 200 {
 		t.Errorf("GET /groups/a%%2Fb%%20c: %d; want the page", code)
+	}
+}
+
+// TestHistoryFrom serves a snapshot whose history retention has cut: the
+// group's JSON and both endpoints' Kproxy-History-From header say from
+// when it is whole; without a cut, neither is there.
+func TestHistoryFrom(t *testing.T) {
+	r := seedReport(t)
+	horizon := time.Date(2026, 3, 15, 14, 0, 0, 500, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		horizon time.Time
+		want    string
+	}{
+		{"history cut", horizon, "2026-03-15T14:00:00.0000005Z"},
+		{"history whole", time.Time{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := timeline.SnapshotOf(r, tc.horizon)
+			h := NewHandler(func() *timeline.Snapshot { return s }, nil)
+			for _, path := range []string{"/api/groups", "/api/groups/test_group_1"} {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+				if got := rec.Header().Get("Kproxy-History-From"); got != tc.want {
+					t.Errorf("GET %s: Kproxy-History-From %q; want %q", path, got, tc.want)
+				}
+			}
+			_, _, body := get(t, h, "/api/groups/test_group_1")
+			var v struct {
+				HistoryFrom *string `json:"historyFrom"`
+			}
+			if err := json.Unmarshal([]byte(body), &v); err != nil {
+				t.Fatal(err)
+			}
+			if got := v.HistoryFrom; tc.want == "" && got != nil || tc.want != "" && (got == nil || *got != tc.want) {
+				t.Errorf("historyFrom %v; want %q (absent when empty)", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGroupViewJSON checks that /api/groups/{group}, which adds the
+// request errors to the report's JSON as the snapshot keeps it, serves
+// what encoding the group's view writes.
+func TestGroupViewJSON(t *testing.T) {
+	r := seedReport(t)
+	errs := NewRequestErrors(0, 0)
+	errs.Record(timeline.Entry{At: time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC), Group: "test_group_1", Kind: timeline.KindError,
+		Generation: 1, Member: "m", Text: "Heartbeat from m failed: ILLEGAL_GENERATION",
+		Fields: map[string]any{"api": "Heartbeat", "error": "ILLEGAL_GENERATION"}})
+	h := NewHandler(snapshotOf(r), errs)
+	code, _, body := get(t, h, "/api/groups/test_group_1")
+	want, err := json.Marshal(h.view(&r.Groups[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 200 || body != string(want)+"\n" {
+		t.Errorf("GET /api/groups/test_group_1: %d\n%s\nwant 200\n%s", code, body, want)
+	}
+	if !strings.Contains(body, `"api":"Heartbeat"`) {
+		t.Errorf("the view lacks the request error: %s", body)
 	}
 }

@@ -14,16 +14,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/kproxy-dev/kproxy/web"
 )
 
 // adminServer is the admin HTTP server: /metrics (Prometheus, through
-// client_golang), /healthz, /timeline (the timeline so far, as text),
-// /api/timeline (the same as the JSON report) and the web page (package
-// web: /, /groups/{group}, /api/groups). It listens on loopback unless
-// configured otherwise.
+// client_golang), /healthz, /readyz, /timeline (the timeline so far, as
+// text) and /api/timeline (the same as the JSON report), both filtered and
+// paged (timelineQuery), and the web page (package web: /,
+// /groups/{group}, /api/groups, /api/groups/{group}), which reads the live
+// timeline's snapshot. It listens on loopback unless configured otherwise.
 type adminServer struct {
 	ln  net.Listener
 	srv *http.Server
@@ -34,8 +36,12 @@ type adminServer struct {
 // request.
 type adminSources struct {
 	proxy    func() proxy.Stats
+	pipeline func() pipeline.Stats
 	journal  func() journal.Stats // nil when there is no journal
-	timeline func() *timeline.Report
+	// timeline is the live timeline's latest snapshot: taking it never
+	// waits for the pipeline.
+	timeline func() *timeline.Snapshot
+	history  historyConfig
 	// apis counts the observed exchanges per API for /metrics; nil: none.
 	apis *apiMetrics
 	// groups are the per-group metrics for /metrics; nil: none.
@@ -46,7 +52,13 @@ type adminSources struct {
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
+	// ready is nil when kproxy can serve clients (proxy.Ready); nil
+	// means always ready.
+	ready func(ctx context.Context) error
 }
+
+// readyTimeout bounds a /readyz probe's dials to the brokers.
+const readyTimeout = 2 * time.Second
 
 // newAdminServer opens the admin listener at addr, so that a busy port
 // fails serve before the proxy starts.
@@ -64,17 +76,45 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			fmt.Fprintln(w, "warning: "+warning)
 		}
 	})
-	mux.HandleFunc("GET /api/timeline", func(w http.ResponseWriter, r *http.Request) {
-		serveRendered(w, log, "application/json", func(b io.Writer) error {
-			return timeline.WriteJSON(b, src.timeline())
-		})
+	// /healthz is liveness: the process answers. /readyz is readiness:
+	// every listener is up and a broker accepts connections.
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if src.ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			defer cancel()
+			if err := src.ready(ctx); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintln(w, "not ready:", err)
+				return
+			}
+		}
+		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /timeline", func(w http.ResponseWriter, r *http.Request) {
-		serveRendered(w, log, "text/plain; charset=utf-8", func(b io.Writer) error {
-			return timeline.WriteText(b, src.timeline(), time.UTC)
-		})
-	})
-	web.NewHandler(src.timeline, src.requestErrors).Register(mux) // the web page: /, /groups/{group}, /api/groups
+	h := &history{cfg: src.history, busy: make(chan struct{}, 1)}
+	timelineHandler := func(contentType string, write func(io.Writer, *timeline.Report) error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			q, err := parseTimelineQuery(r.URL.Query())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			rep, next, status, err := h.report(r.Context(), src.timeline(), q, w.Header())
+			if err != nil {
+				http.Error(w, err.Error(), status)
+				return
+			}
+			if next != "" {
+				w.Header().Set("Link", "<"+nextPage(r.URL, next)+`>; rel="next"`)
+			}
+			serveRendered(w, log, contentType, func(b io.Writer) error { return write(b, rep) })
+		}
+	}
+	mux.HandleFunc("GET /api/timeline", timelineHandler("application/json", timeline.WriteJSON))
+	mux.HandleFunc("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
+		return timeline.WriteText(b, r, time.UTC)
+	}))
+	web.NewHandler(src.timeline, src.requestErrors).Register(mux) // the web page: /, /groups/{group}, /api/groups, /api/groups/{group}
 	return &adminServer{
 		ln:  ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},

@@ -18,6 +18,7 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/kproxy-dev/kproxy/web"
@@ -76,25 +77,27 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	}
 	defer cluster.Close()
 
-	var mu sync.Mutex // out is written by the observer goroutine and the consumers
+	var mu sync.Mutex // out is written by the pipeline goroutine and the consumers
 	printf := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(out, format, args...)
 	}
 
-	var observers []proxy.Observer
+	plCfg := pipeline.Config{Log: log}
 	var jw *journal.Writer
 	if journalDir != "" {
 		jw, err = journal.Open(journalDir, journal.Options{KproxyVersion: kproxyVersion()}, log)
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		observers = append(observers, jw)
+		plCfg.Exchanges = []pipeline.ExchangeConsumer{jw}
 	}
 	requestErrors := web.NewRequestErrors(0, 0)
 	groups := newGroupMetrics(config.DefaultMetricsMaxGroups)
-	live := timeline.NewShared(timeline.Config{
+	// A live timeline, as serve's, so that the web page reads its
+	// snapshots while the pipeline adds events.
+	live := timeline.NewLive(timeline.Config{
 		Location: time.Local,
 		OnEntry: func(e timeline.Entry) {
 			for _, l := range e.Lines() {
@@ -103,9 +106,10 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 			requestErrors.Record(e)
 			groups.Record(e)
 		},
-	})
+	}, timeline.DefaultRetention)
 	apis := newAPIMetrics()
-	observers = append(observers, live, apis)
+	plCfg.Exchanges = append(plCfg.Exchanges, apis)
+	plCfg.Events = []pipeline.EventConsumer{live, apis}
 
 	listeners := map[int32]string{}
 	for n := int32(0); n < demoBrokers; n++ {
@@ -115,20 +119,32 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 		Listen:          "127.0.0.1:0",
 		Upstreams:       cluster.ListenAddrs(),
 		BrokerListeners: listeners,
-	}, log, observers...)
+	}, log)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	pl := pipeline.New(plCfg)
+	piped := make(chan error, 1)
+	go func() { piped <- pl.Run(context.Background(), p.Queue()) }() // ends with the proxy's queue
 	pctx, stopProxy := context.WithCancel(context.Background())
 	proxyDone := make(chan error, 1)
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
+	pubCtx, stopPublishing := context.WithCancel(context.Background())
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		live.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
+	}()
 
 	if flags.admin != "" {
-		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, timeline: live.Report,
+		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, pipeline: pl.Stats, timeline: live.Snapshot,
 			requestErrors: requestErrors, apis: apis, groups: groups}, log)
 		if err != nil {
 			stopProxy()
 			<-proxyDone
+			<-piped
+			stopPublishing()
+			<-published
 			return fmt.Errorf("demo: %w", err)
 		}
 		go admin.serve() // ends with admin.shutdown
@@ -155,6 +171,11 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	if err := <-proxyDone; err != nil && runErr == nil {
 		runErr = fmt.Errorf("demo: proxy: %w", err)
 	}
+	if err := <-piped; err != nil && runErr == nil {
+		runErr = fmt.Errorf("demo: %w", err)
+	}
+	stopPublishing()
+	<-published
 	live.Close(time.Time{})
 	if jw != nil {
 		if err := jw.Close(); err != nil && runErr == nil {
@@ -162,9 +183,9 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 		}
 		printf("\njournal written to %s: replay it with `kproxy replay %s`\n", journalDir, journalDir)
 	}
-	if s := p.Stats(); s.ObserverDrops > 0 || s.MalformedFrames > 0 {
+	if s, ps := p.Stats(), pl.Stats(); s.ObserverDrops > 0 || ps.Undecoded > 0 {
 		log.Warn("demo: not everything was observed", zap.Uint64("observer_drops", s.ObserverDrops),
-			zap.Uint64("malformed_frames", s.MalformedFrames))
+			zap.Uint64("malformed_frames", ps.Undecoded))
 	}
 	return runErr
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
@@ -31,8 +32,6 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.BytesFromClients) }},
 	{"kproxy_bytes_from_brokers_total", "counter", "Bytes received from brokers and forwarded.",
 		func(s proxy.Stats) float64 { return float64(s.BytesFromBrokers) }},
-	{"kproxy_malformed_frames_total", "counter", "Observed exchanges that did not decode (forwarded untouched).",
-		func(s proxy.Stats) float64 { return float64(s.MalformedFrames) }},
 	{"kproxy_rewrite_failures_total", "counter", "Responses whose addresses or versions could not be rewritten (forwarded untouched).",
 		func(s proxy.Stats) float64 { return float64(s.RewriteFailures) }},
 	{"kproxy_observer_drops_total", "counter", "Exchanges not observed because the observer queue was full.",
@@ -53,6 +52,39 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.SASLOpaqueConnections) }},
 	{"kproxy_nodes_refused_total", "counter", "Responses naming a broker node without a valid listener port; the node was not shown to clients.",
 		func(s proxy.Stats) float64 { return float64(s.NodesRefused) }},
+	{"kproxy_upstream_sasl_failures_total", "counter", "Upstream connections kproxy could not authenticate with its own SASL credentials.",
+		func(s proxy.Stats) float64 { return float64(s.UpstreamSASLFailures) }},
+	{"kproxy_upstream_reauthentications_total", "counter", "SASL sessions kproxy renewed on live upstream connections (KIP-368).",
+		func(s proxy.Stats) float64 { return float64(s.UpstreamReauthentications) }},
+	{"kproxy_unobserved_frames_total", "counter", "Group requests and responses larger than --max-observed-frame-size, and group responses arriving with --max-buffered-bytes spent, forwarded unobserved.",
+		func(s proxy.Stats) float64 { return float64(s.UnobservedFrames) }},
+	{"kproxy_buffered_bytes", "gauge", "Bytes of group requests and responses held in memory now (of --max-buffered-bytes; above it while a response kproxy rewrites is read).",
+		func(s proxy.Stats) float64 { return float64(s.BufferedBytes) }},
+	{"kproxy_buffer_waits_total", "counter", "Client requests that waited for --max-buffered-bytes (reading paused).",
+		func(s proxy.Stats) float64 { return float64(s.BufferWaits) }},
+	{"kproxy_frame_read_timeouts_total", "counter", "Client connections closed by --frame-read-timeout.",
+		func(s proxy.Stats) float64 { return float64(s.FrameReadTimeouts) }},
+	{"kproxy_truncated_frames_total", "counter", "Frames cut short by the client or broker closing or resetting the connection.",
+		func(s proxy.Stats) float64 { return float64(s.TruncatedFrames) }},
+	{"kproxy_short_frames_total", "counter", "Frames too short to be Kafka; each closed its connection.",
+		func(s proxy.Stats) float64 { return float64(s.ShortFrames) }},
+	{"kproxy_idle_closes_total", "counter", "Client connections closed by --idle-timeout.",
+		func(s proxy.Stats) float64 { return float64(s.IdleCloses) }},
+	{"kproxy_connections_refused_total", "counter", "Client connections refused by --max-connections.",
+		func(s proxy.Stats) float64 { return float64(s.ConnectionsRefused) }},
+	{"kproxy_connections_refused_per_ip_total", "counter", "Client connections refused by --max-connections-per-ip.",
+		func(s proxy.Stats) float64 { return float64(s.ConnectionsRefusedPerIP) }},
+	{"kproxy_accept_errors_total", "counter", "Failed accepts on kproxy's listeners (out of file descriptors, say).",
+		func(s proxy.Stats) float64 { return float64(s.AcceptErrors) }},
+}
+
+// pipelineMetrics lists what /metrics exposes of the pipeline: every
+// pipeline.Stats field, one line each (a test checks none is missing).
+var pipelineMetrics = []metric[pipeline.Stats]{
+	{"kproxy_observed_exchanges_total", "counter", "Exchanges of interest read from the proxy's queue by the pipeline.",
+		func(s pipeline.Stats) float64 { return float64(s.Exchanges) }},
+	{"kproxy_malformed_frames_total", "counter", "Observed exchanges that did not decode (forwarded untouched).",
+		func(s pipeline.Stats) float64 { return float64(s.Undecoded) }},
 }
 
 // journalMetrics lists what /metrics exposes of the journal when one is
@@ -77,11 +109,11 @@ var journalMetrics = []metric[journal.Stats]{
 		func(s journal.Stats) float64 { return float64(s.UpstreamDropped) }},
 	{"kproxy_journal_too_large_total", "counter", "Exchanges not journaled because they exceed the largest record.",
 		func(s journal.Stats) float64 { return float64(s.TooLarge) }},
-	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling had stopped.",
+	{"kproxy_journal_discarded_total", "counter", "Exchanges not journaled because journaling was suspended by a write error, or closed.",
 		func(s journal.Stats) float64 { return float64(s.Discarded) }},
 	{"kproxy_journal_sasl_refused_total", "counter", "SASL exchanges never journaled (they carry credentials).",
 		func(s journal.Stats) float64 { return float64(s.Redacted) }},
-	{"kproxy_journal_write_failed", "gauge", "1 once a write error has stopped journaling (the log says why), else 0.",
+	{"kproxy_journal_write_failed", "gauge", "1 while a write error has journaling suspended (retried with backoff; the log says why), else 0.",
 		func(s journal.Stats) float64 {
 			if s.Err != nil {
 				return 1
@@ -128,13 +160,16 @@ func (c *statsCollector[S]) Collect(ch chan<- prometheus.Metric) {
 }
 
 // newMetricsRegistry is what /metrics exposes: the Go and process
-// collectors, the proxy's counters, the journal's when src.journal is set,
-// and the per-API and per-group metrics of src.apis and src.groups when
-// they are not nil.
+// collectors, the proxy's counters, the pipeline's and the journal's when
+// src.pipeline and src.journal are set, and the per-API and per-group
+// metrics of src.apis and src.groups when they are not nil.
 func newMetricsRegistry(src adminSources) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(newStatsCollector(proxyMetrics, src.proxy))
+	if src.pipeline != nil {
+		reg.MustRegister(newStatsCollector(pipelineMetrics, src.pipeline))
+	}
 	if src.journal != nil {
 		reg.MustRegister(newStatsCollector(journalMetrics, src.journal))
 	}

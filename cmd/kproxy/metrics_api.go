@@ -2,18 +2,20 @@ package main
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
-// apiMetrics counts the exchanges the observers receive, per API: the
-// group APIs kproxy watches (the proxy hands out no others). It is an
-// observer like the timeline, so it adds no work to the proxy's path.
+// apiMetrics counts the exchanges the pipeline reads, per API: the group
+// APIs kproxy watches (the proxy hands out no others). It is a consumer of
+// the pipeline, of its exchanges (requests, round trips) and of its events
+// (error codes), so it adds no work to the proxy's path.
 type apiMetrics struct {
 	requests *prometheus.CounterVec
 	errors   *prometheus.CounterVec
@@ -21,8 +23,9 @@ type apiMetrics struct {
 }
 
 var (
-	_ proxy.Observer       = (*apiMetrics)(nil)
-	_ prometheus.Collector = (*apiMetrics)(nil)
+	_ pipeline.ExchangeConsumer = (*apiMetrics)(nil)
+	_ pipeline.EventConsumer    = (*apiMetrics)(nil)
+	_ prometheus.Collector      = (*apiMetrics)(nil)
 )
 
 func newAPIMetrics() *apiMetrics {
@@ -43,19 +46,32 @@ func newAPIMetrics() *apiMetrics {
 	}
 }
 
-// Observe counts one exchange and the errors its events carry.
-func (m *apiMetrics) Observe(x *decode.Exchange, events []decode.Event) {
-	api := kmsg.NameForKey(x.APIKey)
-	if api == "" {
-		api = "unknown"
+// apiName is the label of an API key: its Kafka name, or "unknown".
+func apiName(key int16) string {
+	if api := kmsg.NameForKey(key); api != "" {
+		return api
 	}
+	return "unknown"
+}
+
+// Append counts one exchange and its broker round trip.
+func (m *apiMetrics) Append(x *decode.Exchange) {
+	api := apiName(x.APIKey)
 	m.requests.WithLabelValues(api).Inc()
 	if d := x.Latency(); d > 0 {
 		m.duration.WithLabelValues(api).Observe(d.Seconds())
 	}
+}
+
+// Dropped ignores the exchanges lost before the pipeline: the proxy counts
+// them (kproxy_observer_drops_total), and their requests are unknown.
+func (m *apiMetrics) Dropped(uint64, time.Time) {}
+
+// AddEvents counts the error codes the events' responses carry.
+func (m *apiMetrics) AddEvents(events []decode.Event) {
 	for i := range events {
 		for _, code := range eventErrors(&events[i]) {
-			m.errors.WithLabelValues(api, errorName(code)).Inc()
+			m.errors.WithLabelValues(apiName(events[i].APIKey), errorName(code)).Inc()
 		}
 	}
 }

@@ -23,8 +23,8 @@ var rebalanceBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 12
 // counting however little of the history the timeline keeps in memory.
 // The first max groups to appear get their own label; the others are
 // counted under group="_other", so that a new group never takes a name
-// from one already exposed. Record runs on the timeline's goroutine, the
-// collection on the admin server's.
+// from one already exposed. Record runs on the pipeline's goroutine (the
+// live timeline's Config.OnEntry), the collection on the admin server's.
 type groupMetrics struct {
 	rebalances        *prometheus.CounterVec
 	duration          *prometheus.HistogramVec

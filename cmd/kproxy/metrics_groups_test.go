@@ -17,6 +17,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -200,13 +201,14 @@ func TestGroupMetricsCardinality(t *testing.T) {
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	src := adminSources{
-		proxy:   func() proxy.Stats { return proxy.Stats{} },
-		journal: func() journal.Stats { return journal.Stats{} },
+		proxy:    func() proxy.Stats { return proxy.Stats{} },
+		pipeline: func() pipeline.Stats { return pipeline.Stats{} },
+		journal:  func() journal.Stats { return journal.Stats{} },
 	}
 	ch := make(chan *prometheus.Desc, 1024)
 	for _, c := range []prometheus.Collector{
-		newStatsCollector(proxyMetrics, src.proxy), newStatsCollector(journalMetrics, src.journal),
-		newAPIMetrics(), newGroupMetrics(1),
+		newStatsCollector(proxyMetrics, src.proxy), newStatsCollector(pipelineMetrics, src.pipeline),
+		newStatsCollector(journalMetrics, src.journal), newAPIMetrics(), newGroupMetrics(1),
 	} {
 		c.Describe(ch)
 	}

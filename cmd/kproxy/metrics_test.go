@@ -7,19 +7,26 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// TestMetricsCoverStats fails when proxy.Stats or journal.Stats gains a
-// field that /metrics does not expose, or when two metrics read the same
-// field.
+// TestMetricsCoverStats fails when proxy.Stats, pipeline.Stats or
+// journal.Stats gains a field that /metrics does not expose, or when two
+// metrics read the same field.
 func TestMetricsCoverStats(t *testing.T) {
 	t.Run("proxy", func(t *testing.T) { checkCoverage(t, proxyMetrics) })
+	t.Run("pipeline", func(t *testing.T) { checkCoverage(t, pipelineMetrics) })
 	t.Run("journal", func(t *testing.T) { checkCoverage(t, journalMetrics) })
 }
 
@@ -78,31 +85,64 @@ func scrape(t *testing.T, reg *prometheus.Registry) string {
 	return rec.Body.String()
 }
 
+// TestMetricsRegistry scrapes /metrics' registry: every metric of the
+// proxy's, the pipeline's and (when on) the journal's stats is exposed with
+// its value, with the Go and process collectors', and, once the pipeline
+// has fed them, every per-API and per-group metric family.
 func TestMetricsRegistry(t *testing.T) {
 	ps := proxy.Stats{ConnectionsOpen: 3, ConnectionsTotal: 12345678901}
+	pls := pipeline.Stats{Exchanges: 9, Undecoded: 5}
 	tests := []struct {
 		name    string
 		journal *journal.Stats
+		fed     bool // the per-API and per-group metrics were fed
 		want    map[string]float64
 		absent  []string
 	}{
-		{"without a journal", nil,
-			map[string]float64{"kproxy_connections_open": 3, "kproxy_connections_total": 12345678901},
-			[]string{"kproxy_journal_records_written_total"}},
-		{"with a journal", &journal.Stats{Written: 7, Bytes: 4096, Dropped: 2},
+		{"without a journal", nil, false,
+			map[string]float64{"kproxy_connections_open": 3, "kproxy_connections_total": 12345678901,
+				"kproxy_observed_exchanges_total": 9, "kproxy_malformed_frames_total": 5},
+			[]string{"kproxy_journal_records_written_total", "kproxy_requests_total"}},
+		{"with a journal", &journal.Stats{Written: 7, Bytes: 4096, Dropped: 2}, false,
 			map[string]float64{"kproxy_connections_open": 3, "kproxy_journal_records_written_total": 7,
 				"kproxy_journal_bytes_written_total": 4096, "kproxy_journal_dropped_total": 2,
 				"kproxy_journal_write_failed": 0},
 			nil},
-		{"with a failed journal", &journal.Stats{Err: errors.New("disk full")},
+		{"with a failed journal", &journal.Stats{Err: errors.New("disk full")}, false,
 			map[string]float64{"kproxy_journal_write_failed": 1},
+			nil},
+		{"with per-API and per-group metrics", &journal.Stats{}, true,
+			map[string]float64{
+				`kproxy_requests_total{api="JoinGroup"}`:                                  1,
+				`kproxy_request_duration_seconds_count{api="JoinGroup"}`:                  1,
+				`kproxy_request_errors_total{api="JoinGroup",error="MEMBER_ID_REQUIRED"}`: 1,
+				`kproxy_group_rebalances_total{group="g",trigger="member_joined"}`:        1,
+				`kproxy_group_rebalance_duration_seconds_count{group="g"}`:                1,
+				`kproxy_group_generation{group="g"}`:                                      2,
+				`kproxy_group_members{group="g"}`:                                         2,
+				`kproxy_group_commits_during_revocation_total{group="g",result="ok"}`:     1,
+				`kproxy_group_suspect_commits_total{group="g",reason="backwards"}`:        1,
+				`kproxy_group_storm{group="g"}`:                                           0,
+				`kproxy_group_metrics_folded_groups_total`:                                0,
+				"kproxy_observed_exchanges_total":                                         9,
+			},
 			nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src := adminSources{proxy: func() proxy.Stats { return ps }}
+			src := adminSources{proxy: func() proxy.Stats { return ps }, pipeline: func() pipeline.Stats { return pls }}
+			want := [][]string{names(proxyMetrics), names(pipelineMetrics)}
 			if tt.journal != nil {
 				src.journal = func() journal.Stats { return *tt.journal }
+				want = append(want, names(journalMetrics))
+			}
+			if tt.fed {
+				src.apis, src.groups = fedAPIMetrics(), fedGroupMetrics()
+				var all []string
+				for name := range exportedMetrics(t) {
+					all = append(all, name)
+				}
+				want = append(want, all)
 			}
 			text := scrape(t, newMetricsRegistry(src))
 			m := parseMetrics(t, text)
@@ -112,25 +152,66 @@ func TestMetricsRegistry(t *testing.T) {
 				}
 			}
 			for _, name := range tt.absent {
-				if _, ok := m[name]; ok {
+				if hasFamily(m, name) {
 					t.Errorf("%s is exposed; want it absent", name)
 				}
 			}
-			for _, ms := range [][]string{names(proxyMetrics)} {
+			for _, ms := range want {
 				for _, name := range ms {
-					if _, ok := m[name]; !ok {
+					if !hasFamily(m, name) {
 						t.Errorf("%s is missing", name)
 					}
 				}
 			}
 			for _, want := range []string{"# TYPE kproxy_connections_open gauge\n", "# TYPE kproxy_connections_total counter\n",
-				"\ngo_goroutines ", "\nprocess_cpu_seconds_total "} {
+				"# TYPE kproxy_malformed_frames_total counter\n", "\ngo_goroutines ", "\nprocess_cpu_seconds_total "} {
 				if !strings.Contains(text, want) {
 					t.Errorf("metrics lack %q", want)
 				}
 			}
 		})
 	}
+}
+
+// hasFamily says whether the samples m hold one of the metric family
+// name: name itself, name{...}, or a histogram's name_bucket, _sum or
+// _count.
+func hasFamily(m map[string]float64, name string) bool {
+	for sample := range m {
+		base, _, _ := strings.Cut(sample, "{")
+		for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
+			if base == name+suffix {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fedAPIMetrics are per-API metrics fed as the pipeline feeds them: one
+// JoinGroup exchange, answered MEMBER_ID_REQUIRED after 3 ms.
+func fedAPIMetrics() *apiMetrics {
+	m := newAPIMetrics()
+	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
+	m.Append(&decode.Exchange{APIKey: int16(kmsg.JoinGroup), RequestAt: at, ResponseAt: at.Add(3 * time.Millisecond)})
+	m.AddEvents([]decode.Event{{APIKey: int16(kmsg.JoinGroup), Group: "g",
+		JoinGroup: &decode.JoinGroup{ErrorCode: kerr.MemberIDRequired.Code}}})
+	return m
+}
+
+// fedGroupMetrics are per-group metrics fed the entries of one group's
+// rebalance: stable generation 2 of two members, a commit during its
+// revocation, a suspect commit.
+func fedGroupMetrics() *groupMetrics {
+	m := newGroupMetrics(10)
+	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
+	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindCommit, Generation: 1, Member: "a",
+		Text: "commit during revocation a gen 1 t[0]=1", Fields: map[string]any{}})
+	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindStable, Generation: 2,
+		Fields: map[string]any{"trigger": "member_joined", "stop_the_world_ms": 12.5, "members": 2}})
+	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindSuspectCommit, Generation: 2, Member: "a",
+		Fields: map[string]any{"reasons": []string{"backwards"}}})
+	return m
 }
 
 func names[S any](ms []metric[S]) []string {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/kproxy-dev/kproxy/web"
@@ -37,12 +38,17 @@ names the listener of given broker node ids.
 
 The timeline of every consumer group is logged as it happens (logger
 "timeline") and served by the admin server at /timeline (text) and
-/api/timeline (JSON). --journal DIR records the exchanges kproxy observes,
-for kproxy replay.
+/api/timeline (JSON), filtered and paged: ?group=G (repeatable),
+?since=TIME, ?limit=N groups (default 100) and ?after=GROUP for the next
+page (the Link header names it). Memory holds what --timeline-retain keeps;
+with --journal DIR, a ?since= older than that is told again from the
+journal. --journal DIR records the exchanges kproxy observes, for kproxy
+replay.
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
-with TLS. --sni-host-pattern serves every broker on the --listen port,
+with TLS; --upstream-ca, --upstream-cert and --upstream-key are reloaded
+the same way. --sni-host-pattern serves every broker on the --listen port,
 routed by TLS server name.
 
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
@@ -87,14 +93,15 @@ is set, close the journal and exit 0.`,
 	return cmd
 }
 
-// server is one `kproxy serve`: the proxy, its observers and the admin
-// server.
+// server is one `kproxy serve`: the proxy, the pipeline reading its
+// queue, the pipeline's consumers and the admin server.
 type server struct {
-	log    *zap.Logger
-	proxy  *proxy.Proxy
-	admin  *adminServer // nil when off
-	obs    *observers
-	report string // the report file, "" for none
+	log      *zap.Logger
+	proxy    *proxy.Proxy
+	pipeline *pipeline.Pipeline
+	admin    *adminServer // nil when off
+	obs      *observers
+	report   string // the report file, "" for none
 }
 
 // newServer opens every listener and the journal, so that a busy port, a
@@ -107,13 +114,18 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{log: log, obs: obs, report: cfg.Report}
+	s := &server{log: log, obs: obs, report: cfg.Report, pipeline: pipeline.New(obs.pipelineConfig(log))}
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:    func() proxy.Stats { return s.proxy.Stats() },
-			timeline: obs.timeline.Report,
+			pipeline: s.pipeline.Stats,
+			timeline: obs.timeline.Snapshot,
+			history: historyConfig{
+				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
+			},
 			warnings: healthWarnings(cfg),
+			ready:    func(ctx context.Context) error { return s.proxy.Ready(ctx) },
 
 			apis:          obs.apis,
 			groups:        obs.groups,
@@ -121,6 +133,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
+			src.history.dir = cfg.Journal
 		}
 		s.admin, err = newAdminServer(cfg.Admin, src, log)
 		if err != nil {
@@ -128,8 +141,14 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			return nil, err
 		}
 	}
-	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
+	s.proxy, err = proxy.New(proxyConfig(cfg), log)
+	if err == nil {
+		err = checkListeners(s.proxy, cfg, log)
+	}
 	if err != nil {
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
 		if s.admin != nil {
 			s.admin.ln.Close()
 		}
@@ -139,8 +158,9 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	return s, nil
 }
 
-// reloadOnHangup reloads the listeners' TLS certificate on each value of
-// hup (SIGHUP) until ctx is done. A failed reload keeps the certificate in
+// reloadOnHangup reloads the TLS files of both sides (the listeners'
+// certificate, the brokers' CA and kproxy's client certificate) on each
+// value of hup (SIGHUP) until ctx is done. A failed reload keeps what is in
 // use; the proxy logs why.
 func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	for {
@@ -148,20 +168,37 @@ func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			s.log.Info("SIGHUP: reloading the TLS certificate")
+			s.log.Info("SIGHUP: reloading the TLS files")
 			s.proxy.ReloadTLS() //nolint:errcheck // logged by the proxy
 		}
 	}
 }
 
-// run serves until ctx is done, then drains the proxy, stops the admin
-// server, settles the timeline, writes the report and closes the journal.
-// It returns nil after a clean drain.
+// run serves until ctx is done, then drains the proxy and the pipeline,
+// stops the admin server, settles the timeline, writes the report and
+// closes the journal. It returns nil after a clean drain.
 func (s *server) run(ctx context.Context) error {
 	if s.admin != nil {
 		go s.admin.serve() // ends with s.admin.shutdown below
 	}
-	err := s.proxy.Run(ctx) // returns once the observers have seen every exchange
+	piped := make(chan error, 1)
+	go func() {
+		// Not ctx: the pipeline ends with the proxy's queue, once every
+		// exchange queued has been handed on.
+		piped <- s.pipeline.Run(context.Background(), s.proxy.Queue())
+	}()
+	pubCtx, stopPublishing := context.WithCancel(context.Background())
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		s.obs.timeline.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
+	}()
+	err := s.proxy.Run(ctx)
+	if perr := <-piped; perr != nil && err == nil {
+		err = perr
+	}
+	stopPublishing()
+	<-published
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -171,18 +208,18 @@ func (s *server) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	logStopped(s.log, s.proxy.Stats())
+	logStopped(s.log, s.proxy.Stats(), s.pipeline.Stats())
 	return nil
 }
 
 // logStopped is serve's exit summary: connections served, and what the
-// observers (timeline, journal) missed. Exchanges dropped from the proxy's
-// observer queue make it a warning.
-func logStopped(log *zap.Logger, st proxy.Stats) {
+// pipeline (timeline, journal) missed. Exchanges dropped from the proxy's
+// queue make it a warning.
+func logStopped(log *zap.Logger, st proxy.Stats, ps pipeline.Stats) {
 	fields := []zap.Field{
 		zap.Uint64("connections_served", st.ConnectionsTotal),
 		zap.Uint64("observer_drops", st.ObserverDrops),
-		zap.Uint64("malformed_frames", st.MalformedFrames),
+		zap.Uint64("malformed_frames", ps.Undecoded),
 	}
 	if st.ObserverDrops > 0 {
 		log.Warn("kproxy stopped; observers missed exchanges dropped from the full observer queue "+
@@ -192,22 +229,41 @@ func logStopped(log *zap.Logger, st proxy.Stats) {
 	log.Info("kproxy stopped", fields...)
 }
 
-// The journal learns of the exchanges the proxy drops, as gap records.
-var _ proxy.DropObserver = (*journal.Writer)(nil)
+// The journal takes the exchanges and learns of those the proxy drops, as
+// gap records; the timeline takes the events.
+var (
+	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
+	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
+)
 
-// observers watch the traffic besides the proxy's own log lines (one per
-// group exchange): the journal when one is configured, then the live
-// timeline, in that order, so that the journal has each exchange queued
-// before the timeline works on it.
+// publishEvery is how often the live timeline publishes a snapshot for the
+// admin server: what it shows lags the traffic by at most this much.
+const publishEvery = 200 * time.Millisecond
+
+// observers are the pipeline's consumers: the journal when one is
+// configured, the live timeline and the per-API metrics; the per-group
+// metrics and the web page's request errors take the timeline's entries.
 type observers struct {
-	list     []proxy.Observer
 	journal  *journal.Writer // nil when off
-	timeline *timeline.Shared
+	timeline *timeline.Live
 	apis     *apiMetrics   // per-API counts for /metrics
-	groups   *groupMetrics // per-group counts for /metrics
+	groups   *groupMetrics // per-group counts for /metrics, fed by the timeline's entries
 	// requestErrors keeps the failed requests the timeline names, for
 	// the web page.
 	requestErrors *web.RequestErrors
+}
+
+// pipelineConfig feeds the journal each exchange before the timeline its
+// events, counts each exchange and its errors per API, and logs one line
+// per group exchange to log. The per-group metrics and the request errors
+// are fed by the timeline's entries, on the pipeline's goroutine too.
+func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
+	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline, o.apis}}
+	if o.journal != nil {
+		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
+	}
+	cfg.Exchanges = append(cfg.Exchanges, o.apis)
+	return cfg
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -222,7 +278,6 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		log.Info("journaling exchanges", zap.String("journal_dir", cfg.Journal),
 			zap.Stringer("fsync", cfg.JournalFsync))
 		o.journal = w
-		o.list = append(o.list, w)
 	}
 	o.requestErrors = web.NewRequestErrors(0, 0)
 	o.groups = newGroupMetrics(cfg.MetricsMaxGroups)
@@ -240,14 +295,12 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = timeline.NewShared(tcfg)
-	o.list = append(o.list, o.timeline)
+	o.timeline = timeline.NewLive(tcfg, cfg.TimelineRetain)
 	o.apis = newAPIMetrics()
-	o.list = append(o.list, o.apis)
 	return o, nil
 }
 
-// finish runs once the proxy has stopped: it settles the timeline, writes
+// finish runs once the pipeline has stopped: it settles the timeline, writes
 // the final report to reportPath unless it is "", and closes the journal.
 func (o *observers) finish(reportPath string) error {
 	// Settle as of the last event seen, not the wall clock, so that
@@ -260,10 +313,12 @@ func (o *observers) finish(reportPath string) error {
 		}
 	}
 	if o.journal != nil {
-		// Close logs a summary, with the exchanges it had to drop.
-		if err := o.journal.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		// Close logs a summary, with the exchanges it had to drop and
+		// the write error that has journaling suspended, if any. That
+		// error (a full disk) is the environment's, not a failure of
+		// kproxy, which forwarded every byte: the exit status stays 0,
+		// as documented.
+		o.journal.Close()
 	}
 	return errors.Join(errs...)
 }
@@ -379,6 +434,7 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			KeyFile:            cfg.UpstreamKey,
 			ServerName:         cfg.UpstreamServerName,
 			InsecureSkipVerify: cfg.UpstreamInsecureSkipVerify,
+			ReloadInterval:     cfg.TLSReloadInterval,
 		}
 	}
 	return proxy.Config{
@@ -395,5 +451,19 @@ func proxyConfig(cfg config.Config) proxy.Config {
 		ShutdownTimeout:    cfg.ShutdownTimeout,
 		ObserverQueue:      cfg.ObserverQueue,
 		ObserverQueueBytes: cfg.ObserverQueueBytes,
+		UpstreamSASL: proxy.UpstreamSASL{
+			Mechanism: cfg.UpstreamSASLMechanism,
+			Username:  cfg.UpstreamSASLUsername,
+			Password:  string(cfg.UpstreamSASLPassword),
+		},
+		AllowOpenSASLProxy: cfg.AllowOpenSASLProxy,
+
+		MaxObservedFrameSize: cfg.MaxObservedFrameSize,
+		MaxBufferedBytes:     cfg.MaxBufferedBytes,
+		FrameReadTimeout:     cfg.FrameReadTimeout,
+		MaxConnections:       cfg.MaxConnections,
+		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
+		IdleTimeout:          cfg.IdleTimeout,
+		Reserved:             reservedAddrs(cfg),
 	}
 }

@@ -15,7 +15,7 @@ import time
 from kafka import ConsumerRebalanceListener, KafkaConsumer, OffsetAndMetadata
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
-from events import by_topic, emit
+from events import by_topic, emit, security_kafka_python
 
 
 class CommitOnRevoke(ConsumerRebalanceListener):
@@ -71,22 +71,25 @@ def main():
         session_timeout_ms=a.session_ms,
         heartbeat_interval_ms=max(100, a.session_ms // 5),
         partition_assignment_strategy=[RangePartitionAssignor],
+        **security_kafka_python(),
     )
     processed = {}
     listener = CommitOnRevoke(consumer, processed)
     consumer.subscribe([a.topic], listener=listener)
     emit("started", client_id=a.client_id)
     total = 0
+    seen = set()  # every value read: a record read twice is not one more
     while not stop:
         batches = consumer.poll(timeout_ms=200)
         n = 0
         for tp, records in batches.items():
             processed[tp] = records[-1].offset + 1
             n += len(records)
+            seen.update(r.value for r in records)
         if n == 0:
             continue
         total += n
-        emit("polled", count=n, total=total, partitions=by_topic(batches.keys()))
+        emit("polled", count=n, total=total, distinct=len(seen), partitions=by_topic(batches.keys()))
         time.sleep(a.work_ms / 1000.0)
     # kafka-python 2.x does not call the listener on close, as Java does.
     listener.on_partitions_revoked(consumer.assignment())

@@ -361,7 +361,8 @@
       (g.protocolType ? ' (' + g.protocolType + ')' : '') + ' · ' + gens.length + ' generations' +
       (last ? ' · generation ' + last.generation + ' ' + last.status + ', ' + (last.members || []).length + ' members, ' + last.protocol : '') +
       (g.pendingRebalance ? ' · rebalancing' : '') +
-      ' · seen ' + clock(ms(g.firstSeen)) + ' – ' + clock(ms(g.lastSeen)) + ' UTC';
+      ' · seen ' + clock(ms(g.firstSeen)) + ' – ' + clock(ms(g.lastSeen)) + ' UTC' +
+      (g.historyFrom ? ' · history whole from ' + g.historyFrom.slice(0, 19).replace('T', ' ') + ' UTC (older generations were dropped from memory)' : '');
     draw();
     details();
   }

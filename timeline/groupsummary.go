@@ -1,0 +1,72 @@
+package timeline
+
+import "time"
+
+// recentWindow is the span GroupSummary.RebalancesLastHour counts over,
+// ending at the group's last seen time (the traffic's clock, never the
+// wall clock, so a replay tells the same).
+const recentWindow = time.Hour
+
+// GroupSummary is one group at a glance: a row of the web page's group
+// list, what an operator scans for. A Snapshot keeps one per group, built
+// with the group's report, so that listing every group decodes none.
+// Counts cover the generations memory keeps (see Retention).
+type GroupSummary struct {
+	Group         string `json:"group"`         // the group id
+	GroupProtocol string `json:"groupProtocol"` // "classic" or "consumer" (KIP-848)
+	Assignor      string `json:"assignor"`      // the latest generation's assignor; "" unknown
+	// State is the latest generation's status, or "rebalancing" while a
+	// rebalance has formed no generation yet; "unknown" without either.
+	State              string  `json:"state"`
+	Generation         int32   `json:"generation"`         // the latest generation (KIP-848: group epoch); 0 none
+	Members            int     `json:"members"`            // members of the latest generation
+	LastRebalance      *string `json:"lastRebalance"`      // start of the latest rebalance; null none seen
+	LastTrigger        string  `json:"lastTrigger"`        // its trigger kind; "" none
+	RebalancesLastHour int     `json:"rebalancesLastHour"` // rebalances started within the hour before LastSeen
+	Storm              bool    `json:"storm"`              // the latest storm is ongoing
+	SuspectCommits     int     `json:"suspectCommits"`     // suspect committed partitions in the generations kept
+	FailedCommits      int     `json:"failedCommits"`      // failed commits during revocation in the generations kept
+	LastSeen           string  `json:"lastSeen"`           // the group's last response seen
+}
+
+// Summarize is g at a glance.
+func Summarize(g *GroupReport) GroupSummary {
+	s := GroupSummary{Group: g.Group, GroupProtocol: g.GroupProtocol, State: "unknown", LastSeen: g.LastSeen}
+	last, lastErr := time.Parse(time.RFC3339Nano, g.LastSeen)
+	for i := range g.Generations {
+		gen := &g.Generations[i]
+		if gen.StartedAt != nil && IsRebalance(gen) {
+			s.LastRebalance, s.LastTrigger = gen.StartedAt, gen.Trigger.Kind
+			if at, err := time.Parse(time.RFC3339Nano, *gen.StartedAt); err == nil && lastErr == nil && last.Sub(at) <= recentWindow {
+				s.RebalancesLastHour++
+			}
+		}
+		for _, c := range gen.CommitsDuringRevocation {
+			if c.Failed {
+				s.FailedCommits++
+			}
+		}
+		s.SuspectCommits += len(gen.SuspectCommits)
+	}
+	if n := len(g.Generations); n > 0 {
+		gen := &g.Generations[n-1]
+		s.State, s.Generation, s.Members, s.Assignor = gen.Status, gen.Generation, len(gen.Members), gen.Protocol
+	}
+	if p := g.PendingRebalance; p != nil {
+		s.State = "rebalancing"
+		if p.StartedAt != nil {
+			s.LastRebalance, s.LastTrigger = p.StartedAt, p.Trigger.Kind
+		}
+	}
+	if n := len(g.Storms); n > 0 {
+		s.Storm = g.Storms[n-1].Ongoing
+	}
+	return s
+}
+
+// IsRebalance says whether gen was formed by a rebalance kproxy saw start:
+// not a generation first seen after its rebalance ("observed"), nor the
+// group going away ("empty").
+func IsRebalance(gen *GenerationReport) bool {
+	return gen.Status != "observed" && gen.Status != "empty"
+}

@@ -1,0 +1,83 @@
+package timeline
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// seedReport is the seed scenario's report, the golden file.
+func seedReport(t testing.TB) *Report {
+	t.Helper()
+	b, err := os.ReadFile("testdata/seed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func TestSummarize(t *testing.T) {
+	seed := seedReport(t).Groups[0]
+	pending := seed
+	pending.PendingRebalance = &PendingReport{Generation: 3, StartedAt: seed.Generations[1].StableAt,
+		Trigger: TriggerReport{Kind: "member_left"}}
+	tests := []struct {
+		name string
+		g    GroupReport
+		want GroupSummary
+	}{
+		{"the seed", seed, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range", State: "stable",
+			Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StartedAt, LastTrigger: "member_joined",
+			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
+		{"a rebalance under way", pending, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range",
+			State: "rebalancing", Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StableAt, LastTrigger: "member_left",
+			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
+		{"nothing seen yet", GroupReport{Group: "g"}, GroupSummary{Group: "g", State: "unknown"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Summarize(&tt.g)
+			gb, _ := json.Marshal(got)
+			wb, _ := json.Marshal(tt.want)
+			if string(gb) != string(wb) {
+				t.Errorf("got %s; want %s", gb, wb)
+			}
+		})
+	}
+}
+
+// TestSnapshotSummariesAndGroup checks that a snapshot's summaries are the
+// groups' (kept, not decoded) and that GroupJSON is the one group asked,
+// as encoded.
+func TestSnapshotSummariesAndGroup(t *testing.T) {
+	r := seedReport(t)
+	other := GroupReport{Group: "a-quiet-group", LastSeen: r.Groups[0].FirstSeen}
+	r.Groups = append([]GroupReport{other}, r.Groups...)
+	horizon := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := SnapshotOf(r, horizon)
+	if s.Len() != 2 || !s.Horizon.Equal(horizon) {
+		t.Fatalf("%d groups, horizon %v; want 2 and %v", s.Len(), s.Horizon, horizon)
+	}
+	got := s.Summaries()
+	want := []GroupSummary{Summarize(&r.Groups[0]), Summarize(&r.Groups[1])}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summaries %+v; want %+v", got, want)
+	}
+	gb, ok := s.GroupJSON("test_group_1")
+	if !ok {
+		t.Fatal("test_group_1 is missing")
+	}
+	wb, _ := json.Marshal(r.Groups[1])
+	if string(gb) != string(wb) {
+		t.Errorf("GroupJSON(test_group_1) = %s; want %s", gb, wb)
+	}
+	if _, ok := s.GroupJSON("nope"); ok {
+		t.Error("GroupJSON(nope) found a group")
+	}
+}
