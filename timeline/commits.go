@@ -319,7 +319,9 @@ func (g *group) attach(gen *generation, c *commit) {
 	if !g.e.cfg.Streaming || gen.phase < phaseStable {
 		gen.commits = append(gen.commits, *c)
 	}
-	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), g.commitFields(c))
+	fields := g.commitFields(c)
+	fields["during_revocation"] = true
+	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), fields)
 }
 
 // commitQueue is a group's remembered commits, oldest first. Dropping the

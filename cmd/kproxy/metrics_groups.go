@@ -141,6 +141,17 @@ func (m *groupMetrics) Record(e timeline.Entry) {
 		m.setGauges(group, f, float64(e.Generation), float64(n))
 	case timeline.KindGroupEmpty:
 		m.setGauges(group, f, float64(e.Generation), 0)
+		if f != nil {
+			// An empty group under _other adds nothing to its gauges:
+			// forget it, so that groups created per run (console
+			// consumers, jobs) do not grow this map without end. If it
+			// comes back it is folded, and counted, again.
+			if f.storm {
+				m.otherSt--
+				m.storm.WithLabelValues(group).Set(m.otherSt)
+			}
+			delete(m.other, e.Group)
+		}
 	case timeline.KindCommit:
 		for _, r := range commitResults(e) {
 			m.revocationCommits.WithLabelValues(group, r).Inc()
@@ -190,11 +201,10 @@ func (m *groupMetrics) setGauges(group string, f *foldedGroup, gen, members floa
 }
 
 // duringRevocation says whether a commit entry is a commit during a
-// rebalance's revocation rather than a failed commit outside one: the
-// timeline tells the two apart by its sentence ("commit during
-// revocation ..."; timeline/commits.go), which its goldens keep.
+// rebalance's revocation rather than a failed commit outside one.
 func duringRevocation(e timeline.Entry) bool {
-	return strings.HasPrefix(e.Text, "commit during revocation ")
+	during, _ := e.Fields["during_revocation"].(bool)
+	return during
 }
 
 // commitResults is a commit entry's result labels: the name of each

@@ -139,7 +139,7 @@ func TestGroupMetricsCardinality(t *testing.T) {
 			Text: "gen 1 stable", Fields: map[string]any{"trigger": "member_joined", "stop_the_world_ms": 12.5, "members": 2}})
 		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindCommit, Generation: 2, Member: "m",
 			Text:   "commit during revocation m gen 1 t[0]=1 FAILED t[0] REBALANCE_IN_PROGRESS",
-			Fields: map[string]any{"failed": true, "errors": map[string]map[int32]string{"t": {0: "REBALANCE_IN_PROGRESS"}}}})
+			Fields: map[string]any{"failed": true, "during_revocation": true, "errors": map[string]map[int32]string{"t": {0: "REBALANCE_IN_PROGRESS"}}}})
 		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindCommit, Generation: 2, Member: "m",
 			Text:   "commit m gen 1 t[0]=1 FAILED t[0] ILLEGAL_GENERATION", // not during a revocation
 			Fields: map[string]any{"failed": true, "errors": map[string]map[int32]string{"t": {0: "ILLEGAL_GENERATION"}}}})
@@ -147,8 +147,12 @@ func TestGroupMetricsCardinality(t *testing.T) {
 			m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindStorm, Generation: 1})
 		}
 	}
-	// A group under _other empties: _other's members drop by its two.
+	// A group under _other empties: _other's members drop by its two, and
+	// it is forgotten (groups made per run must not grow memory).
 	m.Record(timeline.Entry{At: at, Group: "group-01001", Kind: timeline.KindGroupEmpty, Generation: 4})
+	if n := len(m.other); n != 199 {
+		t.Errorf("%d groups remembered under _other; want 199 (the empty one forgotten)", n)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
 	got := parseMetrics(t, scrape(t, reg))

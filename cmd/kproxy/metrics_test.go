@@ -206,7 +206,7 @@ func fedGroupMetrics() *groupMetrics {
 	m := newGroupMetrics(10)
 	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
 	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindCommit, Generation: 1, Member: "a",
-		Text: "commit during revocation a gen 1 t[0]=1", Fields: map[string]any{}})
+		Text: "commit during revocation a gen 1 t[0]=1", Fields: map[string]any{"during_revocation": true}})
 	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindStable, Generation: 2,
 		Fields: map[string]any{"trigger": "member_joined", "stop_the_world_ms": 12.5, "members": 2}})
 	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindSuspectCommit, Generation: 2, Member: "a",
