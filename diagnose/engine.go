@@ -1,0 +1,200 @@
+package diagnose
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// Config tunes an Engine. The zero value is usable: every field has a
+// default.
+type Config struct {
+	// OnFinding is called with each live warning as soon as it is found
+	// (from Observe, Entry or Advance), on the caller's goroutine. nil
+	// means nobody is told; the warnings are still in Findings.
+	OnFinding func(Finding)
+	// EagerLargeGroup is the member count from which an eager group is
+	// large (eager_large_group). Default 10.
+	EagerLargeGroup int
+	// UnownedAfter is how long a stable generation must leave a partition
+	// without owner to make a partition_unowned finding. Default 30 s.
+	UnownedAfter time.Duration
+	// FlapWindow is how soon a partition must come back to its previous
+	// owner to count as a flap. Default 10 minutes.
+	FlapWindow time.Duration
+	// RolloutGap is how far apart two restarts may be and belong to one
+	// rollout, and how long a restarted instance may take to come back.
+	// Default 5 minutes.
+	RolloutGap time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.EagerLargeGroup <= 0 {
+		c.EagerLargeGroup = 10
+	}
+	if c.UnownedAfter <= 0 {
+		c.UnownedAfter = 30 * time.Second
+	}
+	if c.FlapWindow <= 0 {
+		c.FlapWindow = 10 * time.Minute
+	}
+	if c.RolloutGap <= 0 {
+		c.RolloutGap = 5 * time.Minute
+	}
+	return c
+}
+
+// Engine turns events, timeline entries and the timeline's report into
+// findings. One goroutine owns it (the one that owns the timeline engine):
+// it is not safe for concurrent use.
+type Engine struct {
+	cfg    Config
+	groups map[string]*groupState
+	conns  map[string]*connState // by client address
+	topics map[decode.TopicID]string
+	// partitionCounts is each topic's partition count from Metadata.
+	partitionCounts map[string]int32
+	now             time.Time
+	warnings        []Finding
+}
+
+// New returns an Engine with cfg, defaults applied.
+func New(cfg Config) *Engine {
+	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
+		topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}}
+}
+
+// Observe takes one exchange and the events decoded from it, in the order
+// the exchanges completed, after the timeline engine has taken the same
+// events (so that the entries they caused came first, through Entry). Its
+// signature matches the proxy's observer. Neither x nor events are kept.
+// Fetch and ApiVersions exchanges, which yield no events, are read from x.
+func (e *Engine) Observe(x *decode.Exchange, events []decode.Event) {
+	if x != nil {
+		e.advance(x.RequestAt)
+		switch x.APIKey {
+		case 1:
+			e.fetch(x)
+		case 18:
+			e.apiVersions(x)
+		}
+	}
+	for i := range events {
+		e.event(&events[i])
+	}
+}
+
+// Entry takes one timeline entry, as the timeline engine emits it.
+func (e *Engine) Entry(en timeline.Entry) {
+	e.advance(en.At)
+	g := e.group(en.Group)
+	switch en.Kind {
+	case timeline.KindRebalanceStarted:
+		if !g.rebalancing {
+			g.rebalancing, g.rebalanceStart = true, en.At
+		}
+	case timeline.KindStable, timeline.KindGroupEmpty:
+		g.rebalancing = false
+	case timeline.KindSessionExpired, timeline.KindMemberDropped, timeline.KindMemberLeft, timeline.KindFenced:
+		if m := g.members[en.Member]; m != nil {
+			m.gone = true
+		}
+	}
+}
+
+// Advance moves the engine's clock to now when no exchange has for a
+// while: serve calls it from a ticker so that live warnings come when
+// their threshold passes. A time not after the latest one seen does
+// nothing.
+func (e *Engine) Advance(now time.Time) { e.advance(now) }
+
+// advance moves the clock and raises the warnings whose thresholds the
+// new time passes, with the state as it was before the fact at now.
+func (e *Engine) advance(now time.Time) {
+	if !now.After(e.now) {
+		return
+	}
+	e.now = now
+	for _, id := range sortedKeys(e.groups) {
+		e.groups[id].checkSilence(e, now)
+	}
+}
+
+func (e *Engine) warn(f Finding) {
+	e.warnings = append(e.warnings, f)
+	if e.cfg.OnFinding != nil {
+		e.cfg.OnFinding(f)
+	}
+}
+
+func (e *Engine) group(id string) *groupState {
+	g := e.groups[id]
+	if g == nil {
+		g = newGroupState(id)
+		e.groups[id] = g
+	}
+	return g
+}
+
+// Findings returns every finding so far: the live warnings, those the
+// events showed, and those read from r, the timeline's report of the same
+// input (nil: none of those). Sorted by time, then kind and ID; calling
+// it does not change the engine.
+func (e *Engine) Findings(r *timeline.Report) []Finding {
+	out := append([]Finding{}, e.warnings...)
+	for _, id := range sortedKeys(e.groups) {
+		g := e.groups[id]
+		out = append(out, g.findings...)
+		out = append(out, e.duplicateWindows(g)...)
+		out = append(out, e.cadence(g)...)
+	}
+	if r != nil {
+		for i := range r.Groups {
+			out = append(out, e.fromReport(&r.Groups[i])...)
+		}
+	}
+	e.link(out)
+	for i := range out {
+		normalize(&out[i])
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID))
+	})
+	return slices.CompactFunc(out, func(a, b Finding) bool { return a.ID == b.ID })
+}
+
+// fromReport is the findings read from one group of the timeline's report.
+func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
+	g := e.group(gr.Group)
+	var out []Finding
+	out = append(out, e.evictions(g, gr)...)
+	out = append(out, e.rollouts(g, gr)...)
+	out = append(out, e.loops(g, gr)...)
+	out = append(out, e.generationSmells(g, gr)...)
+	out = append(out, e.flaps(g, gr)...)
+	out = append(out, e.unowned(g, gr)...)
+	out = append(out, e.idle(g, gr)...)
+	out = append(out, e.suspects(g, gr)...)
+	return out
+}
+
+// link adds to each eviction the warnings that preceded it for the same
+// member.
+func (e *Engine) link(fs []Finding) {
+	pairs := map[Kind]Kind{PollTimeoutEviction: PollTimeoutWarning, SessionTimeoutEviction: SessionTimeoutWarning}
+	for i := range fs {
+		want, ok := pairs[fs[i].Kind]
+		if !ok || len(fs[i].Members) == 0 {
+			continue
+		}
+		for _, w := range fs {
+			if w.Kind == want && w.Group == fs[i].Group && len(w.Members) > 0 &&
+				w.Members[0].MemberID == fs[i].Members[0].MemberID && !w.at.After(fs[i].at) {
+				fs[i].Links = append(fs[i].Links, w.ID)
+			}
+		}
+	}
+}
