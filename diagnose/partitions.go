@@ -7,8 +7,9 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// flaps finds partitions whose owner went A→B→A within FlapWindow, over
-// the generations whose assignments are known: one finding per group.
+// flaps finds partitions whose owner went back to the owner before the
+// previous one (A→B→A) within FlapWindow at least twice, over the
+// generations whose assignments are known: one finding per group.
 func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
 	type own struct {
 		member string
@@ -17,6 +18,7 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
 	}
 	hist := map[tp][]own{}
 	flapped := map[tp]bool{}
+	returns := map[tp]int{}
 	var ids []string
 	var gens []int32
 	var first time.Time
@@ -35,12 +37,17 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
 						continue
 					}
 					if n := len(h); n >= 2 && h[n-2].member == m.MemberID && at.Sub(h[n-2].at) <= e.cfg.FlapWindow {
-						flapped[k] = true
-						ids = append(ids, m.MemberID, h[n-1].member)
-						gens = append(gens, gen.Generation)
-						count++
-						if first.IsZero() {
-							first = at
+						returns[k]++
+						// One return is a member coming and going (scale
+						// out, then in); a second is flapping.
+						if returns[k] >= 2 {
+							flapped[k] = true
+							ids = append(ids, m.MemberID, h[n-1].member)
+							gens = append(gens, gen.Generation)
+							count++
+							if first.IsZero() {
+								first = at
+							}
 						}
 					}
 					hist[k] = append(h, own{m.MemberID, at, gen.Generation})
@@ -57,7 +64,7 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
 	f.Evidence["flaps"] = count
 	f.Evidence["generations"] = uniqInt32(gens)
 	f.Evidence["windowMs"] = ms(e.cfg.FlapWindow)
-	f.Explanation = fmt.Sprintf("%d times a partition went back to the member that owned it two owners ago within %s: each move stops the partition, makes the new owner resume from the last commit, and re-processes the records the old owner had not committed. Flapping comes from members repeatedly joining and leaving (restarts, poll-timeout evictions) under an assignor that does not keep assignments (range, roundrobin)",
+	f.Explanation = fmt.Sprintf("partitions kept going back and forth between members (%d returns to the owner before the previous one, each within %s): each move stops the partition, makes the new owner resume from the last commit, and re-processes the records the old owner had not committed. Flapping comes from members repeatedly joining and leaving (restarts, poll-timeout evictions) under an assignor that does not keep assignments (range, roundrobin)",
 		count, e.cfg.FlapWindow)
 	f.Suggestion = advice(PartitionFlap)
 	return []Finding{f}
@@ -82,7 +89,7 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 	var out []Finding
 	for i, gen := range gr.Generations {
 		at := parsePtr(gen.StableAt)
-		if at.IsZero() || gen.Status == "observed" || len(gen.Unassigned) == 0 {
+		if at.IsZero() || gen.Status == "observed" || len(gen.Unassigned) == 0 || followedUp(gr, i) {
 			continue
 		}
 		until := parse(gr.LastSeen)
@@ -131,9 +138,9 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
-	for _, gen := range gr.Generations {
+	for i, gen := range gr.Generations {
 		at := parsePtr(gen.StableAt)
-		if at.IsZero() || gen.Status == "observed" || len(gen.MembersWithNothing) == 0 {
+		if at.IsZero() || gen.Status == "observed" || len(gen.MembersWithNothing) == 0 || followedUp(gr, i) {
 			continue
 		}
 		// How many partitions the group could spread: the topics' sizes
@@ -179,4 +186,16 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// followedUp reports whether generation i is the first round of a
+// cooperative rebalance (KIP-429): its revoked partitions are unowned and
+// a newcomer gets nothing until the follow-up generation assigns them,
+// by design.
+func followedUp(gr *timeline.GroupReport, i int) bool {
+	if i+1 >= len(gr.Generations) {
+		return false
+	}
+	f := gr.Generations[i+1].FollowUpOf
+	return f != nil && *f == gr.Generations[i].Generation
 }

@@ -269,6 +269,7 @@ func partitionsScript() *script {
 		{"A-1": {0}, "B-1": {2, 3}},
 		{"A-1": {2, 3}, "B-1": {0, 1}},
 		{"A-1": {0, 1}, "B-1": {2, 3}},
+		{"A-1": {2, 3}, "B-1": {0, 1}},
 	}
 	at := 0.0
 	for i, p := range plans {
@@ -320,11 +321,11 @@ func TestScenarios(t *testing.T) {
 		{"poll_timeout_left", Config{}, pollLeft, 40, []Kind{PollTimeoutEviction}},
 		{"poll_timeout_deadline", Config{}, pollDeadline, 70, []Kind{PollTimeoutWarning, PollTimeoutEviction}},
 		{"session_timeout", Config{}, sessionTimeout, 50, []Kind{SessionTimeoutWarning, SessionTimeoutEviction}},
-		{"rolling_restart", Config{}, rollingRestart, 80, []Kind{RebalanceLoop, RollingRestart, PartitionFlap}},
+		{"rolling_restart", Config{}, rollingRestart, 80, []Kind{RebalanceLoop, RollingRestart}},
 		{"static_duplicate", Config{}, staticDuplicate, 40, []Kind{StaticMemberFenced, DuplicateInstanceID, StaticMemberFenced}},
 		{"smells", Config{}, smells, 60, []Kind{TimeoutsMisordered, TimeoutsMisordered, HeterogeneousSubscriptions, MixedAssignors, HeartbeatTooSlow, HeartbeatTooSlow}},
 		{"commits", Config{}, commits, 40, []Kind{BackwardsCommit, StaleOwnerCommit, FailedRevocationCommit}},
-		{"partitions", Config{EagerLargeGroup: 3, UnownedAfter: 5 * time.Second}, partitionsScript, 80,
+		{"partitions", Config{EagerLargeGroup: 3, UnownedAfter: 5 * time.Second}, partitionsScript, 100,
 			[]Kind{EagerLargeGroup, MemberWithoutPartitions, RebalanceLoop, PartitionUnowned, PartitionFlap}},
 		{"duplicate_window", Config{}, duplicateWindow, 30, []Kind{DuplicateWindow}},
 	}

@@ -229,6 +229,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	}
 	if jg.ErrorCode == 82 {
 		e.fenced(g, ev, jg.MemberID, jg.InstanceID)
+		e.fencedRejoin(g, ev, jg.MemberID, jg.InstanceID)
 	}
 	if jg.ErrorCode == 23 && g.once("inconsistent:"+ev.ClientAddr) {
 		f := newFinding(MixedAssignors, g.id, Warning, ev.At, "")

@@ -77,3 +77,31 @@ func (e *Engine) fenced(g *groupState, ev *decode.Event, id, instance string) {
 	f.Suggestion = advice(StaticMemberFenced)
 	g.findings = append(g.findings, f)
 }
+
+// fencedRejoin makes a duplicate_instance_id finding when a fenced member
+// tries to join again under its old member id: the process the instance
+// was taken from is alive and wants it back. (The Java client stops on
+// FENCED_INSTANCE_ID; franz-go keeps trying.)
+func (e *Engine) fencedRejoin(g *groupState, ev *decode.Event, id, instance string) {
+	if id == "" || instance == "" || !g.once("duplicate:"+instance) {
+		return
+	}
+	f := newFinding(DuplicateInstanceID, g.id, Critical, ev.At, id)
+	m := g.info(id)
+	m.ClientID, m.ClientAddr, m.InstanceID = ev.ClientID, ev.ClientAddr, instance
+	f.Members = []Member{m}
+	addrs := []string{ev.ClientAddr}
+	if is := g.instances[instance]; is != nil && len(is.members) > 0 {
+		holder := is.members[len(is.members)-1]
+		f.Members = append(f.Members, g.info(holder))
+		f.Evidence["holder"] = holder
+		addrs = append(addrs, is.addrs[len(is.addrs)-1])
+	}
+	f.Evidence["instanceId"] = instance
+	f.Evidence["clientAddrs"] = addrs
+	f.Evidence["error"] = "FENCED_INSTANCE_ID"
+	f.Explanation = fmt.Sprintf("group.instance.id %q is used by two live processes: after another process took the instance over, the fenced one (%s, from %s) tried to join again. One of them cannot consume; if it ever wins the instance back, the other is fenced in turn",
+		instance, id, ev.ClientAddr)
+	f.Suggestion = advice(DuplicateInstanceID)
+	g.findings = append(g.findings, f)
+}
