@@ -59,6 +59,7 @@ type Engine struct {
 	partitionCounts map[string]int32
 	now             time.Time
 	warnings        []Finding
+	pending         []timeline.Entry // entries not applied yet (see Entry)
 }
 
 // New returns an Engine with cfg, defaults applied.
@@ -73,8 +74,9 @@ func New(cfg Config) *Engine {
 // signature matches the proxy's observer. Neither x nor events are kept.
 // Fetch and ApiVersions exchanges, which yield no events, are read from x.
 func (e *Engine) Observe(x *decode.Exchange, events []decode.Event) {
+	e.advance(completedAt(x, events))
+	e.applyEntries()
 	if x != nil {
-		e.advance(x.RequestAt)
 		switch x.APIKey {
 		case 1:
 			e.fetch(x)
@@ -87,9 +89,40 @@ func (e *Engine) Observe(x *decode.Exchange, events []decode.Event) {
 	}
 }
 
-// Entry takes one timeline entry, as the timeline engine emits it.
+// Entry takes one timeline entry, as the timeline engine emits it. The
+// entry takes effect at the next Observe, Advance or Findings, after the
+// clock has moved to the completion of the exchange that caused it: the
+// live warnings are then decided on the state as it was before that
+// exchange, whether or not a ticker called Advance in between.
 func (e *Engine) Entry(en timeline.Entry) {
-	e.advance(en.At)
+	e.pending = append(e.pending, en)
+}
+
+// completedAt is when the exchange completed: its response, or its request
+// without one; from the events when x is nil.
+func completedAt(x *decode.Exchange, events []decode.Event) time.Time {
+	if x != nil {
+		if !x.ResponseAt.IsZero() {
+			return x.ResponseAt
+		}
+		return x.RequestAt
+	}
+	var t time.Time
+	for i := range events {
+		t = later(t, later(events[i].At, events[i].RespondedAt))
+	}
+	return t
+}
+
+// applyEntries applies the entries received since the last call.
+func (e *Engine) applyEntries() {
+	for _, en := range e.pending {
+		e.entry(en)
+	}
+	e.pending = e.pending[:0]
+}
+
+func (e *Engine) entry(en timeline.Entry) {
 	g := e.group(en.Group)
 	switch en.Kind {
 	case timeline.KindRebalanceStarted:
@@ -109,7 +142,10 @@ func (e *Engine) Entry(en timeline.Entry) {
 // while: serve calls it from a ticker so that live warnings come when
 // their threshold passes. A time not after the latest one seen does
 // nothing.
-func (e *Engine) Advance(now time.Time) { e.advance(now) }
+func (e *Engine) Advance(now time.Time) {
+	e.advance(now)
+	e.applyEntries()
+}
 
 // advance moves the clock and raises the warnings whose thresholds the
 // new time passes, with the state as it was before the fact at now.
@@ -142,8 +178,9 @@ func (e *Engine) group(id string) *groupState {
 // Findings returns every finding so far: the live warnings, those the
 // events showed, and those read from r, the timeline's report of the same
 // input (nil: none of those). Sorted by time, then kind and ID; calling
-// it does not change the engine.
+// it does not change what later calls find.
 func (e *Engine) Findings(r *timeline.Report) []Finding {
+	e.applyEntries()
 	out := append([]Finding{}, e.warnings...)
 	for _, id := range sortedKeys(e.groups) {
 		g := e.groups[id]

@@ -183,11 +183,29 @@ func (s *script) ordered() []item {
 // the diagnosis as they come), closes both at closeAt seconds, and
 // returns the findings and the live warnings as they were raised.
 func diagnoseScript(t *testing.T, cfg Config, s *script, closeAt float64) (findings, live []Finding) {
+	return diagnoseScriptTicking(t, cfg, s, closeAt, 0)
+}
+
+// diagnoseScriptTicking is diagnoseScript with, when tick > 0, a call to
+// Advance every tick seconds between the exchanges, as serve's ticker does.
+func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick float64) (findings, live []Finding) {
 	t.Helper()
 	cfg.OnFinding = func(f Finding) { live = append(live, f) }
 	d := New(cfg)
 	tl := timeline.New(timeline.Config{OnEntry: d.Entry})
+	clock := 0.0
 	for _, it := range s.ordered() {
+		if tick > 0 {
+			var at time.Time
+			if it.x != nil {
+				at = it.x.RequestAt
+			} else {
+				at = later(it.ev.At, it.ev.RespondedAt)
+			}
+			for ; sec(clock).Before(at); clock += tick {
+				d.Advance(sec(clock))
+			}
+		}
 		if it.x != nil {
 			d.Observe(it.x, nil)
 			continue

@@ -353,6 +353,19 @@ func TestScenarios(t *testing.T) {
 			if !bytes.Equal(b.Bytes(), b2.Bytes()) {
 				t.Error("a second run gave different bytes")
 			}
+			// Live: a ticker advancing the clock between exchanges
+			// changes nothing.
+			fs3, live := diagnoseScriptTicking(t, c.cfg, c.script(), c.closeAt, 0.25)
+			var b3 bytes.Buffer
+			_ = WriteJSON(&b3, fs3)
+			if !bytes.Equal(b.Bytes(), b3.Bytes()) {
+				t.Errorf("with a ticker the findings differ:\n%s", b3.String())
+			}
+			for _, w := range live {
+				if !slices.ContainsFunc(fs3, func(f Finding) bool { return f.ID == w.ID }) {
+					t.Errorf("live warning %s is not among the findings", w.ID)
+				}
+			}
 		})
 	}
 }

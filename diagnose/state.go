@@ -142,7 +142,6 @@ func host(addr string) string {
 // event updates the state from one group event and makes the findings
 // the event alone shows.
 func (e *Engine) event(ev *decode.Event) {
-	e.advance(ev.At)
 	if ev.Metadata != nil {
 		for _, t := range ev.Metadata.Topics {
 			if t.ErrorCode == 0 && t.Name != "" {
@@ -244,7 +243,12 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	if m == nil {
 		return
 	}
-	m.gone = false
+	if ev.Responded() && jg.ErrorCode == 0 {
+		// Only an accepted join brings a member back: an unanswered one
+		// reaches kproxy's observers when its connection closes, long
+		// after the member may have been removed.
+		m.gone = false
+	}
 	m.lastJoin = ev.At
 	m.session, m.rebalance = jg.SessionTimeout, jg.RebalanceTimeout
 	g.byAddr[ev.ClientAddr] = id

@@ -232,6 +232,7 @@ var diagScenarios = []diagScenario{
 	{"session_timeout", runSessionTimeout, []diagnose.Kind{diagnose.SessionTimeoutWarning, diagnose.SessionTimeoutEviction}},
 	{"rolling_restart", runRollingRestart, []diagnose.Kind{diagnose.RebalanceLoop, diagnose.RollingRestart}},
 	{"duplicate_instance", runDuplicateInstance, []diagnose.Kind{diagnose.StaticMemberFenced, diagnose.DuplicateInstanceID}},
+	{"poll_timeout", runPollTimeout, []diagnose.Kind{diagnose.PollTimeoutWarning, diagnose.SessionTimeoutEviction, diagnose.PollTimeoutEviction}},
 	{"commits", runCommits, []diagnose.Kind{diagnose.BackwardsCommit, diagnose.StaleOwnerCommit, diagnose.FailedRevocationCommit}},
 	{"smells", runSmells, []diagnose.Kind{diagnose.TimeoutsMisordered, diagnose.HeterogeneousSubscriptions, diagnose.MixedAssignors, diagnose.HeartbeatTooSlow}},
 }
@@ -320,6 +321,57 @@ func runRollingRestart(t *testing.T, addr string) {
 	}
 	for _, m := range ms {
 		m.stop()
+	}
+}
+
+// runPollTimeout: b takes records and then "processes" them for longer
+// than its rebalance timeout without polling (kgo.BlockRebalanceOnPoll:
+// it cannot rejoin until it polls again); c joins, the group rebalances,
+// and the coordinator ends the join phase without b.
+func runPollTimeout(t *testing.T, addr string) {
+	produce(t, addr, "t", 30)
+	// a waits in its JoinGroup while the group waits for b. kfake, unlike
+	// Apache Kafka, expires the session of a member whose JoinGroup it
+	// holds, and the join phase lasts the largest rebalance timeout, which
+	// is above every session timeout: a is evicted too, by its session.
+	rng := kgo.Balancers(kgo.RangeBalancer())
+	a := startDiagMember(t, addr, "g", "poll-a", []string{"t"}, rng)
+	a.groupMeta(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"), kgo.ClientID("poll-b"),
+		rng, kgo.BlockRebalanceOnPoll(), kgo.HeartbeatInterval(300*time.Millisecond), kgo.SessionTimeout(1500*time.Millisecond),
+		kgo.RebalanceTimeout(2*time.Second), kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for cl.PollFetches(ctx).NumRecords() == 0 && ctx.Err() == nil {
+	}
+	// b holds its records and does not poll again.
+	_, gen := a.cl.GroupMetadata()
+	c := startDiagMember(t, addr, "g", "poll-c", []string{"t"}, rng)
+	waitGeneration(t, c, gen+1)
+	time.Sleep(time.Second)
+	cl.AllowRebalance()
+	cl.Close()
+	c.stop()
+	a.stop()
+}
+
+// produce writes n records to topic through addr.
+func produce(t *testing.T, addr, topic string, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
