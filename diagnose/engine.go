@@ -235,3 +235,13 @@ func (e *Engine) link(fs []Finding) {
 		}
 	}
 }
+
+// eventFindings counts the findings the events made so far: it changes
+// when one is added.
+func (e *Engine) eventFindings() int {
+	n := 0
+	for _, g := range e.groups {
+		n += len(g.findings) + len(g.handovers)
+	}
+	return n
+}

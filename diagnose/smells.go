@@ -132,22 +132,18 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Fin
 }
 
 // cadence makes a heartbeat_too_slow finding per member whose median gap
-// between successful heartbeats is a third of its session timeout or more
-// (at least five gaps seen).
+// between successful heartbeats reached a third of its session timeout
+// (at least five gaps seen), stamped when it first did; the evidence has
+// the latest median.
 func (e *Engine) cadence(g *groupState) []Finding {
 	var out []Finding
 	for _, id := range sortedKeys(g.members) {
 		m := g.members[id]
-		if len(m.intervals) < 5 || m.session <= 0 {
+		if m.slowSince.IsZero() {
 			continue
 		}
-		s := slices.Clone(m.intervals)
-		slices.Sort(s)
-		median := s[len(s)/2]
-		if median*3 < m.session {
-			continue
-		}
-		f := newFinding(HeartbeatTooSlow, g.id, Warning, m.lastHeartbeatOr(), id)
+		median := m.medianInterval()
+		f := newFinding(HeartbeatTooSlow, g.id, Warning, m.slowSince, id)
 		f.Members = []Member{m.Member}
 		f.Evidence["medianHeartbeatIntervalMs"] = ms(median.Round(time.Millisecond))
 		f.Evidence["sessionTimeoutMs"] = ms(m.session)
@@ -160,10 +156,9 @@ func (e *Engine) cadence(g *groupState) []Finding {
 	return out
 }
 
-// lastHeartbeatOr is the member's latest heartbeat, or its latest request.
-func (m *memberState) lastHeartbeatOr() time.Time {
-	if !m.lastHeartbeat.IsZero() {
-		return m.lastHeartbeat
-	}
-	return m.lastActive
+// medianInterval is the median of the member's latest heartbeat gaps.
+func (m *memberState) medianInterval() time.Duration {
+	s := slices.Clone(m.intervals)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

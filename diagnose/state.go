@@ -67,6 +67,9 @@ type memberState struct {
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest 32.
 	intervals []time.Duration
+	// slowSince is the heartbeat at which the median gap first reached a
+	// third of the session timeout: the heartbeat_too_slow finding's time.
+	slowSince time.Time
 	// warnedFor is the lastActive a session warning was raised for;
 	// pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor time.Time
@@ -190,9 +193,15 @@ func (e *Engine) event(ev *decode.Event) {
 		case 0:
 			if m != nil {
 				if !m.lastHeartbeat.IsZero() {
-					m.intervals = append(m.intervals, ev.At.Sub(m.lastHeartbeat))
+					gap := ev.At.Sub(m.lastHeartbeat)
+					m.intervals = append(m.intervals, gap)
 					if len(m.intervals) > 32 {
 						m.intervals = m.intervals[1:]
+					}
+					// The median is looked at only after a slow gap.
+					if m.slowSince.IsZero() && gap*3 >= m.session && m.session > 0 && len(m.intervals) >= 5 &&
+						m.medianInterval()*3 >= m.session {
+						m.slowSince = ev.At
 					}
 				}
 				m.lastHeartbeat = ev.At
