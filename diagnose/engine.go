@@ -20,7 +20,8 @@ type Config struct {
 	// large (eager_large_group). Default 10.
 	EagerLargeGroup int
 	// UnownedAfter is how long a stable generation must leave a partition
-	// without owner to make a partition_unowned finding. Default 30 s.
+	// without owner, or a member without partitions, to make a
+	// partition_unowned or member_without_partitions finding. Default 30 s.
 	UnownedAfter time.Duration
 	// FlapWindow is how soon a partition must come back to its previous
 	// owner to count as a flap. Default 10 minutes.

@@ -92,12 +92,7 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 		if at.IsZero() || gen.Status == "observed" || len(gen.Unassigned) == 0 || followedUp(gr, i) {
 			continue
 		}
-		until := parse(gr.LastSeen)
-		if i+1 < len(gr.Generations) {
-			if s := parsePtr(gr.Generations[i+1].StartedAt); !s.IsZero() {
-				until = s
-			}
-		}
+		until := lastedUntil(gr, i)
 		if until.Sub(at) < e.cfg.UnownedAfter {
 			continue
 		}
@@ -134,14 +129,16 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 }
 
 // idle makes member_without_partitions findings for stable generations
-// whose members got nothing while partitions were there for them.
+// that left members with nothing for at least UnownedAfter (shorter is a
+// passing state of a rebalance).
 func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	for i, gen := range gr.Generations {
 		at := parsePtr(gen.StableAt)
-		if at.IsZero() || gen.Status == "observed" || len(gen.MembersWithNothing) == 0 || followedUp(gr, i) {
-			continue
+		if at.IsZero() || gen.Status == "observed" || len(gen.MembersWithNothing) == 0 || followedUp(gr, i) ||
+			lastedUntil(gr, i).Sub(at) < e.cfg.UnownedAfter {
+			continue // a passing state of a rebalance
 		}
 		// How many partitions the group could spread: the topics' sizes
 		// from Metadata, else what was assigned.
@@ -198,4 +195,15 @@ func followedUp(gr *timeline.GroupReport, i int) bool {
 	}
 	f := gr.Generations[i+1].FollowUpOf
 	return f != nil && *f == gr.Generations[i].Generation
+}
+
+// lastedUntil is when generation i stopped being current: the start of the
+// next rebalance, or the group's last exchange.
+func lastedUntil(gr *timeline.GroupReport, i int) time.Time {
+	if i+1 < len(gr.Generations) {
+		if s := parsePtr(gr.Generations[i+1].StartedAt); !s.IsZero() {
+			return s
+		}
+	}
+	return parse(gr.LastSeen)
 }

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -33,6 +34,8 @@ type adminSources struct {
 	proxy    func() proxy.Stats
 	journal  func() journal.Stats // nil when there is no journal
 	timeline func() *timeline.Report
+	// diagnosis is the live findings; nil: /api/diagnosis is not served.
+	diagnosis func() []diagnose.Finding
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -69,6 +72,13 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			return timeline.WriteJSON(b, src.timeline())
 		})
 	})
+	if src.diagnosis != nil {
+		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
+			serveRendered(w, log, "application/json", func(b io.Writer) error {
+				return diagnose.WriteJSON(b, src.diagnosis())
+			})
+		})
+	}
 	mux.HandleFunc("GET /timeline", func(w http.ResponseWriter, r *http.Request) {
 		serveRendered(w, log, "text/plain; charset=utf-8", func(b io.Writer) error {
 			return timeline.WriteText(b, src.timeline(), time.UTC)

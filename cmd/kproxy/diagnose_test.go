@@ -338,8 +338,8 @@ func runPollTimeout(t *testing.T, addr string) {
 	a := startDiagMember(t, addr, "g", "poll-a", []string{"t"}, rng)
 	a.groupMeta(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"), kgo.ClientID("poll-b"),
-		rng, kgo.BlockRebalanceOnPoll(), kgo.HeartbeatInterval(300*time.Millisecond), kgo.SessionTimeout(1500*time.Millisecond),
-		kgo.RebalanceTimeout(2*time.Second), kgo.FetchMaxWait(200*time.Millisecond))
+		rng, kgo.BlockRebalanceOnPoll(), kgo.HeartbeatInterval(300*time.Millisecond), kgo.SessionTimeout(3*time.Second),
+		kgo.RebalanceTimeout(4*time.Second), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

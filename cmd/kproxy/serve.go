@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/config"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -110,9 +111,10 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
-			proxy:    func() proxy.Stats { return s.proxy.Stats() },
-			timeline: obs.timeline.Report,
-			warnings: healthWarnings(cfg),
+			proxy:     func() proxy.Stats { return s.proxy.Stats() },
+			timeline:  obs.timeline.Report,
+			diagnosis: obs.timeline.Findings,
+			warnings:  healthWarnings(cfg),
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -156,7 +158,15 @@ func (s *server) run(ctx context.Context) error {
 	if s.admin != nil {
 		go s.admin.serve() // ends with s.admin.shutdown below
 	}
+	tctx, stopTick := context.WithCancel(ctx)
+	ticked := make(chan struct{})
+	go func() { // ends with stopTick below
+		defer close(ticked)
+		tickDiagnosis(tctx, s.obs.timeline)
+	}()
 	err := s.proxy.Run(ctx) // returns once the observers have seen every exchange
+	stopTick()
+	<-ticked
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -197,7 +207,7 @@ var _ proxy.DropObserver = (*journal.Writer)(nil)
 type observers struct {
 	list     []proxy.Observer
 	journal  *journal.Writer // nil when off
-	timeline *timeline.Shared
+	timeline *diagnose.Live  // the timeline and the diagnosis
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -223,7 +233,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = timeline.NewShared(tcfg)
+	o.timeline = diagnose.NewLive(tcfg, diagnose.Config{}, diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat))
 	o.list = append(o.list, o.timeline)
 	return o, nil
 }
