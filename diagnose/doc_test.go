@@ -19,13 +19,13 @@ func TestDocListsEveryKind(t *testing.T) {
 	}
 	doc := string(b)
 	var got []Kind
-	for _, m := range regexp.MustCompile("(?m)^## `([a-z_]+)`$").FindAllStringSubmatch(doc, -1) {
+	for _, m := range regexp.MustCompile("(?m)^### `([a-z_]+)`$").FindAllStringSubmatch(doc, -1) {
 		got = append(got, Kind(m[1]))
 	}
 	if !slices.Equal(got, Kinds) {
 		t.Fatalf("docs/diagnosis.md sections %v; want %v", got, Kinds)
 	}
-	sections := regexp.MustCompile("(?m)^## ").Split(doc, -1)[1:]
+	sections := regexp.MustCompile("(?m)^### ").Split(doc, -1)[1:]
 	for i, k := range Kinds {
 		t.Run(string(k), func(t *testing.T) {
 			s := sections[i]

@@ -61,6 +61,7 @@ type Engine struct {
 	now             time.Time
 	warnings        []Finding
 	pending         []timeline.Entry // entries not applied yet (see Entry)
+	pruned          time.Time        // the last prune
 }
 
 // New returns an Engine with cfg, defaults applied.
@@ -157,6 +158,47 @@ func (e *Engine) advance(now time.Time) {
 	e.now = now
 	for _, id := range sortedKeys(e.groups) {
 		e.groups[id].checkSilence(e, now)
+	}
+	if now.Sub(e.pruned) >= pruneEvery {
+		e.pruned = now
+		e.prune(now)
+	}
+}
+
+// pruneEvery is how often, in event time, the engine forgets what no
+// finding can need any more, so that its memory does not grow with the
+// length of the input; forgetAfter is how old that is.
+const (
+	pruneEvery  = time.Minute
+	forgetAfter = 10 * time.Minute
+	keepJoins   = 16 // generations whose offered protocols are kept
+)
+
+// prune forgets connections silent for forgetAfter, handovers that cannot
+// become findings (settled without a window, or never settled), and the
+// offered protocols of old generations.
+func (e *Engine) prune(now time.Time) {
+	for addr, c := range e.conns {
+		if now.Sub(c.last) > forgetAfter {
+			delete(e.conns, addr)
+		}
+	}
+	for _, g := range e.groups {
+		g.handovers = slices.DeleteFunc(g.handovers, func(h *handover) bool {
+			if h.resumed {
+				return !h.known || h.fromPos.offset <= h.resume
+			}
+			return now.Sub(h.at) > forgetAfter
+		})
+		var newest int32
+		for gen := range g.joins {
+			newest = max(newest, gen)
+		}
+		for gen := range g.joins {
+			if gen < newest-keepJoins {
+				delete(g.joins, gen)
+			}
+		}
 	}
 }
 

@@ -161,8 +161,8 @@ func (e *Engine) rollout(g *groupState, gr *timeline.GroupReport, rs []restart) 
 		patterns = append(patterns, r.pattern)
 		hosts = append(hosts, r.hostOld)
 		for _, id := range []string{r.gone, r.back} {
-			if c := e.conns[g.info(id).ClientAddr]; c != nil && c.software.Name != "" {
-				software = append(software, c.software.Name+" "+c.software.Version)
+			if m := g.members[id]; m != nil && m.software.Name != "" {
+				software = append(software, m.software.Name+" "+m.software.Version)
 			}
 		}
 	}

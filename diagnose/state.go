@@ -61,8 +61,9 @@ func (g *groupState) once(key string) bool {
 type memberState struct {
 	Member
 	session, rebalance time.Duration
-	lastActive         time.Time // its latest request on the coordinator
-	lastJoin           time.Time // its latest JoinGroup request
+	software           decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
+	lastActive         time.Time             // its latest request on the coordinator
+	lastJoin           time.Time             // its latest JoinGroup request
 	lastHeartbeat      time.Time
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest 32.
@@ -116,6 +117,7 @@ type connState struct {
 	clientID string
 	software decode.ClientSoftware
 	fetches  map[tp]fetchPos
+	last     time.Time // its latest request seen
 }
 
 // fetchPos is a fetch offset and when it was asked for.
@@ -260,6 +262,9 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	}
 	m.lastJoin = ev.At
 	m.session, m.rebalance = jg.SessionTimeout, jg.RebalanceTimeout
+	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
+		m.software = c.software // announced when the connection opened
+	}
 	g.byAddr[ev.ClientAddr] = id
 	if ev.Responded() && jg.ErrorCode == 0 {
 		if g.joins[jg.Generation] == nil {

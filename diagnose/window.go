@@ -35,7 +35,7 @@ func (e *Engine) fetch(x *decode.Exchange) {
 		return // undecodable, or a follower broker's fetch
 	}
 	c := e.conn(x.ClientAddr)
-	c.clientID = x.ClientID
+	c.clientID, c.last = x.ClientID, x.RequestAt
 	for _, t := range fr.Topics {
 		name := e.topicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
@@ -50,7 +50,7 @@ func (e *Engine) fetch(x *decode.Exchange) {
 func (e *Engine) apiVersions(x *decode.Exchange) {
 	if sw, ok, err := decode.DecodeClientSoftware(x); err == nil && ok {
 		c := e.conn(x.ClientAddr)
-		c.clientID, c.software = x.ClientID, sw
+		c.clientID, c.software, c.last = x.ClientID, sw, x.RequestAt
 	}
 }
 

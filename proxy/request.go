@@ -87,7 +87,11 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.requestFrames.Add(1)
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
-	if handshake := key == 17 && p.version == 0; handshake || observed(key) {
+	if decode.RequestOnly(key) {
+		if size <= maxObservedRequest {
+			return false, c.forwardObservedRequest(br, prefix, size, p)
+		}
+	} else if handshake := key == 17 && p.version == 0; handshake || observed(key) {
 		return handshake, c.forwardWhole(br, prefix, size, p)
 	}
 
@@ -136,6 +140,34 @@ func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pend
 		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
 		return err
 	}
+	return nil
+}
+
+// maxObservedRequest bounds the request-only frames (Fetch) kproxy reads
+// whole to observe: a consumer's Fetch names its partitions in well under
+// this; a larger one (thousands of partitions in one request) is streamed
+// and not observed, rather than copied.
+const maxObservedRequest = 256 << 10
+
+// forwardObservedRequest forwards a request read whole whose response is
+// streamed like any other (Fetch): the request alone is handed to the
+// observers, once written, without a response.
+func (c *conn) forwardObservedRequest(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+	frame, err := readFrame(br, prefix, size)
+	if err != nil {
+		c.log.Debug("client closed mid-request", zap.Error(err))
+		return err
+	}
+	c.pending.push(p) // without its request: the response is not kept
+	if _, err := c.upstream.Write(frame); err != nil {
+		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
+		return err
+	}
+	if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
+		p.clientID = h.ClientIDString()
+	}
+	p.request = frame[4:]
+	c.p.observe(c.exchange(p, nil, time.Time{}))
 	return nil
 }
 

@@ -233,6 +233,7 @@ var diagScenarios = []diagScenario{
 	{"rolling_restart", runRollingRestart, []diagnose.Kind{diagnose.RebalanceLoop, diagnose.RollingRestart}},
 	{"duplicate_instance", runDuplicateInstance, []diagnose.Kind{diagnose.StaticMemberFenced, diagnose.DuplicateInstanceID}},
 	{"poll_timeout", runPollTimeout, []diagnose.Kind{diagnose.PollTimeoutWarning, diagnose.SessionTimeoutEviction, diagnose.PollTimeoutEviction}},
+	{"duplicate_window", runDuplicateWindow, []diagnose.Kind{diagnose.DuplicateWindow}},
 	{"commits", runCommits, []diagnose.Kind{diagnose.BackwardsCommit, diagnose.StaleOwnerCommit, diagnose.FailedRevocationCommit}},
 	{"smells", runSmells, []diagnose.Kind{diagnose.TimeoutsMisordered, diagnose.HeterogeneousSubscriptions, diagnose.MixedAssignors, diagnose.HeartbeatTooSlow}},
 }
@@ -256,6 +257,11 @@ func TestDiagnoseOnKfake(t *testing.T) {
 				t.Fatalf("got kinds %v; want %v\n%s", got, sc.want, b.String())
 			}
 			diagGolden(t, sc.name, fs)
+			if sc.name == "duplicate_window" {
+				if got := fs[0].Evidence["records"]; got != 60.0 {
+					t.Errorf("duplicate window of %v records; want 60 (read up to 100, committed 40)", got)
+				}
+			}
 		})
 	}
 }
@@ -371,6 +377,44 @@ func produce(t *testing.T, addr, topic string, n int) {
 	for i := range n {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// runDuplicateWindow: a reads the 100 records of each partition of t but
+// has committed only 40 of each; b joins and takes t[2], resuming from the
+// commit: the 60 records a read past it are processed again.
+func runDuplicateWindow(t *testing.T, addr string) {
+	produceSpread(t, addr, "t", 3, 100)
+	opts := []kgo.Opt{kgo.DisableAutoCommit(), kgo.Balancers(kgo.RangeBalancer())}
+	a := startDiagMember(t, addr, "g", "dw-a", []string{"t"}, opts...)
+	aID, aGen := a.groupMeta(t)
+	time.Sleep(time.Second) // a fetches everything: its positions are 100
+	if codes := commitRaw(t, a, "g", aID, aGen, map[int32]int64{0: 40, 1: 40, 2: 40}); slices.ContainsFunc(codes, func(c int16) bool { return c != 0 }) {
+		t.Fatalf("a's commit: %v", codes)
+	}
+	b := startDiagMember(t, addr, "g", "dw-b", []string{"t"}, opts...)
+	waitGeneration(t, b, aGen+1)
+	time.Sleep(time.Second)
+	b.stop()
+	a.stop()
+}
+
+// produceSpread writes n records to each of the topic's partitions.
+func produceSpread(t *testing.T, addr, topic string, partitions int32, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for p := range partitions {
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte{byte(i)}}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
