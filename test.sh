@@ -4,12 +4,14 @@
 #   1. gofmt: no tracked .go file may need formatting
 #   2. go vet ./...
 #   3. go test -race ./... (two packages at a time)
-#   4. each fuzz target for a short fixed time (FUZZTIME, default 10s)
+#   4. each fuzz target for a fixed time (FUZZTIME, default 30s: three targets,
+#      a minute and a half); the seed corpora are in each package's
+#      testdata/fuzz/, where the fuzzer also writes any input that fails
 #   5. e2e/run.sh, when it exists (real clients against a real broker)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-fuzztime="${FUZZTIME:-10s}"
+fuzztime="${FUZZTIME:-30s}"
 step() { printf '\n==> %s\n' "$*"; }
 
 step "gofmt"

@@ -37,8 +37,8 @@ type Config struct {
 	// TLSClientCA, when set, makes clients present a certificate signed by
 	// one of its CAs.
 	TLSClientCA string
-	// TLSReloadInterval is how often the listener TLS files are checked
-	// for changes.
+	// TLSReloadInterval is how often the TLS files of both sides (the
+	// listeners' and the upstream ones) are checked for changes.
 	TLSReloadInterval time.Duration
 	// SNIHostPattern serves every broker on the Listen port, routed by TLS
 	// server name; "" means one listener per broker.
@@ -73,6 +73,23 @@ type Config struct {
 	// observers, so that large observed frames behind a slow journal cannot
 	// grow memory without bound.
 	ObserverQueueBytes int64
+	// MaxObservedFrameSize is the largest frame of interest kept for the
+	// observers; a larger one is forwarded unobserved.
+	MaxObservedFrameSize int32
+	// MaxBufferedBytes bounds the client request bytes held in memory
+	// across every connection; when spent, reading from clients pauses.
+	MaxBufferedBytes int64
+	// FrameReadTimeout bounds the reading of one request frame kproxy
+	// reads whole.
+	FrameReadTimeout time.Duration
+	// MaxConnections is the most client connections served at once; 0
+	// means derived from the file-descriptor limit.
+	MaxConnections int
+	// MaxConnectionsPerIP is the most client connections served at once
+	// from one IP address; 0 means no limit.
+	MaxConnectionsPerIP int
+	// IdleTimeout closes client connections idle for this long.
+	IdleTimeout time.Duration
 	// Journal is the directory exchanges are journaled to; "" means off.
 	Journal string
 	// JournalFsync is the journal's durability policy: journal.FsyncAlways,
@@ -105,6 +122,24 @@ type Config struct {
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
+
+	// UpstreamSASLMechanism, when set (PLAIN, SCRAM-SHA-256 or
+	// SCRAM-SHA-512), makes kproxy authenticate every broker connection
+	// as UpstreamSASLUsername, so that clients need no SASL. "" means
+	// clients authenticate as themselves, through kproxy.
+	UpstreamSASLMechanism string
+	// UpstreamSASLUsername is the user kproxy authenticates as.
+	UpstreamSASLUsername string
+	// UpstreamSASLPasswordFile names the file Load reads the password
+	// from, when KPROXY_UPSTREAM_SASL_PASSWORD does not give it.
+	UpstreamSASLPasswordFile string
+	// UpstreamSASLPassword is the password, from
+	// KPROXY_UPSTREAM_SASL_PASSWORD or the password file; never a flag or
+	// a config file key.
+	UpstreamSASLPassword Secret
+	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients
+	// on listeners other hosts can reach without a client certificate.
+	AllowOpenSASLProxy bool
 }
 
 // Default values of the settings that have one. Those of the proxy are
@@ -117,7 +152,13 @@ const (
 	DefaultDialTimeout        = proxy.DefaultDialTimeout
 	DefaultShutdownTimeout    = proxy.DefaultShutdownTimeout
 	DefaultObserverQueue      = proxy.DefaultObserverQueue
-	DefaultObserverQueueBytes = proxy.DefaultObserverQueueBytes // 64 MiB
+	DefaultObserverQueueBytes = proxy.DefaultObserverQueueBytes   // 64 MiB
+	DefaultMaxObservedFrame   = proxy.DefaultMaxObservedFrameSize // 4 MiB
+	DefaultMaxBufferedBytes   = proxy.DefaultMaxBufferedBytes     // 256 MiB
+	DefaultFrameReadTimeout   = proxy.DefaultFrameReadTimeout
+	DefaultMaxConnections     = 0 // from the file-descriptor limit
+	DefaultMaxConnsPerIP      = 0 // no limit
+	DefaultIdleTimeout        = proxy.DefaultIdleTimeout
 	DefaultJournalFsync       = journal.Fsync(time.Second)
 	DefaultJournalSegmentSize = 64 << 20 // 64 MiB
 	DefaultJournalSegmentAge  = time.Hour
@@ -142,6 +183,13 @@ func Default() Config {
 		ShutdownTimeout:    DefaultShutdownTimeout,
 		ObserverQueue:      DefaultObserverQueue,
 		ObserverQueueBytes: DefaultObserverQueueBytes,
+
+		MaxObservedFrameSize: DefaultMaxObservedFrame,
+		MaxBufferedBytes:     DefaultMaxBufferedBytes,
+		FrameReadTimeout:     DefaultFrameReadTimeout,
+		MaxConnections:       DefaultMaxConnections,
+		MaxConnectionsPerIP:  DefaultMaxConnsPerIP,
+		IdleTimeout:          DefaultIdleTimeout,
 
 		JournalFsync:       DefaultJournalFsync,
 		JournalSegmentSize: DefaultJournalSegmentSize,

@@ -33,6 +33,12 @@ const (
 	KeyShutdownTimeout            = "shutdown-timeout"
 	KeyObserverQueue              = "observer-queue"
 	KeyObserverQueueBytes         = "observer-queue-bytes"
+	KeyMaxObservedFrame           = "max-observed-frame-size"
+	KeyMaxBufferedBytes           = "max-buffered-bytes"
+	KeyFrameReadTimeout           = "frame-read-timeout"
+	KeyMaxConnections             = "max-connections"
+	KeyMaxConnsPerIP              = "max-connections-per-ip"
+	KeyIdleTimeout                = "idle-timeout"
 	KeyJournal                    = "journal"
 	KeyJournalFsync               = "journal-fsync"
 	KeyJournalSegmentSize         = "journal-segment-size"
@@ -45,6 +51,15 @@ const (
 	KeyAdmin                      = "admin"
 	KeyLogFormat                  = "log-format"
 	KeyLogLevel                   = "log-level"
+
+	KeyUpstreamSASLMechanism    = "upstream-sasl-mechanism"
+	KeyUpstreamSASLUsername     = "upstream-sasl-username"
+	KeyUpstreamSASLPasswordFile = "upstream-sasl-password-file"
+	// KeyUpstreamSASLPassword is read only from its environment variable,
+	// KPROXY_UPSTREAM_SASL_PASSWORD: a flag would show in ps, and a config
+	// file key would invite passwords into files meant to be shared.
+	KeyUpstreamSASLPassword = "upstream-sasl-password"
+	KeyAllowOpenSASLProxy   = "allow-open-sasl-proxy"
 )
 
 // EnvPrefix is the prefix of every environment variable kproxy reads.
@@ -77,6 +92,9 @@ type Option struct {
 	// Flag is false for settings only the config file and the
 	// environment can carry.
 	Flag bool
+	// EnvOnly marks a setting only its environment variable can carry
+	// (a secret): no flag, no config file key.
+	EnvOnly bool
 	// Default is the default as text, "" when there is none.
 	Default string
 	// Usage is a one-line description.
@@ -101,7 +119,7 @@ func Options() []Option {
 		{Key: KeyListen, Flag: true, kind: kindString, Default: d.Listen,
 			Usage: "bootstrap listener clients are seeded with, HOST:PORT"},
 		{Key: KeyAdvertise, Flag: true, kind: kindString,
-			Usage: "host put in rewritten broker addresses (containers, NAT); empty means the host of --listen"},
+			Usage: "host put in rewritten broker addresses (containers, NAT); empty means the host of --listen; not with --sni-host-pattern, which names the brokers itself"},
 		{Key: KeyBrokerPortBase, Flag: true, kind: kindInt, Default: strconv.Itoa(d.BrokerPortBase),
 			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen; 0 means the --listen port + 1"},
 		{Key: KeyBrokerListeners, kind: kindNodeMap,
@@ -113,7 +131,7 @@ func Options() []Option {
 		{Key: KeyTLSClientCA, Flag: true, kind: kindString,
 			Usage: "PEM CA certificates: clients must present a certificate signed by one of them (mutual TLS); empty means no client certificate needed"},
 		{Key: KeyTLSReloadInterval, Flag: true, kind: kindDuration, Default: d.TLSReloadInterval.String(),
-			Usage: "how often the --tls-cert, --tls-key and --tls-client-ca files are checked for changes"},
+			Usage: "how often the TLS files of both sides (--tls-cert, --tls-key, --tls-client-ca; --upstream-ca, --upstream-cert, --upstream-key) are checked for changes"},
 		{Key: KeySNIHostPattern, Flag: true, kind: kindString,
 			Usage: "serve every broker on the --listen port by TLS server name: node N is advertised as the pattern with $(nodeId) replaced by N, e.g. broker-$(nodeId).kproxy.example.com; needs --tls-cert covering those names (a wildcard)"},
 		{Key: KeyUpstreamTLS, Flag: true, kind: kindBool, Default: "false",
@@ -128,6 +146,16 @@ func Options() []Option {
 			Usage: "name to verify in every broker certificate instead of the host each broker advertises"},
 		{Key: KeyUpstreamInsecureSkipVerify, Flag: true, kind: kindBool, Default: "false",
 			Usage: "do not verify broker certificates: for tests only; warned about at start and on /healthz"},
+		{Key: KeyUpstreamSASLMechanism, Flag: true, kind: kindString,
+			Usage: "kproxy authenticates every broker connection itself, so clients need no SASL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty means clients authenticate as themselves"},
+		{Key: KeyUpstreamSASLUsername, Flag: true, kind: kindString,
+			Usage: "user kproxy authenticates as (with --upstream-sasl-mechanism)"},
+		{Key: KeyUpstreamSASLPasswordFile, Flag: true, kind: kindString,
+			Usage: "file holding that user's password (a trailing newline is ignored); or set KPROXY_UPSTREAM_SASL_PASSWORD"},
+		{Key: KeyUpstreamSASLPassword, EnvOnly: true, kind: kindString,
+			Usage: "that user's password, from the environment only (never a flag or file key); or use --upstream-sasl-password-file"},
+		{Key: KeyAllowOpenSASLProxy, Flag: true, kind: kindBool, Default: "false",
+			Usage: "let kproxy authenticate upstream for clients on listeners other hosts can reach without client certificates (anyone who connects acts as that user)"},
 		{Key: KeyMaxFrameSize, Flag: true, kind: kindSize, Default: "100MiB",
 			Usage: "largest request, or response kproxy reads whole (all but streamed ones such as Fetch), accepted; a larger one closes its connection (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyDialTimeout, Flag: true, kind: kindDuration, Default: d.DialTimeout.String(),
@@ -138,6 +166,18 @@ func Options() []Option {
 			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
 		{Key: KeyObserverQueueBytes, Flag: true, kind: kindSize, Default: "64MiB",
 			Usage: "bytes of request and response frames queued for the observers before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyMaxObservedFrame, Flag: true, kind: kindSize, Default: "4MiB",
+			Usage: "largest group request or response kept for the timeline and journal; a larger one is forwarded unobserved, counted and marked (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyMaxBufferedBytes, Flag: true, kind: kindSize, Default: "256MiB",
+			Usage: "bytes of client requests held in memory at once, all connections together; when spent, reading from clients pauses (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyFrameReadTimeout, Flag: true, kind: kindDuration, Default: d.FrameReadTimeout.String(),
+			Usage: "a client sending a request kproxy reads whole (group APIs) more slowly than this is disconnected"},
+		{Key: KeyMaxConnections, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MaxConnections),
+			Usage: "client connections served at once, more are refused; 0 means (file-descriptor limit - 256) / 2"},
+		{Key: KeyMaxConnsPerIP, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MaxConnectionsPerIP),
+			Usage: "client connections served at once from one IP address, more are refused; 0 means no limit"},
+		{Key: KeyIdleTimeout, Flag: true, kind: kindDuration, Default: "10m",
+			Usage: "close a client connection with no bytes either way and no request in flight for this long (as Kafka's connections.max.idle.ms)"},
 		{Key: KeyJournal, Flag: true, kind: kindString,
 			Usage: "directory to journal exchanges to; empty means no journal"},
 		{Key: KeyJournalFsync, Flag: true, kind: kindFsync, Default: d.JournalFsync.String(),

@@ -70,6 +70,14 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	cfg, p := fromViper(v)
+	if cfg.UpstreamSASLPassword == "" && cfg.UpstreamSASLPasswordFile != "" {
+		// Read here, once; Validate only checks that a password came.
+		pw, err := readPasswordFile(cfg.UpstreamSASLPasswordFile)
+		if err != nil {
+			p.add(KeyUpstreamSASLPasswordFile, cfg.UpstreamSASLPasswordFile, err.Error())
+		}
+		cfg.UpstreamSASLPassword = pw
+	}
 	// Validate the settings that parsed; the others already have a problem.
 	failed := map[string]bool{}
 	for _, e := range p {
@@ -99,7 +107,7 @@ func readFile(v *viper.Viper, path string) error {
 	}
 	known := map[string]bool{}
 	for _, o := range Options() {
-		known[o.Key] = o.Key != KeyConfig
+		known[o.Key] = o.Key != KeyConfig && !o.EnvOnly
 	}
 	var p problems
 	keys := file.AllKeys()
@@ -145,6 +153,12 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyShutdownTimeout, parseDuration, &c.ShutdownTimeout)
 	read(v, &p, KeyObserverQueue, parseInt, &c.ObserverQueue)
 	read(v, &p, KeyObserverQueueBytes, parseSize64, &c.ObserverQueueBytes)
+	read(v, &p, KeyMaxObservedFrame, parseSize, &c.MaxObservedFrameSize)
+	read(v, &p, KeyMaxBufferedBytes, parseSize64, &c.MaxBufferedBytes)
+	read(v, &p, KeyFrameReadTimeout, parseDuration, &c.FrameReadTimeout)
+	read(v, &p, KeyMaxConnections, parseInt, &c.MaxConnections)
+	read(v, &p, KeyMaxConnsPerIP, parseInt, &c.MaxConnectionsPerIP)
+	read(v, &p, KeyIdleTimeout, parseDuration, &c.IdleTimeout)
 	read(v, &p, KeyJournal, parseString, &c.Journal)
 	read(v, &p, KeyJournalFsync, parseFsync, &c.JournalFsync)
 	read(v, &p, KeyJournalSegmentSize, parseSize64, &c.JournalSegmentSize)
@@ -157,6 +171,11 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyAdmin, parseString, &c.Admin)
 	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
 	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)
+	read(v, &p, KeyUpstreamSASLMechanism, parseString, &c.UpstreamSASLMechanism)
+	read(v, &p, KeyUpstreamSASLUsername, parseString, &c.UpstreamSASLUsername)
+	read(v, &p, KeyUpstreamSASLPasswordFile, parseString, &c.UpstreamSASLPasswordFile)
+	read(v, &p, KeyAllowOpenSASLProxy, parseBool, &c.AllowOpenSASLProxy)
+	readUpstreamSASLPassword(&c, &p)
 	return c, p
 }
 

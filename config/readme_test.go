@@ -43,7 +43,7 @@ func referenceTable() string {
 		if o.Flag {
 			flag = code("--" + o.Key)
 		}
-		if o.Key == KeyConfig {
+		if o.Key == KeyConfig || o.EnvOnly {
 			key = "—"
 		}
 		b.WriteString("| " + strings.Join([]string{flag, code(o.EnvVar()), key, code(o.Default), o.Usage}, " | ") + " |\n")

@@ -37,6 +37,12 @@ func checkTLS(p *problems, c *Config) {
 			p.add(KeySNIHostPattern, c.SNIHostPattern, "needs tls-cert and tls-key: the server name is read from the TLS handshake")
 		case len(c.BrokerListeners) > 0:
 			p.add(KeySNIHostPattern, c.SNIHostPattern, "cannot be used with broker-listeners: every broker is served on the listen port")
+		case c.Advertise != "":
+			// Silently ignoring advertise would send clients to names
+			// nobody chose; say which one wins instead.
+			p.add(KeySNIHostPattern, c.SNIHostPattern, "cannot be used with advertise ("+c.Advertise+"): with SNI routing "+
+				"every broker is advertised as the pattern's host name; unset advertise and make the pattern's names "+
+				"resolve to kproxy (the bootstrap address is whatever name clients are seeded with)")
 		default:
 			if err := proxy.CheckSNIHostPattern(c.SNIHostPattern, nil); err != nil {
 				p.add(KeySNIHostPattern, c.SNIHostPattern, err.Error())

@@ -91,6 +91,13 @@ func TestValidateTLS(t *testing.T) {
 			c.SNIHostPattern = "broker-$(nodeId).kproxy.test"
 			c.BrokerListeners = map[int32]string{1: "127.0.0.1:29092"}
 		}, []string{`config: sni-host-pattern "broker-$(nodeId).kproxy.test": cannot be used with broker-listeners: every broker is served on the listen port`}},
+		{"SNI with advertise", func(c *Config) {
+			withTLS(c)
+			c.SNIHostPattern = "broker-$(nodeId).kproxy.test"
+			c.Advertise = "kproxy.example.com"
+		}, []string{`config: sni-host-pattern "broker-$(nodeId).kproxy.test": cannot be used with advertise (kproxy.example.com): ` +
+			`with SNI routing every broker is advertised as the pattern's host name; unset advertise and make the pattern's names ` +
+			`resolve to kproxy (the bootstrap address is whatever name clients are seeded with)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/proxy"
 )
 
 // Limits that Validate enforces.
@@ -68,6 +69,8 @@ func (c *Config) problems() problems {
 		p.add(KeyObserverQueueBytes, strconv.FormatInt(c.ObserverQueueBytes, 10),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
 	}
+	checkLimits(&p, c)
+	checkCollisions(&p, c)
 	if c.Admin != "" {
 		checkHostPort(&p, KeyAdmin, c.Admin, false)
 	}
@@ -81,7 +84,43 @@ func (c *Config) problems() problems {
 	default:
 		p.add(KeyLogLevel, c.LogLevel, "want debug, info, warn or error")
 	}
+	checkUpstreamSASL(&p, c)
 	return p
+}
+
+// checkUpstreamSASL checks the upstream-sasl-* settings. The password is
+// never part of a problem.
+func checkUpstreamSASL(p *problems, c *Config) {
+	switch c.UpstreamSASLMechanism {
+	case "":
+		if c.UpstreamSASLUsername != "" || c.UpstreamSASLPasswordFile != "" {
+			p.add(KeyUpstreamSASLMechanism, "", "required with upstream-sasl-username or upstream-sasl-password-file: "+
+				"PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+		}
+		return
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		p.add(KeyUpstreamSASLMechanism, c.UpstreamSASLMechanism, "want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	}
+	if c.UpstreamSASLUsername == "" {
+		p.add(KeyUpstreamSASLUsername, "", "required with upstream-sasl-mechanism")
+	}
+	if c.UpstreamSASLPassword == "" && c.UpstreamSASLPasswordFile == "" {
+		p.add(KeyUpstreamSASLPasswordFile, "", "required with upstream-sasl-mechanism (or set "+
+			EnvVar(KeyUpstreamSASLPassword)+"; never a flag)")
+	}
+	if c.AllowOpenSASLProxy || c.TLSClientCA != "" {
+		return
+	}
+	addrs := []string{c.Listen}
+	for _, a := range c.BrokerListeners {
+		addrs = append(addrs, a)
+	}
+	if a, open := proxy.OpenListener(addrs...); open {
+		p.add(KeyUpstreamSASLMechanism, c.UpstreamSASLMechanism, fmt.Sprintf("kproxy would authenticate as %q for "+
+			"anyone who reaches %s; listen on a loopback address, require client certificates (tls-client-ca), "+
+			"or set allow-open-sasl-proxy", c.UpstreamSASLUsername, a))
+	}
 }
 
 // checkHostPort checks a HOST:PORT. A dialed address (dial) needs a host

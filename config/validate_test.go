@@ -72,6 +72,30 @@ func TestValidate(t *testing.T) {
 			[]string{`config: observer-queue "0": out of range (1-1048576)`}},
 		{"observer queue bytes", func(c *Config) { c.ObserverQueueBytes = 1024 },
 			[]string{`config: observer-queue-bytes "1024": below the minimum of 65536 bytes (64KiB)`}},
+		{"limits", func(c *Config) {
+			c.MaxObservedFrameSize = 1000
+			c.MaxBufferedBytes = 1000
+			c.FrameReadTimeout, c.IdleTimeout = 0, -time.Second
+			c.MaxConnections, c.MaxConnectionsPerIP = -1, -2
+		}, []string{
+			`config: max-observed-frame-size "1000": below the minimum of 65536 bytes (64KiB)`,
+			`config: max-buffered-bytes "1000": below twice max-observed-frame-size (1000): two frames must fit`,
+			`config: frame-read-timeout "0s": must be positive`,
+			`config: idle-timeout "-1s": must be positive`,
+			`config: max-connections "-1": negative; 0 means derived from the file-descriptor limit`,
+			`config: max-connections-per-ip "-2": negative; 0 means no limit`,
+		}},
+		{"buffered bytes below two observed frames", func(c *Config) { c.MaxBufferedBytes = 6 << 20 },
+			[]string{`config: max-buffered-bytes "6291456": below twice max-observed-frame-size (4194304): two frames must fit`}},
+		{"listener collisions", func(c *Config) {
+			c.Listen = "127.0.0.1:9092"
+			c.Admin = "0.0.0.0:9092"
+			c.BrokerListeners = map[int32]string{1: "127.0.0.1:9644", 2: "127.0.0.1:9092", 3: "127.0.0.1:0"}
+		}, []string{
+			`config: admin "0.0.0.0:9092": same port as listen (127.0.0.1:9092)`,
+			`config: broker-listeners.2 "127.0.0.1:9092": same port as listen (127.0.0.1:9092)`,
+		}},
+		{"admin on another interface", func(c *Config) { c.Listen = "127.0.0.1:9092"; c.Admin = "127.0.0.2:9092" }, nil},
 		{"journal settings at their limits", func(c *Config) {
 			c.JournalFsync = journal.FsyncAlways
 			c.JournalSegmentSize = MinJournalSegmentSize

@@ -182,6 +182,13 @@ func (d *Decoder) DecodeAppend(dst []Event, x *Exchange) (events []Event, err er
 	if x == nil {
 		return dst, fmt.Errorf("decode: nil exchange")
 	}
+	if x.Oversized {
+		// A frame is missing: there is nothing to tell but that it
+		// happened.
+		return append(dst, Event{At: x.RequestAt, RespondedAt: x.ResponseAt, ConnID: x.ConnID, ClientAddr: x.ClientAddr,
+			ClientID: x.ClientID, BrokerID: x.BrokerID, APIKey: x.APIKey, APIVersion: x.APIVersion,
+			CorrelationID: x.CorrelationID, Unobserved: &Unobserved{RequestSeen: x.Request != nil}}), nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			events = dst

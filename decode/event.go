@@ -30,6 +30,17 @@ type Event struct {
 	OffsetFetch            *OffsetFetch            `json:",omitempty"`
 	ConsumerGroupHeartbeat *ConsumerGroupHeartbeat `json:",omitempty"`
 	Metadata               *Metadata               `json:",omitempty"`
+	Unobserved             *Unobserved             `json:",omitempty"`
+}
+
+// Unobserved stands for an exchange of interest whose request or response
+// was too large for the proxy to keep (Exchange.Oversized): it happened, on
+// this connection, but what it said is unknown; Group is "". A timeline
+// counts it as something it could not see.
+type Unobserved struct {
+	// RequestSeen is set when the request was kept and only the response
+	// was too large.
+	RequestSeen bool
 }
 
 // Latency is the time from request to response, or 0 without a response.

@@ -37,6 +37,12 @@ type Exchange struct {
 	// when there was no response.
 	Request  []byte
 	Response []byte
+	// Oversized marks an exchange whose request or response was larger
+	// than the proxy's maximum observed frame size: that frame was
+	// forwarded without being kept, and is nil here, so the exchange
+	// tells that it happened but not what it said. It decodes to one
+	// event, with Unobserved set.
+	Oversized bool
 }
 
 // Latency is the time from request to response, or 0 without a response.

@@ -44,3 +44,14 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestOversizedDecodesToUnobserved: an exchange the proxy marked Oversized
+// (a frame too large to keep) decodes to one event saying only that it
+// happened.
+func TestOversizedDecodesToUnobserved(t *testing.T) {
+	x := &Exchange{ConnID: 3, APIKey: 11, APIVersion: 5, RequestAt: testAt, Oversized: true}
+	evs, err := NewDecoder().Decode(x)
+	if err != nil || len(evs) != 1 || evs[0].Unobserved == nil || evs[0].APIKey != 11 || evs[0].ConnID != 3 || evs[0].Group != "" {
+		t.Fatalf("Decode = %+v, %v; want one Unobserved JoinGroup event of connection 3", evs, err)
+	}
+}

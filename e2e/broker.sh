@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# broker.sh start|stop|status|install: a single-node Apache Kafka 4.x broker
+# broker.sh start|stop|resume|status|install: a single-node Apache Kafka 4.x broker
 # (KRaft, broker and controller in one JVM) on loopback for the e2e suite.
 #
 # install  fetches the server jars from Maven Central with Maven (cached in
@@ -8,6 +8,7 @@
 #          until it answers. Does nothing when it already runs.
 # stop     stops it (SIGTERM, then SIGKILL after 30 s). The log stays in
 #          e2e/.cache/broker/logs for a failed run to read.
+# resume   starts it again on the data it had when stopped (a broker outage).
 # status   exits 0 when the broker runs and answers.
 #
 # Environment:
@@ -16,6 +17,20 @@
 #   E2E_INITIAL_DELAY_MS  group.initial.rebalance.delay.ms (default 3000,
 #                         Kafka's own default)
 #   E2E_BROKER_HEAP       JVM heap (default 768m)
+#   E2E_SASL_SSL_PORT     SASL_SSL listener port (default 39094)
+#   E2E_REAUTH_PORT       second SASL_SSL listener, whose sessions last
+#                         E2E_REAUTH_MS (default 39095)
+#   E2E_REAUTH_MS         connections.max.reauth.ms of that listener (default
+#                         3000): clients must re-authenticate (KIP-368)
+#
+# Besides the PLAINTEXT listener the plaintext scenarios use, the broker has
+# two SASL_SSL listeners, configured like production: PLAIN users in JAAS,
+# SCRAM-SHA-256 users created at format time (--add-scram), a certificate
+# signed by a CA made for this start. Inter-broker and controller traffic stay
+# plaintext. Every start writes into $state/tls/: ca.pem (the CA clients
+# trust), broker.p12, and passwords, one USER=PASSWORD a line, random per
+# start:
+#   alice   SCRAM-SHA-256     bob   PLAIN     kproxy  SCRAM-SHA-256 and PLAIN
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,6 +42,10 @@ port="${E2E_BROKER_PORT:-39092}"
 cport="${E2E_CONTROLLER_PORT:-39093}"
 delay="${E2E_INITIAL_DELAY_MS:-3000}"
 heap="${E2E_BROKER_HEAP:-768m}"
+sport="${E2E_SASL_SSL_PORT:-39094}"
+rport="${E2E_REAUTH_PORT:-39095}"
+reauth_ms="${E2E_REAUTH_MS:-3000}"
+tls="$state/tls"
 # A fixed cluster id: every start formats a fresh log dir anyway.
 cluster_id="kPrOxYe2eClusterId0001"
 
@@ -64,16 +83,59 @@ java_opts() {
 		"-Dlog4j2.configurationFile=$here/broker/log4j2.properties -Dkafka.logs.dir=$state/logs"
 }
 
+# password USER: USER's password from $tls/passwords.
+password() { sed -n "s/^$1=//p" "$tls/passwords"; }
+
+# make_tls writes a fresh CA, the broker's certificate (localhost and
+# 127.0.0.1) in a PKCS12 keystore, and random passwords.
+make_tls() {
+	command -v openssl >/dev/null || die "openssl not found"
+	rm -rf "$tls"
+	mkdir -p "$tls"
+	(
+		cd "$tls"
+		umask 077
+		for u in alice bob kproxy keystore; do
+			echo "$u=$u-$(openssl rand -hex 12)"
+		done >passwords
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 90 \
+			-subj "/CN=kproxy e2e cluster CA" 2>/dev/null
+		openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=localhost" 2>/dev/null
+		printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >broker.ext
+		openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out broker.pem -days 90 \
+			-extfile broker.ext 2>/dev/null
+		openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -out broker.p12 \
+			-passout "pass:$(password keystore)"
+		chmod 644 ca.pem
+	) || die "making the broker's TLS material failed"
+}
+
+# sasl_listener NAME: the settings of one SASL_SSL listener.
+sasl_listener() {
+	local l="listener.name.$1"
+	cat <<EOF
+$l.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256
+$l.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="$(password bob)" user_kproxy="$(password kproxy)";
+$l.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+$l.ssl.keystore.type=PKCS12
+$l.ssl.keystore.location=$tls/broker.p12
+$l.ssl.keystore.password=$(password keystore)
+EOF
+}
+
 write_config() {
 	cat >"$state/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SASL_SSL://127.0.0.1:$sport,REAUTH://127.0.0.1:$rport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sport,REAUTH://127.0.0.1:$rport
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,REAUTH:SASL_SSL
+$(sasl_listener sasl_ssl)
+$(sasl_listener reauth)
+listener.name.reauth.connections.max.reauth.ms=$reauth_ms
 log.dirs=$state/data
 num.partitions=1
 num.network.threads=2
@@ -113,13 +175,25 @@ start() {
 		mv "$state/logs" "$state/logs.prev"
 	fi
 	mkdir -p "$state/logs" "$state/data"
+	make_tls
 	write_config
+	chmod 600 "$state/server.properties"
 	local cp="$libs/*"
 	# shellcheck disable=SC2046
 	java $(java_opts) -cp "$cp" kafka.tools.StorageTool format \
-		-t "$cluster_id" -c "$state/server.properties" >"$state/logs/format.out" 2>&1 ||
+		-t "$cluster_id" -c "$state/server.properties" \
+		--add-scram "SCRAM-SHA-256=[name=alice,password=$(password alice)]" \
+		--add-scram "SCRAM-SHA-256=[name=kproxy,password=$(password kproxy)]" \
+		>"$state/logs/format.out" 2>&1 ||
 		{ cat "$state/logs/format.out" >&2; die "formatting the KRaft log dir failed"; }
-	log "starting Kafka $kafka_version on 127.0.0.1:$port (group.initial.rebalance.delay.ms=$delay)"
+	launch
+}
+
+# launch starts the broker on the log dir as it is and waits until it
+# answers.
+launch() {
+	local cp="$libs/*"
+	log "starting Kafka $kafka_version on 127.0.0.1:$port, SASL_SSL on $sport and $rport (reauth ${reauth_ms}ms) (group.initial.rebalance.delay.ms=$delay)"
 	# shellcheck disable=SC2046
 	setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
 		>"$state/logs/stdout.log" 2>&1 </dev/null &
@@ -136,6 +210,18 @@ start() {
 	tail -n 40 "$state/logs/server.log" >&2 || true
 	stop
 	die "broker did not answer within 60 s; log: $state/logs"
+}
+
+# resume starts the broker again after stop, on the data it had: the fault
+# suite's broker outage. It refuses when start never ran.
+resume() {
+	install
+	if pid_alive && answers; then
+		log "already running (pid $(cat "$state/pid")) on 127.0.0.1:$port"
+		return
+	fi
+	[[ -f "$state/server.properties" && -d "$state/data" ]] || die "resume: no stopped broker to resume (run start first)"
+	launch
 }
 
 stop() {
@@ -170,7 +256,8 @@ status() {
 case "${1:-}" in
 install) install ;;
 start) start ;;
+resume) resume ;;
 stop) stop ;;
 status) status ;;
-*) die "usage: broker.sh start|stop|status|install" ;;
+*) die "usage: broker.sh start|stop|resume|status|install" ;;
 esac

@@ -16,32 +16,58 @@ import (
 // cores. Options go through the environment to keep the logged command short.
 func javaClient(t *testing.T, name, command string, args ...string) *proc {
 	t.Helper()
-	env := []string{
-		"CLASSPATH=" + filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*"),
-		"JAVA_TOOL_OPTIONS=" + strings.Join([]string{"-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-			"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-			"-Dorg.slf4j.simpleLogger.showDateTime=true",
-			// Not the full config dump at every start.
-			"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
-			"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn"}, " "),
+	return javaClientEnv(t, name, nil, command, args...)
+}
+
+// javaClientEnv is javaClient with more environment (clientSecurity). A
+// JAVA_TOOL_OPTIONS entry in more adds its options to the suite's JVM
+// options (javaHostsFile) rather than replacing them.
+func javaClientEnv(t *testing.T, name string, more []string, command string, args ...string) *proc {
+	t.Helper()
+	opts := []string{"-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		// Not the full config dump at every start.
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
+		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn"}
+	env := []string{"CLASSPATH=" + filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*")}
+	for _, kv := range more {
+		if o, ok := strings.CutPrefix(kv, "JAVA_TOOL_OPTIONS="); ok {
+			opts = append(opts, o)
+			continue
+		}
+		env = append(env, kv)
 	}
+	env = append(env, "JAVA_TOOL_OPTIONS="+strings.Join(opts, " "))
 	return startProc(t, name, env, append([]string{"java", "dev.kproxy.e2e.Client", command}, args...)...)
 }
 
 // kafkaPython runs e2e/python/kafka_python_consumer.py.
 func kafkaPython(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
+	return kafkaPythonEnv(t, name, nil, args...)
+}
+
+// kafkaPythonEnv is kafkaPython with more environment (clientSecurity).
+func kafkaPythonEnv(t *testing.T, name string, env []string, args ...string) *proc {
+	t.Helper()
 	argv := []string{filepath.Join(cacheDir, "venv", "bin", "python"), "-u",
 		filepath.Join(e2eDir, "python", "kafka_python_consumer.py")}
-	return startProc(t, name, nil, append(argv, args...)...)
+	return startProc(t, name, env, append(argv, args...)...)
 }
 
 // confluentKafka runs e2e/python/confluent_consumer.py (librdkafka).
 func confluentKafka(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
+	return confluentKafkaEnv(t, name, nil, args...)
+}
+
+// confluentKafkaEnv is confluentKafka with more environment (clientSecurity).
+func confluentKafkaEnv(t *testing.T, name string, env []string, args ...string) *proc {
+	t.Helper()
 	argv := []string{filepath.Join(cacheDir, "venv", "bin", "python"), "-u",
 		filepath.Join(e2eDir, "python", "confluent_consumer.py")}
-	return startProc(t, name, nil, append(argv, args...)...)
+	return startProc(t, name, env, append(argv, args...)...)
 }
 
 // kafkaJS runs e2e/node/consumer.js.

@@ -32,6 +32,13 @@ func kproxyBin() string { return filepath.Join(binDir, "kproxy") }
 // returns nil: bootstrap then names the broker.
 func startKproxy(t *testing.T, journaled bool) *kproxy {
 	t.Helper()
+	return startKproxyWith(t, journaled, brokerAddr)
+}
+
+// startKproxyWith is startKproxy in front of upstream, with more serve
+// flags (TLS, SASL, admin) in extra.
+func startKproxyWith(t *testing.T, journaled bool, upstream string, extra ...string) *kproxy {
+	t.Helper()
 	switch mode {
 	case "direct":
 		t.Log("E2E_MODE=direct: clients go straight to the broker; no timeline is checked")
@@ -44,11 +51,12 @@ func startKproxy(t *testing.T, journaled bool) *kproxy {
 		t.Fatalf("kproxy binary missing (run e2e/run.sh, which builds it): %v", err)
 	}
 	argv := []string{kproxyBin(), "serve",
-		"--upstream", brokerAddr,
+		"--upstream", upstream,
 		"--listen", proxyListen,
 		"--broker-port-base", proxyPortBase,
 		"--admin", "",
 	}
+	argv = append(argv, extra...)
 	journal := ""
 	if journaled {
 		journal = filepath.Join(runDir(t), "journal")

@@ -37,8 +37,14 @@ type event struct {
 	Checksum   string `json:"checksum"`
 	Failed     int64  `json:"failed"`
 	Duplicates int64  `json:"duplicates"`
-	ClientID   string `json:"client_id"`
-	MemberID   string `json:"member_id"`
+	// produced, paced (franzclient -every): acknowledgement latencies.
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+	MaxMs    float64 `json:"max_ms"`
+	ClientID string  `json:"client_id"`
+	// closed (Java): KIP-368 re-authentications the client made.
+	Reauthentications int64  `json:"reauthentications"`
+	MemberID          string `json:"member_id"`
 
 	line string
 }
@@ -63,11 +69,12 @@ type proc struct {
 }
 
 // runDir is the directory the current test keeps its logs and journal in,
-// emptied at the start of the test.
+// emptied at the start of the test (of each run of it, with go test
+// -count=N).
 func runDir(t *testing.T) string {
 	t.Helper()
 	d := filepath.Join(runsDir, strings.ReplaceAll(t.Name(), "/", "_"))
-	if _, seen := runDirs.LoadOrStore(d, true); !seen {
+	if prev, seen := runDirs.Swap(d, t); !seen || prev != t {
 		if err := os.RemoveAll(d); err != nil {
 			t.Fatalf("empty %s: %v", d, err)
 		}
@@ -78,7 +85,7 @@ func runDir(t *testing.T) string {
 	return d
 }
 
-// runDirs are the run directories emptied so far in this process.
+// runDirs holds, by run directory, the test that emptied it last.
 var runDirs sync.Map
 
 // startProc starts argv as the client called name. The process is killed at

@@ -18,18 +18,28 @@ func TestScenario3(t *testing.T) {
 	k := startKproxy(t, true)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 400)
+	cooperativeClients(t, bs, topic, group, nil, nil, 0)
+	if r := k.finish(); r != nil {
+		checkCooperativeTimeline(t, r, topic, group)
+	}
+}
 
+// cooperativeClients runs scenario 3's clients through bs, with more
+// environment for each (clientSecurity), until both have stopped, hold
+// after B's first batch.
+func cooperativeClients(t *testing.T, bs, topic, group string, envA, envB []string, hold time.Duration) (a, b *proc) {
+	t.Helper()
 	args := func(id string) []string {
 		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id,
 			"--mode", "cooperative", "--work-ms", "300"}
 	}
-	a := javaClient(t, "java-A", "consume", args("java-A")...)
+	a = javaClientEnv(t, "java-A", envA, "consume", args("java-A")...)
 	a.waitFor(0, 90*time.Second, "A owning 0-3", func(e event) bool {
 		return e.Name == "assigned" && slices.Equal(all(e.Owned), parts(topic, 0, 1, 2, 3))
 	})
 	a.waitFor(0, 30*time.Second, "A's first batch", func(e event) bool { return e.Name == "polled" })
 	markA := a.mark()
-	b := javaClient(t, "java-B", "consume", args("java-B")...)
+	b = javaClientEnv(t, "java-B", envB, "consume", args("java-B")...)
 	b.waitFor(0, 90*time.Second, "B owning 2,3", func(e event) bool {
 		return e.Name == "assigned" && slices.Equal(all(e.Owned), parts(topic, 2, 3))
 	})
@@ -43,12 +53,15 @@ func TestScenario3(t *testing.T) {
 		return e.Name == "revoked" && slices.Equal(all(e.Partitions), parts(topic, 2, 3))
 	})
 	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
+	time.Sleep(hold)
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
-	r := k.finish()
-	if r == nil {
-		return
-	}
+	return a, b
+}
+
+// checkCooperativeTimeline checks scenario 3's story in the timeline.
+func checkCooperativeTimeline(t *testing.T, r *report, topic, group string) {
+	t.Helper()
 	g := r.group(t, group)
 
 	_, i := g.mustFind(t, 0, "java-A")

@@ -19,18 +19,28 @@ func TestScenario4(t *testing.T) {
 	k := startKproxy(t, true)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 400)
+	_, _, moved := kip848Clients(t, bs, topic, group, nil, nil, 0)
+	if r := k.finish(); r != nil {
+		checkKIP848Timeline(t, r, topic, group, moved)
+	}
+}
 
+// kip848Clients runs scenario 4's clients through bs, with more environment
+// for each (clientSecurity), until both have stopped, hold after B's first
+// batch. moved are the partitions B took from A.
+func kip848Clients(t *testing.T, bs, topic, group string, envA, envB []string, hold time.Duration) (a, b *proc, moved []string) {
+	t.Helper()
 	args := func(id string) []string {
 		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id,
 			"--mode", "consumer", "--work-ms", "300"}
 	}
-	a := javaClient(t, "java-A", "consume", args("java-A")...)
+	a = javaClientEnv(t, "java-A", envA, "consume", args("java-A")...)
 	a.waitFor(0, 90*time.Second, "A owning 0-3", func(e event) bool {
 		return e.Name == "assigned" && slices.Equal(all(e.Owned), parts(topic, 0, 1, 2, 3))
 	})
 	a.waitFor(0, 30*time.Second, "A's first batch", func(e event) bool { return e.Name == "polled" })
 	markA := a.mark()
-	b := javaClient(t, "java-B", "consume", args("java-B")...)
+	b = javaClientEnv(t, "java-B", envB, "consume", args("java-B")...)
 	gotB := b.waitFor(0, 90*time.Second, "B owning two partitions", func(e event) bool {
 		return e.Name == "assigned" && len(all(e.Owned)) == 2
 	})
@@ -41,12 +51,16 @@ func TestScenario4(t *testing.T) {
 		t.Errorf("A revoked %v but B got %v", all(revA.Partitions), all(gotB.Owned))
 	}
 	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
+	time.Sleep(hold)
 	b.stop(60 * time.Second)
 	a.stop(60 * time.Second)
-	r := k.finish()
-	if r == nil {
-		return
-	}
+	return a, b, all(gotB.Owned)
+}
+
+// checkKIP848Timeline checks scenario 4's story in the timeline: moved
+// went from A to B.
+func checkKIP848Timeline(t *testing.T, r *report, topic, group string, moved []string) {
+	t.Helper()
 	g := r.group(t, group)
 	if g.GroupProtocol != "consumer" {
 		t.Errorf("groupProtocol %q; want consumer (KIP-848)", g.GroupProtocol)
@@ -56,7 +70,6 @@ func TestScenario4(t *testing.T) {
 			t.Errorf("epoch %d: mode %q; want consumer", gen.Generation, gen.Mode)
 		}
 	}
-	moved := all(gotB.Owned)
 	// A's epochs: all four partitions, by topic name, then the two that
 	// moved revoked. B's: the two added.
 	ma, mb := g.consumerMember(t, "java-A"), g.consumerMember(t, "java-B")

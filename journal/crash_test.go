@@ -357,7 +357,7 @@ func TestWriteErrorStopsJournaling(t *testing.T) {
 	}
 	var stopped, summary bool
 	for _, l := range res.Logged {
-		stopped = stopped || strings.HasPrefix(l, "error journaling stopped after a write error")
+		stopped = stopped || strings.HasPrefix(l, "error journaling suspended after a write error")
 		summary = summary || strings.HasPrefix(l, "error journal closed after a write error")
 	}
 	if !stopped || !summary {

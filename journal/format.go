@@ -50,9 +50,10 @@ const (
 
 // Exchange record flags.
 const (
-	flagRequest  = 1 << 0 // Request is non-nil
-	flagResponse = 1 << 1 // Response is non-nil
-	knownFlags   = flagRequest | flagResponse
+	flagRequest   = 1 << 0 // Request is non-nil
+	flagResponse  = 1 << 1 // Response is non-nil
+	flagOversized = 1 << 2 // Oversized: a frame too large to observe is left out
+	knownFlags    = flagRequest | flagResponse | flagOversized
 )
 
 // exchangeFixedLen is the exchange payload up to the client address.
@@ -210,6 +211,9 @@ func appendExchange(dst []byte, x *decode.Exchange) []byte {
 	if x.Response != nil {
 		flags |= flagResponse
 	}
+	if x.Oversized {
+		flags |= flagOversized
+	}
 	dst = append(dst, recExchange, flags)
 	dst = binary.BigEndian.AppendUint64(dst, x.ConnID)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(x.BrokerID))
@@ -273,6 +277,7 @@ func parseExchangeInto(x *decode.Exchange, p []byte) error {
 	if !ok1 || !ok2 || !ok3 || !ok4 || len(b) != 0 {
 		return errPayload
 	}
+	x.Oversized = flags&flagOversized != 0
 	x.ConnID = binary.BigEndian.Uint64(p[2:])
 	x.BrokerID = int32(binary.BigEndian.Uint32(p[10:]))
 	x.APIKey = int16(binary.BigEndian.Uint16(p[14:]))

@@ -223,7 +223,7 @@ func TestFormatGolden(t *testing.T) {
 // field the record format does not carry yet.
 func TestEveryExchangeFieldIsJournaled(t *testing.T) {
 	journaled := []string{"ConnID", "ClientAddr", "BrokerID", "APIKey", "APIVersion", "CorrelationID",
-		"ClientID", "RequestAt", "ResponseAt", "Request", "Response"}
+		"ClientID", "RequestAt", "ResponseAt", "Request", "Response", "Oversized"}
 	typ := reflect.TypeOf(decode.Exchange{})
 	var fields []string
 	for i := range typ.NumField() {

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -38,6 +39,11 @@ type Options struct {
 	// QueueLen is how many exchanges may wait for the writer before Append
 	// drops them; default 8192.
 	QueueLen int
+
+	// wrap, when set (tests), wraps each segment's file for record writes:
+	// a writer that fails then succeeds stands for a disk that fills up and
+	// then has room again.
+	wrap func(io.Writer) io.Writer
 }
 
 // withDefaults returns o with zero values replaced, or an error naming the

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,7 @@ type Writer struct {
 	closeOnce sync.Once
 
 	closed  atomic.Bool // Close was called: Append discards
-	stopped atomic.Bool // a write error stopped journaling: Append discards
+	stopped atomic.Bool // a write error suspended journaling: Append discards
 
 	accepted, dropped, tooLarge, discarded, redacted atomic.Uint64
 	written, synced, bytes, segments                 atomic.Uint64
@@ -39,7 +40,7 @@ type Writer struct {
 	upstreamDropped, unqueued atomic.Uint64
 
 	errMu sync.Mutex
-	err   error // why journaling stopped
+	err   error // why journaling is suspended
 
 	// Owned by run.
 	id         [16]byte
@@ -58,6 +59,11 @@ type Writer struct {
 	reported   uint64 // drops already logged
 	lastReport time.Time
 	lastRetain time.Time
+	// While suspended after a write error (retry.go).
+	retryAt, failedAt time.Time
+	retryDelay        time.Duration
+	lost              uint64 // records accepted but never written since failedAt
+	discardedAtFail   uint64 // discarded before failedAt
 }
 
 const (
@@ -123,7 +129,8 @@ func Open(dir string, opts Options, log *zap.Logger) (*Writer, error) {
 
 // Append queues x for writing and returns at once. When the queue is full
 // the exchange is dropped and counted; after a write error or Close it is
-// discarded and counted. SASL exchanges (SaslHandshake, SaslAuthenticate)
+// discarded and counted (while journaling is suspended by a write error,
+// the gap record written when it resumes counts them too). SASL exchanges (SaslHandshake, SaslAuthenticate)
 // are never written. The Writer keeps x until it is written: the caller
 // must not modify it afterwards.
 func (w *Writer) Append(x *decode.Exchange) {
@@ -219,11 +226,13 @@ type Stats struct {
 	UpstreamDropped uint64
 	// TooLarge exchanges exceeded MaxRecordSize.
 	TooLarge uint64
-	// Discarded exchanges arrived after journaling stopped or Close.
+	// Discarded exchanges arrived while a write error had journaling
+	// suspended, or after Close.
 	Discarded uint64
 	// Redacted SASL exchanges were refused.
 	Redacted uint64
-	// Err is why journaling stopped, nil while it runs.
+	// Err is the write error that has journaling suspended, nil while it
+	// runs (again).
 	Err error
 }
 
@@ -245,7 +254,7 @@ func (w *Writer) Stats() Stats {
 	}
 }
 
-// Err is the error that stopped journaling, or nil.
+// Err is the write error that has journaling suspended, or nil.
 func (w *Writer) Err() error {
 	w.errMu.Lock()
 	defer w.errMu.Unlock()
@@ -439,6 +448,9 @@ func (w *Writer) onTick(now time.Time) {
 	if w.f != nil && w.opts.SegmentAge > 0 && w.segRecords > 0 && now.Sub(w.segCreated) >= w.opts.SegmentAge {
 		w.rotate(now)
 	}
+	if w.stopped.Load() && !now.Before(w.retryAt) {
+		w.resume(now)
+	}
 	if now.Sub(w.lastReport) >= dropReportEvery {
 		w.reportDrops(now)
 	}
@@ -490,10 +502,14 @@ func (w *Writer) newSegment(now time.Time) error {
 		return err
 	}
 	w.f, w.path = f, path
+	var out io.Writer = f
+	if w.opts.wrap != nil {
+		out = w.opts.wrap(f)
+	}
 	if w.bw == nil {
-		w.bw = bufio.NewWriterSize(f, writeBufSize)
+		w.bw = bufio.NewWriterSize(out, writeBufSize)
 	} else {
-		w.bw.Reset(f)
+		w.bw.Reset(out)
 	}
 	w.segSize = int64(len(appendHeader(nil, &h)))
 	w.segCreated = now
@@ -525,20 +541,30 @@ func (w *Writer) retain(now time.Time) {
 	}
 }
 
-// fail stops journaling after a write error: the segment is closed,
-// everything queued or appended later is discarded, and the error is
-// logged once. Traffic is not affected.
+// fail suspends journaling after a write error: the segment is closed,
+// everything queued or appended until journaling resumes is discarded
+// (counted, and noted by a gap record when it resumes, retry.go), and the
+// error is logged. Traffic is not affected.
 func (w *Writer) fail(err error) {
 	w.errMu.Lock()
 	w.err = err
 	w.errMu.Unlock()
+	if !w.stopped.Load() {
+		w.discardedAtFail = w.discarded.Load()
+		w.failedAt = time.Now()
+	}
 	w.stopped.Store(true)
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil
 	}
-	w.log.Error("journaling stopped after a write error; traffic is still forwarded but no longer journaled",
-		zap.String("path", w.path), zap.Error(err))
+	// Records buffered but not handed to the OS are lost.
+	w.lost += w.unflushed
+	w.unflushed, w.unsynced = 0, 0
+	w.retryDelay = retryMin
+	w.retryAt = time.Now().Add(w.retryDelay)
+	w.log.Error("journaling suspended after a write error; traffic is still forwarded; retrying with backoff",
+		zap.String("path", w.path), zap.Duration("retry_in", w.retryDelay), zap.Error(err))
 }
 
 // finish drains the queue, notes the last drops, and closes the segment.

@@ -14,18 +14,27 @@ import (
 	"go.uber.org/zap"
 )
 
-// certReloader holds the listeners' TLS configuration and replaces it when
-// the certificate, key or client CA files change (polled every
-// ReloadInterval) or on Proxy.ReloadTLS. Each new connection takes the
-// configuration current when it arrives, so connections already up keep
-// theirs. A reload that fails keeps the previous configuration and logs
-// why.
+// certReloader holds a TLS configuration built from PEM files, and
+// replaces it when the files change (polled every interval) or on
+// Proxy.ReloadTLS. Each new connection takes the configuration current
+// when it starts, so connections already up keep theirs. A reload that
+// fails keeps the previous configuration and logs why. kproxy has two: the
+// listeners' (certificate, key, client CA) and the brokers' side (CA,
+// client certificate and key).
 type certReloader struct {
-	files ListenerTLS
-	// check vets a certificate before it is used (the SNI pattern must be
-	// covered); nil means none.
-	check func(*x509.Certificate) error
-	log   *zap.Logger
+	// what names the files in log lines: "listener TLS certificate".
+	what string
+	// peer is who checks the certificate, for the expiry warning:
+	// "clients" or "brokers".
+	peer string
+	// files are read in this order and handed to build; "" is a setting
+	// left empty, read as nil.
+	files []string
+	// build makes the configuration from the files' contents, vetting
+	// them (a certificate must match its key, cover the SNI pattern).
+	build    func(contents [][]byte) (*tls.Config, error)
+	interval time.Duration
+	log      *zap.Logger
 
 	current atomic.Pointer[tls.Config]
 
@@ -36,11 +45,13 @@ type certReloader struct {
 }
 
 // newCertReloader loads the files once; an error here is fatal to New.
-func newCertReloader(files ListenerTLS, check func(*x509.Certificate) error, log *zap.Logger) (*certReloader, error) {
-	if files.ReloadInterval == 0 {
-		files.ReloadInterval = DefaultTLSReloadInterval
+// An interval of 0 means DefaultTLSReloadInterval.
+func newCertReloader(what, peer string, files []string, interval time.Duration,
+	build func([][]byte) (*tls.Config, error), log *zap.Logger) (*certReloader, error) {
+	if interval == 0 {
+		interval = DefaultTLSReloadInterval
 	}
-	r := &certReloader{files: files, check: check, log: log}
+	r := &certReloader{what: what, peer: peer, files: files, build: build, interval: interval, log: log}
 	contents, err := r.read()
 	if err != nil {
 		return nil, err
@@ -49,7 +60,7 @@ func newCertReloader(files ListenerTLS, check func(*x509.Certificate) error, log
 	if err != nil {
 		return nil, err
 	}
-	r.tried = bytes.Join(contents, nil)
+	r.tried = joinContents(contents)
 	r.current.Store(cfg)
 	return r, nil
 }
@@ -57,48 +68,42 @@ func newCertReloader(files ListenerTLS, check func(*x509.Certificate) error, log
 // config is the configuration for a new connection.
 func (r *certReloader) config() *tls.Config { return r.current.Load() }
 
-// read reads the certificate, key and client CA files (the last is nil
-// when there is none).
-func (r *certReloader) read() ([][]byte, error) {
-	files := []string{r.files.CertFile, r.files.KeyFile}
-	if r.files.ClientCAFile != "" {
-		files = append(files, r.files.ClientCAFile)
+// watched reports whether there is any file to watch: an upstream side
+// with the system roots and no client certificate has none.
+func (r *certReloader) watched() bool {
+	for _, f := range r.files {
+		if f != "" {
+			return true
+		}
 	}
-	out := make([][]byte, 3)
-	for i, f := range files {
+	return false
+}
+
+// read reads the files; an unset one reads as nil.
+func (r *certReloader) read() ([][]byte, error) {
+	out := make([][]byte, len(r.files))
+	for i, f := range r.files {
+		if f == "" {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("proxy: tls: %w", err)
+			return nil, fmt.Errorf("proxy: %s: %w", r.what, err)
 		}
 		out[i] = b
 	}
 	return out, nil
 }
 
-// build makes the server configuration from the files' contents.
-func (r *certReloader) build(contents [][]byte) (*tls.Config, error) {
-	cert, err := keyPairFromPEM(r.files.CertFile, r.files.KeyFile, contents[0], contents[1])
-	if err != nil {
-		return nil, fmt.Errorf("proxy: tls: %w", err)
+// joinContents is what tried compares: each file's length before its
+// bytes, so that bytes moving from one file to the next count as a change.
+func joinContents(contents [][]byte) []byte {
+	var out []byte
+	for _, c := range contents {
+		out = fmt.Appendf(out, "%d:", len(c))
+		out = append(out, c...)
 	}
-	if r.check != nil {
-		if err := r.check(cert.Leaf); err != nil {
-			return nil, fmt.Errorf("proxy: tls: certificate %s: %w", r.files.CertFile, err)
-		}
-	}
-	cfg := &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
-	}
-	if r.files.ClientCAFile != "" {
-		pool, err := caPoolFromPEM(r.files.ClientCAFile, contents[2])
-		if err != nil {
-			return nil, fmt.Errorf("proxy: tls: client CA: %w", err)
-		}
-		cfg.ClientCAs = pool
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
-	}
-	return cfg, nil
+	return out
 }
 
 // reload reads the files and, when force is set or they changed since the
@@ -109,7 +114,7 @@ func (r *certReloader) reload(force bool) error {
 	defer r.mu.Unlock()
 	contents, err := r.read()
 	if err == nil {
-		joined := bytes.Join(contents, nil)
+		joined := joinContents(contents)
 		if !force && bytes.Equal(joined, r.tried) {
 			return nil
 		}
@@ -117,24 +122,44 @@ func (r *certReloader) reload(force bool) error {
 		var cfg *tls.Config
 		if cfg, err = r.build(contents); err == nil {
 			r.current.Store(cfg)
-			leaf := cfg.Certificates[0].Leaf
-			r.log.Info("listener TLS certificate reloaded; new connections use it, connections already open keep theirs",
-				certFields(r.files.CertFile, leaf)...)
-			if time.Now().After(leaf.NotAfter) {
-				r.log.Warn("the reloaded listener TLS certificate has expired: clients will refuse it",
-					certFields(r.files.CertFile, leaf)...)
-			}
+			r.logReloaded(cfg)
 			return nil
 		}
 	}
-	r.log.Error("listener TLS certificate reload failed; keeping the previous certificate",
-		zap.String("cert_file", r.files.CertFile), zap.String("key_file", r.files.KeyFile), zap.Error(err))
+	r.log.Error(r.what+" reload failed; keeping the previous one, which new connections go on using",
+		zap.Strings("files", r.setFiles()), zap.Error(err))
 	return err
+}
+
+// logReloaded says what a reload installed, and warns when its certificate
+// has expired.
+func (r *certReloader) logReloaded(cfg *tls.Config) {
+	fields := []zap.Field{zap.Strings("files", r.setFiles())}
+	var leaf *x509.Certificate
+	if len(cfg.Certificates) > 0 {
+		leaf = cfg.Certificates[0].Leaf
+		fields = append(fields, certFields(leaf)...)
+	}
+	r.log.Info(r.what+" reloaded; new connections use it, connections already open keep theirs", fields...)
+	if leaf != nil && time.Now().After(leaf.NotAfter) {
+		r.log.Warn("the reloaded "+r.what+" has expired: "+r.peer+" will refuse it", fields...)
+	}
+}
+
+// setFiles are the files that are set, for the log.
+func (r *certReloader) setFiles() []string {
+	var out []string
+	for _, f := range r.files {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // watch polls the files until ctx is done.
 func (r *certReloader) watch(ctx context.Context) {
-	t := time.NewTicker(r.files.ReloadInterval)
+	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	for {
 		select {
@@ -147,9 +172,8 @@ func (r *certReloader) watch(ctx context.Context) {
 }
 
 // certFields describe a certificate for the log: never its key.
-func certFields(file string, leaf *x509.Certificate) []zap.Field {
+func certFields(leaf *x509.Certificate) []zap.Field {
 	return []zap.Field{
-		zap.String("cert_file", file),
 		zap.String("subject", leaf.Subject.String()),
 		zap.Strings("dns_names", leaf.DNSNames),
 		zap.Time("not_after", leaf.NotAfter),

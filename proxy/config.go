@@ -25,6 +25,19 @@ const (
 	// DefaultObserverQueueBytes bounds the frames held by the exchanges
 	// waiting for the dispatcher: 64 MiB.
 	DefaultObserverQueueBytes int64 = 64 << 20
+	// DefaultMaxObservedFrameSize is the largest frame of interest kept
+	// for the observers: 4 MiB. A larger one is streamed, unobserved.
+	DefaultMaxObservedFrameSize int32 = 4 << 20
+	// DefaultMaxBufferedBytes bounds the bytes of frames of interest
+	// being read from clients, across every connection: 256 MiB.
+	DefaultMaxBufferedBytes int64 = 256 << 20
+	// DefaultFrameReadTimeout bounds the reading of one frame of
+	// interest, from its size prefix to its last byte.
+	DefaultFrameReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a client connection with no bytes in
+	// either direction and nothing in flight for this long, as Kafka's
+	// connections.max.idle.ms (10 minutes) does.
+	DefaultIdleTimeout = 10 * time.Minute
 )
 
 // Config configures a Proxy. The zero value of every field but Listen and
@@ -41,7 +54,8 @@ type Config struct {
 	// FindCoordinator, DescribeCluster) so that clients dial kproxy. ""
 	// means Listen's host, or 127.0.0.1 when that is empty or unspecified
 	// (0.0.0.0, ::). Set it when clients reach kproxy through NAT or a
-	// container network.
+	// container network. It cannot be set with SNIHostPattern, which
+	// advertises host names of its own.
 	Advertise string
 	// BrokerPortBase places the listener of broker node N at port
 	// BrokerPortBase+N on Listen's host. 0 means Listen's port + 1 (the
@@ -81,6 +95,43 @@ type Config struct {
 	// pass it is dropped and counted, unless the queue holds nothing. 0
 	// means DefaultObserverQueueBytes.
 	ObserverQueueBytes int64
+	// MaxObservedFrameSize is the largest request or response of interest
+	// (decode.Observed) kproxy keeps for its observers, in bytes without
+	// the 4-byte size. A larger one is streamed through like a Produce,
+	// never held whole, counted (Stats.UnobservedFrames), and handed to
+	// the observers without its frames, marked decode.Exchange.Oversized.
+	// Responses kproxy rewrites are read whole up to MaxFrameSize. 0
+	// means DefaultMaxObservedFrameSize.
+	MaxObservedFrameSize int32
+	// MaxBufferedBytes bounds the bytes of request frames read whole
+	// (those of interest) held across every connection, from the first
+	// byte read until the exchange is handed to the observers. When it is
+	// spent, connections needing more stop reading from their clients
+	// until some is released, instead of allocating. 0 means
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int64
+	// FrameReadTimeout bounds the reading of one request frame of
+	// interest, from its size prefix to its last byte, waiting for the
+	// buffer budget included; a client slower than that is disconnected.
+	// 0 means DefaultFrameReadTimeout.
+	FrameReadTimeout time.Duration
+	// MaxConnections is the most client connections served at once; more
+	// are accepted and closed at once (counted, logged at most once a
+	// second). 0 means a default derived from the file-descriptor limit
+	// (DefaultMaxConnections).
+	MaxConnections int
+	// MaxConnectionsPerIP is the most client connections served at once
+	// from one IP address. 0 means no limit.
+	MaxConnectionsPerIP int
+	// IdleTimeout closes a client connection that moved no byte in either
+	// direction, with no request in flight, for this long. 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Reserved names addresses other parts of kproxy listen on, by their
+	// configuration key ("admin": "127.0.0.1:9644"), so that a broker
+	// listener placed on one of them is reported as a collision naming
+	// both keys (CheckListeners). Nil means none.
+	Reserved map[string]string
 	// DisableBrokerDiscovery turns off broker discovery. With discovery on
 	// (the default, false), Run asks a seed broker for Metadata at startup
 	// (ApiVersions, then Metadata without topics), opens a listener for
@@ -104,9 +155,19 @@ type Config struct {
 	// each TLS connection goes to the node whose name the client asked
 	// for (SNI); another name goes to a seed broker. No node listeners are
 	// opened. It needs TLS, whose certificate must cover the names (a
-	// wildcard), and excludes BrokerListeners. "" means one listener per
-	// node.
+	// wildcard), and excludes BrokerListeners and Advertise (the pattern
+	// names the hosts). "" means one listener per node.
 	SNIHostPattern string
+	// UpstreamSASL, when its Mechanism is set, makes kproxy authenticate
+	// every upstream connection with its own credentials, so that clients
+	// need none (upstreamsasl.go); a client's own SASL request then closes
+	// its connection. The zero value forwards clients' SASL exchanges.
+	UpstreamSASL UpstreamSASL
+	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients on
+	// listeners that other hosts can reach. Without it, New refuses
+	// UpstreamSASL unless every listener is on a loopback address:
+	// anyone who can connect would use kproxy's credentials.
+	AllowOpenSASLProxy bool
 }
 
 // withDefaults returns c with every zero field set to its default. It is
@@ -126,6 +187,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ObserverQueueBytes == 0 {
 		c.ObserverQueueBytes = DefaultObserverQueueBytes
+	}
+	if c.MaxObservedFrameSize == 0 {
+		c.MaxObservedFrameSize = DefaultMaxObservedFrameSize
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if c.FrameReadTimeout == 0 {
+		c.FrameReadTimeout = DefaultFrameReadTimeout
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections()
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	return c
 }
@@ -163,6 +239,20 @@ func (c Config) validate() error {
 	if c.ObserverQueueBytes < 0 {
 		return fmt.Errorf("proxy: observer queue bytes %d: must not be negative", c.ObserverQueueBytes)
 	}
+	if c.MaxObservedFrameSize < 0 || c.MaxBufferedBytes < 0 {
+		return errors.New("proxy: max observed frame size and max buffered bytes must not be negative")
+	}
+	// A frame of interest must fit in the budget, or it would wait for
+	// it until its deadline.
+	if d := c.withDefaults(); d.MaxBufferedBytes < 2*int64(d.MaxObservedFrameSize) {
+		return fmt.Errorf("proxy: max buffered bytes %d: below twice the max observed frame size %d", d.MaxBufferedBytes, d.MaxObservedFrameSize)
+	}
+	if c.FrameReadTimeout < 0 || c.IdleTimeout < 0 {
+		return errors.New("proxy: frame read and idle timeouts must not be negative")
+	}
+	if c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0 {
+		return errors.New("proxy: max connections and max connections per ip must not be negative")
+	}
 	if c.TLS != nil && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		return errors.New("proxy: tls: a certificate and its key are both required")
 	}
@@ -173,8 +263,14 @@ func (c Config) validate() error {
 		if len(c.BrokerListeners) > 0 {
 			return errors.New("proxy: sni-host-pattern: every node is served on the bootstrap listener; broker listeners cannot be set too")
 		}
+		if c.Advertise != "" {
+			return fmt.Errorf("proxy: sni-host-pattern: every node is advertised as the pattern's host name; advertise (%q) cannot be set too", c.Advertise)
+		}
 	}
-	return nil
+	if err := c.UpstreamSASL.validate(); err != nil {
+		return err
+	}
+	return c.checkOpenSASLProxy()
 }
 
 // checkPort checks that addr is "host:port" with a numeric port.

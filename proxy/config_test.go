@@ -43,6 +43,18 @@ func TestConfigValidate(t *testing.T) {
 		{"negative timeout", func(c *Config) { c.DialTimeout = -1 }, "timeouts"},
 		{"negative queue", func(c *Config) { c.ObserverQueue = -1 }, "observer queue"},
 		{"negative queue bytes", func(c *Config) { c.ObserverQueueBytes = -1 }, "observer queue bytes"},
+		{"SNI without TLS", func(c *Config) { c.SNIHostPattern = "broker-$(nodeId).kproxy.test" }, "needs TLS"},
+		{"SNI with TLS", func(c *Config) {
+			c.SNIHostPattern, c.TLS = "broker-$(nodeId).kproxy.test", &ListenerTLS{CertFile: "c", KeyFile: "k"}
+		}, ""},
+		{"SNI with broker listeners", func(c *Config) {
+			c.SNIHostPattern, c.TLS = "broker-$(nodeId).kproxy.test", &ListenerTLS{CertFile: "c", KeyFile: "k"}
+			c.BrokerListeners = map[int32]string{1: "127.0.0.1:0"}
+		}, "broker listeners cannot be set too"},
+		{"SNI with advertise", func(c *Config) {
+			c.SNIHostPattern, c.TLS = "broker-$(nodeId).kproxy.test", &ListenerTLS{CertFile: "c", KeyFile: "k"}
+			c.Advertise = "kproxy.example.com"
+		}, `advertise ("kproxy.example.com") cannot be set too`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

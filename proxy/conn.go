@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,7 +26,18 @@ type conn struct {
 	brokerID   int32
 	client     net.Conn
 	clientAddr string
-	log        *zap.Logger
+	// clientIP is the client's IP address, the key of the per-IP
+	// connection limit (limits.go).
+	clientIP string
+	log      *zap.Logger
+	// br reads from the client; owned by the request pump.
+	br *bufio.Reader
+	// done is closed by close: a frame waiting for the buffer budget
+	// stops waiting.
+	done chan struct{}
+	// lastActive is when bytes last moved, in either direction, in Unix
+	// nanoseconds (the idle timeout, deadlines.go).
+	lastActive atomic.Int64
 
 	pending inflight
 	// respDone is closed when responsePump returns.
@@ -37,6 +49,11 @@ type conn struct {
 	// The SASL v0 token exchange under way; owned by the response pump.
 	saslMechanism string
 	saslLeft      int // token round trips left
+	// sasl is the upstream SASL session when kproxy authenticates
+	// upstream itself (reauth.go); owned by the request pump once the
+	// pumps run. internalCorr numbers kproxy's own requests.
+	sasl         saslSession
+	internalCorr int32
 
 	mu sync.Mutex
 	// upstream is set by serve before the pumps start; close reads it
@@ -54,24 +71,44 @@ func (c *conn) serve() {
 	if c.p.tls.certs != nil && !c.acceptTLS() {
 		return
 	}
-	br := bufio.NewReaderSize(c.client, readBufSize)
+	c.br = bufio.NewReaderSize(c.client, readBufSize)
+	c.active()
 
-	// Clients speak first. Read the first size before dialing so that a
-	// TLS client or a port scanner costs no upstream connection.
-	prefix, size, err := frameSize(br)
+	// Clients speak first. Check the first frame's size and read its
+	// header before dialing, so that a TLS client, an HTTP request or a
+	// port scanner costs no upstream connection.
+	prefix, size, err := c.nextFrameSize()
 	if err != nil {
+		c.prefixCut(err)
 		c.log.Debug("client closed before its first request", zap.Error(err))
 		return
 	}
 	if isTLSHello(prefix) {
 		c.p.stats.tlsHellos.Add(1)
-		c.log.Warn("TLS ClientHello on a plaintext listener: this kproxy's listeners speak plaintext Kafka; " +
-			"configure the client without TLS (security.protocol=PLAINTEXT or SASL_PLAINTEXT), or start kproxy " +
+		c.p.rate.warn(c.log, "tls_hello", "TLS ClientHello on a plaintext listener: this kproxy's listeners speak plaintext Kafka; "+
+			"configure the client without TLS (security.protocol=PLAINTEXT or SASL_PLAINTEXT), or start kproxy "+
 			"with --tls-cert and --tls-key; closing")
+		return
+	}
+	if err := c.checkSize(prefix, size, minRequest, c.p.cfg.MaxFrameSize, "request"); err != nil {
+		return
+	}
+	c.setFrameDeadline(time.Now().Add(c.p.cfg.FrameReadTimeout))
+	if _, err := c.br.Peek(minRequest); err != nil {
+		c.requestCut(err)
+		c.log.Debug("client closed mid-request", zap.Error(err))
 		return
 	}
 	up, err := c.p.dialUpstream(c.brokerID, c.log)
 	if err != nil {
+		// As a broker that is down would: a reset, which clients retry
+		// (franz-go reads an orderly close before the first response
+		// as ErrFirstReadEOF, "is TLS missing?", and gives up).
+		resetOnClose(c.client)
+		return
+	}
+	if err := c.authenticateUpstream(up); err != nil {
+		up.Close()
 		return
 	}
 	if !c.setUpstream(up) {
@@ -86,7 +123,7 @@ func (c *conn) serve() {
 		defer close(respDone)
 		c.responsePump()
 	}()
-	err = c.requestPump(br, prefix, size)
+	err = c.requestPump(c.br, prefix, size)
 	if errors.Is(err, errStopped) && !c.requestsStopped() {
 		// Shutting down at a frame boundary: responsePump delivers what
 		// is still in flight, then ends; Run bounds the wait by closing
@@ -116,6 +153,7 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
+	close(c.done)
 	c.client.Close()
 	if c.upstream != nil {
 		c.upstream.Close()

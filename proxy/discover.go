@@ -103,6 +103,11 @@ func (p *Proxy) fetchBrokers(ctx context.Context, addr string) ([]kmsg.MetadataR
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
+	if p.cfg.UpstreamSASL.Enabled() {
+		if _, err := p.authenticateNew(ctx, nc, addr); err != nil {
+			return nil, fmt.Errorf("upstream SASL: %w", err)
+		}
+	}
 	br := bufio.NewReaderSize(nc, readBufSize)
 
 	av := kmsg.NewPtrApiVersionsRequest()

@@ -36,17 +36,6 @@ func frameSize(br *bufio.Reader) ([4]byte, int32, error) {
 	return p, int32(binary.BigEndian.Uint32(p[:])), nil
 }
 
-// readFrame reads a whole frame of size bytes after its prefix and returns
-// it with the prefix in front.
-func readFrame(br *bufio.Reader, prefix [4]byte, size int32) ([]byte, error) {
-	buf := make([]byte, 4+int(size))
-	copy(buf, prefix[:])
-	if _, err := io.ReadFull(br, buf[4:]); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
-
 // copyMode chooses how streamFrame moves a body.
 type copyMode int
 

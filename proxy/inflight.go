@@ -13,10 +13,20 @@ type pending struct {
 	clientID string
 	at       time.Time
 	request  []byte // the whole request frame when observed, else nil
+	// held is the buffer budget request holds, given back once the
+	// exchange leaves the connection (nil: none).
+	held *hold
+	// oversized marks a request of interest too large to observe
+	// (MaxObservedFrameSize), streamed instead.
+	oversized bool
 	// sasl marks a SaslHandshake v0 request and the bare tokens after
 	// it, and mechanism is the handshake's (saslv0.go).
 	sasl      saslKind
 	mechanism string
+	// internal, when not nil, marks kproxy's own request (upstream SASL
+	// re-authentication, reauth.go): its response goes there, not to
+	// the client.
+	internal chan []byte
 }
 
 // inflight is a connection's FIFO of pending requests. Kafka answers the

@@ -15,6 +15,11 @@ type node struct {
 	ln       net.Listener // nil while listening fails
 	port     int32        // the advertised port: bound, or intended while ln is nil
 	failing  bool         // listening failed and was logged
+	// listenErr is why listening failed last, while ln is nil.
+	listenErr error
+	// collides says what the listen address collides with (collision);
+	// such a node is never listened for.
+	collides string
 }
 
 var _ router = (*Proxy)(nil)
@@ -43,6 +48,11 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 		}
 		n = &node{listen: listen, port: portOf(listen)}
 		p.nodes[nodeID] = n
+		if why := p.collision(nodeID, listen, upstream); why != "" {
+			n.collides = why
+			p.log.Error("broker listener collides: clients told to use this node will fail or bypass kproxy; "+
+				"fix the configuration", zap.Int32("broker_id", nodeID), zap.String("problem", why))
+		}
 	}
 	if n.upstream != upstream {
 		if n.upstream != "" {
@@ -54,7 +64,7 @@ func (p *Proxy) route(nodeID int32, upstream string) (host string, port int32, o
 		// SNI routing: every node on the bootstrap listener, by name.
 		return p.tls.sni.host(nodeID), p.bootstrapPort(), true
 	}
-	if n.ln == nil && !p.closing {
+	if n.ln == nil && n.collides == "" && !p.closing {
 		p.listenNode(nodeID, n)
 	}
 	return p.advertise, n.port, true
@@ -90,7 +100,7 @@ func (p *Proxy) listenNode(nodeID int32, n *node) {
 		if n.failing {
 			level = zap.DebugLevel
 		}
-		n.failing = true
+		n.failing, n.listenErr = true, err
 		p.log.Log(level, "cannot listen for broker node; clients told to use it will fail to connect",
 			zap.Int32("broker_id", nodeID), zap.String("listen", n.listen), zap.String("upstream", n.upstream), zap.Error(err))
 		return

@@ -8,10 +8,12 @@
 // Observers through a queue bounded in exchanges and bytes that never
 // blocks traffic; DropObservers also learn what was dropped. SASL is
 // forwarded and never observed, including the bare tokens that follow a
-// SaslHandshake v0 (saslv0.go). TLS is optional on either side (tls.go):
-// listeners whose certificate is reloaded as its files change
-// (certreload.go), brokers dialed with TLS verifying the name each
-// advertises (upstream.go), and SNI routing of every node through the
+// SaslHandshake v0 (saslv0.go); or, with UpstreamSASL, kproxy
+// authenticates every broker connection itself and renews its sessions
+// (upstreamsasl.go, reauth.go). TLS is optional on either side (tls.go):
+// listeners, and brokers dialed with TLS verifying the name each
+// advertises (upstream.go), the files of both sides reloaded as they
+// change (certreload.go), and SNI routing of every node through the
 // bootstrap listener (sni.go).
 package proxy
 
@@ -26,6 +28,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Observer receives each observed exchange with the events decoded from it
@@ -76,9 +79,16 @@ type Proxy struct {
 	// (defaultDropLogEvery; tests shorten it before Run).
 	dropLogEvery time.Duration
 
-	mu      sync.Mutex
-	nodes   map[int32]*node
-	conns   map[*conn]struct{}
+	// budget bounds the request frames read whole (MaxBufferedBytes).
+	budget *budget
+	// rate limits the lines clients can make repeat (ratelog.go).
+	rate rateLog
+
+	mu    sync.Mutex
+	nodes map[int32]*node
+	conns map[*conn]struct{}
+	// perIP counts the connections in conns by client IP (limits.go).
+	perIP   map[string]int
 	closing bool
 	running bool
 
@@ -127,6 +137,9 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 		dropLogEvery: defaultDropLogEvery,
 		nodes:        make(map[int32]*node),
 		conns:        make(map[*conn]struct{}),
+		perIP:        make(map[string]int),
+		budget:       newBudget(cfg.MaxBufferedBytes),
+		rate:         rateLog{every: defaultRateLogEvery},
 	}, nil
 }
 
@@ -134,7 +147,14 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 func (p *Proxy) Addr() net.Addr { return p.bootstrap.Addr() }
 
 // Stats returns a snapshot of the proxy's counters.
-func (p *Proxy) Stats() Stats { return p.stats.snapshot() }
+func (p *Proxy) Stats() Stats {
+	s := p.stats.snapshot()
+	p.budget.mu.Lock()
+	s.BufferedBytes = p.cfg.MaxBufferedBytes - p.budget.left
+	p.budget.mu.Unlock()
+	s.BufferWaits = p.budget.waits.Load()
+	return s
+}
 
 // Run serves until ctx is done. Unless DisableBrokerDiscovery is set, it
 // first starts broker discovery in the background. Once ctx is done it
@@ -167,6 +187,10 @@ func (p *Proxy) Run(ctx context.Context) error {
 
 	p.log.Info("kproxy listening", zap.Stringer("addr", p.Addr()), zap.Strings("upstreams", p.cfg.Upstreams),
 		zap.String("advertise", p.advertise))
+	if p.cfg.UpstreamSASL.Enabled() {
+		p.log.Info("authenticating every broker connection as kproxy's own SASL user; clients connect without SASL",
+			zap.Object("upstream_sasl", p.cfg.UpstreamSASL))
+	}
 	if p.cfg.advertiseGuessed() {
 		p.log.Warn("listening on every interface but telling clients to dial 127.0.0.1: clients on other hosts "+
 			"or in other containers will fail to reach the brokers; set the advertised host (--advertise)",
@@ -176,9 +200,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	reloading := make(chan struct{})
 	go func() {
 		defer close(reloading)
-		if p.tls.certs != nil {
-			p.tls.certs.watch(ctx) // ends when ctx is done
-		}
+		p.tls.watch(ctx) // ends when ctx is done; at once without TLS files
 	}()
 	p.accepts.Add(1)
 	go p.acceptLoop(p.bootstrap, -1)
@@ -256,7 +278,9 @@ func (p *Proxy) acceptLoop(ln net.Listener, brokerID int32) {
 			// Out of file descriptors and the like: back off as
 			// net/http does rather than spin.
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			p.log.Error("accept failed; retrying", zap.Stringer("listener", ln.Addr()), zap.Error(err), zap.Duration("retry_in", delay))
+			p.stats.acceptErrors.Add(1)
+			p.rate.log(p.log, zapcore.ErrorLevel, "accept", "accept failed; retrying", zap.Stringer("listener", ln.Addr()),
+				zap.Error(err), zap.Duration("retry_in", delay))
 			time.Sleep(delay)
 			continue
 		}
@@ -274,7 +298,9 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 		brokerID:   brokerID,
 		client:     nc,
 		clientAddr: nc.RemoteAddr().String(),
+		done:       make(chan struct{}),
 	}
+	c.clientIP = hostOf(c.clientAddr)
 	c.log = p.log.With(zap.Uint64("conn_id", id), zap.String("client_addr", c.clientAddr), zap.Int32("broker_id", brokerID))
 	p.mu.Lock()
 	if p.closing {
@@ -282,7 +308,11 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 		nc.Close()
 		return
 	}
-	p.conns[c] = struct{}{}
+	if limit := p.admit(c); limit != "" {
+		p.mu.Unlock()
+		p.refuse(c, limit)
+		return
+	}
 	p.serving.Add(1)
 	p.mu.Unlock()
 	p.stats.connsTotal.Add(1)
@@ -291,11 +321,7 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 	go func() {
 		defer p.serving.Done()
 		defer p.stats.connsOpen.Add(-1)
-		defer func() {
-			p.mu.Lock()
-			delete(p.conns, c)
-			p.mu.Unlock()
-		}()
+		defer p.forget(c)
 		c.serve()
 	}()
 }
@@ -334,7 +360,8 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 		errs = append(errs, err)
 	}
 	err := errors.Join(errs...)
-	log.Error("cannot reach the broker; closing the client connection", zap.Strings("upstreams", addrs), zap.Error(err))
+	p.rate.log(log, zapcore.ErrorLevel, "dial", "cannot reach the broker; resetting the client connection so that it retries",
+		zap.Strings("upstreams", addrs), zap.Error(err))
 	return nil, err
 }
 

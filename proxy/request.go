@@ -11,6 +11,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // requestPump forwards requests from the client to the broker, starting
@@ -27,9 +28,14 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 		at := time.Now()
 		var err error
 		await := true
-		if mode == saslTokens {
+		switch {
+		case mode == saslTokens:
 			err = c.forwardToken(br, prefix, size, at)
-		} else {
+		case c.reauthDue(at):
+			if err = c.reauthenticate(); err == nil {
+				await, err = c.forwardRequest(br, prefix, size, at)
+			}
+		default:
 			await, err = c.forwardRequest(br, prefix, size, at)
 		}
 		if err == nil && await {
@@ -44,15 +50,16 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 		if mode == saslOpaque {
 			return c.pipeClient(br)
 		}
-		prefix, size, err = frameSize(br)
+		prefix, size, err = c.nextFrameSize()
 		if err != nil {
+			c.prefixCut(err)
 			if c.isStopping() {
 				return errStopped
 			}
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				c.log.Debug("client closed the connection")
 			} else {
-				c.log.Info("client connection failed", zap.Error(err))
+				c.p.rate.log(c.log, zapcore.InfoLevel, "client_failed", "client connection failed", zap.Error(err))
 			}
 			return err
 		}
@@ -69,8 +76,10 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	if err := c.checkSize(prefix, size, minRequest, c.p.cfg.MaxFrameSize, "request"); err != nil {
 		return false, err
 	}
+	c.setFrameDeadline(at.Add(c.p.cfg.IdleTimeout)) // forwardWhole shortens it
 	fixed, err := br.Peek(minRequest)
 	if err != nil {
+		c.requestCut(err)
 		c.log.Debug("client closed mid-request", zap.Error(err))
 		return false, err
 	}
@@ -81,6 +90,9 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		corrID:  int32(binary.BigEndian.Uint32(fixed[4:])),
 		at:      at,
 	}
+	if (key == 17 || key == 36) && c.p.cfg.UpstreamSASL.Enabled() {
+		return false, c.refuseClientSASL(key)
+	}
 	if key == 18 && p.version > versionCaps[18] {
 		return false, c.refuseApiVersions(br, size, p) // answered, not forwarded
 	}
@@ -88,11 +100,29 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
 	if decode.RequestOnly(key) {
-		if size <= maxObservedRequest {
+		if size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
 			return false, c.forwardObservedRequest(br, prefix, size, p)
 		}
+		// Larger (thousands of partitions in one Fetch): streamed and not
+		// observed; the diagnosis does without this consumer's positions.
 	} else if handshake := key == 17 && p.version == 0; handshake || observed(key) {
-		return handshake, c.forwardWhole(br, prefix, size, p)
+		if size <= c.p.cfg.MaxObservedFrameSize {
+			return handshake, c.forwardWhole(br, prefix, size, p)
+		}
+		if handshake {
+			// A mechanism name of megabytes is not SASL.
+			c.p.stats.oversizedFrames.Add(1)
+			c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized", "SaslHandshake request larger than the maximum observed frame size; closing the connection",
+				zap.Int32("size", size), zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+			return false, errOversized
+		}
+		// Too large to keep: streamed like a Produce, and observed as
+		// an exchange that says only that it happened.
+		c.p.stats.unobservedFrames.Add(1)
+		p.oversized = true
+		c.p.rate.warn(c.log, "unobserved", "request of interest larger than the maximum observed frame size: forwarded "+
+			"without being observed", zap.String("api", decode.APIName(key)), zap.Int16("api_version", p.version),
+			zap.Int32("size", size), zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
 	}
 
 	var consumed []byte
@@ -111,6 +141,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	}
 	rest := int(size) - len(consumed)
 	if _, err := streamFrame(c.upstream, br, c.client, prefix, consumed, rest, c.p.copyMode); err != nil {
+		c.requestCut(err)
 		c.log.Debug("request forwarding failed", zap.Int16("api_key", key), zap.Error(err))
 		return false, err
 	}
@@ -120,12 +151,26 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 // forwardWhole forwards a request frame read whole: an observed request,
 // whose bytes are kept for the observers, or a SaslHandshake v0, whose
 // mechanism is kept for the token exchange that follows (saslv0.go).
+//
+// The frame is read as it arrives, its buffer taken from the proxy's
+// budget (held until the exchange leaves the connection), within the frame
+// read timeout.
 func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+	deadline := p.at.Add(c.p.cfg.FrameReadTimeout)
+	c.setFrameDeadline(deadline)
+	h, err := takeHold(c.p.budget, 4+int64(size), deadline, c.done)
+	if err != nil {
+		c.requestCut(err)
+		return err
+	}
 	frame, err := readFrame(br, prefix, size)
 	if err != nil {
+		h.release()
+		c.requestCut(err)
 		c.log.Debug("client closed mid-request", zap.Error(err))
 		return err
 	}
+	p.held = h
 	if p.key == 17 { // only v0 comes here: SASL is never observed
 		c.saslHandshakeV0(&p, frame[4:])
 	} else {
@@ -153,8 +198,18 @@ const maxObservedRequest = 256 << 10
 // streamed like any other (Fetch): the request alone is handed to the
 // observers, once written, without a response.
 func (c *conn) forwardObservedRequest(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+	// Read within the same deadline and buffer budget as forwardWhole.
+	deadline := p.at.Add(c.p.cfg.FrameReadTimeout)
+	c.setFrameDeadline(deadline)
+	h, err := takeHold(c.p.budget, 4+int64(size), deadline, c.done)
+	if err != nil {
+		c.requestCut(err)
+		return err
+	}
+	defer h.release()
 	frame, err := readFrame(br, prefix, size)
 	if err != nil {
+		c.requestCut(err)
 		c.log.Debug("client closed mid-request", zap.Error(err))
 		return err
 	}
@@ -163,8 +218,8 @@ func (c *conn) forwardObservedRequest(br *bufio.Reader, prefix [4]byte, size int
 		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
 		return err
 	}
-	if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
-		p.clientID = h.ClientIDString()
+	if hdr, err := decode.ParseRequestHeader(frame[4:]); err == nil {
+		p.clientID = hdr.ClientIDString()
 	}
 	p.request = frame[4:]
 	c.p.observe(c.exchange(p, nil, time.Time{}))
@@ -223,12 +278,13 @@ func (c *conn) checkSize(prefix [4]byte, size, min, max int32, what string) erro
 	}
 	if size > max || size < 0 {
 		c.p.stats.oversizedFrames.Add(1)
-		c.log.Error(what+" frame larger than the maximum frame size; closing the connection",
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized", what+" frame larger than the maximum frame size; closing the connection",
 			zap.Int64("size", int64(uint32(size))), zap.Int32("max_frame_size", max),
 			zap.String("prefix", describePrefix(prefix)))
 		return errOversized
 	}
-	c.log.Error(what+" frame too short to be Kafka; closing the connection",
+	c.p.stats.shortFrames.Add(1)
+	c.p.rate.log(c.log, zapcore.ErrorLevel, "short", what+" frame too short to be Kafka; closing the connection",
 		zap.Int32("size", size), zap.String("prefix", describePrefix(prefix)))
 	return errShortFrame
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // responsePump forwards responses from the broker to the client, matching
@@ -28,6 +29,7 @@ func (c *conn) responsePump() {
 			c.upstreamEnded(err)
 			return
 		}
+		c.active()
 		if err := c.forwardResponse(br, prefix, size); err != nil {
 			if errors.Is(err, errOpaque) {
 				c.pipeBroker(br)
@@ -44,7 +46,7 @@ func (c *conn) upstreamEnded(err error) {
 	case errors.Is(err, net.ErrClosed):
 		// We closed it: the client side ended first.
 	default:
-		c.log.Warn("broker closed the connection; closing the client connection",
+		c.p.rate.warn(c.log, "broker_closed", "broker closed the connection; closing the client connection",
 			zap.Int("in_flight", c.pending.len()), zap.Error(err))
 	}
 }
@@ -73,10 +75,24 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		c.logMismatch(corrID, p, ok)
 		return errMismatch
 	}
+	if p.internal != nil {
+		return c.takeInternal(br, prefix, size, p)
+	}
 	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
+	if buffered && !rewritten(p.key) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
+		// Too large to keep: streamed, and observed as an exchange
+		// that says only that it happened.
+		buffered = false
+		p.oversized = true
+		c.p.stats.unobservedFrames.Add(1)
+		c.p.rate.warn(c.log, "unobserved", "response of interest larger than the maximum observed frame size: "+
+			"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
+			zap.Int16("api_version", p.version), zap.Int32("size", size),
+			zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+	}
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)
-		c.log.Error("response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized_response", "response frame larger than the maximum frame size; kproxy reads it whole to rewrite or observe it, "+
 			"so it closes the connection instead (raise the maximum frame size if the broker means it)",
 			zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version),
 			zap.Int32("size", size), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize))
@@ -90,11 +106,18 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			return err
 		}
 		c.pending.pop()
+		if p.oversized {
+			c.p.observe(c.exchange(p, nil, time.Now()))
+		}
+		p.held.release()
 		return nil
 	}
 
 	frame, err := readFrame(br, prefix, size)
 	if err != nil {
+		if truncated(err) {
+			c.p.stats.truncatedFrames.Add(1)
+		}
 		c.upstreamEnded(err)
 		return err
 	}
@@ -119,9 +142,10 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	// The broker answered even if the client is gone: observe the
 	// response either way.
 	c.pending.pop()
-	if p.request != nil {
+	if p.request != nil || p.oversized {
 		c.p.observe(c.exchange(p, frame[4:], at))
 	}
+	p.held.release()
 	if err != nil {
 		c.log.Debug("client write failed", zap.Error(err))
 		return err
@@ -140,12 +164,12 @@ var errMismatch = errors.New("proxy: response correlation id mismatch")
 // response belongs to and closes the connection: once per connection.
 func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
 	if !ok {
-		c.log.Error("response from the broker with no request in flight; closing the connection (the client "+
+		c.p.rate.log(c.log, zapcore.ErrorLevel, "mismatch", "response from the broker with no request in flight; closing the connection (the client "+
 			"may have sent a Produce with acks=0 whose acks kproxy could not read)",
 			zap.Int32("corr_id", corrID))
 		return
 	}
-	c.log.Error("response correlation id does not match the oldest request in flight; closing the connection",
+	c.p.rate.log(c.log, zapcore.ErrorLevel, "mismatch", "response correlation id does not match the oldest request in flight; closing the connection",
 		zap.Int32("corr_id", corrID), zap.Int32("want_corr_id", head.corrID),
 		zap.String("want_api", decode.APIName(head.key)), zap.Int16("want_api_version", head.version),
 		zap.Int("in_flight", c.pending.len()))
@@ -158,7 +182,10 @@ func (c *conn) logMismatch(corrID int32, head pending, ok bool) {
 // a journal, which keeps wall-clock times only.
 func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchange {
 	if len(response) == 0 {
-		response, at = nil, time.Time{}
+		response = nil
+		if !p.oversized {
+			at = time.Time{}
+		}
 	}
 	return &decode.Exchange{
 		ConnID:        c.id,
@@ -172,6 +199,7 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 		ResponseAt:    at.Round(0),
 		Request:       p.request,
 		Response:      response,
+		Oversized:     p.oversized,
 	}
 }
 
@@ -180,8 +208,9 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 // completed is still seen.
 func (c *conn) observeUnanswered() {
 	for _, p := range c.pending.drain() {
-		if p.request != nil {
+		if p.request != nil || p.oversized {
 			c.p.observe(c.exchange(p, nil, time.Time{}))
 		}
+		p.held.release()
 	}
 }

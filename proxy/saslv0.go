@@ -222,6 +222,8 @@ func (c *conn) saslStep(mode saslMode, mechanism string) error {
 
 // pipeClient copies the rest of the client's bytes to the broker, opaque.
 func (c *conn) pipeClient(br *bufio.Reader) error {
+	// Opaque bytes have no frames: no frame or idle deadline applies.
+	c.setFrameDeadline(time.Time{})
 	n, err := br.WriteTo(c.upstream)
 	c.p.stats.bytesFromClients.Add(uint64(n))
 	if c.isStopping() {

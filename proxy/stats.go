@@ -52,6 +52,43 @@ type Stats struct {
 	// 65535, and not in BrokerListeners); it was left out of what clients
 	// were told.
 	NodesRefused uint64
+	// UpstreamSASLFailures counts upstream connections kproxy could not
+	// authenticate (or re-authenticate) with its own SASL credentials;
+	// each closed its client connection.
+	UpstreamSASLFailures uint64
+	// UpstreamReauthentications counts SASL sessions kproxy renewed on a
+	// live upstream connection before the broker's session lifetime
+	// ended (KIP-368).
+	UpstreamReauthentications uint64
+	// UnobservedFrames counts requests and responses of interest larger
+	// than MaxObservedFrameSize, forwarded without being observed (their
+	// exchanges are marked Oversized).
+	UnobservedFrames uint64
+	// BufferedBytes is what request frames read whole hold of the
+	// MaxBufferedBytes budget now.
+	BufferedBytes int64
+	// BufferWaits counts request frames that had to wait for the
+	// MaxBufferedBytes budget (reading from their client paused).
+	BufferWaits uint64
+	// FrameReadTimeouts counts connections closed because a request frame
+	// of interest took longer than FrameReadTimeout to arrive.
+	FrameReadTimeouts uint64
+	// TruncatedFrames counts frames cut short: the client or the broker
+	// closed or reset the connection between a frame's first and last byte.
+	TruncatedFrames uint64
+	// ShortFrames counts frames whose declared size is too small to hold a
+	// Kafka header; each closed its connection.
+	ShortFrames uint64
+	// IdleCloses counts client connections closed by IdleTimeout.
+	IdleCloses uint64
+	// ConnectionsRefused counts client connections closed as soon as
+	// accepted because MaxConnections were open.
+	ConnectionsRefused uint64
+	// ConnectionsRefusedPerIP counts client connections closed as soon as
+	// accepted because MaxConnectionsPerIP were open from their address.
+	ConnectionsRefusedPerIP uint64
+	// AcceptErrors counts failed accepts (out of file descriptors, say).
+	AcceptErrors uint64
 }
 
 // counters are the live counters behind Stats.
@@ -73,6 +110,16 @@ type counters struct {
 	tlsHandshakeFailures  atomic.Uint64
 	saslOpaque            atomic.Uint64
 	nodesRefused          atomic.Uint64
+	upstreamSASLFailures  atomic.Uint64
+	upstreamReauths       atomic.Uint64
+	unobservedFrames      atomic.Uint64
+	frameTimeouts         atomic.Uint64
+	truncatedFrames       atomic.Uint64
+	shortFrames           atomic.Uint64
+	idleCloses            atomic.Uint64
+	connsRefused          atomic.Uint64
+	connsRefusedPerIP     atomic.Uint64
+	acceptErrors          atomic.Uint64
 	// queuedBytes is what the observer queue holds (ObserverQueueBytes).
 	queuedBytes atomic.Int64
 }
@@ -96,5 +143,17 @@ func (c *counters) snapshot() Stats {
 		TLSHandshakeFailures:  c.tlsHandshakeFailures.Load(),
 		SASLOpaqueConnections: c.saslOpaque.Load(),
 		NodesRefused:          c.nodesRefused.Load(),
+
+		UpstreamSASLFailures:      c.upstreamSASLFailures.Load(),
+		UpstreamReauthentications: c.upstreamReauths.Load(),
+
+		UnobservedFrames:        c.unobservedFrames.Load(),
+		FrameReadTimeouts:       c.frameTimeouts.Load(),
+		TruncatedFrames:         c.truncatedFrames.Load(),
+		ShortFrames:             c.shortFrames.Load(),
+		IdleCloses:              c.idleCloses.Load(),
+		ConnectionsRefused:      c.connsRefused.Load(),
+		ConnectionsRefusedPerIP: c.connsRefusedPerIP.Load(),
+		AcceptErrors:            c.acceptErrors.Load(),
 	}
 }

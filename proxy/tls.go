@@ -1,18 +1,19 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 )
 
-// DefaultTLSReloadInterval is how often the listener certificate files
-// are read to see whether they changed.
+// DefaultTLSReloadInterval is how often the TLS files of either side are
+// read to see whether they changed.
 const DefaultTLSReloadInterval = 5 * time.Second
 
 // tlsHandshakeTimeout bounds a TLS handshake on either side, with the
@@ -54,18 +55,28 @@ type UpstreamTLS struct {
 	// InsecureSkipVerify accepts any broker certificate. Only for tests:
 	// kproxy warns at start, and /healthz says so.
 	InsecureSkipVerify bool
+	// ReloadInterval is how often CAFile, CertFile and KeyFile are read
+	// to notice a change; 0 means DefaultTLSReloadInterval.
+	// Proxy.ReloadTLS reloads at once (SIGHUP). New broker connections
+	// use what was loaded last; open ones keep theirs.
+	ReloadInterval time.Duration
 }
 
-// clientConfig builds the tls.Config of upstream connections. ServerName
-// is left for each dial to fill.
-func (u *UpstreamTLS) clientConfig() (*tls.Config, error) {
+// files are the upstream files certReloader reads, in the order
+// clientConfig takes their contents: CA, certificate, key.
+func (u *UpstreamTLS) files() []string { return []string{u.CAFile, u.CertFile, u.KeyFile} }
+
+// clientConfig builds the tls.Config of upstream connections from the
+// contents of u.files() (nil for a file not set). ServerName is left for
+// each dial to fill.
+func (u *UpstreamTLS) clientConfig(contents [][]byte) (*tls.Config, error) {
 	cfg := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		ServerName:         u.ServerName,
 		InsecureSkipVerify: u.InsecureSkipVerify, //nolint:gosec // only when asked for, with a warning
 	}
 	if u.CAFile != "" {
-		pool, err := loadCAPool(u.CAFile)
+		pool, err := caPoolFromPEM(u.CAFile, contents[0])
 		if err != nil {
 			return nil, fmt.Errorf("upstream-ca: %w", err)
 		}
@@ -75,7 +86,7 @@ func (u *UpstreamTLS) clientConfig() (*tls.Config, error) {
 		return nil, errors.New("upstream-cert and upstream-key: set both or neither")
 	}
 	if u.CertFile != "" {
-		cert, err := loadKeyPair(u.CertFile, u.KeyFile)
+		cert, err := keyPairFromPEM(u.CertFile, u.KeyFile, contents[1], contents[2])
 		if err != nil {
 			return nil, fmt.Errorf("upstream-cert: %w", err)
 		}
@@ -84,18 +95,36 @@ func (u *UpstreamTLS) clientConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// loadKeyPair reads a certificate (with its chain) and its private key.
-// Errors name the files, never their contents.
-func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
-	certPEM, err := os.ReadFile(certFile)
+// files are the listener files certReloader reads, in the order
+// serverConfig takes their contents: certificate, key, client CA.
+func (l ListenerTLS) files() []string { return []string{l.CertFile, l.KeyFile, l.ClientCAFile} }
+
+// serverConfig builds the listeners' tls.Config from the contents of
+// l.files(). check, when not nil, vets the certificate (the SNI pattern
+// must be covered).
+func (l ListenerTLS) serverConfig(contents [][]byte, check func(*x509.Certificate) error) (*tls.Config, error) {
+	cert, err := keyPairFromPEM(l.CertFile, l.KeyFile, contents[0], contents[1])
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("read certificate: %w", err)
+		return nil, fmt.Errorf("proxy: tls: %w", err)
 	}
-	keyPEM, err := os.ReadFile(keyFile)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("read key: %w", err)
+	if check != nil {
+		if err := check(cert.Leaf); err != nil {
+			return nil, fmt.Errorf("proxy: tls: certificate %s: %w", l.CertFile, err)
+		}
 	}
-	return keyPairFromPEM(certFile, keyFile, certPEM, keyPEM)
+	cfg := &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+	}
+	if l.ClientCAFile != "" {
+		pool, err := caPoolFromPEM(l.ClientCAFile, contents[2])
+		if err != nil {
+			return nil, fmt.Errorf("proxy: tls: client CA: %w", err)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
 }
 
 // keyPairFromPEM parses a certificate and its key read from the files
@@ -113,15 +142,7 @@ func keyPairFromPEM(certFile, keyFile string, certPEM, keyPEM []byte) (tls.Certi
 	return cert, nil
 }
 
-// loadCAPool reads a PEM file of CA certificates.
-func loadCAPool(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return caPoolFromPEM(file, pem)
-}
-
+// caPoolFromPEM parses the CA certificates of a PEM file read from file.
 func caPoolFromPEM(file string, pem []byte) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
@@ -135,9 +156,9 @@ func caPoolFromPEM(file string, pem []byte) (*x509.CertPool, error) {
 type tlsState struct {
 	// certs holds the listeners' TLS configuration; nil for plaintext.
 	certs *certReloader
-	// upstream is the template of broker connections' TLS configuration;
-	// nil for plaintext.
-	upstream *tls.Config
+	// upstream holds the template of broker connections' TLS
+	// configuration; nil for plaintext.
+	upstream *certReloader
 	// sni names nodes for SNI routing; nil when off.
 	sni *sniPattern
 }
@@ -154,37 +175,74 @@ func newTLSState(cfg Config, log *zap.Logger) (tlsState, error) {
 		}
 		ts.sni = sni
 	}
-	if cfg.TLS != nil {
+	if l := cfg.TLS; l != nil {
 		var check func(*x509.Certificate) error
 		if ts.sni != nil {
 			check = ts.sni.covered
 		}
-		certs, err := newCertReloader(*cfg.TLS, check, log)
+		build := func(contents [][]byte) (*tls.Config, error) { return l.serverConfig(contents, check) }
+		certs, err := newCertReloader("listener TLS certificate", "clients", l.files(), l.ReloadInterval, build, log)
 		if err != nil {
 			return ts, err
 		}
 		ts.certs = certs
 	}
-	if cfg.UpstreamTLS != nil {
-		upstream, err := cfg.UpstreamTLS.clientConfig()
+	if u := cfg.UpstreamTLS; u != nil {
+		build := func(contents [][]byte) (*tls.Config, error) {
+			cfg, err := u.clientConfig(contents)
+			if err != nil {
+				return nil, fmt.Errorf("proxy: %w", err)
+			}
+			return cfg, nil
+		}
+		upstream, err := newCertReloader("upstream TLS CA and client certificate", "brokers", u.files(), u.ReloadInterval,
+			build, log)
 		if err != nil {
-			return ts, fmt.Errorf("proxy: %w", err)
+			return ts, err
 		}
 		ts.upstream = upstream
 	}
 	return ts, nil
 }
 
-// ReloadTLS reads the listeners' certificate, key and client CA files
-// again and uses them for new connections; connections already open keep
-// theirs. On failure the previous certificate stays, and the error says
-// why (it is logged too). Without listener TLS it does nothing. serve calls
-// it on SIGHUP; the files are also polled for changes.
-func (p *Proxy) ReloadTLS() error {
-	if p.tls.certs == nil {
-		return nil
+// reloaders are the configurations built from files: none, one or both
+// sides.
+func (ts *tlsState) reloaders() []*certReloader {
+	var out []*certReloader
+	for _, r := range []*certReloader{ts.certs, ts.upstream} {
+		if r != nil && r.watched() {
+			out = append(out, r)
+		}
 	}
-	return p.tls.certs.reload(true)
+	return out
+}
+
+// watch polls the files of both sides until ctx is done.
+func (ts *tlsState) watch(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, r := range ts.reloaders() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.watch(ctx) // ends when ctx is done
+		}()
+	}
+	wg.Wait()
+}
+
+// ReloadTLS reads the TLS files of both sides again (the listeners'
+// certificate, key and client CA; the brokers' CA, and kproxy's client
+// certificate and key) and uses them for new connections; connections
+// already open keep theirs. A side that fails keeps its previous
+// configuration, and the error says why (it is logged too). Without TLS
+// files it does nothing. serve calls it on SIGHUP; the files are also
+// polled for changes.
+func (p *Proxy) ReloadTLS() error {
+	var errs []error
+	for _, r := range p.tls.reloaders() {
+		errs = append(errs, r.reload(true))
+	}
+	return errors.Join(errs...)
 }
 
 // InsecureUpstreamWarning is logged at start, and shown by /healthz, when

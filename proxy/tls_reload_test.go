@@ -65,7 +65,7 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 
 	testpki.WriteFile(t, dir, "server.key", []byte("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"))
 	waitFor(t, 5*time.Second, "the failed reload logged", func() bool {
-		return logs.FilterMessageSnippet("reload failed; keeping the previous certificate").Len() > 0
+		return logs.FilterMessageSnippet("reload failed; keeping the previous one").Len() > 0
 	})
 	if got := servedSerial(t, addr, ca); got.Cmp(second.Serial) != 0 {
 		t.Errorf("after a failed reload, served serial %v; want the previous one, %v", got, second.Serial)

@@ -20,7 +20,7 @@ func (p *Proxy) dialBroker(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil || p.tls.upstream == nil {
 		return nc, err
 	}
-	cfg := p.tls.upstream.Clone()
+	cfg := p.tls.upstream.config().Clone()
 	if cfg.ServerName == "" {
 		host, _, _ := net.SplitHostPort(addr)
 		cfg.ServerName = host

@@ -594,23 +594,30 @@ func (g *group) commitText(head string, c *commit) string {
 		b.WriteString("(no member)")
 	}
 	fmt.Fprintf(&b, " gen %d", c.generation)
-	for i, cp := range c.parts {
+	for i, cp := range c.parts[:min(len(c.parts), maxListed)] {
 		b.WriteByte(' ')
 		if i == 0 || cp.topic != c.parts[i-1].topic {
 			b.WriteString(g.commitTopics[cp.topic].name)
 		}
 		writeOffset(&b, cp.partition, cp.offset)
 	}
+	writeMore(&b, len(c.parts)-maxListed)
 	switch {
 	case !c.responded:
 		b.WriteString(" result unknown (no response seen)")
 	case c.failed:
 		b.WriteString(" FAILED")
+		listed, failed := 0, 0
 		for _, cp := range c.parts {
-			if cp.code != 0 {
+			if cp.code == 0 {
+				continue
+			}
+			if failed++; listed < maxListed {
 				fmt.Fprintf(&b, " %s[%d] %s", g.commitTopics[cp.topic].name, cp.partition, errorName(cp.code))
+				listed++
 			}
 		}
+		writeMore(&b, failed-listed)
 		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
 		return b.String()
 	default:

@@ -27,6 +27,8 @@ type Engine struct {
 	memo   []connMemo // by connection id modulo memoSlots; nil until needed
 	warmed bool       // written by warm so that its loads are kept
 	topics topicNames
+	// unobserved counts the exchanges too large to observe.
+	unobserved unobserved
 
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
@@ -74,12 +76,19 @@ func (e *Engine) add(ev *decode.Event) {
 		e.topics.add(ev.Metadata)
 		return
 	}
+	if ev.Unobserved != nil {
+		e.unobserved.add(ev)
+		return
+	}
 	if ev.Group == "" {
 		return
 	}
 	// The registry entry of the member a heartbeat or a commit names is
 	// looked up once, here, for quietEvent and the handlers.
 	g, lm := e.lookup(ev)
+	if again, to := g.recreated(ev); again {
+		g, lm = e.reincarnate(g, ev, to), nil
+	}
 	if !g.quietEvent(ev, lm) {
 		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}
@@ -159,7 +168,9 @@ func (e *Engine) Close(at time.Time) {
 	e.closed = true
 	e.advance(at)
 	for _, g := range e.groups {
-		g.close(e.now)
+		if !g.ended { // closed when it ended
+			g.close(e.now)
+		}
 	}
 }
 

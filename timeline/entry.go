@@ -39,6 +39,7 @@ const (
 	KindPartial          Kind = "partial"           // something kproxy could not see
 	KindIncomplete       Kind = "incomplete"        // the input ended before a rebalance finished
 	KindGroupEmpty       Kind = "group_empty"       // the last member left
+	KindRecreated        Kind = "recreated"         // the generation went back: a new history of the group starts
 )
 
 // subKinds are printed indented under the rebalance they belong to.
@@ -123,7 +124,11 @@ func (e Entry) ZapFields() []zap.Field {
 		fs = append(fs, zap.String("member_id", e.Member))
 	}
 	for _, k := range sortedKeys(e.Fields) {
-		fs = append(fs, zap.Any(k, e.Fields[k]))
+		v, more := summarisedField(e.Fields[k])
+		fs = append(fs, zap.Any(k, v))
+		if more > 0 {
+			fs = append(fs, zap.Int(k+"_more", more))
+		}
 	}
 	if len(e.Detail) > 0 {
 		fs = append(fs, zap.Strings("detail", e.Detail))

@@ -11,6 +11,12 @@ type group struct {
 	e     *Engine
 	id    string
 	index int // in e.groups
+	// incarnation counts the times the group was re-created before this
+	// history (incarnation.go): 0 for the first.
+	incarnation int
+	// ended is set once a later incarnation replaced the group: its
+	// history is closed.
+	ended bool
 
 	firstSeen, lastSeen time.Time
 	protocolType        string

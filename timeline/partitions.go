@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,7 +231,11 @@ func (p partitions) String() string {
 }
 
 func writeRuns(b *strings.Builder, ps []int32) {
-	for i := 0; i < len(ps); {
+	for i, runs := 0, 0; i < len(ps); runs++ {
+		if runs == maxListed {
+			fmt.Fprintf(b, " … and %d more", len(ps)-i)
+			return
+		}
 		j := i
 		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
 			j++

@@ -21,6 +21,12 @@ func WriteText(w io.Writer, r *Report, loc *time.Location) error {
 		}
 		writeGroupText(bw, g, loc)
 	}
+	if r.Unobserved != nil {
+		if len(r.Groups) > 0 {
+			bw.WriteString("\n")
+		}
+		bw.WriteString(unobservedLine(r.Unobserved) + "\n")
+	}
 	return bw.Flush()
 }
 
@@ -291,23 +297,34 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 func commitLine(c CommitReport, loc *time.Location) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s gen %d at %s", c.MemberID, c.Generation, clockOf(&c.At, loc))
+	listed, total := 0, 0
 	for _, t := range sortedKeys(c.Offsets) {
 		for i, p := range sortedKeys(c.Offsets[t]) {
+			if total++; listed == maxListed {
+				continue
+			}
 			b.WriteByte(' ')
 			if i == 0 {
 				b.WriteString(t)
 			}
 			writeOffset(&b, p, c.Offsets[t][p])
+			listed++
 		}
 	}
+	writeMore(&b, total-listed)
 	switch c.Result {
 	case "failed":
 		b.WriteString(" FAILED")
+		listed, failed := 0, 0
 		for _, t := range sortedKeys(c.Errors) {
 			for _, p := range sortedKeys(c.Errors[t]) {
-				fmt.Fprintf(&b, " %s[%d] %s", t, p, c.Errors[t][p])
+				if failed++; listed < maxListed {
+					fmt.Fprintf(&b, " %s[%d] %s", t, p, c.Errors[t][p])
+					listed++
+				}
 			}
 		}
+		writeMore(&b, failed-listed)
 	default:
 		b.WriteString(" " + c.Result)
 	}

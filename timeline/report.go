@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,9 @@ import (
 // durations are milliseconds; null means unknown.
 type Report struct {
 	Groups []GroupReport `json:"groups"` // every group seen, sorted by group id
+	// Unobserved is what the timeline could not see: group exchanges too
+	// large for the proxy to keep; absent when none.
+	Unobserved *UnobservedReport `json:"unobserved,omitempty"`
 }
 
 // GroupReport is one consumer group.
@@ -286,14 +290,14 @@ type UnknownReport struct {
 // change the state: calling it at any time, any number of times, is safe.
 func (e *Engine) Report() *Report {
 	r := &Report{Groups: []GroupReport{}}
-	ids := make([]string, 0, len(e.groups))
-	for _, g := range e.groups {
-		ids = append(ids, g.id)
+	// By id; a re-created group's histories in the order they began
+	// (incarnation.go).
+	groups := slices.Clone(e.groups)
+	slices.SortStableFunc(groups, func(a, b *group) int { return strings.Compare(a.id, b.id) })
+	for _, g := range groups {
+		r.Groups = append(r.Groups, g.report())
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		r.Groups = append(r.Groups, e.byID[id].report())
-	}
+	r.Unobserved = e.unobserved.report()
 	return r
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // adminServer is the admin HTTP server: /metrics (Prometheus text format),
-// /healthz, /timeline (the timeline so far, as text) and /api/timeline (the
+// /healthz, /readyz, /timeline (the timeline so far, as text) and /api/timeline (the
 // same as the JSON report). It listens on loopback unless configured
 // otherwise.
 type adminServer struct {
@@ -39,7 +39,13 @@ type adminSources struct {
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
+	// ready is nil when kproxy can serve clients (proxy.Ready); nil
+	// means always ready.
+	ready func(ctx context.Context) error
 }
+
+// readyTimeout bounds a /readyz probe's dials to the brokers.
+const readyTimeout = 2 * time.Second
 
 // newAdminServer opens the admin listener at addr, so that a busy port
 // fails serve before the proxy starts.
@@ -66,6 +72,21 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		for _, warning := range src.warnings {
 			fmt.Fprintln(w, "warning: "+warning)
 		}
+	})
+	// /healthz is liveness: the process answers. /readyz is readiness:
+	// every listener is up and a broker accepts connections.
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if src.ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			defer cancel()
+			if err := src.ready(ctx); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintln(w, "not ready:", err)
+				return
+			}
+		}
+		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /api/timeline", func(w http.ResponseWriter, r *http.Request) {
 		serveRendered(w, log, "application/json", func(b io.Writer) error {

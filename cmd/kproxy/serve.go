@@ -42,7 +42,8 @@ for kproxy replay.
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
-with TLS. --sni-host-pattern serves every broker on the --listen port,
+with TLS; --upstream-ca, --upstream-cert and --upstream-key are reloaded
+the same way. --sni-host-pattern serves every broker on the --listen port,
 routed by TLS server name.
 
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
@@ -115,6 +116,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			timeline:  obs.timeline.Report,
 			diagnosis: obs.timeline.Findings,
 			warnings:  healthWarnings(cfg),
+			ready:     func(ctx context.Context) error { return s.proxy.Ready(ctx) },
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
@@ -126,7 +128,13 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 		}
 	}
 	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
+	if err == nil {
+		err = checkListeners(s.proxy, cfg, log)
+	}
 	if err != nil {
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
 		if s.admin != nil {
 			s.admin.ln.Close()
 		}
@@ -136,8 +144,9 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	return s, nil
 }
 
-// reloadOnHangup reloads the listeners' TLS certificate on each value of
-// hup (SIGHUP) until ctx is done. A failed reload keeps the certificate in
+// reloadOnHangup reloads the TLS files of both sides (the listeners'
+// certificate, the brokers' CA and kproxy's client certificate) on each
+// value of hup (SIGHUP) until ctx is done. A failed reload keeps what is in
 // use; the proxy logs why.
 func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	for {
@@ -145,7 +154,7 @@ func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			s.log.Info("SIGHUP: reloading the TLS certificate")
+			s.log.Info("SIGHUP: reloading the TLS files")
 			s.proxy.ReloadTLS() //nolint:errcheck // logged by the proxy
 		}
 	}
@@ -251,10 +260,12 @@ func (o *observers) finish(reportPath string) error {
 		}
 	}
 	if o.journal != nil {
-		// Close logs a summary, with the exchanges it had to drop.
-		if err := o.journal.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		// Close logs a summary, with the exchanges it had to drop and
+		// the write error that has journaling suspended, if any. That
+		// error (a full disk) is the environment's, not a failure of
+		// kproxy, which forwarded every byte: the exit status stays 0,
+		// as documented.
+		o.journal.Close()
 	}
 	return errors.Join(errs...)
 }
@@ -370,6 +381,7 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			KeyFile:            cfg.UpstreamKey,
 			ServerName:         cfg.UpstreamServerName,
 			InsecureSkipVerify: cfg.UpstreamInsecureSkipVerify,
+			ReloadInterval:     cfg.TLSReloadInterval,
 		}
 	}
 	return proxy.Config{
@@ -386,5 +398,19 @@ func proxyConfig(cfg config.Config) proxy.Config {
 		ShutdownTimeout:    cfg.ShutdownTimeout,
 		ObserverQueue:      cfg.ObserverQueue,
 		ObserverQueueBytes: cfg.ObserverQueueBytes,
+		UpstreamSASL: proxy.UpstreamSASL{
+			Mechanism: cfg.UpstreamSASLMechanism,
+			Username:  cfg.UpstreamSASLUsername,
+			Password:  string(cfg.UpstreamSASLPassword),
+		},
+		AllowOpenSASLProxy: cfg.AllowOpenSASLProxy,
+
+		MaxObservedFrameSize: cfg.MaxObservedFrameSize,
+		MaxBufferedBytes:     cfg.MaxBufferedBytes,
+		FrameReadTimeout:     cfg.FrameReadTimeout,
+		MaxConnections:       cfg.MaxConnections,
+		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
+		IdleTimeout:          cfg.IdleTimeout,
+		Reserved:             reservedAddrs(cfg),
 	}
 }

@@ -77,6 +77,18 @@ func testConfig(t *testing.T, upstreams ...string) config.Config {
 	return cfg
 }
 
+// anyPortBrokerConfig writes a config file that puts kfake's node 0 on a
+// port the kernel picks, for tests that run serve from the command line:
+// the default, the listen port + 1, may be taken by another test.
+func anyPortBrokerConfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kproxy.yaml")
+	if err := os.WriteFile(path, []byte("broker-listeners:\n  0: 127.0.0.1:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // freeAddr is a loopback address whose port was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -144,10 +156,11 @@ func TestServeSIGTERM(t *testing.T) {
 	admin := freeAddr(t)
 	dir := t.TempDir()
 	journalDir, report := filepath.Join(dir, "journal"), filepath.Join(dir, "report.json")
+	cfgFile := anyPortBrokerConfig(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := runKproxy(t, "serve", "--upstream", c.ListenAddrs()[0], "--listen", freeAddr(t),
-			"--admin", admin, "--log-level", "error", "--broker-port-base", "0",
+			"--admin", admin, "--log-level", "error", "--config", cfgFile,
 			"--journal", journalDir, "--journal-fsync", "always", "--report", report)
 		done <- err
 	}()

@@ -6,6 +6,10 @@
 //
 //	franzclient consume -bootstrap B -group G -topic T [-client-id C] [-work-ms N] [-balancer roundrobin|range|cooperative-sticky]
 //	franzclient produce -bootstrap B -topic T -count N
+//
+// Both take -tls-ca FILE (TLS to the brokers, trusting that CA) and
+// -resolve NAME=IP or *.DOMAIN=IP (dial those names at IP, as a hosts entry
+// would, for SNI routing without DNS); see dialOpts.
 package main
 
 import (
@@ -16,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -95,7 +100,13 @@ func consume(ctx context.Context, args []string) error {
 	workMS := fs.Int("work-ms", 0, "sleep after each non-empty poll")
 	bal := fs.String("balancer", "roundrobin", "roundrobin, range or cooperative-sticky")
 	sessionMS := fs.Int("session-ms", 10000, "session timeout")
+	tlsCA := fs.String("tls-ca", "", "speak TLS to the brokers, trusting this PEM CA")
+	resolve := fs.String("resolve", "", "NAME=IP or *.DOMAIN=IP: dial those hosts at IP")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dial, err := dialOpts(*tlsCA, *resolve)
+	if err != nil {
 		return err
 	}
 	if *bootstrap == "" || *group == "" || *topic == "" {
@@ -154,7 +165,7 @@ func consume(ctx context.Context, args []string) error {
 		}
 		emit("commit", map[string]any{"offsets": shown, "error": msg})
 	}
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append(dial,
 		kgo.SeedBrokers(*bootstrap),
 		kgo.ClientID(*clientID),
 		kgo.ConsumerGroup(*group),
@@ -171,7 +182,7 @@ func consume(ctx context.Context, args []string) error {
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			emit("lost", map[string]any{"partitions": sorted(m)})
 		}),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("consume: new client: %w", err)
 	}
@@ -223,20 +234,27 @@ func produce(ctx context.Context, args []string) error {
 	topic := fs.String("topic", "", "topic to write")
 	count := fs.Int("count", 0, "records to write, spread round-robin over the partitions")
 	clientID := fs.String("client-id", "franz-go-producer", "client id")
+	every := fs.Duration("every", 0, "pace: one record per interval, each retried until acknowledged, with latency percentiles (broker outage, canary); 0 sends all at once")
+	tlsCA := fs.String("tls-ca", "", "speak TLS to the brokers, trusting this PEM CA")
+	resolve := fs.String("resolve", "", "NAME=IP or *.DOMAIN=IP: dial those hosts at IP")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dial, err := dialOpts(*tlsCA, *resolve)
+	if err != nil {
 		return err
 	}
 	if *bootstrap == "" || *topic == "" || *count <= 0 {
 		return errors.New("produce: -bootstrap, -topic and -count are required")
 	}
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append(dial,
 		kgo.SeedBrokers(*bootstrap),
 		kgo.ClientID(*clientID),
 		kgo.DefaultProduceTopic(*topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 		// Uncompressed, so every client reads it without optional codecs.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("produce: new client: %w", err)
 	}
@@ -246,9 +264,51 @@ func produce(ctx context.Context, args []string) error {
 	for i := range recs {
 		recs[i] = &kgo.Record{Value: fmt.Appendf(nil, "franz-record-%d", i)}
 	}
+	if *every > 0 {
+		return producePaced(ctx, cl, recs, *every)
+	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
 	emit("produced", map[string]any{"count": *count})
+	return nil
+}
+
+// producePaced sends one record per interval, asynchronously, with kgo's
+// defaults (records retried until acknowledged), and reports how many
+// failed and the first error.
+func producePaced(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, every time.Duration) error {
+	var (
+		mu        sync.Mutex
+		failed    int
+		firstErr  string
+		latencies []time.Duration
+		wg        sync.WaitGroup
+	)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for _, r := range recs {
+		wg.Add(1)
+		sent := time.Now()
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			latencies = append(latencies, time.Since(sent))
+			if err != nil {
+				if failed++; failed == 1 {
+					firstErr = err.Error()
+				}
+			}
+		})
+		<-t.C
+	}
+	wg.Wait()
+	slices.Sort(latencies)
+	pct := func(q float64) float64 {
+		return float64(latencies[int(q*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
+	emit("produced", map[string]any{"count": len(recs), "failed": failed, "error": firstErr,
+		"p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1)})
 	return nil
 }

@@ -12,7 +12,7 @@ import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from events import by_topic, emit
+from events import by_topic, emit, security_librdkafka
 
 
 def main():
@@ -38,6 +38,7 @@ def main():
         "partition.assignment.strategy": a.assignor,
         "session.timeout.ms": a.session_ms,
         "heartbeat.interval.ms": max(100, a.session_ms // 5),
+        **security_librdkafka(),
     })
     processed = {}
 

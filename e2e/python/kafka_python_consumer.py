@@ -15,7 +15,7 @@ import time
 from kafka import ConsumerRebalanceListener, KafkaConsumer, OffsetAndMetadata
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
-from events import by_topic, emit
+from events import by_topic, emit, security_kafka_python
 
 
 class CommitOnRevoke(ConsumerRebalanceListener):
@@ -71,6 +71,7 @@ def main():
         session_timeout_ms=a.session_ms,
         heartbeat_interval_ms=max(100, a.session_ms // 5),
         partition_assignment_strategy=[RangePartitionAssignor],
+        **security_kafka_python(),
     )
     processed = {}
     listener = CommitOnRevoke(consumer, processed)

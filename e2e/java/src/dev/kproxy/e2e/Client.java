@@ -37,7 +37,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * consume --bootstrap B --group G --topic T [--client-id C] [--work-ms N]
  *         [--mode range|cooperative|consumer|static] [--instance-id I]
  *         [--session-ms N] [--max-poll-records N] [--commit revoke|batch]
- * produce --bootstrap B --topic T --count N
+ * produce --bootstrap B --topic T --count N [--every-ms MS]
  * read    --bootstrap B --group G --topic T --expect N [--timeout-s N]
  * </pre>
  *
@@ -149,6 +149,47 @@ public final class Client {
     return b.append('}').toString();
   }
 
+  // ---- security ----
+
+  /**
+   * security adds the client's TLS and SASL settings from the environment the
+   * harness sets: E2E_SECURITY_PROTOCOL (PLAINTEXT when unset, SSL, SASL_SSL),
+   * E2E_SSL_CA (PEM file of the CA to trust), E2E_SASL_MECHANISM (PLAIN,
+   * SCRAM-SHA-256), E2E_SASL_USERNAME, E2E_SASL_PASSWORD.
+   */
+  private static void security(Properties p) {
+    String protocol = System.getenv().getOrDefault("E2E_SECURITY_PROTOCOL", "PLAINTEXT");
+    p.put("security.protocol", protocol);
+    String ca = System.getenv("E2E_SSL_CA");
+    if (ca != null && !ca.isEmpty()) {
+      p.put("ssl.truststore.type", "PEM");
+      p.put("ssl.truststore.location", ca);
+    }
+    String mech = System.getenv("E2E_SASL_MECHANISM");
+    if (mech != null && !mech.isEmpty()) {
+      String module = mech.equals("PLAIN")
+          ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+          : "org.apache.kafka.common.security.scram.ScramLoginModule";
+      p.put("sasl.mechanism", mech);
+      p.put("sasl.jaas.config", module + " required username=\"" + System.getenv("E2E_SASL_USERNAME")
+          + "\" password=\"" + System.getenv("E2E_SASL_PASSWORD") + "\";");
+    }
+  }
+
+  /** reauthentications is how many KIP-368 re-authentications c made. */
+  private static long reauthentications(KafkaConsumer<?, ?> c) {
+    double n = 0;
+    for (var e : c.metrics().entrySet()) {
+      if (e.getKey().name().equals("successful-reauthentication-total")) {
+        Object v = e.getValue().metricValue();
+        if (v instanceof Double d) {
+          n += d;
+        }
+      }
+    }
+    return (long) n;
+  }
+
   // ---- consume ----
 
   private static void consume(Map<String, String> a) throws Exception {
@@ -158,6 +199,7 @@ public final class Client {
     String commit = a.getOrDefault("commit", "revoke");
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "bootstrap"));
+    security(p);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, need(a, "group"));
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-consumer"));
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -250,8 +292,9 @@ public final class Client {
     } catch (WakeupException e) {
       // SIGTERM: fall through to close.
     }
+    String reauths = String.valueOf(reauthentications(c));
     c.close();
-    emit("closed", "total", String.valueOf(total));
+    emit("closed", "total", String.valueOf(total), "reauthentications", reauths);
   }
 
   private static void commitSync(KafkaConsumer<byte[], byte[]> c, Map<TopicPartition, OffsetAndMetadata> m) {
@@ -305,8 +348,13 @@ public final class Client {
   private static void produce(Map<String, String> a) throws Exception {
     String topic = need(a, "topic");
     long n = Long.parseLong(need(a, "count"));
+    // every-ms paces the sends (the broker outage scenario); each record is
+    // retried until acknowledged (retries and delivery.timeout.ms defaults:
+    // unlimited, 2 minutes).
+    long everyMs = Long.parseLong(a.getOrDefault("every-ms", "0"));
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "bootstrap"));
+    security(p);
     p.put(ProducerConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-producer"));
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.LINGER_MS_CONFIG, "10");
@@ -329,6 +377,9 @@ public final class Client {
             }
           }
         });
+        if (everyMs > 0) {
+          Thread.sleep(everyMs);
+        }
       }
       pr.flush();
     }
@@ -342,6 +393,7 @@ public final class Client {
     long deadline = System.currentTimeMillis() + 1000L * Long.parseLong(a.getOrDefault("timeout-s", "120"));
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "bootstrap"));
+    security(p);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, need(a, "group"));
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-reader"));
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");

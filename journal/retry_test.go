@@ -1,0 +1,103 @@
+package journal
+
+import (
+	"io"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// fullDisk wraps segment files: while full is set, every write fails with
+// ENOSPC, as on a full disk.
+type fullDisk struct {
+	full   atomic.Bool
+	failed atomic.Int64
+}
+
+func (d *fullDisk) wrap(w io.Writer) io.Writer { return diskWriter{d, w} }
+
+type diskWriter struct {
+	d *fullDisk
+	w io.Writer
+}
+
+func (w diskWriter) Write(p []byte) (int, error) {
+	if w.d.full.Load() {
+		w.d.failed.Add(1)
+		return 0, &writeError{syscall.ENOSPC}
+	}
+	return w.w.Write(p)
+}
+
+// writeError is what os.File returns: an error wrapping the errno.
+type writeError struct{ errno syscall.Errno }
+
+func (e *writeError) Error() string { return "write: " + e.errno.Error() }
+func (e *writeError) Unwrap() error { return e.errno }
+
+// TestJournalResumesAfterDiskFull: a write error (ENOSPC) suspends
+// journaling; once writes succeed again it resumes in a new segment whose
+// first record is a gap counting every exchange lost meanwhile, and Close
+// reports no error.
+func TestJournalResumesAfterDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	disk := &fullDisk{}
+	w, err := Open(dir, Options{Fsync: FsyncAlways, wrap: disk.wrap}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWritten := func(n uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for w.Stats().Written < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("written %d; want %d", w.Stats().Written, n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	before, lostN, after := exchanges(0, 3), 5, exchanges(100, 102)
+	for _, x := range before {
+		w.Append(x)
+	}
+	waitWritten(3)
+
+	disk.full.Store(true)
+	for _, x := range exchanges(50, 50+lostN) {
+		w.Append(x)
+		time.Sleep(2 * time.Millisecond) // some fail writing, the rest are discarded
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Err() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no write error reported while the disk is full")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	disk.full.Store(false)
+	deadline = time.Now().Add(10 * time.Second) // the first retry is a second after the error
+	for w.Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("journaling never resumed: %v", w.Err())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, x := range after {
+		w.Append(x)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close after resuming: %v", err)
+	}
+	st := w.Stats()
+	got, rs := readAll(t, dir)
+	checkSame(t, got, append(append([]*decode.Exchange(nil), before...), after...))
+	if rs.Dropped != uint64(lostN) {
+		t.Errorf("gap records count %d lost exchanges; want %d", rs.Dropped, lostN)
+	}
+	if st.Segments != 2 || disk.failed.Load() == 0 {
+		t.Errorf("segments %d, failed writes %d; want 2 segments and some failures", st.Segments, disk.failed.Load())
+	}
+}
