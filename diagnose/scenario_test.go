@@ -219,6 +219,34 @@ func staticDuplicate() *script {
 	return s
 }
 
+// staticRestart: both members are static (session 10 s); each process is
+// restarted in turn, from another address, and is back within 3 s under
+// its instance id: the coordinator swaps the member ids without a
+// rebalance. A healthy rollout: nothing to report.
+func staticRestart() *script {
+	s := newScript("g")
+	s.round(0, 1, []mc{mA, mB}, map[string][]int32{"A-1": {0, 1}, "B-1": {2}})
+	for i := range s.items {
+		if ev := s.items[i].ev; ev != nil && ev.JoinGroup != nil {
+			ev.JoinGroup.InstanceID = "i-" + ev.JoinGroup.MemberID[:1]
+		}
+	}
+	rejoin := func(c client, at float64, instance, id string, owned []decode.TopicPartitions) {
+		j := s.jg("", 1, "A-1")
+		j.InstanceID, j.AssignedMemberID = instance, id
+		s.join(c, at, at+0.01, j)
+		s.sync(c, at+0.02, at+0.03, id, 1, owned, nil)
+	}
+	s.hbs(cA, "A-1", 1, 3, 20, 3)
+	s.hbs(cB, "B-1", 1, 3, 40, 3)
+	rejoin(client{cA.id, "10.0.0.1:5001"}, 21, "i-A", "A-2", parts("t", 0, 1))
+	s.hbs(client{cA.id, "10.0.0.1:5001"}, "A-2", 1, 24, 60, 3)
+	// B-1's last heartbeat is at 39
+	rejoin(client{cB.id, "10.0.0.2:5002"}, 41, "i-B", "B-2", parts("t", 2))
+	s.hbs(client{cB.id, "10.0.0.2:5002"}, "B-2", 1, 44, 60, 3)
+	return s
+}
+
 func smells() *script {
 	s := newScript("g")
 	s.session, s.rebalance = 12*time.Second, 10*time.Second
@@ -318,6 +346,7 @@ func TestScenarios(t *testing.T) {
 		want    []Kind // the kinds found, in order
 	}{
 		{"healthy", Config{}, healthy, 121, nil},
+		{"static_restart", Config{}, staticRestart, 60, nil},
 		{"poll_timeout_left", Config{}, pollLeft, 40, []Kind{PollTimeoutEviction}},
 		{"poll_timeout_deadline", Config{}, pollDeadline, 70, []Kind{PollTimeoutWarning, PollTimeoutEviction}},
 		{"session_timeout", Config{}, sessionTimeout, 50, []Kind{SessionTimeoutWarning, SessionTimeoutEviction}},

@@ -25,6 +25,13 @@ func (e *Engine) instanceJoined(g *groupState, ev *decode.Event, id, instance st
 		is = &instanceState{}
 		g.instances[instance] = is
 	}
+	// The member the instance had is replaced: it is no longer in the
+	// group (the coordinator fences it), whatever happens to its process.
+	if n := len(is.members); n > 0 && is.members[n-1] != id {
+		if old := g.members[is.members[n-1]]; old != nil {
+			old.gone = true
+		}
+	}
 	if n := len(is.addrs); n > 0 && is.addrs[n-1] == ev.ClientAddr {
 		is.members[n-1] = id
 		return
