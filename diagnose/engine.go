@@ -62,12 +62,32 @@ type Engine struct {
 	warnings        []Finding
 	pending         []timeline.Entry // entries not applied yet (see Entry)
 	pruned          time.Time        // the last prune
+	// checkAt is the earliest time a silence warning may be due: advance
+	// looks at the members only from then (zero: at the next advance).
+	// Whatever may bring a threshold earlier lowers it (expect).
+	checkAt time.Time
+	// open is the handovers waiting to learn where the new owner
+	// resumed, by partition (see window.go).
+	open map[tp][]*handover
+}
+
+// farFuture is checkAt when no threshold is pending.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// expect lowers checkAt to member m's silence threshold.
+func (e *Engine) expect(m *memberState) {
+	if m.session <= 0 || m.lastActive.IsZero() {
+		return
+	}
+	if at := m.lastActive.Add(fraction(m.session)); at.Before(e.checkAt) {
+		e.checkAt = at
+	}
 }
 
 // New returns an Engine with cfg, defaults applied.
 func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}}
+		topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, open: map[tp][]*handover{}}
 }
 
 // Observe takes one exchange and the events decoded from it, in the order
@@ -133,6 +153,7 @@ func (e *Engine) entry(en timeline.Entry) {
 		}
 	case timeline.KindStable, timeline.KindGroupEmpty:
 		g.rebalancing = false
+		e.checkAt = time.Time{} // its members are looked at again
 	case timeline.KindSessionExpired, timeline.KindMemberDropped, timeline.KindMemberLeft, timeline.KindFenced:
 		if m := g.members[en.Member]; m != nil {
 			m.gone = true
@@ -156,8 +177,13 @@ func (e *Engine) advance(now time.Time) {
 		return
 	}
 	e.now = now
-	for _, id := range sortedKeys(e.groups) {
-		e.groups[id].checkSilence(e, now)
+	if e.checkAt.IsZero() || !now.Before(e.checkAt) {
+		e.checkAt = farFuture
+		for _, id := range sortedKeys(e.groups) {
+			if next := e.groups[id].checkSilence(e, now); !next.IsZero() && next.Before(e.checkAt) {
+				e.checkAt = next
+			}
+		}
 	}
 	if now.Sub(e.pruned) >= pruneEvery {
 		e.pruned = now
@@ -181,6 +207,14 @@ func (e *Engine) prune(now time.Time) {
 	for addr, c := range e.conns {
 		if now.Sub(c.last) > forgetAfter {
 			delete(e.conns, addr)
+		}
+	}
+	for k, hs := range e.open {
+		hs = slices.DeleteFunc(hs, func(h *handover) bool { return now.Sub(h.at) > forgetAfter })
+		if len(hs) == 0 {
+			delete(e.open, k)
+		} else {
+			e.open[k] = hs
 		}
 	}
 	for _, g := range e.groups {

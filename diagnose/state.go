@@ -174,6 +174,7 @@ func (e *Engine) event(ev *decode.Event) {
 		if ev.At.After(m.lastActive) {
 			m.lastActive = ev.At
 		}
+		e.expect(m)
 		return m
 	}
 	switch {
@@ -262,6 +263,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	}
 	m.lastJoin = ev.At
 	m.session, m.rebalance = jg.SessionTimeout, jg.RebalanceTimeout
+	e.expect(m)
 	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
 		m.software = c.software // announced when the connection opened
 	}

@@ -21,9 +21,13 @@ func fraction(d time.Duration) time.Duration { return time.Duration(float64(d) *
 // rebalance: exchanges reach kproxy's observers when they complete, and a
 // JoinGroup the coordinator holds until the join phase ends is invisible
 // until then, so a member that rejoined at once would look silent.
-func (g *groupState) checkSilence(e *Engine, now time.Time) {
+//
+// It returns the earliest threshold still to come among the members it
+// looked at (the zero time if none), so that the engine need not look
+// again before then.
+func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 	if g.rebalancing {
-		return
+		return time.Time{}
 	}
 	for _, id := range sortedKeys(g.members) {
 		m := g.members[id]
@@ -32,6 +36,9 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) {
 		}
 		at := m.lastActive.Add(fraction(m.session))
 		if now.Before(at) {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
 			continue
 		}
 		m.warnedFor = m.lastActive
@@ -45,6 +52,7 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) {
 		f.Suggestion = advice(SessionTimeoutEviction)
 		e.warn(f)
 	}
+	return next
 }
 
 // checkLateJoin warns when member m, at the time of its heartbeat

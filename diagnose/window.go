@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -14,6 +15,7 @@ import (
 
 // handover is a partition that changed owner at a SyncGroup response.
 type handover struct {
+	g          *groupState
 	at         time.Time
 	generation int32
 	k          tp
@@ -99,9 +101,12 @@ func (e *Engine) assigned(g *groupState, m *memberState, at time.Time, gen int32
 			if prev == "" || prev == m.MemberID {
 				continue
 			}
-			h := &handover{at: at, generation: gen, k: k, from: prev, to: m.MemberID}
+			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: m.MemberID}
 			h.fromPos, h.known = e.lastFetch(g, prev, k, at)
 			g.handovers = append(g.handovers, h)
+			if h.known {
+				e.open[k] = append(e.open[k], h) // without a position there is no window
+			}
 		}
 	}
 }
@@ -124,16 +129,25 @@ func (e *Engine) offsetFetch(g *groupState, ev *decode.Event) {
 // resumed settles the open handovers of k whose new owner a request from
 // addr belongs to: its offset is where that owner resumed.
 func (e *Engine) resumed(addr, clientID string, k tp, offset int64, at time.Time) {
-	for _, id := range sortedKeys(e.groups) {
-		g := e.groups[id]
-		for _, h := range g.handovers {
-			if h.resumed || h.k != k || at.Before(h.at) {
-				continue
-			}
-			if m := g.members[h.to]; g.byAddr[addr] == h.to || g.owns(m, addr, clientID) {
-				h.resume, h.resumed = offset, true
-			}
+	open := e.open[k]
+	if len(open) == 0 {
+		return
+	}
+	open = slices.DeleteFunc(open, func(h *handover) bool {
+		if at.Before(h.at) {
+			return false
 		}
+		g := h.g
+		if m := g.members[h.to]; g.byAddr[addr] == h.to || g.owns(m, addr, clientID) {
+			h.resume, h.resumed = offset, true
+			return true
+		}
+		return false
+	})
+	if len(open) == 0 {
+		delete(e.open, k)
+	} else {
+		e.open[k] = open
 	}
 }
 
