@@ -69,19 +69,31 @@ type Engine struct {
 	// open is the handovers waiting to learn where the new owner
 	// resumed, by partition (see window.go).
 	open map[tp][]*handover
+	// order is the groups in order of first appearance.
+	order []*groupState
 }
 
 // farFuture is checkAt when no threshold is pending.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// expect lowers checkAt to member m's silence threshold.
-func (e *Engine) expect(m *memberState) {
+// expect lowers the group's and the engine's checkAt to member m's
+// silence threshold.
+func (e *Engine) expect(g *groupState, m *memberState) {
 	if m.session <= 0 || m.lastActive.IsZero() {
 		return
 	}
-	if at := m.lastActive.Add(fraction(m.session)); at.Before(e.checkAt) {
+	at := m.lastActive.Add(fraction(m.session))
+	if !g.checkAt.IsZero() && at.Before(g.checkAt) {
+		g.checkAt = at
+	}
+	if !e.checkAt.IsZero() && at.Before(e.checkAt) {
 		e.checkAt = at
 	}
+}
+
+// recheck makes the next advance look at g's members.
+func (e *Engine) recheck(g *groupState) {
+	g.checkAt, e.checkAt = time.Time{}, time.Time{}
 }
 
 // New returns an Engine with cfg, defaults applied.
@@ -153,7 +165,7 @@ func (e *Engine) entry(en timeline.Entry) {
 		}
 	case timeline.KindStable, timeline.KindGroupEmpty:
 		g.rebalancing = false
-		e.checkAt = time.Time{} // its members are looked at again
+		e.recheck(g) // its members are looked at again
 	case timeline.KindSessionExpired, timeline.KindMemberDropped, timeline.KindMemberLeft, timeline.KindFenced:
 		if m := g.members[en.Member]; m != nil {
 			m.gone = true
@@ -178,10 +190,18 @@ func (e *Engine) advance(now time.Time) {
 	}
 	e.now = now
 	if e.checkAt.IsZero() || !now.Before(e.checkAt) {
+		// Only the groups whose own earliest threshold passed are looked
+		// at, in order of first appearance.
 		e.checkAt = farFuture
-		for _, id := range sortedKeys(e.groups) {
-			if next := e.groups[id].checkSilence(e, now); !next.IsZero() && next.Before(e.checkAt) {
-				e.checkAt = next
+		for _, g := range e.order {
+			if g.checkAt.IsZero() || !now.Before(g.checkAt) {
+				g.checkAt = g.checkSilence(e, now)
+				if g.checkAt.IsZero() {
+					g.checkAt = farFuture // rebalancing, or nobody to watch
+				}
+			}
+			if g.checkAt.Before(e.checkAt) {
+				e.checkAt = g.checkAt
 			}
 		}
 	}
@@ -248,6 +268,7 @@ func (e *Engine) group(id string) *groupState {
 	if g == nil {
 		g = newGroupState(id)
 		e.groups[id] = g
+		e.order = append(e.order, g)
 	}
 	return g
 }

@@ -28,6 +28,9 @@ type groupState struct {
 	// stable or group_empty one; rebalanceStart is when it started.
 	rebalancing    bool
 	rebalanceStart time.Time
+	// checkAt is the earliest silence threshold of its members still to
+	// come (zero: look at them at the next advance).
+	checkAt time.Time
 	// owner is each partition's owner by the latest SyncGroup response
 	// that assigned it.
 	owner map[tp]string
@@ -174,7 +177,7 @@ func (e *Engine) event(ev *decode.Event) {
 		if ev.At.After(m.lastActive) {
 			m.lastActive = ev.At
 		}
-		e.expect(m)
+		e.expect(g, m)
 		return m
 	}
 	switch {
@@ -263,7 +266,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	}
 	m.lastJoin = ev.At
 	m.session, m.rebalance = jg.SessionTimeout, jg.RebalanceTimeout
-	e.expect(m)
+	e.expect(g, m)
 	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
 		m.software = c.software // announced when the connection opened
 	}
