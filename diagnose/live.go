@@ -25,6 +25,10 @@ type Live struct {
 	// of the report; publish then looks.
 	dirty bool
 	seen  int // event findings seen by the last publish
+	// afterStorm is told each storm's findings once it ended; stormsEnded
+	// are the groups whose storm ended since the last publish.
+	afterStorm  func(group string, fs []Finding)
+	stormsEnded []string
 }
 
 // revealing are the entry kinds after which the report may hold a new
@@ -38,8 +42,13 @@ var revealing = map[timeline.Kind]bool{
 // NewLive returns a Live with the timeline's tcfg (its OnEntry is still
 // called with every entry) and the diagnosis' dcfg (its OnFinding is
 // replaced by onFinding, which may be nil).
-func NewLive(tcfg timeline.Config, dcfg Config, onFinding func(Finding)) *Live {
-	l := &Live{told: map[string]bool{}, onFinding: onFinding}
+//
+// afterStorm, when not nil, is called once a storm has ended (a
+// storm_ended entry) with the group's findings from the storm's first
+// rebalance to its end: the "findings" block a text timeline prints after
+// the storm.
+func NewLive(tcfg timeline.Config, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
+	l := &Live{told: map[string]bool{}, onFinding: onFinding, afterStorm: afterStorm}
 	dcfg.OnFinding = l.tell
 	l.d = New(dcfg)
 	next := tcfg.OnEntry
@@ -50,6 +59,9 @@ func NewLive(tcfg timeline.Config, dcfg Config, onFinding func(Finding)) *Live {
 		l.d.Entry(en)
 		if revealing[en.Kind] {
 			l.dirty = true
+		}
+		if en.Kind == timeline.KindStormEnded && l.afterStorm != nil {
+			l.stormsEnded = append(l.stormsEnded, en.Group)
 		}
 	}
 	l.tl = timeline.New(tcfg)
@@ -90,13 +102,42 @@ func (l *Live) publish() {
 	if n := l.d.eventFindings(); n != l.seen {
 		l.seen, l.dirty = n, true
 	}
-	if !l.dirty {
+	if !l.dirty && len(l.stormsEnded) == 0 {
 		return
 	}
 	l.dirty = false
-	for _, f := range l.d.Findings(l.tl.Report()) {
+	r := l.tl.Report()
+	fs := l.d.Findings(r)
+	for _, f := range fs {
 		l.tell(f)
 	}
+	for _, group := range l.stormsEnded {
+		l.afterStorm(group, stormFindings(r, fs, group))
+	}
+	l.stormsEnded = l.stormsEnded[:0]
+}
+
+// stormFindings is the findings of group from the first rebalance of its
+// latest ended storm to the storm's end.
+func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
+	var from, to time.Time
+	for _, gr := range r.Groups {
+		if gr.Group != group {
+			continue
+		}
+		for _, st := range gr.Storms {
+			if st.EndedAt != nil {
+				from, to = parse(st.From), parse(*st.EndedAt)
+			}
+		}
+	}
+	out := []Finding{}
+	for _, f := range fs {
+		if f.Group == group && !from.IsZero() && !f.at.Before(from) && !f.at.After(to) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Report is the timeline's report as of now.

@@ -1,8 +1,10 @@
 package diagnose
 
 import (
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -25,7 +27,7 @@ func TestLiveTellsEachFindingOnce(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var told []string
-			l := NewLive(timeline.Config{}, Config{}, func(f Finding) { told = append(told, f.ID) })
+			l := NewLive(timeline.Config{}, Config{}, func(f Finding) { told = append(told, f.ID) }, nil)
 			for _, it := range c.script().ordered() {
 				if it.x != nil {
 					l.Observe(it.x, nil)
@@ -51,5 +53,39 @@ func TestLiveTellsEachFindingOnce(t *testing.T) {
 				t.Errorf("told %v; findings %v", told, ids)
 			}
 		})
+	}
+}
+
+// TestLiveAfterStorm: the rolling restart's storm (six rebalances within
+// a 30 s window) is over when the input ends 30 s past its last
+// rebalance (the timeline ends a storm at the next rebalance after its
+// window, or at the end); Live then hands the group's findings of the
+// storm to afterStorm, once: the rebalance loop and the rollout.
+func TestLiveAfterStorm(t *testing.T) {
+	var calls [][]Kind
+	l := NewLive(timeline.Config{StormWindow: 30 * time.Second}, Config{}, nil, func(group string, fs []Finding) {
+		var ks []Kind
+		for _, f := range fs {
+			if f.Group != group {
+				t.Errorf("finding of group %s in the block of %s", f.Group, group)
+			}
+			ks = append(ks, f.Kind)
+		}
+		calls = append(calls, ks)
+	})
+	s := rollingRestart()
+	for _, it := range s.ordered() {
+		if it.x != nil {
+			l.Observe(it.x, nil)
+			continue
+		}
+		l.Observe(nil, []decode.Event{*it.ev})
+	}
+	if len(calls) != 0 {
+		t.Fatalf("afterStorm called %v before the storm ended", calls)
+	}
+	l.Close(sec(120))
+	if want := [][]Kind{{RebalanceLoop, RollingRestart}}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("afterStorm got %v; want %v", calls, want)
 	}
 }

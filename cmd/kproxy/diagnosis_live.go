@@ -34,6 +34,45 @@ func diagnosisLogger(log *zap.Logger, format string) func(diagnose.Finding) {
 	}
 }
 
+// stormFindingsLogger logs, in the timeline, a "findings" block after
+// each storm: the causes found from its first rebalance to its end. For
+// people (console) one block of lines; for machines (json) one entry
+// whose fields name the findings (each was logged whole by "diagnosis").
+func stormFindingsLogger(log *zap.Logger, format string) func(string, []diagnose.Finding) {
+	if format == "json" {
+		return func(group string, fs []diagnose.Finding) {
+			ids := make([]string, 0, len(fs))
+			for _, f := range fs {
+				ids = append(ids, f.ID)
+			}
+			log.Info("findings after the storm", zap.String("group", group), zap.String("kind", "storm_findings"),
+				zap.Strings("finding_ids", ids))
+		}
+	}
+	return func(group string, fs []diagnose.Finding) {
+		if !log.Core().Enabled(zap.InfoLevel) {
+			return
+		}
+		log.Info(stormFindingsBlock(group, fs))
+	}
+}
+
+// stormFindingsBlock is the text of the findings block after a storm:
+// a header, then each finding's text block indented.
+func stormFindingsBlock(group string, fs []diagnose.Finding) string {
+	var b strings.Builder
+	b.WriteString(group + " findings after the storm:")
+	if len(fs) == 0 {
+		b.WriteString(" none")
+	}
+	for _, f := range fs {
+		for _, line := range strings.Split(strings.TrimSuffix(diagnose.TextBlock(f), "\n"), "\n") {
+			b.WriteString("\n    " + line)
+		}
+	}
+	return b.String()
+}
+
 // tickEvery is how often serve advances the diagnosis clock when no
 // exchange arrives, and tickLag how far behind the wall clock it stays:
 // an exchange still in the observer queue must not be overtaken, or a

@@ -242,7 +242,8 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = diagnose.NewLive(tcfg, diagnose.Config{}, diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat))
+	o.timeline = diagnose.NewLive(tcfg, diagnose.Config{}, diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat),
+		stormFindingsLogger(log.Named("timeline"), cfg.LogFormat))
 	o.list = append(o.list, o.timeline)
 	return o, nil
 }
