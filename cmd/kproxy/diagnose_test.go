@@ -257,6 +257,13 @@ func TestDiagnoseOnKfake(t *testing.T) {
 				t.Fatalf("got kinds %v; want %v\n%s", got, sc.want, b.String())
 			}
 			diagGolden(t, sc.name, fs)
+			if sc.name == "rolling_restart" {
+				f := fs[slices.IndexFunc(fs, func(f diagnose.Finding) bool { return f.Kind == diagnose.RollingRestart })]
+				if f.Evidence["instances"] != 3.0 || f.Evidence["rebalances"].(float64) < 3 {
+					t.Errorf("rollout of %v instances costing %v rebalances; want 3 instances and a rebalance or more each",
+						f.Evidence["instances"], f.Evidence["rebalances"])
+				}
+			}
 			if sc.name == "duplicate_window" {
 				if got := fs[0].Evidence["records"]; got != 60.0 {
 					t.Errorf("duplicate window of %v records; want 60 (read up to 100, committed 40)", got)
