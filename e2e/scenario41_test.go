@@ -14,9 +14,11 @@ import (
 
 // finding is what these tests read of a `kproxy diagnose` finding.
 type finding struct {
+	ID       string         `json:"id"`
 	Kind     string         `json:"kind"`
 	Group    string         `json:"group"`
 	Evidence map[string]any `json:"evidence"`
+	Links    []string       `json:"links"`
 }
 
 // diagnose runs `kproxy diagnose JOURNAL --group G --format json`.
