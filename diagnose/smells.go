@@ -9,11 +9,24 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// loops makes a rebalance_loop finding per storm the timeline detected.
+// minLoop is how many rebalances, cooperative follow-ups not counted, a
+// storm needs to be a rebalance loop.
+const minLoop = 3
+
+// loops makes a rebalance_loop finding per storm the timeline detected
+// that counts at least minLoop rebalances of their own cause.
 func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 	var out []Finding
 	for _, st := range gr.Storms {
+		// A cooperative follow-up is the second half of the rebalance it
+		// follows (KIP-429), not a new cause: a member joining a
+		// cooperative group and another leaving later is no loop.
+		causal := st.Rebalances - st.Triggers["cooperative_follow_up"]
+		if causal < minLoop {
+			continue
+		}
 		f := newFinding(RebalanceLoop, g.id, Critical, parse(st.From), "")
+		f.Evidence["causalRebalances"] = causal
 		f.Members = g.infos(st.Members...)
 		f.Evidence["rebalances"] = st.Rebalances
 		f.Evidence["generations"] = st.Generations
