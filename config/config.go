@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // Config is the whole configuration of `kproxy serve`. The zero value is not
@@ -76,8 +77,9 @@ type Config struct {
 	// MaxObservedFrameSize is the largest frame of interest kept for the
 	// observers; a larger one is forwarded unobserved.
 	MaxObservedFrameSize int32
-	// MaxBufferedBytes bounds the client request bytes held in memory
-	// across every connection; when spent, reading from clients pauses.
+	// MaxBufferedBytes bounds the group request and response bytes held
+	// in memory across every connection; when spent, reading from clients
+	// pauses and group responses are forwarded unobserved.
 	MaxBufferedBytes int64
 	// FrameReadTimeout bounds the reading of one request frame kproxy
 	// reads whole.
@@ -115,6 +117,9 @@ type Config struct {
 	StormRebalances int
 	// StormWindow is the sliding window of storm detection.
 	StormWindow time.Duration
+	// TimelineRetain is how much of the live timeline is kept in memory
+	// (see timeline.Retention).
+	TimelineRetain timeline.Retention
 	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
 	// means off. Loopback by default.
 	Admin string
@@ -171,6 +176,9 @@ const (
 	DefaultLogLevel           = "info"
 )
 
+// DefaultTimelineRetain is the timeline's own default.
+var DefaultTimelineRetain = timeline.DefaultRetention
+
 // Default returns a Config holding every default. Upstreams is empty: it
 // has no default and must be set.
 func Default() Config {
@@ -198,6 +206,7 @@ func Default() Config {
 		JournalRetainAge:   DefaultJournalRetainAge,
 		StormRebalances:    DefaultStormRebalances,
 		StormWindow:        DefaultStormWindow,
+		TimelineRetain:     DefaultTimelineRetain,
 
 		Admin:     DefaultAdmin,
 		LogFormat: DefaultLogFormat,

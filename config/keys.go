@@ -48,6 +48,7 @@ const (
 	KeyReport                     = "report"
 	KeyStormRebalances            = "storm-rebalances"
 	KeyStormWindow                = "storm-window"
+	KeyTimelineRetain             = "timeline-retain"
 	KeyAdmin                      = "admin"
 	KeyLogFormat                  = "log-format"
 	KeyLogLevel                   = "log-level"
@@ -75,14 +76,15 @@ func EnvVar(key string) string {
 type kind int
 
 const (
-	kindString   kind = iota
-	kindList          // comma-separated string or list
-	kindInt           // integer
-	kindSize          // bytes: integer, or number with KiB/MiB/GiB
-	kindDuration      // Go duration with a unit: 10s, 1m30s
-	kindNodeMap       // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
-	kindFsync         // always, never, or a duration
-	kindBool          // true or false; a flag without a value is true
+	kindString    kind = iota
+	kindList           // comma-separated string or list
+	kindInt            // integer
+	kindSize           // bytes: integer, or number with KiB/MiB/GiB
+	kindDuration       // Go duration with a unit: 10s, 1m30s
+	kindNodeMap        // node id -> HOST:PORT; file, or "ID=HOST:PORT,..."
+	kindFsync          // always, never, or a duration
+	kindBool           // true or false; a flag without a value is true
+	kindRetention      // GENERATIONS,AGE (timeline.ParseRetention)
 )
 
 // Option describes one setting for flags, defaults and documentation.
@@ -163,13 +165,13 @@ func Options() []Option {
 		{Key: KeyShutdownTimeout, Flag: true, kind: kindDuration, Default: d.ShutdownTimeout.String(),
 			Usage: "on SIGINT/SIGTERM, how long in-flight requests may take before connections close"},
 		{Key: KeyObserverQueue, Flag: true, kind: kindInt, Default: strconv.Itoa(d.ObserverQueue),
-			Usage: "exchanges queued for the observers (log, journal, timeline) before new ones are dropped"},
+			Usage: "exchanges queued for the pipeline (log, journal, timeline) before new ones are dropped"},
 		{Key: KeyObserverQueueBytes, Flag: true, kind: kindSize, Default: "64MiB",
-			Usage: "bytes of request and response frames queued for the observers before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
+			Usage: "bytes of request and response frames queued for the pipeline before new exchanges are dropped (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyMaxObservedFrame, Flag: true, kind: kindSize, Default: "4MiB",
 			Usage: "largest group request or response kept for the timeline and journal; a larger one is forwarded unobserved, counted and marked (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyMaxBufferedBytes, Flag: true, kind: kindSize, Default: "256MiB",
-			Usage: "bytes of client requests held in memory at once, all connections together; when spent, reading from clients pauses (bytes, or KiB/MiB/GiB)"},
+			Usage: "bytes of group requests and responses held in memory at once, all connections together; when spent, reading from clients pauses and group responses are forwarded unobserved (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyFrameReadTimeout, Flag: true, kind: kindDuration, Default: d.FrameReadTimeout.String(),
 			Usage: "a client sending a request kproxy reads whole (group APIs) more slowly than this is disconnected"},
 		{Key: KeyMaxConnections, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MaxConnections),
@@ -196,11 +198,13 @@ func Options() []Option {
 			Usage: "a group rebalancing this many times within --storm-window is in a storm"},
 		{Key: KeyStormWindow, Flag: true, kind: kindDuration, Default: "5m",
 			Usage: "sliding window of storm detection"},
+		{Key: KeyTimelineRetain, Flag: true, kind: kindRetention, Default: d.TimelineRetain.String(),
+			Usage: "live timeline history kept in memory, GENERATIONS,AGE: the last GENERATIONS generations of each group (at least 4), none that ended more than AGE ago, and no group quiet for AGE; 0 means no limit. Older history stays in the journal, which the admin API reads for it"},
 		{Key: KeyAdmin, Flag: true, kind: kindString, Default: d.Admin,
 			Usage: "admin HTTP address serving /metrics, /healthz, /timeline and /api/timeline; empty means off"},
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
-			Usage: "log level: debug, info, warn or error"},
+			Usage: "log level: debug, info, warn or error; info logs the timeline, kproxy's own life and one line per group exchange except Heartbeat, OffsetCommit and OffsetFetch without an error (debug)"},
 	}
 }

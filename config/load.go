@@ -168,6 +168,7 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyReport, parseString, &c.Report)
 	read(v, &p, KeyStormRebalances, parseInt, &c.StormRebalances)
 	read(v, &p, KeyStormWindow, parseDuration, &c.StormWindow)
+	read(v, &p, KeyTimelineRetain, parseRetention, &c.TimelineRetain)
 	read(v, &p, KeyAdmin, parseString, &c.Admin)
 	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
 	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)

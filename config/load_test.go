@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // load parses args as serve's flags, with env as the only KPROXY_*
@@ -169,6 +170,12 @@ observer-queue: 10
 			[3]any{true, "kafka.internal", true}},
 		{"tls reload interval from flag", []string{"--tls-reload-interval=1m"}, nil, "upstream: f:1",
 			func(c Config) any { return c.TLSReloadInterval }, time.Minute},
+		{"timeline retain default", nil, nil, "upstream: f:1",
+			func(c Config) any { return c.TimelineRetain }, timeline.DefaultRetention},
+		{"timeline retain from env", nil, map[string]string{"KPROXY_TIMELINE_RETAIN": "50,2h"}, "upstream: f:1",
+			func(c Config) any { return c.TimelineRetain }, timeline.Retention{Generations: 50, MaxAge: 2 * time.Hour}},
+		{"timeline retain unlimited from flag", []string{"--timeline-retain", "0,0"}, nil, "upstream: f:1\ntimeline-retain: 9,1h",
+			func(c Config) any { return c.TimelineRetain }, timeline.Retention{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,6 +282,10 @@ func TestLoadErrors(t *testing.T) {
 			`config: storm-rebalances "1": below the minimum of 2 (one rebalance is not a storm) (from --storm-rebalances)`},
 		{"storm window zero", nil, nil, "upstream: h:1\nstorm-window: 0s",
 			`config: storm-window "0s": must be positive (from FILE)`},
+		{"timeline retain garbage", nil, nil, "upstream: h:1\ntimeline-retain: forever",
+			`config: timeline-retain "forever": want GENERATIONS,AGE such as 10,24h (0 for no limit) (from FILE)`},
+		{"timeline retain too few", []string{"--timeline-retain", "2,1h", "--upstream", "h:1"}, nil, "",
+			`config: timeline-retain "2,1h": 2 generations: want at least 4 (or 0 for no limit): late exchanges are checked against the last 4 (from --timeline-retain)`},
 		{"report as a list", nil, nil, "upstream: h:1\nreport: [a, b]",
 			`config: report "[a b]": want a single value, not a list or map (from FILE)`},
 	}

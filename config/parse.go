@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // The parse functions turn one raw value, as viper returns it from a flag,
@@ -260,4 +261,20 @@ func parseBool(key string, raw any) (bool, *Error) {
 		}
 	}
 	return false, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want true or false"}
+}
+
+// parseRetention reads GENERATIONS,AGE (see timeline.ParseRetention).
+func parseRetention(key string, raw any) (timeline.Retention, *Error) {
+	switch x := raw.(type) {
+	case timeline.Retention:
+		return x, nil
+	case string:
+		s := strings.TrimSpace(x)
+		r, err := timeline.ParseRetention(s)
+		if err != nil {
+			return timeline.Retention{}, &Error{Key: key, Value: s, Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
+		}
+		return r, nil
+	}
+	return timeline.Retention{}, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
 }

@@ -65,6 +65,9 @@ func (c *Config) problems() problems {
 			fmt.Sprintf("below the minimum of %d (one rebalance is not a storm)", MinStormRebalances))
 	}
 	checkPositive(&p, KeyStormWindow, c.StormWindow)
+	if err := c.TimelineRetain.Validate(); err != nil {
+		p.add(KeyTimelineRetain, c.TimelineRetain.String(), err.Error())
+	}
 	if c.ObserverQueueBytes < MinMaxFrameSize {
 		p.add(KeyObserverQueueBytes, strconv.FormatInt(c.ObserverQueueBytes, 10),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))

@@ -3,7 +3,6 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,8 +30,7 @@ type api struct {
 	// decode and direct are nil for APIs observed but not turned into
 	// events. direct, when set, decodes instead: for Heartbeat, the most
 	// frequent exchange, whose kmsg structs have no slices and so stay on
-	// the stack, with no reused pair to lock (an atomic instruction that
-	// waits for every store before it) and reset.
+	// the stack, with no reused pair to reset.
 	decode apiDecoder
 	direct directDecoder
 }
@@ -128,11 +126,10 @@ const maxRememberedGroups = 10000
 // JoinGroup, needed to decode SyncGroup assignments before v5, which do not
 // carry it. That memory holds at most 10,000 groups and forgets the group
 // first remembered when full, so output depends only on the exchanges fed
-// in and their order. A Decoder is safe for concurrent use; feed exchanges
-// in the order they happened for deterministic results. The zero value is
-// not usable: use NewDecoder.
+// in and their order. A Decoder has one owner (the pipeline) and is not
+// safe for concurrent use; feed exchanges in the order they happened for
+// deterministic results. The zero value is not usable: use NewDecoder.
 type Decoder struct {
-	mu sync.Mutex
 	// types maps a group to its protocol type.
 	types map[string]string
 	// order holds the remembered groups in the order first seen; next is
@@ -145,9 +142,8 @@ type Decoder struct {
 	metadata metadataMemo
 
 	// reuse holds the kmsg structs of the busiest APIs, decoded into again
-	// and again (see getPair); reuseMu guards them for one call at a time.
-	reuseMu sync.Mutex
-	reuse   reusedPairs
+	// and again (see getPair).
+	reuse reusedPairs
 }
 
 // NewDecoder returns a Decoder with an empty memory.
@@ -259,10 +255,7 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 	if a.direct != nil {
 		return a.direct(dst, base, h, reqBody, respBody, respErr)
 	}
-	pair, reused := d.getPair(key)
-	if reused {
-		defer d.reuseMu.Unlock()
-	}
+	pair := d.getPair(key)
 	req := pair.req
 	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
 		return nil, errVersion(key, h.APIVersion, req.MaxVersion())
@@ -344,8 +337,6 @@ func (d *Decoder) rememberProtocolType(group, protocolType string) {
 	if protocolType == "" {
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if _, ok := d.types[group]; !ok {
 		if len(d.order) < d.max {
 			d.order = append(d.order, group)
@@ -360,7 +351,5 @@ func (d *Decoder) rememberProtocolType(group, protocolType string) {
 
 // protocolType is the group's remembered protocol type, or "".
 func (d *Decoder) protocolType(group string) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	return d.types[group]
 }

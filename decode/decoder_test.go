@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -177,25 +176,6 @@ func TestDecodeNoAlias(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Error("events changed when the exchange's bytes were overwritten")
 	}
-}
-
-func TestDecodeConcurrent(t *testing.T) {
-	d := NewDecoder()
-	var wg sync.WaitGroup
-	for i := range 4 {
-		wg.Go(func() {
-			for v := int16(0); v <= 5; v++ {
-				req, resp := syncGroupLeader(v)
-				if i%2 == 0 {
-					req, resp = joinGroupLeaderRange(v)
-				}
-				if _, err := d.Decode(exchange(at(req, v), resp)); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
 }
 
 func TestObserved(t *testing.T) {

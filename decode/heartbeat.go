@@ -13,7 +13,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 // readHeartbeat decodes a Heartbeat exchange into kmsg structs of its own,
 // which stay on the stack (they have no slices, and are used by type, not
-// through an interface): no reused pair to lock and reset for the most
+// through an interface): no reused pair to reset for the most
 // frequent exchange. Checks and errors are those of Decoder.decode. The
 // strings read alias the frames: it keeps copies (copier), all three in
 // one allocation.

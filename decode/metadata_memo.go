@@ -1,9 +1,6 @@
 package decode
 
-import (
-	"slices"
-	"sync"
-)
+import "slices"
 
 // Bounds of a metadataMemo: response bodies larger than memoMaxBody are
 // not remembered, each is remembered with at most memoMaxRequests request
@@ -26,7 +23,6 @@ const (
 // decodes at all on the version and both bodies, with which it decoded
 // before when the memo has them: so the result is the same.
 type metadataMemo struct {
-	mu    sync.Mutex
 	byVer map[int16]map[string]*memoEntry // by version, then response body
 	n     int
 	bytes int
@@ -47,8 +43,6 @@ type memoEntry struct {
 // hashes and compares the response body (no copy of it is made), then
 // compares the request body with those remembered.
 func (m *metadataMemo) get(version int16, req, resp []byte) *Metadata {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	e := m.byVer[version][string(resp)]
 	if e == nil {
 		return nil
@@ -68,8 +62,6 @@ func (m *metadataMemo) put(version int16, req, resp []byte, md *Metadata) {
 	if md == nil || len(resp) > memoMaxBody || len(req) > memoMaxBody {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.byVer == nil || m.n >= memoMaxEntries || m.bytes+len(req)+len(resp) > memoMaxBytes {
 		m.byVer, m.n, m.bytes = map[int16]map[string]*memoEntry{}, 0, 0
 	}

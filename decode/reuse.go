@@ -44,26 +44,24 @@ func reuseIndex(key int16) int {
 	return -1
 }
 
-// getPair returns a request and response to decode an API's frames into,
-// and whether they are d's reused ones: then strings alias the frames,
-// and d.reuseMu is held until the caller is done with them. A call while
-// another holds them (a Decoder is safe for concurrent use) gets fresh
-// structs rather than wait; the events are the same.
-func (d *Decoder) getPair(key int16) (*kmsgPair, bool) {
-	if i := reuseIndex(key); i >= 0 && d.reuseMu.TryLock() {
-		pair := d.reuse[i]
-		if pair == nil {
-			req := kmsg.RequestForKey(key)
-			pair = &kmsgPair{req: req, resp: req.ResponseKind()}
-			pair.unsafeReq, _ = pair.req.(unsafeReader)
-			pair.unsafeResp, _ = pair.resp.(unsafeReader)
-			d.reuse[i] = pair
-		}
-		resetPair(pair)
-		return pair, true
+// getPair returns a request and response to decode an API's frames into:
+// d's reused ones for reusedKeys, reset, whose strings then alias the
+// frames; fresh ones otherwise (resp nil: the caller makes it).
+func (d *Decoder) getPair(key int16) *kmsgPair {
+	i := reuseIndex(key)
+	if i < 0 {
+		return &kmsgPair{req: kmsg.RequestForKey(key)}
 	}
-	req := kmsg.RequestForKey(key)
-	return &kmsgPair{req: req}, false
+	pair := d.reuse[i]
+	if pair == nil {
+		req := kmsg.RequestForKey(key)
+		pair = &kmsgPair{req: req, resp: req.ResponseKind()}
+		pair.unsafeReq, _ = pair.req.(unsafeReader)
+		pair.unsafeResp, _ = pair.resp.(unsafeReader)
+		d.reuse[i] = pair
+	}
+	resetPair(pair)
+	return pair
 }
 
 // resetPair zeroes a reused pair's fields, keeping the capacity of its

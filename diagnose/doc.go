@@ -3,9 +3,11 @@
 // than max.poll.interval.ms", each with its evidence (the numbers), an
 // explanation and the client settings that change it.
 //
-// An Engine is fed the decoded events of each exchange (Observe), the
-// timeline's entries as they are emitted (Entry), and, when asked for its
-// findings, the timeline's report (Findings). Like the timeline it is
+// An Engine is a consumer of the pipeline (pipeline.Config.Decoded): it is
+// fed each exchange with its decoded events and its decoded Fetch or
+// ApiVersions request (AddDecoded), the timeline's entries as they are
+// emitted (Entry), and, when asked for its findings, the timeline's report
+// (Findings). Like the timeline it is
 // deterministic: every inference uses the times carried by the exchanges,
 // never the wall clock, so the same journal gives the same findings, byte
 // for byte. The only clock it accepts is Advance, which serve calls from a

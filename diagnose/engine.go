@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -13,7 +14,7 @@ import (
 // default.
 type Config struct {
 	// OnFinding is called with each live warning as soon as it is found
-	// (from Observe, Entry or Advance), on the caller's goroutine. nil
+	// (from AddDecoded, Entry or Advance), on the caller's goroutine. nil
 	// means nobody is told; the warnings are still in Findings.
 	OnFinding func(Finding)
 	// EagerLargeGroup is the member count from which an eager group is
@@ -30,6 +31,12 @@ type Config struct {
 	// rollout, and how long a restarted instance may take to come back.
 	// Default 5 minutes.
 	RolloutGap time.Duration
+	// Forget is how long the engine keeps a finding, and a group with
+	// no event: serve sets it to its timeline's retention age
+	// (--timeline-retain), so that the diagnosis' memory does not grow
+	// with the proxy's uptime any more than the timeline's. Zero keeps
+	// everything, as a journal's diagnosis does.
+	Forget time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -102,29 +109,27 @@ func New(cfg Config) *Engine {
 		topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, open: map[tp][]*handover{}}
 }
 
-// Observe takes one exchange and the events decoded from it, in the order
-// the exchanges completed, after the timeline engine has taken the same
-// events (so that the entries they caused came first, through Entry). Its
-// signature matches the proxy's observer. Neither x nor events are kept.
-// Fetch and ApiVersions exchanges, which yield no events, are read from x.
-func (e *Engine) Observe(x *decode.Exchange, events []decode.Event) {
-	e.advance(completedAt(x, events))
+// AddDecoded takes one exchange, the events decoded from it and its
+// decoded Fetch or ApiVersions request, in the order the exchanges
+// completed, after the timeline engine has taken the same events (so that
+// the entries they caused came first, through Entry): the pipeline calls
+// it so (pipeline.Config.Decoded). Nothing of d is kept.
+func (e *Engine) AddDecoded(d *pipeline.Decoded) {
+	e.advance(completedAt(d.X, d.Events))
 	e.applyEntries()
-	if x != nil {
-		switch x.APIKey {
-		case 1:
-			e.fetch(x)
-		case 18:
-			e.apiVersions(x)
-		}
+	if d.Fetch != nil {
+		e.fetch(d.X, d.Fetch)
 	}
-	for i := range events {
-		e.event(&events[i])
+	if d.Software != (decode.ClientSoftware{}) {
+		e.apiVersions(d.X, d.Software)
+	}
+	for i := range d.Events {
+		e.event(&d.Events[i])
 	}
 }
 
 // Entry takes one timeline entry, as the timeline engine emits it. The
-// entry takes effect at the next Observe, Advance or Findings, after the
+// entry takes effect at the next AddDecoded, Advance or Findings, after the
 // clock has moved to the completion of the exchange that caused it: the
 // live warnings are then decided on the state as it was before that
 // exchange, whether or not a ticker called Advance in between.
@@ -221,9 +226,21 @@ const (
 )
 
 // prune forgets connections silent for forgetAfter, handovers that cannot
-// become findings (settled without a window, or never settled), and the
-// offered protocols of old generations.
+// become findings (settled without a window, or never settled), the
+// offered protocols of old generations, and, with Config.Forget, the
+// findings older than that and the groups quiet for that long.
 func (e *Engine) prune(now time.Time) {
+	if f := e.cfg.Forget; f > 0 {
+		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
+		e.warnings = slices.DeleteFunc(e.warnings, old)
+		for id, g := range e.groups {
+			g.findings = slices.DeleteFunc(g.findings, old)
+			if !g.last.IsZero() && g.last.Before(now.Add(-f)) {
+				delete(e.groups, id)
+			}
+		}
+		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
+	}
 	for addr, c := range e.conns {
 		if now.Sub(c.last) > forgetAfter {
 			delete(e.conns, addr)
@@ -334,12 +351,8 @@ func (e *Engine) link(fs []Finding) {
 	}
 }
 
-// eventFindings counts the findings the events made so far: it changes
-// when one is added.
-func (e *Engine) eventFindings() int {
-	n := 0
-	for _, g := range e.groups {
-		n += len(g.findings) + len(g.handovers)
-	}
-	return n
+// eventFindings counts the findings the events made so far in g: it
+// changes when one is added.
+func (g *groupState) eventFindings() int {
+	return len(g.findings) + len(g.handovers)
 }

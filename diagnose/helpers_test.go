@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -207,12 +208,12 @@ func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick fl
 			}
 		}
 		if it.x != nil {
-			d.Observe(it.x, nil)
+			d.AddDecoded(pipeline.NewDecoded(it.x, nil))
 			continue
 		}
 		evs := []decode.Event{*it.ev}
-		tl.Observe(nil, evs)
-		d.Observe(nil, evs)
+		tl.AddEvents(evs)
+		d.AddDecoded(&pipeline.Decoded{Events: evs})
 	}
 	tl.Close(sec(closeAt))
 	d.Advance(sec(closeAt))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -27,14 +28,8 @@ func TestLiveTellsEachFindingOnce(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var told []string
-			l := NewLive(timeline.Config{}, Config{}, func(f Finding) { told = append(told, f.ID) }, nil)
-			for _, it := range c.script().ordered() {
-				if it.x != nil {
-					l.Observe(it.x, nil)
-					continue
-				}
-				l.Observe(nil, []decode.Event{*it.ev})
-			}
+			l := NewLive(timeline.Config{}, timeline.Retention{}, Config{}, func(f Finding) { told = append(told, f.ID) }, nil)
+			feedLive(l, c.script())
 			l.Close(sec(c.closeAt))
 			var ids []string
 			for _, f := range l.Findings() {
@@ -63,7 +58,7 @@ func TestLiveTellsEachFindingOnce(t *testing.T) {
 // storm to afterStorm, once: the rebalance loop and the rollout.
 func TestLiveAfterStorm(t *testing.T) {
 	var calls [][]Kind
-	l := NewLive(timeline.Config{StormWindow: 30 * time.Second}, Config{}, nil, func(group string, fs []Finding) {
+	l := NewLive(timeline.Config{StormWindow: 30 * time.Second}, timeline.Retention{}, Config{}, nil, func(group string, fs []Finding) {
 		var ks []Kind
 		for _, f := range fs {
 			if f.Group != group {
@@ -73,19 +68,25 @@ func TestLiveAfterStorm(t *testing.T) {
 		}
 		calls = append(calls, ks)
 	})
-	s := rollingRestart()
-	for _, it := range s.ordered() {
-		if it.x != nil {
-			l.Observe(it.x, nil)
-			continue
-		}
-		l.Observe(nil, []decode.Event{*it.ev})
-	}
+	feedLive(l, rollingRestart())
 	if len(calls) != 0 {
 		t.Fatalf("afterStorm called %v before the storm ended", calls)
 	}
 	l.Close(sec(120))
 	if want := [][]Kind{{RebalanceLoop, RollingRestart}}; !reflect.DeepEqual(calls, want) {
 		t.Errorf("afterStorm got %v; want %v", calls, want)
+	}
+}
+
+// feedLive hands s to l as serve's pipeline does: the timeline takes each
+// item's events, then the diagnosis the item.
+func feedLive(l *Live, s *script) {
+	for _, it := range s.ordered() {
+		var evs []decode.Event
+		if it.ev != nil {
+			evs = []decode.Event{*it.ev}
+			l.Timeline().AddEvents(evs)
+		}
+		l.AddDecoded(pipeline.NewDecoded(it.x, evs))
 	}
 }

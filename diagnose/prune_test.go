@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // TestPruneForgetsSilentConnections: a fetch connection silent for longer
@@ -14,10 +15,10 @@ func TestPruneForgetsSilentConnections(t *testing.T) {
 	d := New(Config{})
 	for _, it := range s.ordered() {
 		if it.x != nil {
-			d.Observe(it.x, nil)
+			d.AddDecoded(pipeline.NewDecoded(it.x, nil))
 			continue
 		}
-		d.Observe(nil, []decode.Event{*it.ev})
+		d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{*it.ev}})
 	}
 	if len(d.conns) == 0 {
 		t.Fatal("no connection remembered after the fetches")

@@ -43,6 +43,9 @@ type groupState struct {
 	joins    map[int32]map[string]string
 	findings []Finding
 	seen     map[string]bool // de-duplication keys of findings made once
+	// last is the engine's time at the group's latest event: a group
+	// quiet for Config.Forget is forgotten.
+	last time.Time
 }
 
 func newGroupState(id string) *groupState {
@@ -165,6 +168,7 @@ func (e *Engine) event(ev *decode.Event) {
 		return
 	}
 	g := e.group(ev.Group)
+	g.last = e.now
 	touch := func(id, instance string) *memberState {
 		if id == "" {
 			return nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -29,8 +30,8 @@ func TestLiveWarningBeforeEviction(t *testing.T) {
 			d.Advance(sec(clock))
 		}
 		evs := []decode.Event{*it.ev}
-		tl.Observe(nil, evs)
-		d.Observe(nil, evs)
+		tl.AddEvents(evs)
+		d.AddDecoded(&pipeline.Decoded{Events: evs})
 	}
 	if want := sec(25); !raisedAt.Equal(want) {
 		t.Errorf("warning raised at %s; want %s (the first tick past 24.67 s, before the eviction at 28 s)", raisedAt, want)

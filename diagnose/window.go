@@ -31,10 +31,9 @@ type handover struct {
 }
 
 // fetch records a Fetch request's positions on its connection.
-func (e *Engine) fetch(x *decode.Exchange) {
-	fr, err := decode.DecodeFetchRequest(x)
-	if err != nil || fr.ReplicaID >= 0 {
-		return // undecodable, or a follower broker's fetch
+func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
+	if fr.ReplicaID >= 0 {
+		return // a follower broker's fetch
 	}
 	c := e.conn(x.ClientAddr)
 	c.clientID, c.last = x.ClientID, x.RequestAt
@@ -49,11 +48,9 @@ func (e *Engine) fetch(x *decode.Exchange) {
 }
 
 // apiVersions records the client software a connection announced.
-func (e *Engine) apiVersions(x *decode.Exchange) {
-	if sw, ok, err := decode.DecodeClientSoftware(x); err == nil && ok {
-		c := e.conn(x.ClientAddr)
-		c.clientID, c.software, c.last = x.ClientID, sw, x.RequestAt
-	}
+func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
+	c := e.conn(x.ClientAddr)
+	c.clientID, c.software, c.last = x.ClientID, sw, x.RequestAt
 }
 
 // owns reports whether a connection from addr with clientID belongs to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# broker.sh start|stop|resume|status|install: a single-node Apache Kafka 4.x broker
+# broker.sh start|stop|kill|resume|status|install: a single-node Apache Kafka 4.x broker
 # (KRaft, broker and controller in one JVM) on loopback for the e2e suite.
 #
 # install  fetches the server jars from Maven Central with Maven (cached in
@@ -8,18 +8,20 @@
 #          until it answers. Does nothing when it already runs.
 # stop     stops it (SIGTERM, then SIGKILL after 30 s). The log stays in
 #          e2e/.cache/broker/logs for a failed run to read.
+# kill     kills it at once (SIGKILL): a broker crash, whatever it was
+#          writing cut short. `resume` brings it back.
 # resume   starts it again on the data it had when stopped (a broker outage).
 # status   exits 0 when the broker runs and answers.
 #
 # Environment:
-#   E2E_BROKER_PORT       client listener port (default 39092)
-#   E2E_CONTROLLER_PORT   controller listener port (default 39093)
+#   E2E_BROKER_PORT       client listener port (default 61092)
+#   E2E_CONTROLLER_PORT   controller listener port (default 61093)
 #   E2E_INITIAL_DELAY_MS  group.initial.rebalance.delay.ms (default 3000,
 #                         Kafka's own default)
 #   E2E_BROKER_HEAP       JVM heap (default 768m)
-#   E2E_SASL_SSL_PORT     SASL_SSL listener port (default 39094)
+#   E2E_SASL_SSL_PORT     SASL_SSL listener port (default 61094)
 #   E2E_REAUTH_PORT       second SASL_SSL listener, whose sessions last
-#                         E2E_REAUTH_MS (default 39095)
+#                         E2E_REAUTH_MS (default 61095)
 #   E2E_REAUTH_MS         connections.max.reauth.ms of that listener (default
 #                         3000): clients must re-authenticate (KIP-368)
 #
@@ -38,12 +40,12 @@ cache="$here/.cache"
 kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/broker/pom.xml")"
 libs="$cache/kafka-$kafka_version/libs"
 state="$cache/broker"
-port="${E2E_BROKER_PORT:-39092}"
-cport="${E2E_CONTROLLER_PORT:-39093}"
+port="${E2E_BROKER_PORT:-61092}"
+cport="${E2E_CONTROLLER_PORT:-61093}"
 delay="${E2E_INITIAL_DELAY_MS:-3000}"
 heap="${E2E_BROKER_HEAP:-768m}"
-sport="${E2E_SASL_SSL_PORT:-39094}"
-rport="${E2E_REAUTH_PORT:-39095}"
+sport="${E2E_SASL_SSL_PORT:-61094}"
+rport="${E2E_REAUTH_PORT:-61095}"
 reauth_ms="${E2E_REAUTH_MS:-3000}"
 tls="$state/tls"
 # A fixed cluster id: every start formats a fresh log dir anyway.
@@ -192,24 +194,37 @@ start() {
 # launch starts the broker on the log dir as it is and waits until it
 # answers.
 launch() {
-	local cp="$libs/*"
-	log "starting Kafka $kafka_version on 127.0.0.1:$port, SASL_SSL on $sport and $rport (reauth ${reauth_ms}ms) (group.initial.rebalance.delay.ms=$delay)"
-	# shellcheck disable=SC2046
-	setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
-		>"$state/logs/stdout.log" 2>&1 </dev/null &
-	echo $! >"$state/pid"
-	local i
-	for ((i = 0; i < 240; i++)); do
-		if answers; then
-			log "up after $((i / 4)) s (pid $(cat "$state/pid")); log: $state/logs/server.log"
-			return
+	local cp="$libs/*" attempt i
+	for attempt in 1 2 3; do
+		log "starting Kafka $kafka_version on 127.0.0.1:$port, SASL_SSL on $sport and $rport (reauth ${reauth_ms}ms) (group.initial.rebalance.delay.ms=$delay)"
+		# shellcheck disable=SC2046
+		setsid java $(java_opts) -cp "$cp" kafka.Kafka "$state/server.properties" \
+			>"$state/logs/stdout.log" 2>&1 </dev/null &
+		echo $! >"$state/pid"
+		for ((i = 0; i < 240; i++)); do
+			if answers; then
+				log "up after $((i / 4)) s (pid $(cat "$state/pid")); log: $state/logs/server.log"
+				return
+			fi
+			pid_alive || break
+			sleep 0.25
+		done
+		if pid_alive; then
+			tail -n 40 "$state/logs/server.log" >&2 || true
+			stop
+			die "broker did not answer within 60 s; log: $state/logs"
 		fi
-		pid_alive || { tail -n 40 "$state/logs/stdout.log" >&2; die "broker exited during start; log: $state/logs"; }
-		sleep 0.25
+		# The default ports sit above the kernel's ephemeral range, but
+		# ports given by the environment may be inside it, where another
+		# process's outgoing connection can hold one for a moment.
+		if ((attempt < 3)) && grep -q "Address already in use" "$state/logs/stdout.log"; then
+			log "a listener port is taken (another connection's ephemeral port?); retrying in 2 s"
+			sleep 2
+			continue
+		fi
+		tail -n 40 "$state/logs/stdout.log" >&2
+		die "broker exited during start; log: $state/logs"
 	done
-	tail -n 40 "$state/logs/server.log" >&2 || true
-	stop
-	die "broker did not answer within 60 s; log: $state/logs"
 }
 
 # resume starts the broker again after stop, on the data it had: the fault
@@ -244,6 +259,23 @@ stop() {
 	rm -f "$state/pid"
 }
 
+# kill is a broker crash: SIGKILL, with no chance to finish a response.
+kill_broker() {
+	if ! pid_alive; then
+		rm -f "$state/pid"
+		return
+	fi
+	local pid i
+	pid="$(cat "$state/pid")"
+	log "killing pid $pid (SIGKILL)"
+	kill -KILL "$pid" 2>/dev/null || true
+	for ((i = 0; i < 40; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	rm -f "$state/pid"
+}
+
 status() {
 	if pid_alive && answers; then
 		echo "running pid $(cat "$state/pid") on 127.0.0.1:$port"
@@ -258,6 +290,7 @@ install) install ;;
 start) start ;;
 resume) resume ;;
 stop) stop ;;
+kill) kill_broker ;;
 status) status ;;
-*) die "usage: broker.sh start|stop|resume|status|install" ;;
+*) die "usage: broker.sh start|stop|kill|resume|status|install" ;;
 esac

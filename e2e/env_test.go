@@ -18,11 +18,14 @@ import (
 var (
 	// brokerAddr is the e2e broker (broker.sh): only the harness's admin
 	// client and kproxy's --upstream use it, never a scenario's client.
-	brokerAddr = envOr("E2E_BROKER", "127.0.0.1:"+envOr("E2E_BROKER_PORT", "39092"))
+	brokerAddr = envOr("E2E_BROKER", "127.0.0.1:"+envOr("E2E_BROKER_PORT", "61092"))
 	// proxyListen is kproxy's bootstrap listener; node N of the broker gets
 	// port proxyPortBase+N.
-	proxyListen   = envOr("E2E_PROXY_LISTEN", "127.0.0.1:39192")
-	proxyPortBase = envOr("E2E_PROXY_PORT_BASE", "39200")
+	proxyListen   = envOr("E2E_PROXY_LISTEN", "127.0.0.1:61192")
+	proxyPortBase = envOr("E2E_PROXY_PORT_BASE", "61200")
+	// proxyAdmin is kproxy's admin server in the fault scenarios (11,
+	// 12), which read its /metrics and /healthz.
+	proxyAdmin = envOr("E2E_PROXY_ADMIN", "127.0.0.1:61191")
 	// mode is E2E_MODE, for working on one part alone; run.sh never sets
 	// it. "" (the default) runs kproxy with a journal and checks the
 	// timeline; "proxy" runs kproxy without a journal and checks only the

@@ -39,6 +39,13 @@ func startKproxy(t *testing.T, journaled bool) *kproxy {
 // flags (TLS, SASL, admin) in extra.
 func startKproxyWith(t *testing.T, journaled bool, upstream string, extra ...string) *kproxy {
 	t.Helper()
+	return startKproxyWrapped(t, nil, journaled, upstream, extra...)
+}
+
+// startKproxyWrapped is startKproxyWith run through the command wrap
+// (prlimit, to lower its file-descriptor limit), when not empty.
+func startKproxyWrapped(t *testing.T, wrap []string, journaled bool, upstream string, extra ...string) *kproxy {
+	t.Helper()
 	switch mode {
 	case "direct":
 		t.Log("E2E_MODE=direct: clients go straight to the broker; no timeline is checked")
@@ -63,7 +70,7 @@ func startKproxyWith(t *testing.T, journaled bool, upstream string, extra ...str
 		// The live report too: replaying the journal must tell the same.
 		argv = append(argv, "--journal", journal, "--report", filepath.Join(runDir(t), "live-report.json"))
 	}
-	p := startProc(t, "kproxy", nil, argv...)
+	p := startProc(t, "kproxy", nil, append(append([]string(nil), wrap...), argv...)...)
 	k := &kproxy{t: t, proc: p, journal: journal}
 	deadline := time.Now().Add(20 * time.Second)
 	for {

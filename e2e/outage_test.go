@@ -59,27 +59,39 @@ func countDistinct(t *testing.T, bootstrap, topic string, want int, timeout time
 // TestScenario9 is a broker outage: four producers (franz-go, Java,
 // kafka-python, confluent-kafka) send one record every 40 ms through
 // kproxy while the broker is stopped for 10 s and started again on its
-// data. Every record must be acknowledged (none failed) and read back
-// through kproxy: nothing lost, as with a direct connection (E2E_MODE=
-// direct runs the same against the broker).
+// data, and four consumers of the same libraries, each in its own group,
+// read those topics through kproxy across the outage. Every record must be
+// acknowledged (none failed), read by its consumer, and read back through
+// kproxy: nothing lost, as with a direct connection (E2E_MODE=direct runs
+// the same against the broker).
 func TestScenario9(t *testing.T) {
 	const n = 500
 	type producer struct {
 		name, topic string
 		start       func(bs, topic string) *proc
+		// consume starts the same library's consumer of topic, in group.
+		consume func(bs, topic, group string) *proc
 	}
 	producers := []producer{
 		{"franz-go", "outage-franz", func(bs, topic string) *proc {
 			return franzGo(t, "franz-producer", "produce", "-bootstrap", bs, "-topic", topic, "-count", itoa(n), "-every", "40ms")
+		}, func(bs, topic, group string) *proc {
+			return franzGo(t, "franz-consumer", "consume", "-bootstrap", bs, "-topic", topic, "-group", group)
 		}},
 		{"java", "outage-java", func(bs, topic string) *proc {
 			return javaClient(t, "java-producer", "produce", "--bootstrap", bs, "--topic", topic, "--count", itoa(n), "--every-ms", "40")
+		}, func(bs, topic, group string) *proc {
+			return javaClient(t, "java-consumer", "consume", "--bootstrap", bs, "--topic", topic, "--group", group)
 		}},
 		{"kafka-python", "outage-kafka-python", func(bs, topic string) *proc {
 			return pythonProducer(t, "kafka-python-producer", "kafka-python", "--bootstrap", bs, "--topic", topic, "--count", itoa(n), "--every-ms", "40")
+		}, func(bs, topic, group string) *proc {
+			return kafkaPython(t, "kafka-python-consumer", "--bootstrap", bs, "--topic", topic, "--group", group)
 		}},
 		{"confluent-kafka", "outage-confluent", func(bs, topic string) *proc {
 			return pythonProducer(t, "confluent-producer", "confluent", "--bootstrap", bs, "--topic", topic, "--count", itoa(n), "--every-ms", "40")
+		}, func(bs, topic, group string) *proc {
+			return confluentKafka(t, "confluent-consumer", "--bootstrap", bs, "--topic", topic, "--group", group)
 		}},
 	}
 	for _, p := range producers {
@@ -91,6 +103,15 @@ func TestScenario9(t *testing.T) {
 	t.Cleanup(func() { brokerCmd(t, "resume") })
 
 	procs := make([]*proc, len(producers))
+	consumers := make([]*proc, len(producers))
+	// The consumers own their partitions before the first record, so
+	// that they read across the outage rather than after it.
+	for i, p := range producers {
+		consumers[i] = p.consume(bs, p.topic, p.topic+"-group")
+	}
+	for _, c := range consumers {
+		c.waitFor(0, 60*time.Second, "assigned", func(e event) bool { return e.Name == "assigned" && len(e.Partitions) > 0 })
+	}
 	for i, p := range producers {
 		procs[i] = p.start(bs, p.topic)
 	}
@@ -115,6 +136,26 @@ func TestScenario9(t *testing.T) {
 		if distinct != n {
 			t.Errorf("%s: read back %d distinct records; want %d (records lost: %d)", p.name, distinct, n, n-distinct)
 		}
+	}
+	// Each consumer has read its topic across the outage: every record,
+	// some perhaps twice (offsets are committed only on revocation).
+	for i, p := range producers {
+		c := consumers[i]
+		last := c.waitFor(0, 90*time.Second, "all records read", func(e event) bool {
+			return e.Name == "polled" && e.Distinct >= n
+		})
+		errs := 0
+		for _, e := range c.snapshot() {
+			if e.Name == "error" {
+				errs++
+			}
+		}
+		t.Logf("%-16s consumer read %d distinct of %d (%d in all, %d error events), the last %v after the outage began",
+			p.name, last.Distinct, n, last.Total, errs, last.At().Sub(down).Round(100*time.Millisecond))
+		if last.Distinct != n {
+			t.Errorf("%s consumer: %d distinct values; want %d", p.name, last.Distinct, n)
+		}
+		c.stop(30 * time.Second)
 	}
 	k.stop()
 }

@@ -37,6 +37,8 @@ type event struct {
 	Checksum   string `json:"checksum"`
 	Failed     int64  `json:"failed"`
 	Duplicates int64  `json:"duplicates"`
+	// polled: the distinct record values the consumer has read so far.
+	Distinct int64 `json:"distinct"`
 	// produced, paced (franzclient -every): acknowledgement latencies.
 	P50ms    float64 `json:"p50_ms"`
 	P99ms    float64 `json:"p99_ms"`

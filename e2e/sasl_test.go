@@ -26,11 +26,11 @@ import (
 // re-authentication, reauthAddr whose sessions last E2E_REAUTH_MS (3 s), so
 // that clients re-authenticate on their live connections (KIP-368).
 var (
-	saslSSLAddr = "127.0.0.1:" + envOr("E2E_SASL_SSL_PORT", "39094")
-	reauthAddr  = "127.0.0.1:" + envOr("E2E_REAUTH_PORT", "39095")
+	saslSSLAddr = "127.0.0.1:" + envOr("E2E_SASL_SSL_PORT", "61094")
+	reauthAddr  = "127.0.0.1:" + envOr("E2E_REAUTH_PORT", "61095")
 	// saslAdmin is kproxy's admin server in the SASL scenarios, whose
 	// pages the password grep reads too.
-	saslAdmin = envOr("E2E_SASL_ADMIN", "127.0.0.1:39190")
+	saslAdmin = envOr("E2E_SASL_ADMIN", "127.0.0.1:61190")
 	// brokerTLSDir holds the broker's CA (ca.pem) and the users'
 	// passwords, made fresh by each broker.sh start.
 	brokerTLSDir = filepath.Join(cacheDir, "broker", "tls")

@@ -34,7 +34,7 @@ func TestUpstreamDropsAreJournaledAsGaps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.Observe(testExchange(1), nil)
+			w.Append(testExchange(1))
 			if tt.queueFull {
 				// What Dropped does when the queue has no room: the gap
 				// goes before the next record written, so wait for the
@@ -47,7 +47,7 @@ func TestUpstreamDropsAreJournaledAsGaps(t *testing.T) {
 			} else {
 				w.Dropped(7, testBase)
 			}
-			w.Observe(testExchange(2), nil)
+			w.Append(testExchange(2))
 			w.Dropped(0, testBase) // nothing: no gap record
 			if err := w.Close(); err != nil {
 				t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// Writer appends exchanges to a journal directory. Append, Observe and
+// Writer appends exchanges to a journal directory. Append and
 // Dropped are safe for concurrent use and never block; one goroutine,
 // started by Open and ended by Close, owns the files.
 type Writer struct {
@@ -168,9 +168,10 @@ type item struct {
 // Dropped records that n exchanges were dropped at time at before they
 // reached the Writer (the proxy's observer queue was full), so that the
 // journal holds a gap record in their place: readers count them as
-// dropped, and a replay is known to be incomplete. It has the signature of
-// the proxy's DropObserver, called in order with Observe. It never blocks:
-// when the queue is full, the gap is noted before the next record instead.
+// dropped, and a replay is known to be incomplete. With Append, it makes a
+// Writer a consumer of the pipeline's exchanges, which calls it in order.
+// It never blocks: when the queue is full, the gap is noted before the
+// next record instead.
 func (w *Writer) Dropped(n uint64, at time.Time) {
 	if n == 0 {
 		return
@@ -185,13 +186,6 @@ func (w *Writer) Dropped(n uint64, at time.Time) {
 		w.unqueued.Add(n)
 	}
 }
-
-// Observe is Append with the proxy's observer signature, so a Writer plugs
-// in as a proxy.Observer. It ignores events: the journal keeps the raw
-// exchange, which replay decodes again. It queues x itself without copying,
-// which relies on the proxy not reusing or modifying an exchange after
-// handing it to observers.
-func (w *Writer) Observe(x *decode.Exchange, events []decode.Event) { w.Append(x) }
 
 // isSASL reports whether x is a SASL exchange, which carries credentials and
 // is never journaled (design.md). Both the header field and the frame's own

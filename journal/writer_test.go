@@ -36,21 +36,6 @@ func TestWriterRoundTripEveryField(t *testing.T) {
 	}
 }
 
-func TestObserveWritesTheExchange(t *testing.T) {
-	dir := t.TempDir()
-	w, err := Open(dir, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := testExchange(5)
-	w.Observe(x, []decode.Event{{Group: "ignored"}})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := readAll(t, dir)
-	checkSame(t, got, []*decode.Exchange{x})
-}
-
 func TestSASLIsNeverWritten(t *testing.T) {
 	secret := []byte("user\x00pa55w0rd-secret")
 	frame := func(key int16) []byte {

@@ -208,7 +208,8 @@ func TestOversizedObserved(t *testing.T) {
 	cfg := fakeConfig(broker.addr())
 	cfg.MaxObservedFrameSize = 1024
 	rec := &recorder{}
-	p := startProxy(t, cfg, nil, rec)
+	p := newProxy(t, cfg, nil)
+	pl := runProxy(t, p, rec)
 	c := dial(t, p.Addr().String())
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Heartbeats (key 12): a 2,000-byte request, then a 5,000-byte
@@ -231,7 +232,7 @@ func TestOversizedObserved(t *testing.T) {
 		t.Errorf("response too large: oversized %v, request %d bytes, response %d bytes; want oversized, the request only",
 			x.Oversized, len(x.Request), len(x.Response))
 	}
-	if st := p.Stats(); st.UnobservedFrames != 2 || st.MalformedFrames != 0 {
-		t.Errorf("unobserved %d, malformed %d; want 2 and 0", st.UnobservedFrames, st.MalformedFrames)
+	if st, undecoded := p.Stats(), pl.Stats().Undecoded; st.UnobservedFrames != 2 || undecoded != 0 {
+		t.Errorf("unobserved %d, undecoded %d; want 2 and 0", st.UnobservedFrames, undecoded)
 	}
 }

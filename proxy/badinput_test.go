@@ -43,7 +43,8 @@ func TestMalformedGroupFrame(t *testing.T) {
 	broker := startFakeBroker(t, "127.0.0.1:0")
 	log, logs := observedLogger()
 	rec := &recorder{}
-	p := startProxy(t, fakeConfig(broker.addr()), log, rec)
+	p := newProxy(t, fakeConfig(broker.addr()), log)
+	pl := runProxy(t, p, rec)
 	c := dial(t, p.Addr().String())
 	rng := rand.New(rand.NewPCG(1, 2))
 	for corr := range int32(3) {
@@ -54,7 +55,7 @@ func TestMalformedGroupFrame(t *testing.T) {
 			t.Fatalf("response %d: %v", corr, err)
 		}
 	}
-	waitFor(t, 10*time.Second, "three malformed exchanges counted", func() bool { return p.Stats().MalformedFrames == 3 })
+	waitFor(t, 10*time.Second, "three malformed exchanges counted", func() bool { return pl.Stats().Undecoded == 3 })
 	if n := logs.FilterMessageSnippet("did not decode").Len(); n != 1 {
 		t.Errorf("%d decode-failure log lines; want 1 (once per api and version)", n)
 	}

@@ -11,11 +11,13 @@ import (
 // until its deadline.
 var errBudgetTimeout = errors.New("proxy: timed out waiting for buffer space (max buffered bytes)")
 
-// budget bounds the bytes held by request frames read whole, across every
-// connection (Config.MaxBufferedBytes). A connection takes bytes before it
-// allocates them and gives them back when the exchange leaves it; when none
-// are left it waits, so that reading from its client pauses instead of
-// memory growing.
+// budget bounds the bytes held by frames read whole, requests and
+// responses, across every connection (Config.MaxBufferedBytes). A
+// connection takes bytes before it allocates them and gives them back when
+// the exchange leaves it. When none are left a request waits, so that
+// reading from its client pauses instead of memory growing; a response
+// never waits (see takeResponse), so that the bytes requests hold until
+// their responses are read always come back.
 type budget struct {
 	// waits counts the takes that had to wait (Stats.BufferWaits).
 	waits atomic.Uint64
@@ -60,6 +62,25 @@ func (b *budget) take(n int64, deadline time.Time, stop <-chan struct{}) error {
 			return errStopped
 		}
 	}
+}
+
+// tryTake takes n bytes if they are left, without waiting.
+func (b *budget) tryTake(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left < n {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+// overdraw takes n bytes whether or not they are left: what is left may go
+// below zero, and requests then wait until it is back above their size.
+func (b *budget) overdraw(n int64) {
+	b.mu.Lock()
+	b.left -= n
+	b.mu.Unlock()
 }
 
 // give gives back n bytes taken before.

@@ -31,6 +31,11 @@ func (p *Proxy) CheckListeners(ctx context.Context) error {
 	if _, err := p.discoverOnce(ctx); err != nil {
 		return fmt.Errorf("proxy: broker discovery: %w", err)
 	}
+	if p.tls.sni != nil {
+		// SNI routing serves every node on the bootstrap listener: there
+		// are no node listeners to collide.
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var e ListenerError

@@ -20,10 +20,10 @@ const (
 	// Run's context is done.
 	DefaultShutdownTimeout = 10 * time.Second
 	// DefaultObserverQueue is how many exchanges may wait for the
-	// dispatcher before new ones are dropped (and counted).
+	// Queue's reader before new ones are dropped (and counted).
 	DefaultObserverQueue = 4096
 	// DefaultObserverQueueBytes bounds the frames held by the exchanges
-	// waiting for the dispatcher: 64 MiB.
+	// waiting in the Queue: 64 MiB.
 	DefaultObserverQueueBytes int64 = 64 << 20
 	// DefaultMaxObservedFrameSize is the largest frame of interest kept
 	// for the observers: 4 MiB. A larger one is streamed, unobserved.
@@ -86,10 +86,10 @@ type Config struct {
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// ObserverQueue is the capacity, in exchanges, of the queue between
-	// the traffic and the observers. 0 means DefaultObserverQueue.
+	// the traffic and the pipeline (Queue). 0 means DefaultObserverQueue.
 	ObserverQueue int
 	// ObserverQueueBytes bounds the bytes (request and response frames)
-	// of the exchanges in that queue, so that slow observers and large
+	// of the exchanges in that queue, so that a slow pipeline and large
 	// observed frames (Metadata of big clusters, OffsetCommit of many
 	// partitions) cannot grow memory without bound. An exchange that would
 	// pass it is dropped and counted, unless the queue holds nothing. 0
@@ -103,12 +103,16 @@ type Config struct {
 	// Responses kproxy rewrites are read whole up to MaxFrameSize. 0
 	// means DefaultMaxObservedFrameSize.
 	MaxObservedFrameSize int32
-	// MaxBufferedBytes bounds the bytes of request frames read whole
-	// (those of interest) held across every connection, from the first
-	// byte read until the exchange is handed to the observers. When it is
-	// spent, connections needing more stop reading from their clients
-	// until some is released, instead of allocating. 0 means
-	// DefaultMaxBufferedBytes.
+	// MaxBufferedBytes bounds the bytes of frames read whole (requests and
+	// responses of interest, responses kproxy rewrites) held across every
+	// connection, from the first byte read until the exchange is handed
+	// to the observers. When it is spent, connections needing more for a
+	// request stop reading from their clients until some is released,
+	// instead of allocating; a response of interest is streamed
+	// unobserved instead (counted in Stats.UnobservedFrames), and a
+	// response kproxy rewrites, which must be whole, is read anyway and
+	// overdraws it, so that a response never waits for bytes held by
+	// requests awaiting responses. 0 means DefaultMaxBufferedBytes.
 	MaxBufferedBytes int64
 	// FrameReadTimeout bounds the reading of one request frame of
 	// interest, from its size prefix to its last byte, waiting for the

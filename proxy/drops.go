@@ -12,7 +12,7 @@ const defaultDropLogEvery = 5 * time.Second
 
 // reportDrops logs, at most every dropLogEvery, how many exchanges were
 // dropped from the observer queue since the previous line, until stop is
-// closed. It runs on its own goroutine: the dispatcher may be the one
+// closed. It runs on its own goroutine: the Queue's reader may be the one
 // stuck, and the traffic path must not log per drop.
 func (p *Proxy) reportDrops(stop <-chan struct{}) {
 	t := time.NewTicker(p.dropLogEvery)

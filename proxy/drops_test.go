@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -10,19 +11,20 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
-var _ DropObserver = (*journal.Writer)(nil)
+var _ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
 
-// dropRecorder is a DropObserver that writes down, in order, each exchange
-// (by correlation id) and each drop notice.
+// dropRecorder is a pipeline consumer of exchanges that writes down, in
+// order, each exchange (by correlation id) and each drop notice.
 type dropRecorder struct {
 	mu  sync.Mutex
 	seq []string
 	sum uint64
 }
 
-func (r *dropRecorder) Observe(x *decode.Exchange, _ []decode.Event) {
+func (r *dropRecorder) Append(x *decode.Exchange) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq = append(r.seq, fmt.Sprintf("x%d", x.CorrelationID))
@@ -35,9 +37,9 @@ func (r *dropRecorder) Dropped(n uint64, _ time.Time) {
 	r.sum += n
 }
 
-// TestDropsReachTheJournal: with an observer stuck and a queue of one,
-// exchanges are dropped; the DropObservers (a recorder and a journal) are
-// told, in order, before the next exchange delivered; the journal read back
+// TestDropsReachTheJournal: with the pipeline stuck and a queue of one,
+// exchanges are dropped; the pipeline's consumers of exchanges (a recorder
+// and a journal) are told, in order, before the next exchange delivered; the journal read back
 // counts exactly the proxy's drops; and the drops are logged.
 func TestDropsReachTheJournal(t *testing.T) {
 	const requests = 20
@@ -48,19 +50,25 @@ func TestDropsReachTheJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &dropRecorder{}
-	stuck := &blockingObserver{release: make(chan struct{})}
+	stuck := &blockingConsumer{release: make(chan struct{})}
 	cfg := fakeConfig(broker.addr())
 	cfg.ObserverQueue = 1
 	log, logs := observedLogger()
-	p := newProxy(t, cfg, log, w, rec, stuck)
+	p := newProxy(t, cfg, log)
 	p.dropLogEvery = 20 * time.Millisecond
+	pl := pipeline.New(pipeline.Config{Exchanges: []pipeline.ExchangeConsumer{w, rec, stuck}})
+	piped := make(chan error, 1)
+	go func() { piped <- pl.Run(context.Background(), p.Queue()) }() // ends with the queue, after Run
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	var stopOnce sync.Once
 	var runErr error
 	stop := func() error {
-		stopOnce.Do(func() { cancel(); runErr = <-done })
+		stopOnce.Do(func() {
+			cancel()
+			runErr = errors.Join(<-done, <-piped)
+		})
 		return runErr
 	}
 	defer stop()
@@ -81,7 +89,7 @@ func TestDropsReachTheJournal(t *testing.T) {
 	}
 	drops := p.Stats().ObserverDrops
 	if drops < requests-2 {
-		t.Fatalf("observer drops %d; want at least %d (queue of 1, one exchange in Observe)", drops, requests-2)
+		t.Fatalf("observer drops %d; want at least %d (queue of 1, one exchange in Append)", drops, requests-2)
 	}
 	waitFor(t, 10*time.Second, "the drops to be logged", func() bool {
 		for _, e := range logs.FilterMessageSnippet("observer queue full").All() {
@@ -104,11 +112,11 @@ func TestDropsReachTheJournal(t *testing.T) {
 		t.Fatalf("observer saw %v; want it to end with %v", seq, wantTail)
 	}
 
-	if err := stop(); err != nil { // the last drop notice, if any, is delivered before Run returns
+	if err := stop(); err != nil { // the last drop notice, if any, is delivered before the pipeline ends
 		t.Fatal(err)
 	}
 	if rec.sum != drops {
-		t.Errorf("DropObserver told of %d drops; proxy counted %d", rec.sum, drops)
+		t.Errorf("consumer told of %d drops; proxy counted %d", rec.sum, drops)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -103,7 +103,8 @@ func TestConsumerGroups(t *testing.T) {
 		kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "100"}))
 	rec := &recorder{}
 	log, logs := observedLogger()
-	p := startProxy(t, testConfig(cluster.ListenAddrs()...), log, rec)
+	p := newProxy(t, testConfig(cluster.ListenAddrs()...), log)
+	pl := runProxy(t, p, rec)
 	seed := p.Addr().String()
 
 	for _, tc := range []struct {
@@ -156,8 +157,8 @@ func TestConsumerGroups(t *testing.T) {
 			}
 		})
 	}
-	if st := p.Stats(); st.MalformedFrames != 0 {
-		t.Errorf("%d exchanges did not decode; want 0", st.MalformedFrames)
+	if st := pl.Stats(); st.Undecoded != 0 {
+		t.Errorf("%d exchanges did not decode; want 0", st.Undecoded)
 	}
 	for _, remote := range cluster.accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {

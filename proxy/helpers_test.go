@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -95,32 +96,53 @@ func fakeConfig(upstream string) Config {
 	return cfg
 }
 
-// startProxy runs a proxy until the test ends. A nil log logs warnings and
-// errors to the test log.
-func startProxy(t testing.TB, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {
+// startProxy runs a proxy, and a pipeline reading its queue, until the
+// test ends (see runProxy). A nil log logs warnings and errors to the test
+// log.
+func startProxy(t testing.TB, cfg Config, log *zap.Logger, recs ...*recorder) *Proxy {
 	t.Helper()
-	p := newProxy(t, cfg, log, observers...)
-	runProxy(t, p)
+	p := newProxy(t, cfg, log)
+	runProxy(t, p, recs...)
 	return p
 }
 
 // newProxy creates a proxy without running it, for tests that adjust it
 // first.
-func newProxy(t testing.TB, cfg Config, log *zap.Logger, observers ...Observer) *Proxy {
+func newProxy(t testing.TB, cfg Config, log *zap.Logger) *Proxy {
 	t.Helper()
 	if log == nil {
 		log = zaptest.NewLogger(t, zaptest.Level(zapcore.WarnLevel))
 	}
-	p, err := New(cfg, log, observers...)
+	p, err := New(cfg, log)
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}
 	return p
 }
 
-// runProxy runs p until the test ends.
-func runProxy(t testing.TB, p *Proxy) {
+// runProxy runs p, and a pipeline reading its queue (as serve does), until
+// the test ends. The pipeline logs to p's log and shows each exchange, with
+// its events, to recs.
+func runProxy(t testing.TB, p *Proxy, recs ...*recorder) *pipeline.Pipeline {
 	t.Helper()
+	cfg := pipeline.Config{Log: p.log}
+	if len(recs) > 0 {
+		cfg.Inspect = func(x *decode.Exchange, events []decode.Event, _ error) {
+			for _, r := range recs {
+				r.record(x, events)
+			}
+		}
+	}
+	return runPiped(t, p, cfg)
+}
+
+// runPiped runs p, and a pipeline with cfg reading its queue, until the
+// test ends.
+func runPiped(t testing.TB, p *Proxy, cfg pipeline.Config) *pipeline.Pipeline {
+	t.Helper()
+	pl := pipeline.New(cfg)
+	piped := make(chan error, 1)
+	go func() { piped <- pl.Run(context.Background(), p.Queue()) }() // ends with the queue, once Run has returned
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -129,7 +151,11 @@ func runProxy(t testing.TB, p *Proxy) {
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
+		if err := <-piped; err != nil {
+			t.Errorf("pipeline: %v", err)
+		}
 	})
+	return pl
 }
 
 // observedLogger returns a logger whose entries at Info and above can be
@@ -145,16 +171,16 @@ func dialFrom(ip string) kgo.Opt {
 	return kgo.Dialer(d.DialContext)
 }
 
-// recorder is an Observer that keeps everything it sees.
+// recorder keeps every exchange the pipeline reads, with its events.
 type recorder struct {
 	mu        sync.Mutex
 	exchanges []*decode.Exchange
 	events    []decode.Event
 }
 
-var _ Observer = (*recorder)(nil)
-
-func (r *recorder) Observe(x *decode.Exchange, events []decode.Event) {
+// record keeps x (the proxy's queue never reuses an exchange) and copies
+// of its events.
+func (r *recorder) record(x *decode.Exchange, events []decode.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.exchanges = append(r.exchanges, x)
@@ -169,7 +195,7 @@ func (r *recorder) snapshot() ([]*decode.Exchange, []decode.Event) {
 }
 
 // waitFor polls cond until it holds or the timeout passes. It is for
-// waiting on asynchronous effects (the dispatcher), never for speed.
+// waiting on asynchronous effects (the pipeline), never for speed.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -7,30 +7,35 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"go.uber.org/zap"
 )
 
-// blockingObserver blocks in Observe until released.
-type blockingObserver struct {
+// blockingConsumer is a pipeline consumer of exchanges that blocks in
+// Append until released, and so stops the pipeline reading the queue.
+type blockingConsumer struct {
 	release chan struct{}
 	seen    atomic.Int64
 }
 
-func (o *blockingObserver) Observe(*decode.Exchange, []decode.Event) {
+func (o *blockingConsumer) Append(*decode.Exchange) {
 	<-o.release
 	o.seen.Add(1)
 }
 
-// TestSlowObserverNeverBlocksTraffic: with the observer stuck and a queue
+func (o *blockingConsumer) Dropped(uint64, time.Time) {}
+
+// TestSlowObserverNeverBlocksTraffic: with the queue's reader stuck and a queue
 // of one, every round trip still completes; what does not fit is counted
 // as dropped, and nothing is lost from the count.
 func TestSlowObserverNeverBlocksTraffic(t *testing.T) {
 	const requests = 20
 	broker := startFakeBroker(t, "127.0.0.1:0")
-	o := &blockingObserver{release: make(chan struct{})}
+	o := &blockingConsumer{release: make(chan struct{})}
 	cfg := fakeConfig(broker.addr())
 	cfg.ObserverQueue = 1
-	p := startProxy(t, cfg, zap.NewNop(), o)
+	p := newProxy(t, cfg, zap.NewNop())
+	runPiped(t, p, pipeline.Config{Exchanges: []pipeline.ExchangeConsumer{o}})
 	c := dial(t, p.Addr().String())
 	rng := rand.New(rand.NewPCG(5, 5))
 	for corr := range int32(requests) {
@@ -42,7 +47,7 @@ func TestSlowObserverNeverBlocksTraffic(t *testing.T) {
 		}
 	}
 	if drops := p.Stats().ObserverDrops; drops < requests-2 {
-		t.Errorf("observer drops %d; want at least %d (queue of 1, one exchange in Observe)", drops, requests-2)
+		t.Errorf("observer drops %d; want at least %d (queue of 1, one exchange in Append)", drops, requests-2)
 	}
 	close(o.release)
 	waitFor(t, 10*time.Second, "observed plus dropped to account for every exchange", func() bool {
@@ -56,10 +61,11 @@ func TestSlowObserverNeverBlocksTraffic(t *testing.T) {
 func TestObserverQueueBytes(t *testing.T) {
 	const requests, pad = 10, 600
 	broker := startFakeBroker(t, "127.0.0.1:0")
-	o := &blockingObserver{release: make(chan struct{})}
+	o := &blockingConsumer{release: make(chan struct{})}
 	cfg := fakeConfig(broker.addr())
 	cfg.ObserverQueueBytes = 1 << 10 // one exchange of ~650 bytes, not two
-	p := startProxy(t, cfg, zap.NewNop(), o)
+	p := newProxy(t, cfg, zap.NewNop())
+	runPiped(t, p, pipeline.Config{Exchanges: []pipeline.ExchangeConsumer{o}})
 	c := dial(t, p.Addr().String())
 	rng := rand.New(rand.NewPCG(6, 6))
 	for corr := range int32(requests) {

@@ -104,7 +104,7 @@ func rewritten(key int16) bool {
 	return key >= 0 && int(key) < len(rewrittenKeys) && rewrittenKeys[key]
 }
 
-// observed reports whether exchanges of this API go to the observers. SASL
+// observed reports whether exchanges of this API go to the Queue. SASL
 // (SaslHandshake 17, SaslAuthenticate 36) never does, whatever the decoder
 // says: their payloads carry credentials.
 func observed(key int16) bool {

@@ -4,11 +4,11 @@
 // response pump per connection, in-flight tracking by correlation id,
 // address rewriting so that clients only ever dial kproxy, ApiVersions
 // clamping (versionPolicy, the one list of what kproxy changes on the
-// wire), and limits. Exchanges of interest (decode.Observed) are handed to
-// Observers through a queue bounded in exchanges and bytes that never
-// blocks traffic; DropObservers also learn what was dropped. SASL is
-// forwarded and never observed, including the bare tokens that follow a
-// SaslHandshake v0 (saslv0.go); or, with UpstreamSASL, kproxy
+// wire), and limits. Exchanges of interest (decode.Observed) are handed
+// out raw, undecoded, through a Queue bounded in exchanges and bytes that
+// never blocks traffic; its reader (the pipeline) also learns what was
+// dropped. SASL is forwarded and never observed, including the bare tokens
+// that follow a SaslHandshake v0 (saslv0.go); or, with UpstreamSASL, kproxy
 // authenticates every broker connection itself and renews its sessions
 // (upstreamsasl.go, reauth.go). TLS is optional on either side (tls.go):
 // listeners, and brokers dialed with TLS verifying the name each
@@ -31,27 +31,6 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// Observer receives each observed exchange with the events decoded from it
-// (none when it did not decode, or for APIs without events). Observe is
-// called from one goroutine, in the order exchanges completed, off the
-// traffic path; a slow Observer makes the queue fill and exchanges drop,
-// never traffic wait. The exchange and events must not be modified.
-type Observer interface {
-	Observe(x *decode.Exchange, events []decode.Event)
-}
-
-// DropObserver is an Observer that also wants to know about the exchanges
-// it never saw because the observer queue was full. Dropped is called on
-// the same goroutine as Observe, in order: before the first exchange queued
-// after the drops it reports, and once more when Run ends for drops not
-// reported yet. n is how many exchanges were dropped since the previous
-// call; at is when the dispatcher noticed them. A journal notes them as a
-// gap, so that a replay knows it is incomplete.
-type DropObserver interface {
-	Observer
-	Dropped(n uint64, at time.Time)
-}
-
 // Proxy is a Kafka proxy. Create it with New, run it with Run.
 type Proxy struct {
 	cfg        Config
@@ -70,11 +49,10 @@ type Proxy struct {
 	// under way stops when it is done.
 	ctx context.Context
 
-	stats     counters
-	nextConn  atomic.Uint64
-	nextSeed  atomic.Uint32
-	queue     chan queued
-	observers []Observer
+	stats    counters
+	nextConn atomic.Uint64
+	nextSeed atomic.Uint32
+	queue    *Queue
 	// dropLogEvery is how often drops are logged at most
 	// (defaultDropLogEvery; tests shorten it before Run).
 	dropLogEvery time.Duration
@@ -99,8 +77,9 @@ type Proxy struct {
 }
 
 // New validates cfg, applies its defaults and opens the bootstrap listener,
-// so that Addr is valid before Run. A nil log logs nothing.
-func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
+// so that Addr is valid before Run. A nil log logs nothing. Exchanges of
+// interest go to Queue, whose reader must keep up or they are dropped.
+func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -122,7 +101,7 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 		base = ln.Addr().(*net.TCPAddr).Port + 1
 	}
 	dialer := &net.Dialer{Timeout: cfg.DialTimeout}
-	return &Proxy{
+	p := &Proxy{
 		cfg:          cfg,
 		dial:         func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
 		tls:          ts,
@@ -132,16 +111,20 @@ func New(cfg Config, log *zap.Logger, observers ...Observer) (*Proxy, error) {
 		listenHost:   host,
 		portBase:     base,
 		bootstrap:    ln,
-		queue:        make(chan queued, cfg.ObserverQueue),
-		observers:    observers,
 		dropLogEvery: defaultDropLogEvery,
 		nodes:        make(map[int32]*node),
 		conns:        make(map[*conn]struct{}),
 		perIP:        make(map[string]int),
 		budget:       newBudget(cfg.MaxBufferedBytes),
 		rate:         rateLog{every: defaultRateLogEvery},
-	}, nil
+	}
+	p.queue = &Queue{ch: make(chan queued, cfg.ObserverQueue), stats: &p.stats}
+	return p, nil
 }
+
+// Queue is the queue of exchanges of interest, for its one reader. It
+// ends (io.EOF) once Run has stopped every connection.
+func (p *Proxy) Queue() *Queue { return p.queue }
 
 // Addr is the bootstrap listener's address.
 func (p *Proxy) Addr() net.Addr { return p.bootstrap.Addr() }
@@ -160,8 +143,9 @@ func (p *Proxy) Stats() Stats {
 // first starts broker discovery in the background. Once ctx is done it
 // stops accepting, abandons dials under way, stops reading new requests,
 // waits up to ShutdownTimeout for the responses to requests already
-// forwarded, closes every connection, lets the observers see every queued
-// exchange, and returns nil. It returns an error only when called twice.
+// forwarded, closes every connection, closes the Queue (its reader still
+// gets every exchange queued, then io.EOF) and returns nil. It returns an
+// error only when called twice.
 func (p *Proxy) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if p.running {
@@ -172,12 +156,6 @@ func (p *Proxy) Run(ctx context.Context) error {
 	p.ctx = ctx
 	p.mu.Unlock()
 
-	d := newDispatcher(p.queue, p.observers, p.log, &p.stats, &p.once)
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		d.run()
-	}()
 	reporting := make(chan struct{})
 	stopReports := make(chan struct{})
 	go func() {
@@ -216,8 +194,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	<-discovered // ends as soon as ctx is done: its dial and reads stop
 	<-reloading
 	p.shutdown()
-	close(p.queue)
-	<-dispatched
+	close(p.queue.ch) // no connection is left to queue more
 	close(stopReports)
 	<-reporting
 	return nil
@@ -365,31 +342,5 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 	return nil, err
 }
 
-// queued is an exchange waiting for the dispatcher, with the number of
-// exchanges dropped before it was queued, so that DropObservers learn of
-// drops in order.
-type queued struct {
-	x     *decode.Exchange
-	drops uint64
-}
-
-// observe queues an exchange for the dispatcher, or counts it dropped when
-// the queue is full, in exchanges or in bytes: traffic never waits for
-// observers.
-func (p *Proxy) observe(x *decode.Exchange) {
-	n := exchangeBytes(x)
-	if before := p.stats.queuedBytes.Add(n) - n; before > 0 && before+n > p.cfg.ObserverQueueBytes {
-		p.stats.queuedBytes.Add(-n)
-		p.stats.observerDrops.Add(1)
-		return
-	}
-	select {
-	case p.queue <- queued{x: x, drops: p.stats.observerDrops.Load()}:
-	default:
-		p.stats.queuedBytes.Add(-n)
-		p.stats.observerDrops.Add(1)
-	}
-}
-
-// exchangeBytes is what an exchange holds in the observer queue.
-func exchangeBytes(x *decode.Exchange) int64 { return int64(len(x.Request) + len(x.Response)) }
+// observe queues an exchange for the Queue's reader (see Queue.offer).
+func (p *Proxy) observe(x *decode.Exchange) { p.queue.offer(x, p.cfg.ObserverQueueBytes) }

@@ -60,6 +60,25 @@ func takeHold(b *budget, n int64, deadline time.Time, stop <-chan struct{}) (*ho
 	return &hold{b: b, n: n}, nil
 }
 
+// takeResponse takes n bytes of b for a response frame read whole, without
+// ever waiting: a response waiting for budget could wait for bytes that
+// only the requests awaiting responses hold, on this connection and
+// others, and none would move. When must is set (a response kproxy
+// rewrites, which it cannot forward before it has it whole) the bytes are
+// taken even if that overdraws the budget, so that requests pause until the
+// response is gone; otherwise, when the bytes are not there, it returns
+// false and the response is streamed unobserved.
+func takeResponse(b *budget, n int64, must bool) (*hold, bool) {
+	if must {
+		b.overdraw(n)
+		return &hold{b: b, n: n}, true
+	}
+	if !b.tryTake(n) {
+		return nil, false
+	}
+	return &hold{b: b, n: n}, true
+}
+
 // release gives back what h holds.
 func (h *hold) release() {
 	if h != nil && h.n > 0 {

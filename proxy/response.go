@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -49,6 +50,26 @@ func (c *conn) upstreamEnded(err error) {
 		c.p.rate.warn(c.log, "broker_closed", "broker closed the connection; closing the client connection",
 			zap.Int("in_flight", c.pending.len()), zap.Error(err))
 	}
+}
+
+// responseCut counts a streamed response that did not reach the client
+// whole: the broker closed or reset mid-frame (a broker crash), or the
+// client went away while it was being written. Either way the frame was
+// cut, and the client connection closes with it.
+func (c *conn) responseCut(err error) {
+	if !truncated(err) {
+		c.log.Debug("response forwarding failed", zap.Error(err))
+		return
+	}
+	c.p.stats.truncatedFrames.Add(1)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// Only a read ends in EOF: the broker's side.
+		c.upstreamEnded(err)
+		return
+	}
+	// A reset, from either side (splice does not say which).
+	c.p.rate.warn(c.log, "response_reset", "connection reset in the middle of a response; closing the client connection",
+		zap.Int("in_flight", c.pending.len()), zap.Error(err))
 }
 
 // forwardResponse forwards one response frame, or the bare SASL token
@@ -98,11 +119,29 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			zap.Int32("size", size), zap.Int32("max_frame_size", c.p.cfg.MaxFrameSize))
 		return errOversized
 	}
+	var held *hold
+	if buffered {
+		// A rewritten response (and a SaslHandshake's) must be whole;
+		// an observed one can be streamed unobserved instead of waiting.
+		must := rewritten(p.key) || p.sasl == saslHandshake
+		h, ok := takeResponse(c.p.budget, 4+int64(size), must)
+		if !ok {
+			buffered = false
+			p.oversized = true
+			c.p.stats.unobservedFrames.Add(1)
+			c.p.rate.warn(c.log, "unobserved_budget", "response of interest arrived with the buffer budget spent: "+
+				"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
+				zap.Int16("api_version", p.version), zap.Int32("size", size),
+				zap.Int64("max_buffered_bytes", c.p.cfg.MaxBufferedBytes))
+		}
+		held = h
+	}
+	defer held.release()
 	c.p.stats.responseFrames.Add(1)
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 	if !buffered {
 		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
-			c.log.Debug("response forwarding failed", zap.Error(err))
+			c.responseCut(err)
 			return err
 		}
 		c.pending.pop()

@@ -60,7 +60,13 @@ func TestSNIRouting(t *testing.T) {
 	cfg.BrokerListeners = nil
 	cfg.TLS = listenerTLS(t, t.TempDir(), ca.Issue(t, testpki.Spec{CN: "kproxy", DNS: []string{"*.kproxy.test"}}))
 	cfg.SNIHostPattern = "broker-$(nodeId).kproxy.test"
-	p := startProxy(t, cfg, nil)
+	p := newProxy(t, cfg, nil)
+	// As serve does before Run: with SNI routing no node listener is
+	// expected, so none is missing.
+	if err := p.CheckListeners(context.Background()); err != nil {
+		t.Fatalf("CheckListeners: %v; want nil with SNI routing", err)
+	}
+	runProxy(t, p)
 	_, port, _ := net.SplitHostPort(p.Addr().String())
 
 	d := &resolvingTLSDialer{cfg: &tls.Config{RootCAs: ca.Pool()}, names: map[string]bool{}}

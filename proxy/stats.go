@@ -16,15 +16,12 @@ type Stats struct {
 	// 4-byte size prefixes included (as received, before any rewrite).
 	BytesFromClients uint64
 	BytesFromBrokers uint64
-	// MalformedFrames counts exchanges the decoder could not decode. They
-	// were forwarded untouched.
-	MalformedFrames uint64
 	// RewriteFailures counts responses that should have had their
 	// addresses rewritten or versions clamped but did not parse. They were
 	// forwarded untouched.
 	RewriteFailures uint64
-	// ObserverDrops counts exchanges not observed because the observer
-	// queue was full (ObserverQueue or ObserverQueueBytes).
+	// ObserverDrops counts exchanges not handed out because the Queue was
+	// full (ObserverQueue or ObserverQueueBytes).
 	ObserverDrops uint64
 	// OversizedFrames counts frames larger than MaxFrameSize (or with a
 	// negative size); each closed its connection.
@@ -61,11 +58,13 @@ type Stats struct {
 	// ended (KIP-368).
 	UpstreamReauthentications uint64
 	// UnobservedFrames counts requests and responses of interest larger
-	// than MaxObservedFrameSize, forwarded without being observed (their
-	// exchanges are marked Oversized).
+	// than MaxObservedFrameSize, and responses of interest that arrived
+	// with the MaxBufferedBytes budget spent, forwarded without being
+	// observed (their exchanges are marked Oversized).
 	UnobservedFrames uint64
-	// BufferedBytes is what request frames read whole hold of the
-	// MaxBufferedBytes budget now.
+	// BufferedBytes is what frames read whole (requests and responses)
+	// hold of the MaxBufferedBytes budget now; above it while responses
+	// kproxy rewrites overdraw it (takeResponse).
 	BufferedBytes int64
 	// BufferWaits counts request frames that had to wait for the
 	// MaxBufferedBytes budget (reading from their client paused).
@@ -99,7 +98,6 @@ type counters struct {
 	responseFrames        atomic.Uint64
 	bytesFromClients      atomic.Uint64
 	bytesFromBrokers      atomic.Uint64
-	malformedFrames       atomic.Uint64
 	rewriteFailures       atomic.Uint64
 	observerDrops         atomic.Uint64
 	oversizedFrames       atomic.Uint64
@@ -132,7 +130,6 @@ func (c *counters) snapshot() Stats {
 		ResponseFrames:        c.responseFrames.Load(),
 		BytesFromClients:      c.bytesFromClients.Load(),
 		BytesFromBrokers:      c.bytesFromBrokers.Load(),
-		MalformedFrames:       c.malformedFrames.Load(),
 		RewriteFailures:       c.rewriteFailures.Load(),
 		ObserverDrops:         c.observerDrops.Load(),
 		OversizedFrames:       c.oversizedFrames.Load(),

@@ -27,7 +27,8 @@ func TestConsumerGroupThroughTLS(t *testing.T) {
 	cfg.TLS = listenerTLS(t, dir, ca.Issue(t, testpki.Spec{CN: "kproxy", IPs: []string{"127.0.0.1"}}))
 	cfg.UpstreamTLS = &UpstreamTLS{CAFile: testpki.WriteFile(t, dir, "ca.pem", ca.PEM)}
 	rec := &recorder{}
-	p := startProxy(t, cfg, nil, rec)
+	p := newProxy(t, cfg, nil)
+	pl := runProxy(t, p, rec)
 
 	// TLS from 127.0.0.2, so that a connection kfake accepts from there
 	// would be a client that bypassed kproxy.
@@ -46,8 +47,8 @@ func TestConsumerGroupThroughTLS(t *testing.T) {
 			return checkClassic(rec, "tls-group", "cooperative-sticky", m) == ""
 		})
 	}
-	if st := p.Stats(); st.MalformedFrames != 0 || st.TLSHandshakeFailures != 0 {
-		t.Errorf("stats %+v: want no malformed frame and no failed handshake", st)
+	if st, undecoded := p.Stats(), pl.Stats().Undecoded; undecoded != 0 || st.TLSHandshakeFailures != 0 {
+		t.Errorf("stats %+v, %d undecoded: want no undecoded exchange and no failed handshake", st, undecoded)
 	}
 	for _, remote := range cluster.accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {

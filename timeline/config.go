@@ -35,7 +35,7 @@ type Config struct {
 	// machine it is produced on.
 	Location *time.Location
 	// OnEntry receives each live entry as soon as it is known, on the
-	// goroutine calling Add, Observe or Close. Nil: entries are dropped
+	// goroutine calling Add, AddEvents or Close. Nil: entries are dropped
 	// (Report still has everything).
 	OnEntry func(Entry)
 }

@@ -13,7 +13,7 @@ const sweepEvery = time.Second
 
 // Engine turns group events into generations, live entries and reports. It
 // is not safe for concurrent use: one goroutine owns it and calls Add (or
-// Observe), Close and Report.
+// AddEvents), Close and Report.
 type Engine struct {
 	cfg    Config
 	groups []*group // in order of first appearance
@@ -34,6 +34,9 @@ type Engine struct {
 	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
 	entries   int
+	// horizon is the latest time up to which history was dropped (see
+	// Horizon).
+	horizon time.Time
 }
 
 // New returns an Engine with cfg, defaults applied (see Config).
@@ -48,13 +51,11 @@ func New(cfg Config) *Engine {
 	}
 }
 
-// Observe adds the events decoded from one exchange, or from several in
-// the order they completed, in order. Its signature matches the proxy's
-// observer, so an Engine owned by the observer goroutine can be handed
-// to the proxy directly; the exchange itself is not needed. Neither the
-// slice nor the events' addresses are kept: the caller may decode the
-// next exchange into the same slice.
-func (e *Engine) Observe(_ *decode.Exchange, events []decode.Event) {
+// AddEvents adds the events decoded from one exchange, or from several in
+// the order they completed, in order: an Engine is a consumer of the
+// pipeline's events. Neither the slice nor the events' addresses are
+// kept: the caller may decode the next exchange into the same slice.
+func (e *Engine) AddEvents(events []decode.Event) {
 	if len(events) > 1 {
 		e.warm(events)
 	}

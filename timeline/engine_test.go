@@ -574,25 +574,3 @@ func TestMaxGenerations(t *testing.T) {
 			len(g.Generations), g.Generations[0].Generation, g.Unknown)
 	}
 }
-
-// TestShared exercises the locked engine from two goroutines, as a live
-// proxy does (run with -race).
-func TestShared(t *testing.T) {
-	s := NewShared(Config{})
-	evs := seedScript().events()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 50; i++ {
-			s.Report()
-		}
-	}()
-	for i := range evs {
-		s.Observe(nil, evs[i:i+1])
-	}
-	<-done
-	s.Close(sec(30))
-	if g := s.Report().Groups[0]; len(g.Generations) != 2 {
-		t.Errorf("generations = %d; want 2", len(g.Generations))
-	}
-}

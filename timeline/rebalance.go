@@ -212,22 +212,12 @@ func slowest(gen *generation) *member {
 }
 
 // keep records a new generation, dropping the oldest beyond
-// Config.MaxGenerations. The first generation kept forgets its predecessor
-// so that dropped generations can be collected.
+// Config.MaxGenerations (see dropOldest).
 func (g *group) keep(gen *generation) {
 	g.gens = append(g.gens, gen)
 	g.byNum[gen.num] = gen
 	g.serials++
 	gen.serial = g.serials
 	g.errSeen = nil
-	if n := len(g.gens) - g.e.cfg.MaxGenerations; n > 0 {
-		for _, old := range g.gens[:n] {
-			if g.byNum[old.num] == old {
-				delete(g.byNum, old.num)
-			}
-		}
-		g.dropped += n
-		g.gens = append(g.gens[:0:0], g.gens[n:]...)
-		g.gens[0].prev = nil
-	}
+	g.dropOldest(len(g.gens) - g.e.cfg.MaxGenerations)
 }

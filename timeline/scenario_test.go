@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -25,15 +26,15 @@ import (
 )
 
 // These scenarios run franz-go consumers against a kfake cluster through
-// kproxy, with a timeline engine as the proxy's observer, and assert the
+// kproxy, with a timeline engine fed by the pipeline, and assert the
 // story the timeline tells. Heartbeats every 100 ms and a 2 s session keep
 // each scenario to a few seconds (kfake has no initial rebalance delay).
 
 const topic = "round_topic"
 
-// liveTimeline is the proxy's observer: the engine, owned under a mutex
-// because the test goroutine reads reports while the proxy's dispatcher
-// adds events. It keeps every event so the test can replay them.
+// liveTimeline is the pipeline's consumer of events: the engine, owned
+// under a mutex because the test goroutine reads reports while the
+// pipeline adds events. It keeps every event so the test can replay them.
 type liveTimeline struct {
 	mu      sync.Mutex
 	e       *timeline.Engine
@@ -41,7 +42,7 @@ type liveTimeline struct {
 	events  []decode.Event
 }
 
-var _ proxy.Observer = (*liveTimeline)(nil)
+var _ pipeline.EventConsumer = (*liveTimeline)(nil)
 
 func newLiveTimeline() *liveTimeline {
 	l := &liveTimeline{}
@@ -49,11 +50,11 @@ func newLiveTimeline() *liveTimeline {
 	return l
 }
 
-func (l *liveTimeline) Observe(x *decode.Exchange, events []decode.Event) {
+func (l *liveTimeline) AddEvents(events []decode.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, events...)
-	l.e.Observe(x, events)
+	l.e.AddEvents(events)
 }
 
 // group returns the report of one group, or an empty one.
@@ -102,10 +103,14 @@ func startEnv(t *testing.T) *env {
 	cfg := proxy.Config{Listen: "127.0.0.1:0", Upstreams: cluster.ListenAddrs(),
 		BrokerListeners: map[int32]string{0: "127.0.0.1:0", 1: "127.0.0.1:0", 2: "127.0.0.1:0"},
 		DialTimeout:     2 * time.Second, ShutdownTimeout: 2 * time.Second}
-	p, err := proxy.New(cfg, zaptest.NewLogger(t, zaptest.Level(zapcore.WarnLevel)), tl)
+	log := zaptest.NewLogger(t, zaptest.Level(zapcore.WarnLevel))
+	p, err := proxy.New(cfg, log)
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}
+	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{tl}})
+	piped := make(chan error, 1)
+	go func() { piped <- pl.Run(context.Background(), p.Queue()) }() // ends with the proxy's queue
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -113,6 +118,9 @@ func startEnv(t *testing.T) *env {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("proxy Run: %v", err)
+		}
+		if err := <-piped; err != nil {
+			t.Errorf("pipeline: %v", err)
 		}
 	})
 	e := &env{cluster: cluster, seed: p.Addr().String(), tl: tl, logged: map[string]bool{}}

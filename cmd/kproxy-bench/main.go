@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
@@ -59,10 +60,13 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("start kproxy: %w", err)
 	}
+	// The pipeline decodes what the proxy observes, as serve's does.
+	piped := make(chan error, 1)
+	go func() { piped <- pipeline.New(pipeline.Config{}).Run(context.Background(), p.Queue()) }() // ends with the queue
 	pctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(pctx) }()
-	defer func() { stop(); <-done }()
+	defer func() { stop(); <-done; <-piped }()
 
 	modes := []mode{
 		{name: "direct", seed: cluster.ListenAddrs()[0]},

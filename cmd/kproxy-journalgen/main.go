@@ -11,6 +11,14 @@
 // every few minutes. -mix rebalance-heavy (synth.RebalanceHeavy) makes every
 // group rebalance every 15 s to 2 minutes, a stress test for the timeline.
 // It prints the mix it wrote.
+//
+// With -live DURATION it writes no journal: it feeds that much of the
+// traffic's time through serve's pipeline and live timeline at full speed,
+// keeping what -retain says (serve's --timeline-retain), and prints the
+// process's memory every -live-every of traffic time: serve's memory after
+// running that long.
+//
+//	kproxy-journalgen -live 168h -live-every 12h -mix rebalance-heavy -members 3
 package main
 
 import (
@@ -25,6 +33,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 func main() {
@@ -43,8 +52,23 @@ func run(args []string, out io.Writer) error {
 	members := fs.Int("members", 32, "most members in a group (at least 3)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same exchanges")
 	segment := fs.String("segment", "64MiB", "segment size")
+	liveSpan := fs.Duration("live", 0, "instead of writing a journal, feed this much traffic time through serve's pipeline at full speed and print its memory")
+	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
+	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *liveSpan > 0 {
+		mix, err := synth.ParseMix(*mixFlag)
+		if err != nil {
+			return fmt.Errorf("-mix: %w", err)
+		}
+		retain, err := timeline.ParseRetention(*retainFlag)
+		if err != nil {
+			return fmt.Errorf("-retain: %w", err)
+		}
+		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
+		return liveRun(tr, *liveSpan, *liveTick, retain, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")

@@ -14,14 +14,15 @@ import (
 
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // adminServer is the admin HTTP server: /metrics (Prometheus text format),
-// /healthz, /readyz, /timeline (the timeline so far, as text) and /api/timeline (the
-// same as the JSON report). It listens on loopback unless configured
-// otherwise.
+// /healthz, /readyz, /timeline (the timeline so far, as text) and
+// /api/timeline (the same as the JSON report), both filtered and paged
+// (timelineQuery). It listens on loopback unless configured otherwise.
 type adminServer struct {
 	ln  net.Listener
 	srv *http.Server
@@ -32,8 +33,12 @@ type adminServer struct {
 // request.
 type adminSources struct {
 	proxy    func() proxy.Stats
+	pipeline func() pipeline.Stats
 	journal  func() journal.Stats // nil when there is no journal
-	timeline func() *timeline.Report
+	// timeline is the live timeline's latest snapshot: taking it never
+	// waits for the pipeline.
+	timeline func() *timeline.Snapshot
+	history  historyConfig
 	// diagnosis is the live findings; nil: /api/diagnosis is not served.
 	diagnosis func() []diagnose.Finding
 	// warnings are shown by /healthz, one a line after "ok", each
@@ -62,7 +67,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			js = &s
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		if err := writeMetrics(w, src.proxy(), js); err != nil {
+		if err := writeMetrics(w, src.proxy(), src.pipeline(), js); err != nil {
 			log.Debug("admin: write metrics", zap.Error(err))
 		}
 	})
@@ -88,11 +93,29 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /api/timeline", func(w http.ResponseWriter, r *http.Request) {
-		serveRendered(w, log, "application/json", func(b io.Writer) error {
-			return timeline.WriteJSON(b, src.timeline())
-		})
-	})
+	h := &history{cfg: src.history, busy: make(chan struct{}, 1)}
+	timelineHandler := func(contentType string, write func(io.Writer, *timeline.Report) error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			q, err := parseTimelineQuery(r.URL.Query())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			rep, next, status, err := h.report(r.Context(), src.timeline(), q, w.Header())
+			if err != nil {
+				http.Error(w, err.Error(), status)
+				return
+			}
+			if next != "" {
+				w.Header().Set("Link", "<"+nextPage(r.URL, next)+`>; rel="next"`)
+			}
+			serveRendered(w, log, contentType, func(b io.Writer) error { return write(b, rep) })
+		}
+	}
+	mux.HandleFunc("GET /api/timeline", timelineHandler("application/json", timeline.WriteJSON))
+	mux.HandleFunc("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
+		return timeline.WriteText(b, r, time.UTC)
+	}))
 	if src.diagnosis != nil {
 		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
 			serveRendered(w, log, "application/json", func(b io.Writer) error {
@@ -100,11 +123,6 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			})
 		})
 	}
-	mux.HandleFunc("GET /timeline", func(w http.ResponseWriter, r *http.Request) {
-		serveRendered(w, log, "text/plain; charset=utf-8", func(b io.Writer) error {
-			return timeline.WriteText(b, src.timeline(), time.UTC)
-		})
-	})
 	return &adminServer{
 		ln:  ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},

@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -61,23 +62,23 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 	}
 	defer cluster.Close()
 
-	var mu sync.Mutex // out is written by the observer goroutine and the consumers
+	var mu sync.Mutex // out is written by the pipeline goroutine and the consumers
 	printf := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(out, format, args...)
 	}
 
-	var observers []proxy.Observer
+	plCfg := pipeline.Config{Log: log}
 	var jw *journal.Writer
 	if journalDir != "" {
 		jw, err = journal.Open(journalDir, journal.Options{KproxyVersion: kproxyVersion()}, log)
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		observers = append(observers, jw)
+		plCfg.Exchanges = []pipeline.ExchangeConsumer{jw}
 	}
-	live := timeline.NewShared(timeline.Config{
+	live := timeline.New(timeline.Config{
 		Location: time.Local,
 		OnEntry: func(e timeline.Entry) {
 			for _, l := range e.Lines() {
@@ -85,7 +86,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 			}
 		},
 	})
-	observers = append(observers, live)
+	plCfg.Events = []pipeline.EventConsumer{live}
 
 	listeners := map[int32]string{}
 	for n := int32(0); n < demoBrokers; n++ {
@@ -95,10 +96,13 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 		Listen:          "127.0.0.1:0",
 		Upstreams:       cluster.ListenAddrs(),
 		BrokerListeners: listeners,
-	}, log, observers...)
+	}, log)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	pl := pipeline.New(plCfg)
+	piped := make(chan error, 1)
+	go func() { piped <- pl.Run(context.Background(), p.Queue()) }() // ends with the proxy's queue
 	pctx, stopProxy := context.WithCancel(context.Background())
 	proxyDone := make(chan error, 1)
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
@@ -118,6 +122,9 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 	if err := <-proxyDone; err != nil && runErr == nil {
 		runErr = fmt.Errorf("demo: proxy: %w", err)
 	}
+	if err := <-piped; err != nil && runErr == nil {
+		runErr = fmt.Errorf("demo: %w", err)
+	}
 	live.Close(time.Time{})
 	if jw != nil {
 		if err := jw.Close(); err != nil && runErr == nil {
@@ -125,9 +132,9 @@ func runDemo(ctx context.Context, out, errw io.Writer, journalDir string, opts d
 		}
 		printf("\njournal written to %s: replay it with `kproxy replay %s`\n", journalDir, journalDir)
 	}
-	if s := p.Stats(); s.ObserverDrops > 0 || s.MalformedFrames > 0 {
+	if s, ps := p.Stats(), pl.Stats(); s.ObserverDrops > 0 || ps.Undecoded > 0 {
 		log.Warn("demo: not everything was observed", zap.Uint64("observer_drops", s.ObserverDrops),
-			zap.Uint64("malformed_frames", s.MalformedFrames))
+			zap.Uint64("malformed_frames", ps.Undecoded))
 	}
 	return runErr
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -11,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kproxy-dev/kproxy/config"
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -77,8 +76,8 @@ The same journal gives the same bytes.`,
 	return cmd
 }
 
-// runDiagnose runs the journals at paths through decode, the timeline and
-// the diagnosis, and writes the findings to out, warnings to errOut.
+// runDiagnose runs the journals at paths through the pipeline, which feeds
+// the timeline and the diagnosis, and writes the findings to out, warnings to errOut.
 func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, errOut io.Writer) error {
 	r, err := journal.OpenReader(paths...)
 	if err != nil {
@@ -88,42 +87,14 @@ func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, er
 
 	diag := diagnose.New(diagnose.Config{})
 	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry})
-	dec := decode.NewDecoder()
-	var (
-		x         decode.Exchange
-		events    []decode.Event
-		undecoded uint64
-	)
-	for n := 0; ; n++ {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("diagnose: %w", err)
-			}
-		}
-		err := r.NextInto(&x)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("diagnose: %w", err)
-		}
-		var derr error
-		events, derr = dec.DecodeAppend(events[:0], &x)
-		if derr != nil {
-			undecoded++
-		}
-		at := journal.CompletedAt(&x)
-		if !o.since.IsZero() && at.Before(o.since) {
-			continue
-		}
-		if !o.until.IsZero() && at.After(o.until) {
-			if at.After(o.until.Add(untilSlack)) {
-				break
-			}
-			continue
-		}
-		eng.Observe(&x, events)
-		diag.Observe(&x, events)
+	pl := pipeline.New(pipeline.Config{
+		Events:  []pipeline.EventConsumer{eng},
+		Decoded: []pipeline.DecodedConsumer{diag},
+		Since:   o.since,
+		Until:   o.until,
+	})
+	if err := pl.Run(ctx, pipeline.Journal(r)); err != nil {
+		return fmt.Errorf("diagnose: %w", err)
 	}
 	eng.Close(o.until)
 	diag.Advance(o.until)
@@ -147,8 +118,8 @@ func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, er
 		err = ferr
 	}
 	warnDamage(errOut, r.Stats())
-	if undecoded > 0 {
-		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", undecoded)
+	if n := pl.Stats().Undecoded; n > 0 {
+		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
 	}
 	if err != nil {
 		return fmt.Errorf("diagnose: write: %w", err)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // inspectTime is how `journal inspect` prints instants: UTC, microseconds.
@@ -114,30 +115,34 @@ type inspected struct {
 	decodeErr error
 }
 
-// each reads every exchange in order, decodes it with one Decoder (as the
-// live proxy does, so SyncGroup < v5 learns its protocol type), and calls
-// fn for those f selects.
+// each runs the journal through the pipeline, which decodes every
+// exchange in order with one Decoder (as the live proxy does, so SyncGroup
+// < v5 learns its protocol type), and calls fn for those f selects; the
+// exchange and its events are valid only during the call. The first error
+// fn returns stops reading and is returned.
 func each(r *journal.Reader, f inspectFilter, fn func(in inspected) error) error {
-	dec := decode.NewDecoder()
-	for {
-		x, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var fnErr error
+	pl := pipeline.New(pipeline.Config{Inspect: func(x *decode.Exchange, events []decode.Event, derr error) {
+		if fnErr != nil {
+			return
 		}
-		if err != nil {
-			return err
-		}
-		events, derr := dec.Decode(x)
 		if f.apiKey >= 0 && x.APIKey != f.apiKey {
-			continue
+			return
 		}
 		if f.group != "" && !hasGroup(events, f.group) {
-			continue
+			return
 		}
-		if err := fn(inspected{x: x, events: events, decodeErr: derr}); err != nil {
-			return err
+		if fnErr = fn(inspected{x: x, events: events, decodeErr: derr}); fnErr != nil {
+			stop()
 		}
+	}})
+	err := pl.Run(ctx, pipeline.Journal(r))
+	if fnErr != nil {
+		return fnErr
 	}
+	return err
 }
 
 func hasGroup(events []decode.Event, g string) bool {

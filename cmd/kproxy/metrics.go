@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
@@ -31,8 +32,6 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.BytesFromClients) }},
 	{"kproxy_bytes_from_brokers_total", "counter", "Bytes received from brokers and forwarded.",
 		func(s proxy.Stats) float64 { return float64(s.BytesFromBrokers) }},
-	{"kproxy_malformed_frames_total", "counter", "Observed exchanges that did not decode (forwarded untouched).",
-		func(s proxy.Stats) float64 { return float64(s.MalformedFrames) }},
 	{"kproxy_rewrite_failures_total", "counter", "Responses whose addresses or versions could not be rewritten (forwarded untouched).",
 		func(s proxy.Stats) float64 { return float64(s.RewriteFailures) }},
 	{"kproxy_observer_drops_total", "counter", "Exchanges not observed because the observer queue was full.",
@@ -57,9 +56,9 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.UpstreamSASLFailures) }},
 	{"kproxy_upstream_reauthentications_total", "counter", "SASL sessions kproxy renewed on live upstream connections (KIP-368).",
 		func(s proxy.Stats) float64 { return float64(s.UpstreamReauthentications) }},
-	{"kproxy_unobserved_frames_total", "counter", "Group requests and responses larger than --max-observed-frame-size, forwarded unobserved.",
+	{"kproxy_unobserved_frames_total", "counter", "Group requests and responses larger than --max-observed-frame-size, and group responses arriving with --max-buffered-bytes spent, forwarded unobserved.",
 		func(s proxy.Stats) float64 { return float64(s.UnobservedFrames) }},
-	{"kproxy_buffered_bytes", "gauge", "Bytes of client requests held in memory now (of --max-buffered-bytes).",
+	{"kproxy_buffered_bytes", "gauge", "Bytes of group requests and responses held in memory now (of --max-buffered-bytes; above it while a response kproxy rewrites is read).",
 		func(s proxy.Stats) float64 { return float64(s.BufferedBytes) }},
 	{"kproxy_buffer_waits_total", "counter", "Client requests that waited for --max-buffered-bytes (reading paused).",
 		func(s proxy.Stats) float64 { return float64(s.BufferWaits) }},
@@ -77,6 +76,15 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.ConnectionsRefusedPerIP) }},
 	{"kproxy_accept_errors_total", "counter", "Failed accepts on kproxy's listeners (out of file descriptors, say).",
 		func(s proxy.Stats) float64 { return float64(s.AcceptErrors) }},
+}
+
+// pipelineMetrics lists what /metrics exposes of the pipeline: every
+// pipeline.Stats field, one line each (a test checks none is missing).
+var pipelineMetrics = []metric[pipeline.Stats]{
+	{"kproxy_observed_exchanges_total", "counter", "Exchanges of interest read from the proxy's queue by the pipeline.",
+		func(s pipeline.Stats) float64 { return float64(s.Exchanges) }},
+	{"kproxy_malformed_frames_total", "counter", "Observed exchanges that did not decode (forwarded untouched).",
+		func(s pipeline.Stats) float64 { return float64(s.Undecoded) }},
 }
 
 // journalMetrics lists what /metrics exposes of the journal when one is
@@ -114,10 +122,13 @@ var journalMetrics = []metric[journal.Stats]{
 		}},
 }
 
-// writeMetrics writes ps, and js unless it is nil, in the Prometheus text
-// exposition format (0.0.4).
-func writeMetrics(w io.Writer, ps proxy.Stats, js *journal.Stats) error {
+// writeMetrics writes ps, pls, and js unless it is nil, in the Prometheus
+// text exposition format (0.0.4).
+func writeMetrics(w io.Writer, ps proxy.Stats, pls pipeline.Stats, js *journal.Stats) error {
 	if err := writeSamples(w, proxyMetrics, ps); err != nil {
+		return err
+	}
+	if err := writeSamples(w, pipelineMetrics, pls); err != nil {
 		return err
 	}
 	if js == nil {

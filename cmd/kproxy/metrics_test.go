@@ -8,14 +8,16 @@ import (
 	"testing"
 
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
-// TestMetricsCoverStats fails when proxy.Stats or journal.Stats gains a
-// field that /metrics does not expose, or when two metrics read the same
-// field.
+// TestMetricsCoverStats fails when proxy.Stats, pipeline.Stats or
+// journal.Stats gains a field that /metrics does not expose, or when two
+// metrics read the same field.
 func TestMetricsCoverStats(t *testing.T) {
 	t.Run("proxy", func(t *testing.T) { checkCoverage(t, proxyMetrics) })
+	t.Run("pipeline", func(t *testing.T) { checkCoverage(t, pipelineMetrics) })
 	t.Run("journal", func(t *testing.T) { checkCoverage(t, journalMetrics) })
 }
 
@@ -71,21 +73,23 @@ func TestWriteMetrics(t *testing.T) {
 		samples int
 	}{
 		{"without a journal", nil,
-			map[string]float64{"kproxy_connections_open": 3, "kproxy_connections_total": 12345678901},
-			len(proxyMetrics)},
+			map[string]float64{"kproxy_connections_open": 3, "kproxy_connections_total": 12345678901,
+				"kproxy_malformed_frames_total": 5},
+			len(proxyMetrics) + len(pipelineMetrics)},
 		{"with a journal", &journal.Stats{Written: 7, Bytes: 4096, Dropped: 2},
 			map[string]float64{"kproxy_connections_open": 3, "kproxy_journal_records_written_total": 7,
 				"kproxy_journal_bytes_written_total": 4096, "kproxy_journal_dropped_total": 2,
 				"kproxy_journal_write_failed": 0},
-			len(proxyMetrics) + len(journalMetrics)},
+			len(proxyMetrics) + len(pipelineMetrics) + len(journalMetrics)},
 		{"with a failed journal", &journal.Stats{Err: errors.New("disk full")},
 			map[string]float64{"kproxy_journal_write_failed": 1},
-			len(proxyMetrics) + len(journalMetrics)},
+			len(proxyMetrics) + len(pipelineMetrics) + len(journalMetrics)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := writeMetrics(&b, proxy.Stats{ConnectionsOpen: 3, ConnectionsTotal: 12345678901}, tt.journal); err != nil {
+			if err := writeMetrics(&b, proxy.Stats{ConnectionsOpen: 3, ConnectionsTotal: 12345678901},
+				pipeline.Stats{Undecoded: 5}, tt.journal); err != nil {
 				t.Fatal(err)
 			}
 			m := parseMetrics(t, b.String())

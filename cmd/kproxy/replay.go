@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -121,17 +121,12 @@ func parseReplayTime(flag, s string) (time.Time, error) {
 const streamingGCPercent = 300
 
 // replayBatch is about how many events replay hands to the timeline at
-// once (see timeline.Engine.Observe): the timeline loads what they read
-// all together, and the cache misses of different events overlap.
+// once (see pipeline.Config.Batch): the timeline loads what they read all
+// together, and the cache misses of different events overlap.
 const replayBatch = 32
 
-// untilSlack is how far past --until reading goes before stopping: a
-// journal is in completion order only up to the small reorderings of
-// exchanges completing at nearly the same time.
-const untilSlack = time.Minute
-
-// replay runs the journals at paths through decode and timeline and writes
-// the timeline to out, warnings and progress to errOut.
+// replay runs the journals at paths through the pipeline into a timeline
+// and writes the timeline to out, warnings and progress to errOut.
 func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io.Writer) error {
 	r, err := journal.OpenReader(paths...)
 	if err != nil {
@@ -139,6 +134,9 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	}
 	defer r.Close()
 
+	// A write error (a closed pipe) stops reading through ctx.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	w := bufio.NewWriterSize(out, 64<<10)
 	var writeErr error
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
@@ -155,67 +153,24 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			} else {
 				writeErr = timeline.WriteEntryText(w, e)
 			}
+			if writeErr != nil {
+				stop()
+			}
 		}
 	}
 	eng := timeline.New(cfg)
-	dec := decode.NewDecoder()
+	pl := pipeline.New(pipeline.Config{
+		Events: []pipeline.EventConsumer{eng},
+		Batch:  replayBatch,
+		Since:  o.since,
+		Until:  o.until,
+	})
 	bar := newProgress(errOut, r.Stats().Bytes)
-
-	var undecoded uint64
-	// One exchange is read into again and again: decode copies what its
-	// events keep, and the timeline keeps nothing of the exchange. Nor
-	// of the events' slice, which is decoded into again and again too,
-	// the events of several exchanges at a time (replayBatch).
-	var x decode.Exchange
-	var events []decode.Event
-	for n := 0; ; n++ {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				bar.clear()
-				return fmt.Errorf("replay: %w", err)
-			}
-			bar.update(r.Stats())
-		}
-		err := r.NextInto(&x)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			bar.clear()
-			return fmt.Errorf("replay: %w", err)
-		}
-		// Decode every exchange, even outside the window: the decoder
-		// remembers protocol types from JoinGroup for older SyncGroups.
-		before := len(events)
-		var derr error
-		events, derr = dec.DecodeAppend(events, &x)
-		if derr != nil {
-			undecoded++
-		}
-		at := journal.CompletedAt(&x)
-		if !o.since.IsZero() && at.Before(o.since) {
-			events = events[:before]
-			continue
-		}
-		if !o.until.IsZero() && at.After(o.until) {
-			events = events[:before]
-			if at.After(o.until.Add(untilSlack)) {
-				break
-			}
-			continue
-		}
-		if len(events) >= replayBatch {
-			eng.Observe(nil, events)
-			events = events[:0]
-			if writeErr != nil {
-				break
-			}
-		}
-	}
-	if writeErr == nil {
-		eng.Observe(nil, events)
-	}
+	err = pl.Run(ctx, &progressSource{Source: pipeline.Journal(r), r: r, bar: bar})
 	bar.clear()
+	if err != nil && writeErr == nil {
+		return fmt.Errorf("replay: %w", err)
+	}
 	// Settle what is pending as of the last event replayed, as the live
 	// proxy does when it stops (exchanges without events, such as
 	// ApiVersions, must not move that time), or as of the end of the
@@ -237,15 +192,32 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err
 	}
-	st := r.Stats()
-	warnDamage(errOut, st)
-	if undecoded > 0 {
-		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", undecoded)
+	warnDamage(errOut, r.Stats())
+	if n := pl.Stats().Undecoded; n > 0 {
+		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
 	}
 	if writeErr != nil {
 		return fmt.Errorf("replay: write: %w", writeErr)
 	}
 	return nil
+}
+
+// progressSource is a journal Source that redraws the progress bar every
+// few thousand exchanges, between two reads (the reader's Stats may not be
+// asked for while an exchange it read is in use).
+type progressSource struct {
+	pipeline.Source
+	r   *journal.Reader
+	bar *progress
+	n   int
+}
+
+func (s *progressSource) Next() (*decode.Exchange, uint64, error) {
+	if s.n%4096 == 0 {
+		s.bar.update(s.r.Stats())
+	}
+	s.n++
+	return s.Source.Next()
 }
 
 // progressMin is the input size from which replay shows a progress bar.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -71,24 +71,24 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
-// replayStages reads the journal at dir, decoding each exchange when
-// decoding is set and feeding a timeline (without output) when tl is set.
+// replayStages reads the journal at dir, through the pipeline when
+// decoding is set, into a timeline (without output) when tl is set.
 func replayStages(dir string, decoding, tl bool) error {
-	dec := decode.NewDecoder()
+	if !decoding {
+		return eachExchange(dir, func(*decode.Exchange) error { return nil })
+	}
+	r, err := journal.OpenReader(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var cfg pipeline.Config
 	eng := timeline.New(timeline.Config{})
-	var last time.Time
-	err := eachExchange(dir, func(x *decode.Exchange) error {
-		if !decoding {
-			return nil
-		}
-		events, _ := dec.Decode(x)
-		if tl {
-			eng.Observe(x, events)
-			last = journal.CompletedAt(x)
-		}
-		return nil
-	})
-	eng.Close(last)
+	if tl {
+		cfg.Events = []pipeline.EventConsumer{eng}
+	}
+	err = pipeline.New(cfg).Run(context.Background(), pipeline.Journal(r))
+	eng.Close(time.Time{})
 	return err
 }
 
@@ -166,23 +166,14 @@ func retained(dir string, cfg timeline.Config) (uint64, error) {
 	defer r.Close()
 	cfg.OnEntry = func(e timeline.Entry) { timeline.WriteEntryText(io.Discard, e) }
 	eng := timeline.New(cfg)
-	dec := decode.NewDecoder()
-	var x decode.Exchange
-	for {
-		err := r.NextInto(&x)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-		events, _ := dec.Decode(&x)
-		eng.Observe(&x, events)
+	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}})
+	if err := pl.Run(context.Background(), pipeline.Journal(r)); err != nil {
+		return 0, err
 	}
 	runtime.GC()
 	live := heapLive()
 	runtime.KeepAlive(eng)
-	runtime.KeepAlive(dec)
+	runtime.KeepAlive(pl)
 	runtime.KeepAlive(r)
 	return live - min(live, base), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -47,21 +49,19 @@ func timelineText(t *testing.T, dir string, cfg timeline.Config) (string, int) {
 	var b strings.Builder
 	cfg.OnEntry = func(e timeline.Entry) { timeline.WriteEntryText(&b, e) }
 	eng := timeline.New(cfg)
-	dec := decode.NewDecoder()
-	var last time.Time
-	err := eachExchange(dir, func(x *decode.Exchange) error {
-		events, err := dec.Decode(x)
-		if err != nil {
-			return err
-		}
-		eng.Observe(x, events)
-		last = journal.CompletedAt(x)
-		return nil
-	})
+	r, err := journal.OpenReader(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng.Close(last)
+	defer r.Close()
+	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}})
+	if err := pl.Run(context.Background(), pipeline.Journal(r)); err != nil {
+		t.Fatal(err)
+	}
+	if n := pl.Stats().Undecoded; n > 0 {
+		t.Fatalf("%d exchanges did not decode", n)
+	}
+	eng.Close(time.Time{})
 	most := 0
 	for _, g := range eng.Report().Groups {
 		most = max(most, len(g.Generations))

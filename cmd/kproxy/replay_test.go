@@ -20,6 +20,7 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -35,7 +36,7 @@ var shortDemo = demo.Options{
 type journaledProxy struct {
 	proxy *proxy.Proxy
 	jw    *journal.Writer
-	live  *timeline.Shared
+	live  *timeline.Live
 	dir   string
 	stop  func()
 }
@@ -43,7 +44,7 @@ type journaledProxy struct {
 func startJournaledProxy(t *testing.T, upstreams []string) *journaledProxy {
 	t.Helper()
 	log := zaptest.NewLogger(t)
-	jp := &journaledProxy{dir: t.TempDir(), live: timeline.NewShared(timeline.Config{})}
+	jp := &journaledProxy{dir: t.TempDir(), live: timeline.NewLive(timeline.Config{}, timeline.DefaultRetention)}
 	var err error
 	jp.jw, err = journal.Open(jp.dir, journal.Options{KproxyVersion: "test"}, log)
 	if err != nil {
@@ -52,10 +53,14 @@ func startJournaledProxy(t *testing.T, upstreams []string) *journaledProxy {
 	jp.proxy, err = proxy.New(proxy.Config{
 		Listen: "127.0.0.1:0", Upstreams: upstreams,
 		BrokerListeners: map[int32]string{0: "127.0.0.1:0"},
-	}, log, jp.jw, jp.live)
+	}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pl := pipeline.New(pipeline.Config{Log: log,
+		Exchanges: []pipeline.ExchangeConsumer{jp.jw}, Events: []pipeline.EventConsumer{jp.live}})
+	piped := make(chan error, 1)
+	go func() { piped <- pl.Run(context.Background(), jp.proxy.Queue()) }() // ends with the proxy's queue
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- jp.proxy.Run(ctx) }()
@@ -63,6 +68,9 @@ func startJournaledProxy(t *testing.T, upstreams []string) *journaledProxy {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("proxy: %v", err)
+		}
+		if err := <-piped; err != nil {
+			t.Errorf("pipeline: %v", err)
 		}
 		if err := jp.jw.Close(); err != nil {
 			t.Errorf("journal: %v", err)
@@ -275,11 +283,10 @@ func TestReplayClosesAtLastEvent(t *testing.T) {
 	kept = append(kept, &late)
 
 	// What the live proxy reports for this traffic when it stops.
-	live := timeline.NewShared(timeline.Config{})
-	dec := decode.NewDecoder()
-	for _, x := range kept {
-		events, _ := dec.Decode(x)
-		live.Observe(x, events)
+	live := timeline.New(timeline.Config{})
+	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{live}})
+	if err := pl.Run(context.Background(), pipeline.Slice(kept)); err != nil {
+		t.Fatal(err)
 	}
 	live.Close(time.Time{})
 	var want bytes.Buffer
@@ -322,5 +329,55 @@ func TestReplayStormFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("replay %v: err %v; want an error naming %s", args, err, args[0])
 		}
+	}
+}
+
+// TestReplayIgnoresFetchRecords: the seed scenario's consumers fetch
+// through kproxy, so its journal holds Fetch requests (for the
+// diagnosis); replaying a copy without them tells exactly the same story.
+func TestReplayIgnoresFetchRecords(t *testing.T) {
+	cluster := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	jp := startJournaledProxy(t, cluster.ListenAddrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := demo.Run(ctx, jp.proxy.Addr().String(), shortDemo); err != nil {
+		t.Fatal(err)
+	}
+	jp.stop()
+
+	r, err := journal.OpenReader(jp.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dir := t.TempDir()
+	w, err := journal.Open(dir, journal.Options{KproxyVersion: "test"}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetches := 0
+	for {
+		x, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.APIKey == 1 {
+			fetches++
+			continue
+		}
+		w.Append(x)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fetches == 0 {
+		t.Fatal("the journal holds no Fetch request; want the consumers' fetches")
+	}
+	with, without := replayJSON(t, jp.dir), replayJSON(t, dir)
+	if !bytes.Equal(with, without) {
+		t.Fatalf("replay with %d Fetch records differs from replay without\nwith:\n%s\nwithout:\n%s", fetches, with, without)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -37,8 +38,12 @@ names the listener of given broker node ids.
 
 The timeline of every consumer group is logged as it happens (logger
 "timeline") and served by the admin server at /timeline (text) and
-/api/timeline (JSON). --journal DIR records the exchanges kproxy observes,
-for kproxy replay.
+/api/timeline (JSON), filtered and paged: ?group=G (repeatable),
+?since=TIME, ?limit=N groups (default 100) and ?after=GROUP for the next
+page (the Link header names it). Memory holds what --timeline-retain keeps;
+with --journal DIR, a ?since= older than that is told again from the
+journal. --journal DIR records the exchanges kproxy observes, for kproxy
+replay.
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
@@ -88,14 +93,15 @@ is set, close the journal and exit 0.`,
 	return cmd
 }
 
-// server is one `kproxy serve`: the proxy, its observers and the admin
-// server.
+// server is one `kproxy serve`: the proxy, the pipeline reading its
+// queue, the pipeline's consumers and the admin server.
 type server struct {
-	log    *zap.Logger
-	proxy  *proxy.Proxy
-	admin  *adminServer // nil when off
-	obs    *observers
-	report string // the report file, "" for none
+	log      *zap.Logger
+	proxy    *proxy.Proxy
+	pipeline *pipeline.Pipeline
+	admin    *adminServer // nil when off
+	obs      *observers
+	report   string // the report file, "" for none
 }
 
 // newServer opens every listener and the journal, so that a busy port, a
@@ -108,18 +114,23 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{log: log, obs: obs, report: cfg.Report}
+	s := &server{log: log, obs: obs, report: cfg.Report, pipeline: pipeline.New(obs.pipelineConfig(log))}
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:     func() proxy.Stats { return s.proxy.Stats() },
-			timeline:  obs.timeline.Report,
-			diagnosis: obs.timeline.Findings,
-			warnings:  healthWarnings(cfg),
-			ready:     func(ctx context.Context) error { return s.proxy.Ready(ctx) },
+			pipeline:  s.pipeline.Stats,
+			timeline:  obs.timeline.Snapshot,
+			diagnosis: obs.diagnosis.Findings,
+			history: historyConfig{
+				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
+			},
+			warnings: healthWarnings(cfg),
+			ready:    func(ctx context.Context) error { return s.proxy.Ready(ctx) },
 		}
 		if obs.journal != nil {
 			src.journal = obs.journal.Stats
+			src.history.dir = cfg.Journal
 		}
 		s.admin, err = newAdminServer(cfg.Admin, src, log)
 		if err != nil {
@@ -127,7 +138,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			return nil, err
 		}
 	}
-	s.proxy, err = proxy.New(proxyConfig(cfg), log, obs.list...)
+	s.proxy, err = proxy.New(proxyConfig(cfg), log)
 	if err == nil {
 		err = checkListeners(s.proxy, cfg, log)
 	}
@@ -160,21 +171,36 @@ func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	}
 }
 
-// run serves until ctx is done, then drains the proxy, stops the admin
-// server, settles the timeline, writes the report and closes the journal.
-// It returns nil after a clean drain.
+// run serves until ctx is done, then drains the proxy and the pipeline,
+// stops the admin server, settles the timeline, writes the report and
+// closes the journal. It returns nil after a clean drain.
 func (s *server) run(ctx context.Context) error {
 	if s.admin != nil {
 		go s.admin.serve() // ends with s.admin.shutdown below
 	}
-	tctx, stopTick := context.WithCancel(ctx)
-	ticked := make(chan struct{})
-	go func() { // ends with stopTick below
-		defer close(ticked)
-		tickDiagnosis(tctx, s.obs.timeline)
+	piped := make(chan error, 1)
+	go func() {
+		// Not ctx: the pipeline ends with the proxy's queue, once every
+		// exchange queued has been handed on.
+		piped <- s.pipeline.Run(context.Background(), s.proxy.Queue())
 	}()
-	err := s.proxy.Run(ctx) // returns once the observers have seen every exchange
-	stopTick()
+	pubCtx, stopPublishing := context.WithCancel(context.Background())
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		s.obs.timeline.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
+	}()
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		tickDiagnosis(pubCtx, s.obs.diagnosis) // ends with stopPublishing
+	}()
+	err := s.proxy.Run(ctx)
+	if perr := <-piped; perr != nil && err == nil {
+		err = perr
+	}
+	stopPublishing()
+	<-published
 	<-ticked
 	if s.admin != nil {
 		s.admin.shutdown()
@@ -185,18 +211,18 @@ func (s *server) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	logStopped(s.log, s.proxy.Stats())
+	logStopped(s.log, s.proxy.Stats(), s.pipeline.Stats())
 	return nil
 }
 
 // logStopped is serve's exit summary: connections served, and what the
-// observers (timeline, journal) missed. Exchanges dropped from the proxy's
-// observer queue make it a warning.
-func logStopped(log *zap.Logger, st proxy.Stats) {
+// pipeline (timeline, journal) missed. Exchanges dropped from the proxy's
+// queue make it a warning.
+func logStopped(log *zap.Logger, st proxy.Stats, ps pipeline.Stats) {
 	fields := []zap.Field{
 		zap.Uint64("connections_served", st.ConnectionsTotal),
 		zap.Uint64("observer_drops", st.ObserverDrops),
-		zap.Uint64("malformed_frames", st.MalformedFrames),
+		zap.Uint64("malformed_frames", ps.Undecoded),
 	}
 	if st.ObserverDrops > 0 {
 		log.Warn("kproxy stopped; observers missed exchanges dropped from the full observer queue "+
@@ -206,17 +232,36 @@ func logStopped(log *zap.Logger, st proxy.Stats) {
 	log.Info("kproxy stopped", fields...)
 }
 
-// The journal learns of the exchanges the proxy drops, as gap records.
-var _ proxy.DropObserver = (*journal.Writer)(nil)
+// The journal takes the exchanges and learns of those the proxy drops, as
+// gap records; the timeline takes the events.
+var (
+	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
+	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
+	_ pipeline.DecodedConsumer  = (*diagnose.Live)(nil)
+)
 
-// observers watch the traffic besides the proxy's own log lines (one per
-// group exchange): the journal when one is configured, then the live
-// timeline, in that order, so that the journal has each exchange queued
-// before the timeline works on it.
+// publishEvery is how often the live timeline publishes a snapshot for the
+// admin server: what it shows lags the traffic by at most this much.
+const publishEvery = 200 * time.Millisecond
+
+// observers are the pipeline's consumers: the journal when one is
+// configured, the live timeline and the live diagnosis.
 type observers struct {
-	list     []proxy.Observer
-	journal  *journal.Writer // nil when off
-	timeline *diagnose.Live  // the timeline and the diagnosis
+	journal   *journal.Writer // nil when off
+	timeline  *timeline.Live
+	diagnosis *diagnose.Live // reads the timeline's entries and reports
+}
+
+// pipelineConfig feeds the journal each exchange before the timeline its
+// events and the diagnosis the exchange, and logs one line per group
+// exchange to log.
+func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
+	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline},
+		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
+	if o.journal != nil {
+		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
+	}
+	return cfg
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live
@@ -231,7 +276,6 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		log.Info("journaling exchanges", zap.String("journal_dir", cfg.Journal),
 			zap.Stringer("fsync", cfg.JournalFsync))
 		o.journal = w
-		o.list = append(o.list, w)
 	}
 	tcfg := timeline.Config{
 		StormRebalances: cfg.StormRebalances,
@@ -242,18 +286,18 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = diagnose.NewLive(tcfg, diagnose.Config{}, diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat),
-		stormFindingsLogger(log.Named("timeline"), cfg.LogFormat))
-	o.list = append(o.list, o.timeline)
+	o.diagnosis = diagnose.NewLive(tcfg, cfg.TimelineRetain, diagnose.Config{Forget: cfg.TimelineRetain.MaxAge},
+		diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat), stormFindingsLogger(log.Named("timeline"), cfg.LogFormat))
+	o.timeline = o.diagnosis.Timeline()
 	return o, nil
 }
 
-// finish runs once the proxy has stopped: it settles the timeline, writes
+// finish runs once the pipeline has stopped: it settles the timeline, writes
 // the final report to reportPath unless it is "", and closes the journal.
 func (o *observers) finish(reportPath string) error {
 	// Settle as of the last event seen, not the wall clock, so that
 	// replaying the journal of the same traffic gives the same report.
-	o.timeline.Close(time.Time{})
+	o.diagnosis.Close(time.Time{}) // and the timeline
 	var errs []error
 	if reportPath != "" {
 		if err := writeReport(reportPath, o.timeline.Report()); err != nil {

@@ -71,7 +71,7 @@ func TestServeDiagnosis(t *testing.T) {
 	}
 
 	var live bytes.Buffer
-	if err := diagnose.WriteJSON(&live, s.obs.timeline.Findings()); err != nil {
+	if err := diagnose.WriteJSON(&live, s.obs.diagnosis.Findings()); err != nil {
 		t.Fatal(err)
 	}
 	var replayed, errOut bytes.Buffer

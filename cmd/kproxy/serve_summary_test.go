@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 )
 
@@ -14,17 +15,18 @@ import (
 // and malformed frames, and is a warning when exchanges were dropped.
 func TestLogStopped(t *testing.T) {
 	tests := []struct {
-		name  string
-		stats proxy.Stats
-		level zapcore.Level
+		name     string
+		stats    proxy.Stats
+		pipeline pipeline.Stats
+		level    zapcore.Level
 	}{
-		{"clean", proxy.Stats{ConnectionsTotal: 4, MalformedFrames: 2}, zapcore.InfoLevel},
-		{"drops", proxy.Stats{ConnectionsTotal: 4, ObserverDrops: 9, MalformedFrames: 1}, zapcore.WarnLevel},
+		{"clean", proxy.Stats{ConnectionsTotal: 4}, pipeline.Stats{Undecoded: 2}, zapcore.InfoLevel},
+		{"drops", proxy.Stats{ConnectionsTotal: 4, ObserverDrops: 9}, pipeline.Stats{Undecoded: 1}, zapcore.WarnLevel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			core, logs := observer.New(zapcore.InfoLevel)
-			logStopped(zap.New(core), tt.stats)
+			logStopped(zap.New(core), tt.stats, tt.pipeline)
 			all := logs.FilterMessageSnippet("kproxy stopped").All()
 			if len(all) != 1 {
 				t.Fatalf("%d summary lines; want 1", len(all))
@@ -32,7 +34,7 @@ func TestLogStopped(t *testing.T) {
 			e := all[0]
 			m := e.ContextMap()
 			if e.Level != tt.level || m["observer_drops"] != tt.stats.ObserverDrops ||
-				m["malformed_frames"] != tt.stats.MalformedFrames || m["connections_served"] != tt.stats.ConnectionsTotal {
+				m["malformed_frames"] != tt.pipeline.Undecoded || m["connections_served"] != tt.stats.ConnectionsTotal {
 				t.Errorf("summary %v %v; want level %v and the stats %+v", e.Level, m, tt.level, tt.stats)
 			}
 		})

@@ -188,6 +188,9 @@ func consume(ctx context.Context, args []string) error {
 	}
 	emit("started", map[string]any{"client_id": *clientID})
 	total := 0
+	// seen holds every value read, so that a reader across a broker outage
+	// can tell a record read twice from one never read.
+	seen := map[string]struct{}{}
 	for ctx.Err() == nil {
 		fetches := cl.PollRecords(ctx, 10)
 		if ctx.Err() != nil {
@@ -210,13 +213,16 @@ func consume(ctx context.Context, args []string) error {
 			processed[fp.Topic][fp.Partition] = kgo.EpochOffset{Epoch: last.LeaderEpoch, Offset: last.Offset + 1}
 			parts[fp.Topic] = append(parts[fp.Topic], fp.Partition)
 			n += len(fp.Records)
+			for _, r := range fp.Records {
+				seen[string(r.Value)] = struct{}{}
+			}
 		})
 		mu.Unlock()
 		if n == 0 {
 			continue
 		}
 		total += n
-		emit("polled", map[string]any{"count": n, "total": total, "partitions": sorted(parts)})
+		emit("polled", map[string]any{"count": n, "total": total, "distinct": len(seen), "partitions": sorted(parts)})
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Duration(*workMS) * time.Millisecond):

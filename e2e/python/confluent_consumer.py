@@ -71,6 +71,7 @@ def main():
     consumer.subscribe([a.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
     emit("started", client_id=a.client_id)
     total = 0
+    seen = set()  # every value read: a record read twice is not one more
     while not stop:
         msgs = consumer.consume(num_messages=10, timeout=0.2)
         good = [m for m in msgs if m.error() is None]
@@ -81,8 +82,9 @@ def main():
             continue
         for m in good:
             processed[(m.topic(), m.partition())] = m.offset() + 1
+            seen.add(m.value())
         total += len(good)
-        emit("polled", count=len(good), total=total,
+        emit("polled", count=len(good), total=total, distinct=len(seen),
              partitions=by_topic(TopicPartition(t, p)
                                  for t, p in {(m.topic(), m.partition()) for m in good}))
         time.sleep(a.work_ms / 1000.0)

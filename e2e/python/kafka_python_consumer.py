@@ -78,16 +78,18 @@ def main():
     consumer.subscribe([a.topic], listener=listener)
     emit("started", client_id=a.client_id)
     total = 0
+    seen = set()  # every value read: a record read twice is not one more
     while not stop:
         batches = consumer.poll(timeout_ms=200)
         n = 0
         for tp, records in batches.items():
             processed[tp] = records[-1].offset + 1
             n += len(records)
+            seen.update(r.value for r in records)
         if n == 0:
             continue
         total += n
-        emit("polled", count=n, total=total, partitions=by_topic(batches.keys()))
+        emit("polled", count=n, total=total, distinct=len(seen), partitions=by_topic(batches.keys()))
         time.sleep(a.work_ms / 1000.0)
     # kafka-python 2.x does not call the listener on close, as Java does.
     listener.on_partitions_revoked(consumer.assignment())

@@ -274,6 +274,9 @@ public final class Client {
     c.subscribe(List.of(topic), l);
     emit("started", "client_id", str(p.getProperty(ConsumerConfig.CLIENT_ID_CONFIG)), "mode", str(mode));
     long total = 0;
+    // Every value read, so that a reader across a broker outage tells a
+    // record read twice from one never read.
+    Set<String> seen = new HashSet<>();
     try {
       while (!stop.get()) {
         ConsumerRecords<byte[], byte[]> rs = c.poll(Duration.ofMillis(200));
@@ -282,9 +285,11 @@ public final class Client {
         }
         for (ConsumerRecord<byte[], byte[]> r : rs) {
           processed.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+          seen.add(new String(r.value(), java.nio.charset.StandardCharsets.UTF_8));
         }
         total += rs.count();
         emit("polled", "count", String.valueOf(rs.count()), "total", String.valueOf(total),
+            "distinct", String.valueOf(seen.size()),
             "partitions", parts(rs.partitions()));
         if (workMs > 0) {
           Thread.sleep(workMs);

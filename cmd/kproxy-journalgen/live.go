@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// liveRun feeds span of the traffic's time, at full speed, through the
+// pipeline as serve builds it (a JSON log at info, thrown away; the live
+// timeline keeping what retain says, publishing snapshots), and prints,
+// every tick of traffic time, the exchanges and generations so far, the
+// groups kept and the process's resident memory: what serve would hold
+// after running that long.
+func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retention, out io.Writer) error {
+	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+	var gens uint64
+	live := timeline.NewLive(timeline.Config{OnEntry: func(e timeline.Entry) {
+		if e.Kind == timeline.KindStable {
+			gens++
+		}
+		log.Info(e.Text, e.ZapFields()...)
+	}}, retain)
+	ctx, cancel := context.WithCancel(context.Background())
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		live.Run(ctx, 200*time.Millisecond) // ends with cancel below
+	}()
+	src := &spanSource{tr: tr}
+	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}})
+	start := time.Now()
+	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "wall")
+	for at := tick; at <= span; at += tick {
+		src.upTo = at
+		if err := pl.Run(context.Background(), src); err != nil {
+			cancel()
+			return err
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
+			live.Snapshot().Len(), float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20), time.Since(start).Round(time.Second))
+	}
+	cancel()
+	<-published
+	return nil
+}
+
+// spanSource hands out the traffic's exchanges completed up to upTo
+// after the first one, then io.EOF; the next Run goes on from there.
+type spanSource struct {
+	tr      *synth.Traffic
+	upTo    time.Duration
+	first   time.Time        // the first exchange's completion time
+	pending *decode.Exchange // read past upTo, handed out next time
+}
+
+func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
+	x := s.pending
+	if x == nil {
+		x = s.tr.Next()
+	}
+	if s.first.IsZero() {
+		s.first = x.ResponseAt
+	}
+	if x.ResponseAt.Sub(s.first) > s.upTo {
+		s.pending = x
+		return nil, 0, io.EOF
+	}
+	s.pending = nil
+	return x, 0, nil
+}
+
+// rss is the process's resident set size in bytes (Linux), 0 when unknown.
+func rss() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

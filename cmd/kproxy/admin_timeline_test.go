@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
+	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// retainedTimeline writes a synthetic journal of many rebalances to a new
+// directory and runs it through a live timeline that keeps r, as serve
+// would have; it returns the directory and the timeline, closed.
+func retainedTimeline(t *testing.T, r timeline.Retention) (string, *timeline.Live) {
+	t.Helper()
+	dir := t.TempDir()
+	tr := synth.New(synth.Options{Seed: 5, Groups: 20, MaxMembers: 4, Mix: synth.RebalanceHeavy})
+	if _, err := synth.Write(tr, synth.WriteOptions{Dir: dir, Bytes: 2 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := journal.OpenReader(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	live := timeline.NewLive(timeline.Config{}, r)
+	if err := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{live}}).Run(context.Background(), pipeline.Journal(rd)); err != nil {
+		t.Fatal(err)
+	}
+	live.Close(time.Time{})
+	return dir, live
+}
+
+// startAdmin serves src on a loopback port until the test ends and
+// returns its base address.
+func startAdmin(t *testing.T, src adminSources) string {
+	t.Helper()
+	src.proxy = func() proxy.Stats { return proxy.Stats{} }
+	src.pipeline = func() pipeline.Stats { return pipeline.Stats{} }
+	a, err := newAdminServer("127.0.0.1:0", src, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.serve() // ends with shutdown below
+	t.Cleanup(a.shutdown)
+	return "http://" + a.Addr().String()
+}
+
+// getTimeline GETs a timeline endpoint and returns the response with its
+// body read, and the report decoded from it on a 200.
+func getTimeline(t *testing.T, url string) (*http.Response, *timeline.Report) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp, nil
+	}
+	var r timeline.Report
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("%s: not JSON: %v", url, err)
+	}
+	return resp, &r
+}
+
+// TestAdminTimelinePaged: the timeline API pages the groups (the Link
+// header names the next page, and the pages hold every group once),
+// selects groups, refuses a bad limit, and serves a ?since= older than
+// memory from the journal when there is one, else from memory saying
+// from when it is whole.
+func TestAdminTimelinePaged(t *testing.T) {
+	dir, live := retainedTimeline(t, timeline.Retention{Generations: 4})
+	snap := live.Snapshot()
+	if snap.Horizon.IsZero() || snap.Len() != 20 {
+		t.Fatalf("snapshot of %d groups, horizon %v; want 20 groups and history dropped", snap.Len(), snap.Horizon)
+	}
+	all, _ := snap.Report(timeline.Query{})
+	var want []string
+	for _, g := range all.Groups {
+		want = append(want, g.Group)
+	}
+	base := startAdmin(t, adminSources{timeline: live.Snapshot, history: historyConfig{dir: dir}})
+	noJournal := startAdmin(t, adminSources{timeline: live.Snapshot})
+
+	t.Run("pages", func(t *testing.T) {
+		var got []string
+		next := base + "/api/timeline?limit=7"
+		for pages := 0; next != ""; pages++ {
+			if pages > 3 {
+				t.Fatalf("more than 3 pages of 7 for 20 groups")
+			}
+			resp, r := getTimeline(t, next)
+			if r == nil || len(r.Groups) > 7 {
+				t.Fatalf("%s: status %d, %v", next, resp.StatusCode, r)
+			}
+			for _, g := range r.Groups {
+				got = append(got, g.Group)
+			}
+			next = ""
+			if l := resp.Header.Get("Link"); l != "" {
+				next = base + strings.TrimSuffix(strings.TrimPrefix(l, "<"), `>; rel="next"`)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("pages hold %v; want %v", got, want)
+		}
+	})
+	t.Run("groups", func(t *testing.T) {
+		_, r := getTimeline(t, base+"/api/timeline?group="+want[3]+"&group="+want[1])
+		if r == nil || len(r.Groups) != 2 || r.Groups[0].Group != want[1] || r.Groups[1].Group != want[3] {
+			t.Errorf("got %v; want groups %s and %s", r, want[1], want[3])
+		}
+	})
+	for _, bad := range []string{"limit=0", "limit=1001", "since=yesterday"} {
+		t.Run("bad "+bad, func(t *testing.T) {
+			if resp, _ := getTimeline(t, base+"/api/timeline?"+bad); resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("status %d; want 400", resp.StatusCode)
+			}
+		})
+	}
+	since := "&since=2026-01-01T00:00:00Z" // the synthetic traffic's start
+	t.Run("history from the journal", func(t *testing.T) {
+		resp, r := getTimeline(t, base+"/api/timeline?group="+want[0]+since)
+		if r == nil || resp.Header.Get("Kproxy-Source") != "journal" || len(r.Groups) != 1 {
+			t.Fatalf("status %d, source %q, report %v; want group %s from the journal",
+				resp.StatusCode, resp.Header.Get("Kproxy-Source"), r, want[0])
+		}
+		if kept := len(all.Groups[0].Generations); len(r.Groups[0].Generations) <= kept {
+			t.Errorf("%d generations from the journal; want more than the %d memory keeps", len(r.Groups[0].Generations), kept)
+		}
+	})
+	t.Run("history without a journal", func(t *testing.T) {
+		resp, r := getTimeline(t, noJournal+"/api/timeline?group="+want[0]+since)
+		if r == nil || resp.Header.Get("Kproxy-Source") != "memory" || resp.Header.Get("Kproxy-History-From") == "" {
+			t.Errorf("status %d, headers %v; want the memory's report saying from when it is whole", resp.StatusCode, resp.Header)
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		resp, err := http.Get(base + "/timeline?group=" + want[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), want[2]) || strings.Contains(string(b), want[3]) {
+			t.Errorf("/timeline?group=%s:\n%s", want[2], b)
+		}
+	})
+}

@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// exchangeLog writes one line per group event, an EventConsumer placed
+// before the others.
+type exchangeLog struct {
+	log *zap.Logger
+}
+
+// routineAPIs are the group APIs a healthy consumer repeats every few
+// seconds for as long as it runs: their exchanges without an error are
+// logged at debug, so that a busy cluster at info logs per rebalance, not
+// per heartbeat (issue 11, point 4; issue 15, point 4). Every other group
+// exchange, and these with an error, are logged at info.
+var routineAPIs = map[int16]bool{
+	kmsg.Heartbeat.Int16():    true, // every heartbeat.interval.ms per member
+	kmsg.OffsetCommit.Int16(): true, // auto-commit every auto.commit.interval.ms
+	kmsg.OffsetFetch.Int16():  true, // on every assignment, and by tools and lag exporters
+}
+
+// eventLevel is the level of an event's line, given its error code.
+func eventLevel(apiKey int16, errorCode int16) zapcore.Level {
+	if routineAPIs[apiKey] && errorCode == 0 {
+		return zapcore.DebugLevel
+	}
+	return zapcore.InfoLevel
+}
+
+// AddEvents logs each group event.
+func (l *exchangeLog) AddEvents(events []decode.Event) {
+	for i := range events {
+		l.event(&events[i])
+	}
+}
+
+func (l *exchangeLog) event(e *decode.Event) {
+	if !decode.GroupAPI(e.APIKey) {
+		return
+	}
+	f := e.Summary()
+	ce := l.log.Check(eventLevel(e.APIKey, f.ErrorCode), "group exchange")
+	if ce == nil {
+		return
+	}
+	ce.Write(
+		zap.String("group", e.Group),
+		zap.String("member_id", f.Member),
+		zap.String("instance_id", f.Instance),
+		zap.Int32("generation", f.Generation),
+		zap.String("api", decode.APIName(e.APIKey)),
+		zap.Int16("api_version", e.APIVersion),
+		zap.String("error", decode.ErrorName(f.ErrorCode)),
+		zap.Duration("latency", e.Latency()),
+		zap.String("client_id", e.ClientID),
+		zap.String("client_addr", e.ClientAddr),
+		zap.Int32("broker_id", e.BrokerID),
+	)
+}

@@ -1,0 +1,303 @@
+package timeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// How often a group's published report is rebuilt at most: within
+// tellEvery of an entry it told, and within refreshEvery of other events
+// (heartbeats, commits: its last-seen time and members' liveness lag by
+// that much). A busy proxy rebuilds each group's report at most once per
+// tellEvery, however fast its groups rebalance.
+const (
+	tellEvery    = time.Second
+	refreshEvery = 10 * time.Second
+)
+
+// Live is an Engine for a live proxy, and the boundary where its
+// retention policy is applied. The pipeline's goroutine adds events
+// (AddEvents); Run publishes, a few times a second, an immutable Snapshot
+// of what changed, which readers (the admin server) take with Snapshot at
+// any time without waiting for anything. mu is held by AddEvents, and by
+// Publish while it applies the retention and builds the reports of the
+// groups that changed (each at most once a second; encoding them comes
+// after): a reader never takes it.
+type Live struct {
+	retain  Retention
+	onEntry func(Entry)
+
+	mu sync.Mutex
+	e  *Engine
+	// told are the groups with entries since the last publish, touched
+	// those with events; built is when each group's published report was
+	// built (wall clock).
+	told, touched map[string]bool
+	built         map[string]time.Time
+	retainedAt    time.Time // event time of the last Retain
+
+	// pub makes publishes one at a time (Run's and Close's), so that none
+	// replaces a newer snapshot with an older one.
+	pub  sync.Mutex
+	snap atomic.Pointer[Snapshot]
+}
+
+// NewLive returns a Live engine with cfg (see Config), keeping what r says
+// (see Retention). Config.MaxGenerations is r.Generations when that is set.
+func NewLive(cfg Config, r Retention) *Live {
+	l := &Live{retain: r, onEntry: cfg.OnEntry, told: map[string]bool{}, touched: map[string]bool{}, built: map[string]time.Time{}}
+	if r.Generations > 0 {
+		cfg.MaxGenerations = r.Generations
+	}
+	cfg.OnEntry = func(en Entry) {
+		l.told[en.Group] = true
+		if l.onEntry != nil {
+			l.onEntry(en)
+		}
+	}
+	l.e = New(cfg)
+	l.snap.Store(&Snapshot{index: map[string]int{}})
+	return l
+}
+
+// AddEvents adds events (see Engine.AddEvents); entries go to
+// Config.OnEntry on the calling goroutine.
+func (l *Live) AddEvents(events []decode.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.e.AddEvents(events)
+	for i := range events {
+		if g := events[i].Group; g != "" {
+			l.touched[g] = true
+		}
+	}
+}
+
+// Run publishes every interval until ctx is done. Close publishes the
+// final state.
+func (l *Live) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l.Publish()
+		}
+	}
+}
+
+// Publish applies the retention once a minute of event time, rebuilds the
+// reports of the groups that told entries (at most every tellEvery) and of
+// those that saw events (at most every refreshEvery), and publishes a new
+// Snapshot.
+func (l *Live) Publish() { l.publish(false) }
+
+// publish is Publish; all rebuilds every group that changed at once.
+func (l *Live) publish(all bool) {
+	l.pub.Lock()
+	defer l.pub.Unlock()
+	l.mu.Lock()
+	now := time.Now()
+	if l.e.now.Sub(l.retainedAt) >= time.Minute {
+		l.e.Retain(l.retain)
+		l.retainedAt = l.e.now
+	}
+	var reports []GroupReport // encoded once mu is released
+	var gone []string
+	for id := range l.told {
+		l.touched[id] = true
+	}
+	for id := range l.touched {
+		g := l.e.byID[id]
+		switch {
+		case g == nil: // forgotten by Retain
+			gone = append(gone, id)
+		case !all && l.told[id] && now.Sub(l.built[id]) < tellEvery,
+			!all && !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
+			continue // rebuilt at a later Publish
+		default:
+			reports = append(reports, g.report())
+			l.built[id] = now
+		}
+		delete(l.touched, id)
+	}
+	for id := range l.told {
+		if !l.touched[id] {
+			delete(l.told, id) // rebuilt
+		}
+	}
+	old := l.snap.Load()
+	for _, sg := range old.groups {
+		if l.e.byID[sg.id] == nil {
+			gone = append(gone, sg.id) // forgotten without an event since
+		}
+	}
+	for _, id := range gone {
+		delete(l.built, id)
+	}
+	at, horizon := l.e.now, l.e.horizon
+	l.mu.Unlock()
+	changed := make([]snapGroup, len(reports))
+	for i, gr := range reports {
+		changed[i] = newSnapGroup(gr)
+	}
+	l.snap.Store(old.with(changed, gone, at, horizon))
+}
+
+// Snapshot is the state last published. It never blocks.
+func (l *Live) Snapshot() *Snapshot { return l.snap.Load() }
+
+// Close settles what is pending as of at (see Engine.Close) and publishes
+// the final state.
+func (l *Live) Close(at time.Time) {
+	l.mu.Lock()
+	l.e.Close(at)
+	for _, g := range l.e.groups {
+		l.told[g.id] = true
+	}
+	l.mu.Unlock()
+	l.publish(true)
+}
+
+// Report is the whole report of what is kept (see Engine.Report), for the
+// end of serve, once events no longer come.
+func (l *Live) Report() *Report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.e.Report()
+}
+
+// GroupsReport is the report of the groups ids kept (see Engine.Report),
+// built now rather than taken from the last snapshot: for the diagnosis,
+// which reads the generations an entry just told of. Groups not kept are
+// left out.
+func (l *Live) GroupsReport(ids []string) *Report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	r := &Report{Groups: []GroupReport{}}
+	for _, g := range l.e.groups { // a re-created group's histories in the order they began
+		if want[g.id] {
+			r.Groups = append(r.Groups, g.report())
+		}
+	}
+	return r
+}
+
+// Snapshot is an immutable view of a Live engine's groups as last
+// published: readers share it and never modify it. Each group's report is
+// kept as its JSON, which takes less memory than the report itself, and
+// decoded again for the groups a reader asks for.
+type Snapshot struct {
+	// At is the latest event time seen when it was published.
+	At time.Time
+	// Horizon is the time from which the history kept is whole (see
+	// Engine.Horizon); zero when nothing was dropped.
+	Horizon time.Time
+	groups  []snapGroup    // sorted by group id
+	index   map[string]int // group id -> index in groups
+}
+
+// snapGroup is one group's report in a Snapshot.
+type snapGroup struct {
+	id       string
+	lastSeen time.Time
+	json     []byte // the GroupReport, encoded
+}
+
+// newSnapGroup encodes gr for a Snapshot.
+func newSnapGroup(gr GroupReport) snapGroup {
+	b, err := json.Marshal(gr)
+	if err != nil {
+		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
+	}
+	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
+	return snapGroup{id: gr.Group, lastSeen: at, json: b}
+}
+
+// report decodes the group's report.
+func (sg snapGroup) report() *GroupReport {
+	var gr GroupReport
+	if err := json.Unmarshal(sg.json, &gr); err != nil {
+		panic(fmt.Sprintf("timeline: decode the report of group %s: %v", sg.id, err)) // encoded by newSnapGroup
+	}
+	return &gr
+}
+
+// with returns a new Snapshot: s with the groups changed replaced or
+// added and the groups gone removed.
+func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Time) *Snapshot {
+	drop := map[string]bool{}
+	for _, id := range gone {
+		drop[id] = true
+	}
+	repl := map[string]snapGroup{}
+	for _, sg := range changed {
+		repl[sg.id] = sg
+	}
+	groups := make([]snapGroup, 0, len(s.groups)+len(changed))
+	for _, sg := range s.groups {
+		if drop[sg.id] {
+			continue
+		}
+		if r, ok := repl[sg.id]; ok {
+			sg = r
+			delete(repl, sg.id)
+		}
+		groups = append(groups, sg)
+	}
+	for _, sg := range repl {
+		groups = append(groups, sg)
+	}
+	slices.SortFunc(groups, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
+	n := &Snapshot{At: at, Horizon: horizon, groups: groups, index: make(map[string]int, len(groups))}
+	for i, sg := range groups {
+		n.index[sg.id] = i
+	}
+	return n
+}
+
+// Len is the number of groups in the snapshot.
+func (s *Snapshot) Len() int { return len(s.groups) }
+
+// Report is the part of the snapshot q selects, and the id to pass as
+// Query.After for the next page ("" when this is the last). Only the
+// groups of the page are decoded.
+func (s *Snapshot) Report(q Query) (*Report, string) {
+	var cands []snapGroup
+	if len(q.Groups) > 0 {
+		for _, id := range q.Groups {
+			if i, ok := s.index[id]; ok {
+				cands = append(cands, s.groups[i])
+			}
+		}
+		slices.SortFunc(cands, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
+		cands = slices.CompactFunc(cands, func(a, b snapGroup) bool { return a.id == b.id })
+	} else {
+		cands = s.groups
+	}
+	var page []*GroupReport
+	for _, sg := range cands {
+		if q.After != "" && sg.id <= q.After || !q.Since.IsZero() && sg.lastSeen.Before(q.Since) {
+			continue
+		}
+		page = append(page, sg.report())
+		if q.Limit > 0 && len(page) > q.Limit {
+			break // one more than a page: there is a next page
+		}
+	}
+	return q.apply(page)
+}

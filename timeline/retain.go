@@ -1,0 +1,198 @@
+package timeline
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Retention is how much history a live engine keeps in memory, so that a
+// proxy running for months does not grow: the last Generations generations
+// of each group, none that ended more than MaxAge before the latest event
+// (but always the last StreamingGenerations, which late exchanges are
+// checked against, so the entries told are the same as with everything
+// kept), and no group that has been quiet for MaxAge (a group that comes
+// back after that starts a new story). What is dropped stays in the
+// journal, when there is one. A zero field sets no limit of its kind.
+type Retention struct {
+	Generations int
+	MaxAge      time.Duration
+}
+
+// DefaultRetention is serve's: the last 10 generations of each group, for
+// at most a day. With 2,000 groups rebalancing often, that is about 20,000
+// generations in memory (see the README for what it costs).
+var DefaultRetention = Retention{Generations: 10, MaxAge: 24 * time.Hour}
+
+// ParseRetention reads a Retention written as "GENERATIONS,AGE", such as
+// "10,24h"; 0 for either means no limit of that kind.
+func ParseRetention(s string) (Retention, error) {
+	gens, age, ok := strings.Cut(s, ",")
+	if !ok {
+		return Retention{}, fmt.Errorf("%q: want GENERATIONS,AGE such as 10,24h", s)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(gens))
+	if err != nil || n < 0 {
+		return Retention{}, fmt.Errorf("%q: generations %q: want a whole number, 0 for no limit", s, gens)
+	}
+	r := Retention{Generations: n}
+	if age = strings.TrimSpace(age); age != "0" {
+		if r.MaxAge, err = time.ParseDuration(age); err != nil || r.MaxAge < 0 {
+			return Retention{}, fmt.Errorf("%q: age %q: want a duration such as 24h, 0 for no limit", s, age)
+		}
+	}
+	return r, nil
+}
+
+// String writes r as ParseRetention reads it.
+func (r Retention) String() string {
+	age := "0"
+	switch d := r.MaxAge; {
+	case d <= 0:
+	case d%time.Hour == 0:
+		age = strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d%time.Minute == 0:
+		age = strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	default:
+		age = d.String()
+	}
+	return strconv.Itoa(r.Generations) + "," + age
+}
+
+// Validate says what is wrong with r: fewer generations than late
+// exchanges are checked against (StreamingGenerations), which would change
+// the entries the timeline tells.
+func (r Retention) Validate() error {
+	if r.Generations != 0 && r.Generations < StreamingGenerations {
+		return fmt.Errorf("%d generations: want at least %d (or 0 for no limit): late exchanges are checked against the last %d",
+			r.Generations, StreamingGenerations, StreamingGenerations)
+	}
+	if r.Generations < 0 || r.MaxAge < 0 {
+		return fmt.Errorf("%s: want no negative limit", r)
+	}
+	return nil
+}
+
+// Retain drops, as of the latest event time, what r does not keep: groups
+// quiet for r.MaxAge, then of each group the generations beyond the last
+// r.Generations or that ended more than r.MaxAge ago, and the storms
+// that ended before the first generation kept (an active storm keeps its
+// latest r.Generations rebalances). It is called at the pipeline's
+// boundary (see Live), not by the handlers, which always work on
+// everything kept. Horizon says from when on the history kept is whole.
+func (e *Engine) Retain(r Retention) {
+	var cutoff time.Time
+	if r.MaxAge > 0 {
+		cutoff = e.now.Add(-r.MaxAge)
+	}
+	kept := e.groups[:0]
+	for _, g := range e.groups {
+		if !cutoff.IsZero() && g.lastSeen.Before(cutoff) {
+			e.forget(g)
+			continue
+		}
+		g.index = len(kept)
+		kept = append(kept, g)
+		g.retain(r, cutoff)
+	}
+	clear(e.groups[len(kept):])
+	e.groups = kept
+	e.quiet = e.quiet[:0]
+	for range e.groups {
+		e.quiet = append(e.quiet, time.Time{}) // the next sweep visits every group once
+	}
+}
+
+// Horizon is the time from which the history kept is whole: nothing that
+// happened after it was dropped by Retain or Config.MaxGenerations. Zero
+// when nothing was dropped.
+func (e *Engine) Horizon() time.Time { return e.horizon }
+
+// dropped notes that history up to t was dropped.
+func (e *Engine) dropped(t time.Time) {
+	if t.After(e.horizon) {
+		e.horizon = t
+	}
+}
+
+// forget drops a group and everything it holds.
+func (e *Engine) forget(g *group) {
+	delete(e.byID, g.id)
+	for _, lm := range g.live {
+		lm.forgotten = true // the connection memo must not resolve it any more
+	}
+	e.dropped(g.lastSeen)
+}
+
+// retain applies r to one group; cutoff is the latest event time less
+// r.MaxAge, zero without an age limit.
+func (g *group) retain(r Retention, cutoff time.Time) {
+	n := 0
+	if r.Generations > 0 && len(g.gens) > r.Generations {
+		n = len(g.gens) - r.Generations
+	}
+	if !cutoff.IsZero() {
+		// A generation ended when the next one started. The last
+		// StreamingGenerations stay whatever their age: late exchanges
+		// are checked against them, and entries must not change.
+		for n < len(g.gens)-StreamingGenerations {
+			next := genTime(g.gens[n+1])
+			if next.IsZero() || !next.Before(cutoff) {
+				break
+			}
+			n++
+		}
+	}
+	g.dropOldest(n)
+	if len(g.gens) == 0 {
+		return
+	}
+	first := genTime(g.gens[0])
+	s := &g.storm
+	keep := s.storms[:0]
+	for _, st := range s.storms {
+		if st.ended && !first.IsZero() && st.endedAt.Before(first) {
+			g.e.dropped(st.endedAt)
+			continue
+		}
+		keep = append(keep, st)
+	}
+	clear(s.storms[len(keep):])
+	s.storms = keep
+	if st := s.active; st != nil && r.Generations > 0 && len(st.marks) > r.Generations {
+		st.marks = append(st.marks[:0:0], st.marks[len(st.marks)-r.Generations:]...)
+	}
+}
+
+// dropOldest drops the n oldest generations. The first generation kept
+// forgets its predecessor so that the dropped ones can be collected.
+func (g *group) dropOldest(n int) {
+	if n <= 0 {
+		return
+	}
+	for _, old := range g.gens[:n] {
+		if g.byNum[old.num] == old {
+			delete(g.byNum, old.num)
+		}
+	}
+	g.dropped += n
+	g.gens = append(g.gens[:0:0], g.gens[n:]...)
+	g.gens[0].prev = nil
+	if t := genTime(g.gens[0]); !t.IsZero() {
+		g.e.dropped(t)
+	} else {
+		g.e.dropped(g.e.now)
+	}
+}
+
+// genTime is when a generation's rebalance started, or what is known
+// closest to it; zero when nothing is.
+func genTime(gen *generation) time.Time {
+	for _, t := range []time.Time{gen.start, gen.joinEnd, gen.stableAt} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
