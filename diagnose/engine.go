@@ -235,7 +235,7 @@ func (e *Engine) prune(now time.Time) {
 		e.warnings = slices.DeleteFunc(e.warnings, old)
 		for id, g := range e.groups {
 			g.findings = slices.DeleteFunc(g.findings, old)
-			if !g.last.IsZero() && g.last.Before(now.Add(-f)) {
+			if g.last.Before(now.Add(-f)) {
 				delete(e.groups, id)
 			}
 		}
@@ -284,6 +284,7 @@ func (e *Engine) group(id string) *groupState {
 	g := e.groups[id]
 	if g == nil {
 		g = newGroupState(id)
+		g.last = e.now // a group seen only in a report is forgotten too
 		e.groups[id] = g
 		e.order = append(e.order, g)
 	}

@@ -139,6 +139,14 @@ func (l *Live) Advance(now time.Time) {
 // the storms that ended.
 func (l *Live) publish(all bool) {
 	l.mu.Lock()
+	if l.d.now.Sub(l.toldPrun) >= pruneEvery {
+		l.toldPrun = l.d.now
+		for id, at := range l.told {
+			if l.forgotten(at) {
+				delete(l.told, id)
+			}
+		}
+	}
 	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {
 		ids = append(ids, id)
@@ -165,14 +173,6 @@ func (l *Live) publish(all bool) {
 	}
 	for _, group := range ended {
 		l.afterStorm(group, stormFindings(r, fs, group))
-	}
-	if l.d.now.Sub(l.toldPrun) >= pruneEvery {
-		l.toldPrun = l.d.now
-		for id, at := range l.told {
-			if l.forgotten(at) {
-				delete(l.told, id)
-			}
-		}
 	}
 }
 

@@ -43,8 +43,8 @@ type groupState struct {
 	joins    map[int32]map[string]string
 	findings []Finding
 	seen     map[string]bool // de-duplication keys of findings made once
-	// last is the engine's time at the group's latest event: a group
-	// quiet for Config.Forget is forgotten.
+	// last is the engine's time at the group's latest event (or when it
+	// was first seen): a group quiet for Config.Forget is forgotten.
 	last time.Time
 }
 
