@@ -2,9 +2,11 @@
 // Source hands out raw exchanges (the proxy's queue, journal readers); the
 // pipeline decodes each with the one Decoder it owns, hands the exchange to
 // the consumers of exchanges (the journal writer), logs its group events,
-// and hands the events, a batch at a time, to the consumers of events (the
-// timeline engine). serve, replay, journal inspect, the demo and the tests
-// all run it.
+// hands the events, a batch at a time, to the consumers of events (the
+// timeline engine), and each exchange with its events and its decoded Fetch
+// or ApiVersions request to the consumers of decoded exchanges (the
+// diagnosis). serve, replay, diagnose, journal inspect, the demo and the
+// tests all run it.
 //
 // A Pipeline is run by one goroutine, which owns the decoder and calls
 // every consumer: nothing in it is locked, and consumers are called in
