@@ -23,6 +23,10 @@ type directDecoder func(dst []Event, base Event, h RequestHeader, reqBody, respB
 type api struct {
 	// group marks the consumer-group APIs (one log line per exchange).
 	group bool
+	// requestOnly marks the APIs whose request alone is handed to
+	// observers, as soon as it is read; the response is streamed and
+	// never kept.
+	requestOnly bool
 	// decode and direct are nil for APIs observed but not turned into
 	// events. direct, when set, decodes instead: for Heartbeat, the most
 	// frequent exchange, whose kmsg structs have no slices and so stay on
@@ -39,6 +43,7 @@ func (a api) decodes() bool { return a.decode != nil || a.direct != nil }
 // deliberate for SaslHandshake (17) and SaslAuthenticate (36), whose
 // payloads carry credentials and must never reach a log or a journal.
 var apis = map[int16]api{
+	1:  {requestOnly: true},                             // Fetch requests: consumers' positions, for the diagnosis (fetch.go)
 	3:  {decode: decodeMetadata},                        // topic ids to names for KIP-848 assignments
 	8:  {group: true, decode: decodeOffsetCommit},       // commits, and which fail during a rebalance
 	9:  {group: true, decode: decodeOffsetFetch},        // where a new owner resumes
@@ -80,10 +85,20 @@ func lookupAPI(key int16) (api, bool) {
 }
 
 // Observed reports whether exchanges of this API are handed to observers:
-// the group APIs, Metadata and ApiVersions. It is false for SASL APIs.
+// the group APIs, Metadata, ApiVersions and the requests of Fetch (see
+// RequestOnly). It is false for SASL APIs.
 func Observed(apiKey int16) bool {
 	_, ok := lookupAPI(apiKey)
 	return ok
+}
+
+// RequestOnly reports whether only the requests of this API are handed to
+// observers (Fetch: the response, the largest frame on the wire, is
+// streamed and never kept). Such exchanges have no response and no
+// response time.
+func RequestOnly(apiKey int16) bool {
+	a, _ := lookupAPI(apiKey)
+	return a.requestOnly
 }
 
 // GroupAPI reports whether this API is one of the consumer-group APIs

@@ -2,9 +2,11 @@
 // Source hands out raw exchanges (the proxy's queue, journal readers); the
 // pipeline decodes each with the one Decoder it owns, hands the exchange to
 // the consumers of exchanges (the journal writer), logs its group events,
-// and hands the events, a batch at a time, to the consumers of events (the
-// timeline engine). serve, replay, journal inspect, the demo and the tests
-// all run it.
+// hands the events, a batch at a time, to the consumers of events (the
+// timeline engine), and each exchange with its events and its decoded Fetch
+// or ApiVersions request to the consumers of decoded exchanges (the
+// diagnosis). serve, replay, diagnose, journal inspect, the demo and the
+// tests all run it.
 //
 // A Pipeline is run by one goroutine, which owns the decoder and calls
 // every consumer: nothing in it is locked, and consumers are called in
@@ -61,6 +63,13 @@ type Config struct {
 	Exchanges []ExchangeConsumer
 	// Events receive the events, in this order.
 	Events []EventConsumer
+	// Decoded receive each exchange with its events and its Fetch or
+	// ApiVersions request decoded (see Decoded), in this order, once
+	// Events have had the exchange's events (so that what the timeline
+	// told of them comes first). Setting any hands Events each exchange's
+	// events at once, whatever Batch says. Exchanges outside [Since,
+	// Until] are not handed to them.
+	Decoded []DecodedConsumer
 	// Inspect, when set, is called with each exchange, the events
 	// decoded from it and the decode error, before the window and the
 	// consumers: for tools that show exchanges one by one (journal
@@ -200,6 +209,15 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 			p.batch = p.batch[:before]
 			return !at.After(p.cfg.Until.Add(UntilSlack))
 		}
+	}
+	if len(p.cfg.Decoded) > 0 {
+		events := p.batch[before:]
+		p.flush() // leaves events' contents in place until the next decode
+		d := NewDecoded(x, events)
+		for _, c := range p.cfg.Decoded {
+			c.AddDecoded(d)
+		}
+		return true
 	}
 	if len(p.batch) >= p.cfg.Batch {
 		p.flush()

@@ -99,7 +99,13 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.requestFrames.Add(1)
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
-	if handshake := key == 17 && p.version == 0; handshake || observed(key) {
+	if decode.RequestOnly(key) {
+		if size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
+			return false, c.forwardObservedRequest(br, prefix, size, p)
+		}
+		// Larger (thousands of partitions in one Fetch): streamed and not
+		// observed; the diagnosis does without this consumer's positions.
+	} else if handshake := key == 17 && p.version == 0; handshake || observed(key) {
 		if size <= c.p.cfg.MaxObservedFrameSize {
 			return handshake, c.forwardWhole(br, prefix, size, p)
 		}
@@ -179,6 +185,44 @@ func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pend
 		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
 		return err
 	}
+	return nil
+}
+
+// maxObservedRequest bounds the request-only frames (Fetch) kproxy reads
+// whole to observe: a consumer's Fetch names its partitions in well under
+// this; a larger one (thousands of partitions in one request) is streamed
+// and not observed, rather than copied.
+const maxObservedRequest = 256 << 10
+
+// forwardObservedRequest forwards a request read whole whose response is
+// streamed like any other (Fetch): the request alone is handed to the
+// observers, once written, without a response.
+func (c *conn) forwardObservedRequest(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+	// Read within the same deadline and buffer budget as forwardWhole.
+	deadline := p.at.Add(c.p.cfg.FrameReadTimeout)
+	c.setFrameDeadline(deadline)
+	h, err := takeHold(c.p.budget, 4+int64(size), deadline, c.done)
+	if err != nil {
+		c.requestCut(err)
+		return err
+	}
+	defer h.release()
+	frame, err := readFrame(br, prefix, size)
+	if err != nil {
+		c.requestCut(err)
+		c.log.Debug("client closed mid-request", zap.Error(err))
+		return err
+	}
+	c.pending.push(p) // without its request: the response is not kept
+	if _, err := c.upstream.Write(frame); err != nil {
+		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
+		return err
+	}
+	if hdr, err := decode.ParseRequestHeader(frame[4:]); err == nil {
+		p.clientID = hdr.ClientIDString()
+	}
+	p.request = frame[4:]
+	c.p.observe(c.exchange(p, nil, time.Time{}))
 	return nil
 }
 

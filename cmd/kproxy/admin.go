@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -49,6 +50,8 @@ type adminSources struct {
 	// requestErrors are the failed group requests the web page draws; nil:
 	// none.
 	requestErrors *web.RequestErrors
+	// diagnosis is the live findings; nil: /api/diagnosis is not served.
+	diagnosis func() []diagnose.Finding
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -115,6 +118,13 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		return timeline.WriteText(b, r, time.UTC)
 	}))
 	web.NewHandler(src.timeline, src.requestErrors).Register(mux) // the web page: /, /groups/{group}, /api/groups, /api/groups/{group}
+	if src.diagnosis != nil {
+		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
+			serveRendered(w, log, "application/json", func(b io.Writer) error {
+				return diagnose.WriteJSON(b, src.diagnosis())
+			})
+		})
+	}
 	return &adminServer{
 		ln:  ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},

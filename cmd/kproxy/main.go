@@ -18,6 +18,7 @@ var commands = []func() *cobra.Command{
 	newDemoCmd,        // demo.go: the seed scenario on an embedded cluster
 	newJournalCmd,     // journal.go: look inside journals (inspect)
 	newReplayCmd,      // replay.go: tell the story again from journals
+	newDiagnoseCmd,    // diagnose.go: causes and advice from journals
 }
 
 func newRootCmd() *cobra.Command {

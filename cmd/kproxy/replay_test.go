@@ -331,3 +331,53 @@ func TestReplayStormFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayIgnoresFetchRecords: the seed scenario's consumers fetch
+// through kproxy, so its journal holds Fetch requests (for the
+// diagnosis); replaying a copy without them tells exactly the same story.
+func TestReplayIgnoresFetchRecords(t *testing.T) {
+	cluster := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	jp := startJournaledProxy(t, cluster.ListenAddrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := demo.Run(ctx, jp.proxy.Addr().String(), shortDemo); err != nil {
+		t.Fatal(err)
+	}
+	jp.stop()
+
+	r, err := journal.OpenReader(jp.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dir := t.TempDir()
+	w, err := journal.Open(dir, journal.Options{KproxyVersion: "test"}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetches := 0
+	for {
+		x, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.APIKey == 1 {
+			fetches++
+			continue
+		}
+		w.Append(x)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fetches == 0 {
+		t.Fatal("the journal holds no Fetch request; want the consumers' fetches")
+	}
+	with, without := replayJSON(t, jp.dir), replayJSON(t, dir)
+	if !bytes.Equal(with, without) {
+		t.Fatalf("replay with %d Fetch records differs from replay without\nwith:\n%s\nwithout:\n%s", fetches, with, without)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/config"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -118,9 +119,10 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
-			proxy:    func() proxy.Stats { return s.proxy.Stats() },
-			pipeline: s.pipeline.Stats,
-			timeline: obs.timeline.Snapshot,
+			proxy:     func() proxy.Stats { return s.proxy.Stats() },
+			pipeline:  s.pipeline.Stats,
+			timeline:  obs.timeline.Snapshot,
+			diagnosis: obs.diagnosis.Findings,
 			history: historyConfig{
 				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
 			},
@@ -193,12 +195,18 @@ func (s *server) run(ctx context.Context) error {
 		defer close(published)
 		s.obs.timeline.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
 	}()
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		tickDiagnosis(pubCtx, s.obs.diagnosis) // ends with stopPublishing
+	}()
 	err := s.proxy.Run(ctx)
 	if perr := <-piped; perr != nil && err == nil {
 		err = perr
 	}
 	stopPublishing()
 	<-published
+	<-ticked
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -234,6 +242,7 @@ func logStopped(log *zap.Logger, st proxy.Stats, ps pipeline.Stats) {
 var (
 	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
 	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
+	_ pipeline.DecodedConsumer  = (*diagnose.Live)(nil)
 )
 
 // publishEvery is how often the live timeline publishes a snapshot for the
@@ -241,24 +250,28 @@ var (
 const publishEvery = 200 * time.Millisecond
 
 // observers are the pipeline's consumers: the journal when one is
-// configured, the live timeline and the per-API metrics; the per-group
-// metrics and the web page's request errors take the timeline's entries.
+// configured, the live timeline, the live diagnosis and the per-API
+// metrics; the per-group metrics and the web page's request errors take
+// the timeline's entries.
 type observers struct {
-	journal  *journal.Writer // nil when off
-	timeline *timeline.Live
-	apis     *apiMetrics   // per-API counts for /metrics
-	groups   *groupMetrics // per-group counts for /metrics, fed by the timeline's entries
+	journal   *journal.Writer // nil when off
+	timeline  *timeline.Live
+	diagnosis *diagnose.Live // reads the timeline's entries and reports
+	apis      *apiMetrics    // per-API counts for /metrics
+	groups    *groupMetrics  // per-group counts for /metrics, fed by the timeline's entries
 	// requestErrors keeps the failed requests the timeline names, for
 	// the web page.
 	requestErrors *web.RequestErrors
 }
 
 // pipelineConfig feeds the journal each exchange before the timeline its
-// events, counts each exchange and its errors per API, and logs one line
-// per group exchange to log. The per-group metrics and the request errors
-// are fed by the timeline's entries, on the pipeline's goroutine too.
+// events, the diagnosis the exchange, counts each exchange and its errors
+// per API, and logs one line per group exchange to log. The per-group
+// metrics and the request errors are fed by the timeline's entries, on the
+// pipeline's goroutine too.
 func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
-	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline, o.apis}}
+	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline, o.apis},
+		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
 	if o.journal != nil {
 		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
 	}
@@ -295,7 +308,9 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.timeline = timeline.NewLive(tcfg, cfg.TimelineRetain)
+	o.diagnosis = diagnose.NewLive(tcfg, cfg.TimelineRetain, diagnose.Config{Forget: cfg.TimelineRetain.MaxAge},
+		diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat), stormFindingsLogger(log.Named("timeline"), cfg.LogFormat))
+	o.timeline = o.diagnosis.Timeline()
 	o.apis = newAPIMetrics()
 	return o, nil
 }
@@ -305,7 +320,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 func (o *observers) finish(reportPath string) error {
 	// Settle as of the last event seen, not the wall clock, so that
 	// replaying the journal of the same traffic gives the same report.
-	o.timeline.Close(time.Time{})
+	o.diagnosis.Close(time.Time{}) // and the timeline
 	var errs []error
 	if reportPath != "" {
 		if err := writeReport(reportPath, o.timeline.Report()); err != nil {

@@ -37,6 +37,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * consume --bootstrap B --group G --topic T [--client-id C] [--work-ms N]
  *         [--mode range|cooperative|consumer|static] [--instance-id I]
  *         [--session-ms N] [--max-poll-records N] [--commit revoke|batch]
+ *         [--max-poll-interval-ms N]
  * produce --bootstrap B --topic T --count N [--every-ms MS]
  * read    --bootstrap B --group G --topic T --expect N [--timeout-s N]
  * </pre>
@@ -224,6 +225,9 @@ public final class Client {
     }
     if (a.containsKey("instance-id")) {
       p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.get("instance-id"));
+    }
+    if (a.containsKey("max-poll-interval-ms")) {
+      p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, a.get("max-poll-interval-ms"));
     }
 
     KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);

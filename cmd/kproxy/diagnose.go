@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kproxy-dev/kproxy/config"
+	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// diagnoseOptions are the flags of `kproxy diagnose`.
+type diagnoseOptions struct {
+	format       string // text or json
+	group        string // "" for all
+	since, until time.Time
+	// stormRebalances and stormWindow are serve's storm settings: the
+	// same values give the same rebalance_loop findings as live.
+	stormRebalances int
+	stormWindow     time.Duration
+}
+
+func newDiagnoseCmd() *cobra.Command {
+	var (
+		o            diagnoseOptions
+		since, until string
+	)
+	cmd := &cobra.Command{
+		Use:   "diagnose PATH... [--group G] [--since T] [--until T] [--format text|json]",
+		Short: "Name the causes of the rebalances in journals, with evidence and the settings that change them",
+		Long: `diagnose reads the journals at PATH as replay does, runs them through the
+timeline, and names what caused the rebalances: members evicted by their poll
+loop or their session timeout, rollouts, static membership faults, rebalance
+loops, configuration smells, partitions that flap or stay unowned, commits that
+fail or go backwards, and the records processed twice at each handover. Each
+finding has its evidence (the numbers), an explanation and the client settings
+that change it (docs/diagnosis.md).
+
+  --format text   one block per finding, for people
+  --format json   {"findings": [...]}
+
+The same journal gives the same bytes.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.format != "text" && o.format != "json" {
+				return fmt.Errorf("diagnose: --format %q: want text or json", o.format)
+			}
+			var err error
+			if o.since, err = parseReplayTime("--since", since); err != nil {
+				return err
+			}
+			if o.until, err = parseReplayTime("--until", until); err != nil {
+				return err
+			}
+			if !o.since.IsZero() && !o.until.IsZero() && o.until.Before(o.since) {
+				return fmt.Errorf("diagnose: --until %s is before --since %s", until, since)
+			}
+			return runDiagnose(cmd.Context(), args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	f.StringVar(&o.group, "group", "", "only this consumer group")
+	f.StringVar(&since, "since", "", "only exchanges completed at or after this time")
+	f.StringVar(&until, "until", "", "only exchanges completed at or before this time")
+	f.IntVar(&o.stormRebalances, "storm-rebalances", config.DefaultStormRebalances,
+		"a group rebalancing this many times within --storm-window is in a storm (as kproxy serve's flag)")
+	f.DurationVar(&o.stormWindow, "storm-window", config.DefaultStormWindow, "sliding window of storm detection (as kproxy serve's flag)")
+	return cmd
+}
+
+// runDiagnose runs the journals at paths through the pipeline, which feeds
+// the timeline and the diagnosis, and writes the findings to out, warnings to errOut.
+func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, errOut io.Writer) error {
+	r, err := journal.OpenReader(paths...)
+	if err != nil {
+		return fmt.Errorf("diagnose: %w", err)
+	}
+	defer r.Close()
+
+	diag := diagnose.New(diagnose.Config{})
+	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry})
+	pl := pipeline.New(pipeline.Config{
+		Events:  []pipeline.EventConsumer{eng},
+		Decoded: []pipeline.DecodedConsumer{diag},
+		Since:   o.since,
+		Until:   o.until,
+	})
+	if err := pl.Run(ctx, pipeline.Journal(r)); err != nil {
+		return fmt.Errorf("diagnose: %w", err)
+	}
+	eng.Close(o.until)
+	diag.Advance(o.until)
+	fs := diag.Findings(eng.Report())
+	if o.group != "" {
+		keep := []diagnose.Finding{}
+		for _, f := range fs {
+			if f.Group == o.group {
+				keep = append(keep, f)
+			}
+		}
+		fs = keep
+	}
+	w := bufio.NewWriter(out)
+	if o.format == "json" {
+		err = diagnose.WriteJSON(w, fs)
+	} else {
+		err = diagnose.WriteText(w, fs)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	warnDamage(errOut, r.Stats())
+	if n := pl.Stats().Undecoded; n > 0 {
+		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
+	}
+	if err != nil {
+		return fmt.Errorf("diagnose: write: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// revocationErrors are the OffsetCommit errors that mean the commit came
+// from a generation (or member epoch) the coordinator no longer accepts:
+// the offsets are lost, and the next owner starts from the last good one.
+var revocationErrors = map[int16]bool{
+	22:  true, // ILLEGAL_GENERATION
+	25:  true, // UNKNOWN_MEMBER_ID
+	27:  true, // REBALANCE_IN_PROGRESS
+	110: true, // FENCED_MEMBER_EPOCH (KIP-848)
+	113: true, // STALE_MEMBER_EPOCH (KIP-848)
+}
+
+// offsetCommit remembers the partitions' committed offsets and makes a
+// failed_revocation_commit finding for a commit refused because of a
+// rebalance.
+func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
+	oc := ev.OffsetCommit
+	touch(oc.MemberID, oc.InstanceID)
+	if !ev.Responded() {
+		return
+	}
+	failed := map[tp]bool{}
+	errs := map[string]int{}
+	var lost, records int64
+	for _, t := range oc.Topics {
+		name := e.topicName(t.Topic, t.TopicID)
+		for _, p := range t.Partitions {
+			k := tp{name, p.Partition}
+			switch {
+			case p.ErrorCode == 0:
+				g.committed[k] = p.Offset
+			case revocationErrors[p.ErrorCode]:
+				failed[k] = true
+				errs[decode.ErrorName(p.ErrorCode)]++
+				lost++
+				if c, ok := g.committed[k]; ok && p.Offset > c {
+					records += p.Offset - c
+				}
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	f := newFinding(FailedRevocationCommit, g.id, Critical, ev.At, oc.MemberID)
+	m := g.info(oc.MemberID)
+	m.ClientID, m.ClientAddr = ev.ClientID, ev.ClientAddr
+	f.Members = []Member{m}
+	f.Partitions = partitionsMap(failed)
+	f.Evidence["generation"] = oc.Generation
+	f.Evidence["errors"] = errs
+	f.Evidence["partitionsLost"] = lost
+	f.Evidence["recordsProcessedAgain"] = records
+	if g.rebalancing {
+		f.Evidence["rebalanceStartedAt"] = stamp(g.rebalanceStart)
+	}
+	names := make([]string, 0, len(errs))
+	for _, k := range sortedKeys(errs) {
+		names = append(names, k)
+	}
+	f.Explanation = fmt.Sprintf("this commit of generation %d was refused (%s): the member committed after the group had moved on (it was slow to reach its revocation callback, or it had already been removed). Those offsets are lost; the next owner of the partitions resumes from the last good commit and processes again the records after it (%d known)",
+		oc.Generation, strings.Join(names, ", "), records)
+	f.Suggestion = advice(FailedRevocationCommit)
+	g.findings = append(g.findings, f)
+}
+
+// topicName is the topic's name, resolving a topic id through Metadata
+// (the id's text form when unknown).
+func (e *Engine) topicName(name string, id decode.TopicID) string {
+	if name != "" || id.IsZero() {
+		return name
+	}
+	if n, ok := e.topics[id]; ok {
+		return n
+	}
+	return id.String()
+}
+
+// suspects turns the timeline's suspect commits into backwards_commit
+// and stale_owner_commit findings.
+func (e *Engine) suspects(g *groupState, gr *timeline.GroupReport) []Finding {
+	var out []Finding
+	for _, gen := range gr.Generations {
+		for _, s := range gen.SuspectCommits {
+			at := parse(s.At)
+			part := map[tp]bool{{s.Topic, s.Partition}: true}
+			for _, reason := range s.Reasons {
+				switch reason {
+				case "backwards":
+					f := newFinding(BackwardsCommit, g.id, Critical, at, s.MemberID)
+					f.Members = g.infos(s.MemberID)
+					f.Partitions = partitionsMap(part)
+					f.Evidence["generation"] = s.Generation
+					f.Evidence["offset"] = s.Offset
+					f.Evidence["committedBy"] = s.CommittedBy
+					if s.CommittedOffset != nil {
+						f.Evidence["previousOffset"] = *s.CommittedOffset
+						f.Evidence["recordsProcessedAgain"] = *s.CommittedOffset - s.Offset
+					}
+					f.Explanation = fmt.Sprintf("%s committed %s[%d]=%d, below the offset already committed: whoever consumes the partition next starts from the lower offset and processes the records in between again (an offset kept from an earlier assignment, or commits sent out of order)",
+						s.MemberID, s.Topic, s.Partition, s.Offset)
+					f.Suggestion = advice(BackwardsCommit)
+					out = append(out, f)
+				case "not_owned":
+					f := newFinding(StaleOwnerCommit, g.id, Critical, at, s.MemberID)
+					f.Members = g.infos(s.MemberID, s.Owner)
+					f.Partitions = partitionsMap(part)
+					f.Evidence["generation"] = s.Generation
+					f.Evidence["offset"] = s.Offset
+					f.Evidence["owner"] = s.Owner
+					if s.CommittedOffset != nil {
+						f.Evidence["previousOffset"] = *s.CommittedOffset
+					}
+					f.Explanation = fmt.Sprintf("%s committed %s[%d]=%d in generation %d, but that partition belongs to %s: the member commits offsets it kept from an earlier assignment (an offsets map never pruned on revocation). The owner's own progress is overwritten; after the next handover the records are processed again, or skipped",
+						s.MemberID, s.Topic, s.Partition, s.Offset, s.Generation, orUnknown(s.Owner))
+					f.Suggestion = advice(StaleOwnerCommit)
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "another member"
+	}
+	return s
+}

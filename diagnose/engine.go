@@ -1,0 +1,359 @@
+package diagnose
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// Config tunes an Engine. The zero value is usable: every field has a
+// default.
+type Config struct {
+	// OnFinding is called with each live warning as soon as it is found
+	// (from AddDecoded, Entry or Advance), on the caller's goroutine. nil
+	// means nobody is told; the warnings are still in Findings.
+	OnFinding func(Finding)
+	// EagerLargeGroup is the member count from which an eager group is
+	// large (eager_large_group). Default 10.
+	EagerLargeGroup int
+	// UnownedAfter is how long a stable generation must leave a partition
+	// without owner, or a member without partitions, to make a
+	// partition_unowned or member_without_partitions finding. Default 30 s.
+	UnownedAfter time.Duration
+	// FlapWindow is how soon a partition must come back to its previous
+	// owner to count as a flap. Default 10 minutes.
+	FlapWindow time.Duration
+	// RolloutGap is how far apart two restarts may be and belong to one
+	// rollout, and how long a restarted instance may take to come back.
+	// Default 5 minutes.
+	RolloutGap time.Duration
+	// Forget is how long the engine keeps a finding, and a group with
+	// no event: serve sets it to its timeline's retention age
+	// (--timeline-retain), so that the diagnosis' memory does not grow
+	// with the proxy's uptime any more than the timeline's. Zero keeps
+	// everything, as a journal's diagnosis does.
+	Forget time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.EagerLargeGroup <= 0 {
+		c.EagerLargeGroup = 10
+	}
+	if c.UnownedAfter <= 0 {
+		c.UnownedAfter = 30 * time.Second
+	}
+	if c.FlapWindow <= 0 {
+		c.FlapWindow = 10 * time.Minute
+	}
+	if c.RolloutGap <= 0 {
+		c.RolloutGap = 5 * time.Minute
+	}
+	return c
+}
+
+// Engine turns events, timeline entries and the timeline's report into
+// findings. One goroutine owns it (the one that owns the timeline engine):
+// it is not safe for concurrent use.
+type Engine struct {
+	cfg    Config
+	groups map[string]*groupState
+	conns  map[string]*connState // by client address
+	topics map[decode.TopicID]string
+	// partitionCounts is each topic's partition count from Metadata.
+	partitionCounts map[string]int32
+	now             time.Time
+	warnings        []Finding
+	pending         []timeline.Entry // entries not applied yet (see Entry)
+	pruned          time.Time        // the last prune
+	// checkAt is the earliest time a silence warning may be due: advance
+	// looks at the members only from then (zero: at the next advance).
+	// Whatever may bring a threshold earlier lowers it (expect).
+	checkAt time.Time
+	// open is the handovers waiting to learn where the new owner
+	// resumed, by partition (see window.go).
+	open map[tp][]*handover
+	// order is the groups in order of first appearance.
+	order []*groupState
+}
+
+// farFuture is checkAt when no threshold is pending.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// expect lowers the group's and the engine's checkAt to member m's
+// silence threshold.
+func (e *Engine) expect(g *groupState, m *memberState) {
+	if m.session <= 0 || m.lastActive.IsZero() {
+		return
+	}
+	at := m.lastActive.Add(fraction(m.session))
+	if !g.checkAt.IsZero() && at.Before(g.checkAt) {
+		g.checkAt = at
+	}
+	if !e.checkAt.IsZero() && at.Before(e.checkAt) {
+		e.checkAt = at
+	}
+}
+
+// recheck makes the next advance look at g's members.
+func (e *Engine) recheck(g *groupState) {
+	g.checkAt, e.checkAt = time.Time{}, time.Time{}
+}
+
+// New returns an Engine with cfg, defaults applied.
+func New(cfg Config) *Engine {
+	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
+		topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, open: map[tp][]*handover{}}
+}
+
+// AddDecoded takes one exchange, the events decoded from it and its
+// decoded Fetch or ApiVersions request, in the order the exchanges
+// completed, after the timeline engine has taken the same events (so that
+// the entries they caused came first, through Entry): the pipeline calls
+// it so (pipeline.Config.Decoded). Nothing of d is kept.
+func (e *Engine) AddDecoded(d *pipeline.Decoded) {
+	e.advance(completedAt(d.X, d.Events))
+	e.applyEntries()
+	if d.Fetch != nil {
+		e.fetch(d.X, d.Fetch)
+	}
+	if d.Software != (decode.ClientSoftware{}) {
+		e.apiVersions(d.X, d.Software)
+	}
+	for i := range d.Events {
+		e.event(&d.Events[i])
+	}
+}
+
+// Entry takes one timeline entry, as the timeline engine emits it. The
+// entry takes effect at the next AddDecoded, Advance or Findings, after the
+// clock has moved to the completion of the exchange that caused it: the
+// live warnings are then decided on the state as it was before that
+// exchange, whether or not a ticker called Advance in between.
+func (e *Engine) Entry(en timeline.Entry) {
+	e.pending = append(e.pending, en)
+}
+
+// completedAt is when the exchange completed: its response, or its request
+// without one; from the events when x is nil.
+func completedAt(x *decode.Exchange, events []decode.Event) time.Time {
+	if x != nil {
+		if !x.ResponseAt.IsZero() {
+			return x.ResponseAt
+		}
+		return x.RequestAt
+	}
+	var t time.Time
+	for i := range events {
+		t = later(t, later(events[i].At, events[i].RespondedAt))
+	}
+	return t
+}
+
+// applyEntries applies the entries received since the last call.
+func (e *Engine) applyEntries() {
+	for _, en := range e.pending {
+		e.entry(en)
+	}
+	e.pending = e.pending[:0]
+}
+
+func (e *Engine) entry(en timeline.Entry) {
+	g := e.group(en.Group)
+	switch en.Kind {
+	case timeline.KindRebalanceStarted:
+		if !g.rebalancing {
+			g.rebalancing, g.rebalanceStart = true, en.At
+		}
+	case timeline.KindStable, timeline.KindGroupEmpty:
+		g.rebalancing = false
+		e.recheck(g) // its members are looked at again
+	case timeline.KindSessionExpired, timeline.KindMemberDropped, timeline.KindMemberLeft, timeline.KindFenced:
+		if m := g.members[en.Member]; m != nil {
+			m.gone = true
+		}
+	}
+}
+
+// Advance moves the engine's clock to now when no exchange has for a
+// while: serve calls it from a ticker so that live warnings come when
+// their threshold passes. A time not after the latest one seen does
+// nothing.
+func (e *Engine) Advance(now time.Time) {
+	e.advance(now)
+	e.applyEntries()
+}
+
+// advance moves the clock and raises the warnings whose thresholds the
+// new time passes, with the state as it was before the fact at now.
+func (e *Engine) advance(now time.Time) {
+	if !now.After(e.now) {
+		return
+	}
+	e.now = now
+	if e.checkAt.IsZero() || !now.Before(e.checkAt) {
+		// Only the groups whose own earliest threshold passed are looked
+		// at, in order of first appearance.
+		e.checkAt = farFuture
+		for _, g := range e.order {
+			if g.checkAt.IsZero() || !now.Before(g.checkAt) {
+				g.checkAt = g.checkSilence(e, now)
+				if g.checkAt.IsZero() {
+					g.checkAt = farFuture // rebalancing, or nobody to watch
+				}
+			}
+			if g.checkAt.Before(e.checkAt) {
+				e.checkAt = g.checkAt
+			}
+		}
+	}
+	if now.Sub(e.pruned) >= pruneEvery {
+		e.pruned = now
+		e.prune(now)
+	}
+}
+
+// pruneEvery is how often, in event time, the engine forgets what no
+// finding can need any more, so that its memory does not grow with the
+// length of the input; forgetAfter is how old that is.
+const (
+	pruneEvery  = time.Minute
+	forgetAfter = 10 * time.Minute
+	keepJoins   = 16 // generations whose offered protocols are kept
+)
+
+// prune forgets connections silent for forgetAfter, handovers that cannot
+// become findings (settled without a window, or never settled), the
+// offered protocols of old generations, and, with Config.Forget, the
+// findings older than that and the groups quiet for that long.
+func (e *Engine) prune(now time.Time) {
+	if f := e.cfg.Forget; f > 0 {
+		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
+		e.warnings = slices.DeleteFunc(e.warnings, old)
+		for id, g := range e.groups {
+			g.findings = slices.DeleteFunc(g.findings, old)
+			if g.last.Before(now.Add(-f)) {
+				delete(e.groups, id)
+			}
+		}
+		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
+	}
+	for addr, c := range e.conns {
+		if now.Sub(c.last) > forgetAfter {
+			delete(e.conns, addr)
+		}
+	}
+	for k, hs := range e.open {
+		hs = slices.DeleteFunc(hs, func(h *handover) bool { return now.Sub(h.at) > forgetAfter })
+		if len(hs) == 0 {
+			delete(e.open, k)
+		} else {
+			e.open[k] = hs
+		}
+	}
+	for _, g := range e.groups {
+		g.handovers = slices.DeleteFunc(g.handovers, func(h *handover) bool {
+			if h.resumed {
+				return !h.known || h.fromPos.offset <= h.resume
+			}
+			return now.Sub(h.at) > forgetAfter
+		})
+		var newest int32
+		for gen := range g.joins {
+			newest = max(newest, gen)
+		}
+		for gen := range g.joins {
+			if gen < newest-keepJoins {
+				delete(g.joins, gen)
+			}
+		}
+	}
+}
+
+func (e *Engine) warn(f Finding) {
+	e.warnings = append(e.warnings, f)
+	if e.cfg.OnFinding != nil {
+		e.cfg.OnFinding(f)
+	}
+}
+
+func (e *Engine) group(id string) *groupState {
+	g := e.groups[id]
+	if g == nil {
+		g = newGroupState(id)
+		g.last = e.now // a group seen only in a report is forgotten too
+		e.groups[id] = g
+		e.order = append(e.order, g)
+	}
+	return g
+}
+
+// Findings returns every finding so far: the live warnings, those the
+// events showed, and those read from r, the timeline's report of the same
+// input (nil: none of those). Sorted by time, then kind and ID; calling
+// it does not change what later calls find.
+func (e *Engine) Findings(r *timeline.Report) []Finding {
+	e.applyEntries()
+	out := append([]Finding{}, e.warnings...)
+	for _, id := range sortedKeys(e.groups) {
+		g := e.groups[id]
+		out = append(out, g.findings...)
+		out = append(out, e.duplicateWindows(g)...)
+		out = append(out, e.cadence(g)...)
+	}
+	if r != nil {
+		for i := range r.Groups {
+			out = append(out, e.fromReport(&r.Groups[i])...)
+		}
+	}
+	e.link(out)
+	for i := range out {
+		normalize(&out[i])
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID))
+	})
+	return slices.CompactFunc(out, func(a, b Finding) bool { return a.ID == b.ID })
+}
+
+// fromReport is the findings read from one group of the timeline's report.
+func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
+	g := e.group(gr.Group)
+	var out []Finding
+	out = append(out, e.evictions(g, gr)...)
+	out = append(out, e.rollouts(g, gr)...)
+	out = append(out, e.loops(g, gr)...)
+	out = append(out, e.generationSmells(g, gr)...)
+	out = append(out, e.flaps(g, gr)...)
+	out = append(out, e.unowned(g, gr)...)
+	out = append(out, e.idle(g, gr)...)
+	out = append(out, e.suspects(g, gr)...)
+	return out
+}
+
+// link adds to each eviction the warnings that preceded it for the same
+// member.
+func (e *Engine) link(fs []Finding) {
+	pairs := map[Kind]Kind{PollTimeoutEviction: PollTimeoutWarning, SessionTimeoutEviction: SessionTimeoutWarning}
+	for i := range fs {
+		want, ok := pairs[fs[i].Kind]
+		if !ok || len(fs[i].Members) == 0 {
+			continue
+		}
+		for _, w := range fs {
+			if w.Kind == want && w.Group == fs[i].Group && len(w.Members) > 0 &&
+				w.Members[0].MemberID == fs[i].Members[0].MemberID && !w.at.After(fs[i].at) {
+				fs[i].Links = append(fs[i].Links, w.ID)
+			}
+		}
+	}
+}
+
+// eventFindings counts the findings the events made so far in g: it
+// changes when one is added.
+func (g *groupState) eventFindings() int {
+	return len(g.findings) + len(g.handovers)
+}

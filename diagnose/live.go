@@ -1,0 +1,221 @@
+package diagnose
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// Live is the diagnosis of a live proxy, beside the live timeline it
+// creates (Timeline). Both are consumers of serve's pipeline: the
+// pipeline's goroutine hands the timeline its events, the timeline hands
+// its entries to Entry, and the pipeline then hands each exchange to
+// AddDecoded; a ticker advances the clock when nothing arrives (Advance);
+// admin handlers ask for the findings (Findings). The engine sits behind
+// mu; the timeline keeps its own lock and its lock-free snapshots, and mu
+// is never held while the timeline's lock is taken (Entry is called under
+// the timeline's lock and takes mu).
+//
+// Each finding is handed to onFinding once, when it is first seen:
+// warnings as they are raised, the others after the exchange (or the
+// tick) that revealed them. Callbacks run under mu.
+type Live struct {
+	tl *timeline.Live
+
+	mu        sync.Mutex
+	d         *Engine
+	onFinding func(Finding)
+	// told is the findings already handed to onFinding, with their time:
+	// those older than the engine's Forget are forgotten (and no longer
+	// told), so that it does not grow with the proxy's uptime.
+	told     map[string]time.Time
+	toldPrun time.Time
+	// dirty are the groups whose entries or event findings may reveal a
+	// finding of the report; publish then reads their reports. counts
+	// are each group's event findings at the last look.
+	dirty  map[string]bool
+	counts map[string]int
+	// afterStorm is told each storm's findings once it ended; stormsEnded
+	// are the groups whose storm ended since the last publish.
+	afterStorm  func(group string, fs []Finding)
+	stormsEnded []string
+}
+
+// revealing are the entry kinds after which the report may hold a new
+// finding: a generation formed, a departure, a storm, a suspect commit.
+var revealing = map[timeline.Kind]bool{
+	timeline.KindStable: true, timeline.KindSessionExpired: true, timeline.KindMemberDropped: true,
+	timeline.KindStorm: true, timeline.KindSuspectCommit: true, timeline.KindGroupEmpty: true,
+	timeline.KindMemberLeft: true, timeline.KindIncomplete: true,
+}
+
+// NewLive returns a Live with a live timeline of tcfg keeping what retain
+// says (its OnEntry is still called with every entry), and the
+// diagnosis' dcfg (its OnFinding is replaced by onFinding, which may be
+// nil).
+//
+// afterStorm, when not nil, is called once a storm has ended (a
+// storm_ended entry) with the group's findings from the storm's first
+// rebalance to its end: the "findings" block a text timeline prints after
+// the storm.
+func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
+	l := &Live{told: map[string]time.Time{}, onFinding: onFinding, afterStorm: afterStorm,
+		dirty: map[string]bool{}, counts: map[string]int{}}
+	dcfg.OnFinding = l.tell
+	l.d = New(dcfg)
+	next := tcfg.OnEntry
+	tcfg.OnEntry = func(en timeline.Entry) {
+		if next != nil {
+			next(en)
+		}
+		l.entry(en)
+	}
+	l.tl = timeline.NewLive(tcfg, retain)
+	return l
+}
+
+// Timeline is the live timeline the diagnosis reads: the pipeline's
+// consumer of events, and what the admin API's timeline shows.
+func (l *Live) Timeline() *timeline.Live { return l.tl }
+
+// entry takes one of the timeline's entries (under the timeline's lock).
+func (l *Live) entry(en timeline.Entry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.d.Entry(en)
+	if revealing[en.Kind] {
+		l.dirty[en.Group] = true
+	}
+	if en.Kind == timeline.KindStormEnded && l.afterStorm != nil {
+		l.stormsEnded = append(l.stormsEnded, en.Group)
+	}
+}
+
+// tell hands f to onFinding unless it was already, or it is older than
+// what told remembers.
+func (l *Live) tell(f Finding) {
+	if _, ok := l.told[f.ID]; ok || l.forgotten(f.at) {
+		return
+	}
+	l.told[f.ID] = f.at
+	if l.onFinding != nil {
+		l.onFinding(f)
+	}
+}
+
+// forgotten reports whether a finding at at is older than the engine
+// keeps findings (Config.Forget).
+func (l *Live) forgotten(at time.Time) bool {
+	return l.d.cfg.Forget > 0 && at.Before(l.d.now.Add(-l.d.cfg.Forget))
+}
+
+// AddDecoded takes one exchange after the timeline has taken its events
+// (see Engine.AddDecoded) and tells what it revealed.
+func (l *Live) AddDecoded(d *pipeline.Decoded) {
+	l.mu.Lock()
+	l.d.AddDecoded(d)
+	for i := range d.Events {
+		if g := d.Events[i].Group; g != "" && l.d.groups[g] != nil {
+			if n := l.d.groups[g].eventFindings(); n != l.counts[g] {
+				l.counts[g], l.dirty[g] = n, true
+			}
+		}
+	}
+	l.mu.Unlock()
+	l.publish(false)
+}
+
+// Advance moves the diagnosis clock to now (see Engine.Advance).
+func (l *Live) Advance(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.d.Advance(now)
+}
+
+// publish tells the findings not told yet of the groups something may
+// have revealed one of (all of them: every group kept), and the blocks of
+// the storms that ended.
+func (l *Live) publish(all bool) {
+	l.mu.Lock()
+	if l.d.now.Sub(l.toldPrun) >= pruneEvery {
+		l.toldPrun = l.d.now
+		for id, at := range l.told {
+			if l.forgotten(at) {
+				delete(l.told, id)
+			}
+		}
+	}
+	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
+	for id := range l.dirty {
+		ids = append(ids, id)
+	}
+	ids = append(ids, l.stormsEnded...)
+	clear(l.dirty)
+	ended := l.stormsEnded
+	l.stormsEnded = nil
+	l.mu.Unlock()
+	if len(ids) == 0 && !all {
+		return
+	}
+	var r *timeline.Report
+	if all {
+		r = l.tl.Report()
+	} else {
+		r = l.tl.GroupsReport(ids)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fs := l.d.Findings(r)
+	for _, f := range fs {
+		l.tell(f)
+	}
+	for _, group := range ended {
+		l.afterStorm(group, stormFindings(r, fs, group))
+	}
+}
+
+// stormFindings is the findings of group from the first rebalance of its
+// latest ended storm to the storm's end.
+func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
+	var from, to time.Time
+	for _, gr := range r.Groups {
+		if gr.Group != group {
+			continue
+		}
+		for _, st := range gr.Storms {
+			if st.EndedAt != nil {
+				from, to = parse(st.From), parse(*st.EndedAt)
+			}
+		}
+	}
+	out := []Finding{}
+	for _, f := range fs {
+		if f.Group == group && !from.IsZero() && !f.at.Before(from) && !f.at.After(to) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Findings is every finding as of the timeline's last snapshot: it does
+// not wait for the timeline.
+func (l *Live) Findings() []Finding {
+	r, _ := l.tl.Snapshot().Report(timeline.Query{})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.d.Findings(r)
+}
+
+// Close settles the timeline as of at (see timeline.Live.Close) and tells
+// what that reveals.
+func (l *Live) Close(at time.Time) {
+	l.tl.Close(at)
+	l.mu.Lock()
+	l.d.Advance(at)
+	l.mu.Unlock()
+	l.publish(true)
+}
+
+var _ pipeline.DecodedConsumer = (*Live)(nil)

@@ -1,0 +1,85 @@
+package diagnose
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// TestPruneForgetsSilentConnections: a fetch connection silent for longer
+// than forgetAfter and a handover that never settled are forgotten as
+// event time goes on, so that a long replay's memory stays flat.
+func TestPruneForgetsSilentConnections(t *testing.T) {
+	s := duplicateWindow()
+	d := New(Config{})
+	for _, it := range s.ordered() {
+		if it.x != nil {
+			d.AddDecoded(pipeline.NewDecoded(it.x, nil))
+			continue
+		}
+		d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{*it.ev}})
+	}
+	if len(d.conns) == 0 {
+		t.Fatal("no connection remembered after the fetches")
+	}
+	d.groups["g"].handovers = append(d.groups["g"].handovers, &handover{at: sec(10)})
+	d.Advance(sec(30 + 11*60))
+	if len(d.conns) != 0 {
+		t.Errorf("%d connections remembered 11 minutes after their last fetch; want 0", len(d.conns))
+	}
+	for _, h := range d.groups["g"].handovers {
+		if !h.resumed {
+			t.Errorf("an unsettled handover of %s is still remembered", h.at)
+		}
+	}
+}
+
+// TestForget: with Config.Forget, as serve sets it, the findings and the
+// groups older than that are forgotten as event time goes on, and Live
+// forgets what it told of them (and tells them no more), so that the
+// diagnosis does not grow with the proxy's uptime; without it, a
+// journal's diagnosis keeps everything.
+func TestForget(t *testing.T) {
+	const forget = 10 * time.Minute
+	for _, c := range []struct {
+		name   string
+		forget time.Duration
+		keep   bool
+	}{
+		{"kept without Forget", 0, true},
+		{"forgotten with Forget", forget, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var told []string
+			l := NewLive(timeline.Config{}, timeline.Retention{}, Config{Forget: c.forget},
+				func(f Finding) { told = append(told, f.ID) }, nil)
+			feedLive(l, sessionTimeout())
+			l.Close(sec(50))
+			if len(told) == 0 || len(l.Findings()) == 0 || len(l.told) == 0 {
+				t.Fatalf("told %v, %d findings, %d remembered; want the session timeout's", told, len(l.Findings()), len(l.told))
+			}
+			n := len(told)
+			later := sec(50).Add(forget + 2*time.Minute)
+			l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: later}}}) // a Metadata-less, group-less event: only the clock moves
+			l.Advance(later.Add(time.Second))
+			l.mu.Lock()
+			warnings, groups, remembered := len(l.d.warnings), len(l.d.groups), len(l.told)
+			l.mu.Unlock()
+			if c.keep {
+				if warnings == 0 || groups == 0 || remembered != len(told) {
+					t.Errorf("%d warnings, %d groups, %d told remembered; want everything kept (%d told)", warnings, groups, remembered, len(told))
+				}
+				return
+			}
+			if warnings != 0 || groups != 0 || remembered != 0 {
+				t.Errorf("%d warnings, %d groups, %d told remembered %s later; want none", warnings, groups, remembered, forget+2*time.Minute)
+			}
+			if len(told) != n {
+				t.Errorf("told %v after forgetting; want nothing more than %v", told[n:], told[:n])
+			}
+		})
+	}
+}

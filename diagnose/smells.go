@@ -1,0 +1,177 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/timeline"
+)
+
+// minLoop is how many rebalances, cooperative follow-ups not counted, a
+// storm needs to be a rebalance loop.
+const minLoop = 3
+
+// loops makes a rebalance_loop finding per storm the timeline detected
+// that counts at least minLoop rebalances of their own cause.
+func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
+	var out []Finding
+	for _, st := range gr.Storms {
+		// A cooperative follow-up is the second half of the rebalance it
+		// follows (KIP-429), not a new cause: a member joining a
+		// cooperative group and another leaving later is no loop.
+		causal := st.Rebalances - st.Triggers["cooperative_follow_up"]
+		if causal < minLoop {
+			continue
+		}
+		f := newFinding(RebalanceLoop, g.id, Critical, parse(st.From), "")
+		f.Evidence["causalRebalances"] = causal
+		f.Members = g.infos(st.Members...)
+		f.Evidence["rebalances"] = st.Rebalances
+		f.Evidence["generations"] = st.Generations
+		f.Evidence["triggers"] = st.Triggers
+		f.Evidence["dominantTrigger"] = st.DominantTrigger
+		f.Evidence["from"] = st.From
+		f.Evidence["to"] = st.To
+		f.Evidence["ongoing"] = st.Ongoing
+		why := map[string]string{
+			"member_joined":         "members keep joining: members kicked out (by the rebalance timeout or their session) rejoin and start the next rebalance, or instances keep restarting",
+			"member_left":           "members keep leaving: poll timeouts (the client leaves when max.poll.interval.ms runs out) or restarts",
+			"session_timeout":       "members keep missing their session timeout while the group rebalances, each expiry starting another rebalance",
+			"cooperative_follow_up": "cooperative follow-up rebalances that do not settle",
+			"unknown":               "kproxy did not see what triggered them (a connection it does not carry, or traffic before it started)",
+			"subscription_changed":  "members keep changing their subscription (different subscriptions in one group make every join a change)",
+		}[st.DominantTrigger]
+		if why == "" {
+			why = "the triggers are mixed"
+		}
+		f.Explanation = fmt.Sprintf("%d rebalances from %s to %s, each starting before the group could settle; most were triggered by %s: %s",
+			st.Rebalances, st.From, st.To, st.DominantTrigger, why)
+		f.Suggestion = advice(RebalanceLoop)
+		out = append(out, f)
+	}
+	return out
+}
+
+// generationSmells reads each formed generation for mixed assignors,
+// heterogeneous subscriptions and an eager assignor in a large group; each
+// is reported once per distinct combination.
+func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	once := func(k string) bool { ok := !seen[k]; seen[k] = true; return ok }
+	eagerLarge := 0
+	var eagerFirst *timeline.GenerationReport
+	eagerSTW := 0.0
+	for i := range gr.Generations {
+		gen := &gr.Generations[i]
+		at := parsePtr(gen.StableAt)
+		if at.IsZero() {
+			at = parsePtr(gen.JoinCompletedAt)
+		}
+		if at.IsZero() {
+			continue
+		}
+		if joins := g.joins[gen.Generation]; len(joins) >= 2 {
+			byKey := map[string][]string{}
+			for _, id := range sortedKeys(joins) {
+				byKey[joins[id]] = append(byKey[joins[id]], id)
+			}
+			if keys := sortedKeys(byKey); len(keys) > 1 && once("assignors:"+strings.Join(keys, "|")) {
+				f := newFinding(MixedAssignors, g.id, Warning, at, "")
+				var ids []string
+				offered := map[string]any{}
+				for _, k := range keys {
+					ids = append(ids, byKey[k]...)
+					offered[k] = byKey[k]
+				}
+				f.Members = g.infos(ids...)
+				f.Evidence["generation"] = gen.Generation
+				f.Evidence["offered"] = offered
+				f.Evidence["chosen"] = gen.Protocol
+				f.Explanation = fmt.Sprintf("in generation %d the members do not offer the same assignors (or protocol type): the group picks %q, the one all support, which may not be the one you configured (a partly rolled out change of partition.assignment.strategy). A member with nothing in common cannot join (INCONSISTENT_GROUP_PROTOCOL)",
+					gen.Generation, gen.Protocol)
+				f.Suggestion = advice(MixedAssignors)
+				out = append(out, f)
+			}
+		}
+		subs := map[string][]string{}
+		for _, m := range gen.Members {
+			if m.Subscription != nil {
+				s := slices.Clone(m.Subscription)
+				slices.Sort(s)
+				subs[strings.Join(s, ",")] = append(subs[strings.Join(s, ",")], m.MemberID)
+			}
+		}
+		if keys := sortedKeys(subs); len(keys) > 1 && once("subscriptions:"+strings.Join(keys, "|")) {
+			f := newFinding(HeterogeneousSubscriptions, g.id, Warning, at, "")
+			var ids []string
+			bySub := map[string]any{}
+			for _, k := range keys {
+				ids = append(ids, subs[k]...)
+				bySub["["+k+"]"] = subs[k]
+			}
+			f.Members = g.infos(ids...)
+			f.Evidence["generation"] = gen.Generation
+			f.Evidence["subscriptions"] = bySub
+			f.Explanation = fmt.Sprintf("in generation %d the members subscribe to different topics: assignors spread partitions among the members subscribed to each topic, so some members get far more than others, and with eager assignors every subscription change rebalances the whole group", gen.Generation)
+			f.Suggestion = advice(HeterogeneousSubscriptions)
+			out = append(out, f)
+		}
+		if gen.Mode == "eager" && len(gen.Members) >= e.cfg.EagerLargeGroup {
+			eagerLarge++
+			if eagerFirst == nil {
+				eagerFirst = gen
+			}
+			if gen.StopTheWorldMs != nil {
+				eagerSTW += *gen.StopTheWorldMs
+			}
+		}
+	}
+	if eagerFirst != nil {
+		f := newFinding(EagerLargeGroup, g.id, Info, parsePtr(eagerFirst.StableAt), "")
+		f.Evidence["members"] = len(eagerFirst.Members)
+		f.Evidence["protocol"] = eagerFirst.Protocol
+		f.Evidence["eagerRebalances"] = eagerLarge
+		f.Evidence["stopTheWorldMs"] = eagerSTW
+		f.Evidence["threshold"] = e.cfg.EagerLargeGroup
+		f.Explanation = fmt.Sprintf("the group of %d members uses the eager assignor %q: at every rebalance all %d members stop and give up all their partitions, even those that stay; %d such rebalances cost %.1f s of stop-the-world",
+			len(eagerFirst.Members), eagerFirst.Protocol, len(eagerFirst.Members), eagerLarge, eagerSTW/1000)
+		f.Suggestion = advice(EagerLargeGroup)
+		out = append(out, f)
+	}
+	return out
+}
+
+// cadence makes a heartbeat_too_slow finding per member whose median gap
+// between successful heartbeats reached a third of its session timeout
+// (at least five gaps seen), stamped when it first did; the evidence has
+// the latest median.
+func (e *Engine) cadence(g *groupState) []Finding {
+	var out []Finding
+	for _, id := range sortedKeys(g.members) {
+		m := g.members[id]
+		if m.slowSince.IsZero() {
+			continue
+		}
+		median := m.medianInterval()
+		f := newFinding(HeartbeatTooSlow, g.id, Warning, m.slowSince, id)
+		f.Members = []Member{m.Member}
+		f.Evidence["medianHeartbeatIntervalMs"] = ms(median.Round(time.Millisecond))
+		f.Evidence["sessionTimeoutMs"] = ms(m.session)
+		f.Evidence["heartbeatsPerSession"] = float64(m.session.Round(time.Millisecond)) / float64(median.Round(time.Millisecond))
+		f.Explanation = fmt.Sprintf("this member heartbeats every %.1f s with a session timeout of %.1f s: fewer than three heartbeats fit in a session, so one or two lost or delayed heartbeats get it evicted",
+			median.Seconds(), m.session.Seconds())
+		f.Suggestion = advice(HeartbeatTooSlow)
+		out = append(out, f)
+	}
+	return out
+}
+
+// medianInterval is the median of the member's latest heartbeat gaps.
+func (m *memberState) medianInterval() time.Duration {
+	s := slices.Clone(m.intervals)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,321 @@
+package diagnose
+
+import (
+	"cmp"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// tp is one partition of one topic.
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// groupState is what the engine remembers of one group from its events.
+type groupState struct {
+	id      string
+	members map[string]*memberState
+	// byAddr is the member id whose JoinGroup last came from a client
+	// address: how an OffsetFetch or a fetch connection is attributed.
+	byAddr map[string]string
+	// rebalancing is true from a rebalance_started entry to the next
+	// stable or group_empty one; rebalanceStart is when it started.
+	rebalancing    bool
+	rebalanceStart time.Time
+	// checkAt is the earliest silence threshold of its members still to
+	// come (zero: look at them at the next advance).
+	checkAt time.Time
+	// owner is each partition's owner by the latest SyncGroup response
+	// that assigned it.
+	owner map[tp]string
+	// committed is each partition's last successfully committed offset.
+	committed map[tp]int64
+	handovers []*handover
+	instances map[string]*instanceState
+	// joins is, per generation, each member's offered protocols
+	// ("type: name,name"), from its JoinGroup for that generation.
+	joins    map[int32]map[string]string
+	findings []Finding
+	seen     map[string]bool // de-duplication keys of findings made once
+	// last is the engine's time at the group's latest event (or when it
+	// was first seen): a group quiet for Config.Forget is forgotten.
+	last time.Time
+}
+
+func newGroupState(id string) *groupState {
+	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{},
+		owner: map[tp]string{}, committed: map[tp]int64{}, instances: map[string]*instanceState{},
+		joins: map[int32]map[string]string{}, seen: map[string]bool{}}
+}
+
+// once reports whether key is new, and remembers it.
+func (g *groupState) once(key string) bool {
+	if g.seen[key] {
+		return false
+	}
+	g.seen[key] = true
+	return true
+}
+
+// memberState is one member as its requests showed it.
+type memberState struct {
+	Member
+	session, rebalance time.Duration
+	software           decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
+	lastActive         time.Time             // its latest request on the coordinator
+	lastJoin           time.Time             // its latest JoinGroup request
+	lastHeartbeat      time.Time
+	// intervals are the gaps between its consecutive successful
+	// heartbeats, the latest 32.
+	intervals []time.Duration
+	// slowSince is the heartbeat at which the median gap first reached a
+	// third of the session timeout: the heartbeat_too_slow finding's time.
+	slowSince time.Time
+	// warnedFor is the lastActive a session warning was raised for;
+	// pollWarnedFor the rebalance start a poll warning was raised for.
+	warnedFor, pollWarnedFor time.Time
+	gone                     bool
+}
+
+// member returns the member id's state, creating it.
+func (g *groupState) member(id string) *memberState {
+	m := g.members[id]
+	if m == nil {
+		m = &memberState{Member: Member{MemberID: id}}
+		g.members[id] = m
+	}
+	return m
+}
+
+// info is how a finding names member id: what its requests showed, else
+// just the id.
+func (g *groupState) info(id string) Member {
+	if m := g.members[id]; m != nil {
+		return m.Member
+	}
+	return Member{MemberID: id}
+}
+
+// infos is info for each id, sorted by member id, without repeats.
+func (g *groupState) infos(ids ...string) []Member {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	out := make([]Member, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			out = append(out, g.info(id))
+		}
+	}
+	return out
+}
+
+// connState is one client connection, by client address: its client id,
+// the software it announced, and its latest fetch position per partition.
+type connState struct {
+	addr     string
+	clientID string
+	software decode.ClientSoftware
+	fetches  map[tp]fetchPos
+	last     time.Time // its latest request seen
+}
+
+// fetchPos is a fetch offset and when it was asked for.
+type fetchPos struct {
+	offset int64
+	at     time.Time
+}
+
+func (e *Engine) conn(addr string) *connState {
+	c := e.conns[addr]
+	if c == nil {
+		c = &connState{addr: addr, fetches: map[tp]fetchPos{}}
+		e.conns[addr] = c
+	}
+	return c
+}
+
+// host is the host part of a client address.
+func host(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return h
+}
+
+// event updates the state from one group event and makes the findings
+// the event alone shows.
+func (e *Engine) event(ev *decode.Event) {
+	if ev.Metadata != nil {
+		for _, t := range ev.Metadata.Topics {
+			if t.ErrorCode == 0 && t.Name != "" {
+				e.partitionCounts[t.Name] = t.Partitions
+				if !t.TopicID.IsZero() {
+					e.topics[t.TopicID] = t.Name
+				}
+			}
+		}
+		return
+	}
+	if ev.Group == "" {
+		return
+	}
+	g := e.group(ev.Group)
+	g.last = e.now
+	touch := func(id, instance string) *memberState {
+		if id == "" {
+			return nil
+		}
+		m := g.member(id)
+		m.ClientID, m.ClientAddr = ev.ClientID, ev.ClientAddr
+		if instance != "" {
+			m.InstanceID = instance
+		}
+		if ev.At.After(m.lastActive) {
+			m.lastActive = ev.At
+		}
+		e.expect(g, m)
+		return m
+	}
+	switch {
+	case ev.JoinGroup != nil:
+		e.joinGroup(g, ev, touch)
+	case ev.SyncGroup != nil:
+		sg := ev.SyncGroup
+		m := touch(sg.MemberID, sg.InstanceID)
+		if sg.ErrorCode == 82 {
+			e.fenced(g, ev, sg.MemberID, sg.InstanceID)
+		}
+		if m != nil && ev.Responded() && sg.ErrorCode == 0 && sg.Assignment != nil {
+			e.assigned(g, m, ev.RespondedAt, sg.Generation, sg.Assignment.Partitions)
+		}
+	case ev.Heartbeat != nil:
+		hb := ev.Heartbeat
+		m := touch(hb.MemberID, hb.InstanceID)
+		switch hb.ErrorCode {
+		case 0:
+			if m != nil {
+				if !m.lastHeartbeat.IsZero() {
+					gap := ev.At.Sub(m.lastHeartbeat)
+					m.intervals = append(m.intervals, gap)
+					if len(m.intervals) > 32 {
+						m.intervals = m.intervals[1:]
+					}
+					// The median is looked at only after a slow gap.
+					if m.slowSince.IsZero() && gap*3 >= m.session && m.session > 0 && len(m.intervals) >= 5 &&
+						m.medianInterval()*3 >= m.session {
+						m.slowSince = ev.At
+					}
+				}
+				m.lastHeartbeat = ev.At
+			}
+		case 27:
+			if m != nil {
+				m.lastHeartbeat = time.Time{} // the cadence restarts after the rebalance
+				e.checkLateJoin(g, m, ev.At)
+			}
+		case 82:
+			e.fenced(g, ev, hb.MemberID, hb.InstanceID)
+		}
+	case ev.LeaveGroup != nil:
+		for _, lm := range ev.LeaveGroup.Members {
+			if m := touch(lm.MemberID, lm.InstanceID); m != nil {
+				m.gone = true
+			}
+		}
+	case ev.OffsetCommit != nil:
+		e.offsetCommit(g, ev, touch)
+	case ev.OffsetFetch != nil:
+		e.offsetFetch(g, ev)
+	}
+}
+
+// joinGroup remembers a member's timeouts and protocols, and makes the
+// findings a JoinGroup alone shows.
+func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
+	jg := ev.JoinGroup
+	id := jg.AssignedMemberID
+	if id == "" {
+		id = jg.MemberID
+	}
+	if jg.ErrorCode == 82 {
+		e.fenced(g, ev, jg.MemberID, jg.InstanceID)
+		e.fencedRejoin(g, ev, jg.MemberID, jg.InstanceID)
+	}
+	if jg.ErrorCode == 23 && g.once("inconsistent:"+ev.ClientAddr) {
+		f := newFinding(MixedAssignors, g.id, Warning, ev.At, "")
+		f.Members = []Member{{MemberID: jg.MemberID, ClientID: ev.ClientID, InstanceID: jg.InstanceID, ClientAddr: ev.ClientAddr}}
+		f.Evidence["error"] = "INCONSISTENT_GROUP_PROTOCOL"
+		f.Evidence["offered"] = protocolKey(jg)
+		f.Explanation = "the coordinator refused this member's JoinGroup with INCONSISTENT_GROUP_PROTOCOL: it offers no assignor (or another protocol type) in common with the members already in the group, so it cannot join at all"
+		f.Suggestion = advice(MixedAssignors)
+		g.findings = append(g.findings, f)
+	}
+	m := touch(id, jg.InstanceID)
+	if m == nil {
+		return
+	}
+	if ev.Responded() && jg.ErrorCode == 0 {
+		// Only an accepted join brings a member back: an unanswered one
+		// reaches kproxy's observers when its connection closes, long
+		// after the member may have been removed.
+		m.gone = false
+	}
+	m.lastJoin = ev.At
+	m.session, m.rebalance = jg.SessionTimeout, jg.RebalanceTimeout
+	e.expect(g, m)
+	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
+		m.software = c.software // announced when the connection opened
+	}
+	g.byAddr[ev.ClientAddr] = id
+	if ev.Responded() && jg.ErrorCode == 0 {
+		if g.joins[jg.Generation] == nil {
+			g.joins[jg.Generation] = map[string]string{}
+		}
+		g.joins[jg.Generation][id] = protocolKey(jg)
+		e.instanceJoined(g, ev, id, jg.InstanceID)
+	}
+	// JoinGroup v0 has no rebalance timeout: it is the session timeout.
+	if ev.APIVersion >= 1 && jg.SessionTimeout > 0 && jg.RebalanceTimeout > 0 && jg.RebalanceTimeout <= jg.SessionTimeout &&
+		g.once("misordered:"+m.ClientID+":"+jg.SessionTimeout.String()+":"+jg.RebalanceTimeout.String()) {
+		f := newFinding(TimeoutsMisordered, g.id, Info, ev.At, id)
+		f.Members = []Member{m.Member}
+		f.Evidence["sessionTimeoutMs"] = ms(jg.SessionTimeout)
+		f.Evidence["rebalanceTimeoutMs"] = ms(jg.RebalanceTimeout)
+		f.Explanation = "the rebalance timeout (the Java client's max.poll.interval.ms) is not above the session timeout: a member that takes its time to rejoin during a rebalance is removed as if it had died, and a member whose session expires while the group waits for joins triggers one more rebalance"
+		f.Suggestion = advice(TimeoutsMisordered)
+		g.findings = append(g.findings, f)
+	}
+}
+
+// protocolKey is a JoinGroup's protocol type and offered assignors, in the
+// member's order of preference.
+func protocolKey(jg *decode.JoinGroup) string {
+	names := make([]string, 0, len(jg.Protocols))
+	for _, p := range jg.Protocols {
+		names = append(names, p.Name)
+	}
+	return jg.ProtocolType + ": " + strings.Join(names, ",")
+}
+
+// partitionsMap turns a set of partitions into the JSON form.
+func partitionsMap(set map[tp]bool) map[string][]int32 {
+	out := map[string][]int32{}
+	for _, k := range slices.SortedFunc(maps.Keys(set), cmpTP) {
+		out[k.topic] = append(out[k.topic], k.partition)
+	}
+	return out
+}
+
+func cmpTP(a, b tp) int {
+	return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K { return slices.Sorted(maps.Keys(m)) }

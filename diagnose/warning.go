@@ -1,0 +1,81 @@
+package diagnose
+
+import (
+	"fmt"
+	"time"
+)
+
+// Live early warnings. Both thresholds are two thirds of a timeout, and
+// both warnings are stamped with the time the threshold was crossed, not
+// the time it was noticed, so that live (Advance from a ticker) and replay
+// (the next exchange) give the same finding.
+
+// warnFraction is the part of a timeout after which a warning is raised.
+const warnFraction = 2.0 / 3.0
+
+// fraction is warnFraction of d.
+func fraction(d time.Duration) time.Duration { return time.Duration(float64(d) * warnFraction) }
+
+// checkSilence warns about each member of g silent on the coordinator for
+// two thirds of its session timeout, as of now. It says nothing during a
+// rebalance: exchanges reach kproxy's observers when they complete, and a
+// JoinGroup the coordinator holds until the join phase ends is invisible
+// until then, so a member that rejoined at once would look silent.
+//
+// It returns the earliest threshold still to come among the members it
+// looked at (the zero time if none), so that the engine need not look
+// again before then.
+func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
+	if g.rebalancing {
+		return time.Time{}
+	}
+	for _, id := range sortedKeys(g.members) {
+		m := g.members[id]
+		if m.gone || m.session <= 0 || m.lastActive.IsZero() || !m.warnedFor.Before(m.lastActive) && !m.warnedFor.IsZero() {
+			continue
+		}
+		at := m.lastActive.Add(fraction(m.session))
+		if now.Before(at) {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+			continue
+		}
+		m.warnedFor = m.lastActive
+		f := newFinding(SessionTimeoutWarning, g.id, Warning, at, id)
+		f.Members = []Member{m.Member}
+		f.Evidence["lastSeenAt"] = stamp(m.lastActive)
+		f.Evidence["sessionTimeoutMs"] = ms(m.session)
+		f.Evidence["evictionDueAt"] = stamp(m.lastActive.Add(m.session))
+		f.Explanation = fmt.Sprintf("no request from this member has reached the coordinator for %.1f s, two thirds of its session timeout (%.1f s): its heartbeats have stopped (a GC pause, a blocked heartbeat thread, a network problem or a process that died); unless one arrives by %s it will be evicted and the group will rebalance",
+			fraction(m.session).Seconds(), m.session.Seconds(), stamp(m.lastActive.Add(m.session)))
+		f.Suggestion = advice(SessionTimeoutEviction)
+		e.warn(f)
+	}
+	return next
+}
+
+// checkLateJoin warns when member m, at the time of its heartbeat
+// answered REBALANCE_IN_PROGRESS, has still not sent its JoinGroup two
+// thirds of its rebalance timeout after the rebalance started: it is
+// alive (it heartbeats) but its poll loop has not come back to rejoin.
+func (e *Engine) checkLateJoin(g *groupState, m *memberState, at time.Time) {
+	if !g.rebalancing || m.rebalance <= 0 || !m.lastJoin.Before(g.rebalanceStart) || m.pollWarnedFor.Equal(g.rebalanceStart) {
+		return
+	}
+	due := g.rebalanceStart.Add(fraction(m.rebalance))
+	if at.Before(due) {
+		return
+	}
+	m.pollWarnedFor = g.rebalanceStart
+	f := newFinding(PollTimeoutWarning, g.id, Warning, due, m.MemberID)
+	f.Members = []Member{m.Member}
+	f.Evidence["rebalanceStartedAt"] = stamp(g.rebalanceStart)
+	f.Evidence["rebalanceTimeoutMs"] = ms(m.rebalance)
+	f.Evidence["lastHeartbeatAt"] = stamp(at)
+	f.Evidence["evictionDueAt"] = stamp(g.rebalanceStart.Add(m.rebalance))
+	f.Explanation = fmt.Sprintf("the group started rebalancing at %s and this member, still heartbeating, has not sent its JoinGroup %.1f s later (two thirds of its rebalance timeout, %.1f s, the Java client's max.poll.interval.ms): its application has not returned to poll; the whole group waits for it, and it will be removed if it does not rejoin by %s",
+		stamp(g.rebalanceStart), fraction(m.rebalance).Seconds(), m.rebalance.Seconds(), stamp(g.rebalanceStart.Add(m.rebalance)))
+	f.Suggestion = advice(PollTimeoutEviction)
+	e.warn(f)
+}

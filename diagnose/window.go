@@ -1,0 +1,192 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// The duplicate-processing window: when a partition moves from A to B,
+// B resumes from the last committed offset, while A had already read up
+// to its last fetch position. The records in between were handed to A's
+// application and are handed to B's again.
+
+// handover is a partition that changed owner at a SyncGroup response.
+type handover struct {
+	g          *groupState
+	at         time.Time
+	generation int32
+	k          tp
+	from, to   string
+	// fromPos is the previous owner's last fetch position before at;
+	// known is false when no fetch of it was attributed.
+	fromPos fetchPos
+	known   bool
+	// resume is where the new owner resumed (its first fetch, or its
+	// OffsetFetch, after at); resumed is false until seen.
+	resume  int64
+	resumed bool
+}
+
+// fetch records a Fetch request's positions on its connection.
+func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
+	if fr.ReplicaID >= 0 {
+		return // a follower broker's fetch
+	}
+	c := e.conn(x.ClientAddr)
+	c.clientID, c.last = x.ClientID, x.RequestAt
+	for _, t := range fr.Topics {
+		name := e.topicName(t.Topic, t.TopicID)
+		for _, p := range t.Partitions {
+			k := tp{name, p.Partition}
+			c.fetches[k] = fetchPos{p.FetchOffset, x.RequestAt}
+			e.resumed(x.ClientAddr, x.ClientID, k, p.FetchOffset, x.RequestAt)
+		}
+	}
+}
+
+// apiVersions records the client software a connection announced.
+func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
+	c := e.conn(x.ClientAddr)
+	c.clientID, c.software, c.last = x.ClientID, sw, x.RequestAt
+}
+
+// owns reports whether a connection from addr with clientID belongs to
+// member m: the same host and client id, and no other live member of the
+// group shares both (then nothing is attributed).
+func (g *groupState) owns(m *memberState, addr, clientID string) bool {
+	if m == nil || m.ClientID != clientID || host(m.ClientAddr) != host(addr) {
+		return false
+	}
+	for _, o := range g.members {
+		if o != m && !o.gone && o.ClientID == clientID && host(o.ClientAddr) == host(addr) {
+			return false
+		}
+	}
+	return true
+}
+
+// lastFetch is member id's latest fetch position for k at or before at,
+// over the connections attributed to it.
+func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchPos, bool) {
+	m := g.members[id]
+	var best fetchPos
+	found := false
+	for _, addr := range sortedKeys(e.conns) {
+		c := e.conns[addr]
+		p, ok := c.fetches[k]
+		if !ok || p.at.After(at) || !g.owns(m, addr, c.clientID) {
+			continue
+		}
+		if !found || p.at.After(best.at) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// assigned records member m's assignment of generation gen, answered at
+// at, and the handovers it makes.
+func (e *Engine) assigned(g *groupState, m *memberState, at time.Time, gen int32, parts []decode.TopicPartitions) {
+	for _, t := range parts {
+		for _, p := range t.Partitions {
+			k := tp{e.topicName(t.Topic, t.TopicID), p}
+			prev := g.owner[k]
+			g.owner[k] = m.MemberID
+			if prev == "" || prev == m.MemberID {
+				continue
+			}
+			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: m.MemberID}
+			h.fromPos, h.known = e.lastFetch(g, prev, k, at)
+			g.handovers = append(g.handovers, h)
+			if h.known {
+				e.open[k] = append(e.open[k], h) // without a position there is no window
+			}
+		}
+	}
+}
+
+// offsetFetch takes an OffsetFetch response as where its member resumes.
+func (e *Engine) offsetFetch(g *groupState, ev *decode.Event) {
+	if !ev.Responded() {
+		return
+	}
+	for _, t := range ev.OffsetFetch.Offsets {
+		name := e.topicName(t.Topic, t.TopicID)
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 && p.Offset >= 0 {
+				e.resumed(ev.ClientAddr, ev.ClientID, tp{name, p.Partition}, p.Offset, ev.At)
+			}
+		}
+	}
+}
+
+// resumed settles the open handovers of k whose new owner a request from
+// addr belongs to: its offset is where that owner resumed.
+func (e *Engine) resumed(addr, clientID string, k tp, offset int64, at time.Time) {
+	open := e.open[k]
+	if len(open) == 0 {
+		return
+	}
+	open = slices.DeleteFunc(open, func(h *handover) bool {
+		if at.Before(h.at) {
+			return false
+		}
+		g := h.g
+		if m := g.members[h.to]; g.byAddr[addr] == h.to || g.owns(m, addr, clientID) {
+			h.resume, h.resumed = offset, true
+			return true
+		}
+		return false
+	})
+	if len(open) == 0 {
+		delete(e.open, k)
+	} else {
+		e.open[k] = open
+	}
+}
+
+// duplicateWindows makes one finding per generation and pair of owners
+// whose handovers re-process records.
+func (e *Engine) duplicateWindows(g *groupState) []Finding {
+	type key struct {
+		gen      int32
+		from, to string
+	}
+	byKey := map[key]*Finding{}
+	var order []key
+	for _, h := range g.handovers {
+		if !h.known || !h.resumed || h.fromPos.offset <= h.resume {
+			continue
+		}
+		k := key{h.generation, h.from, h.to}
+		f := byKey[k]
+		if f == nil {
+			nf := newFinding(DuplicateWindow, g.id, Critical, h.at, h.from)
+			nf.Members = g.infos(h.from, h.to)
+			nf.Evidence["generation"] = h.generation
+			nf.Evidence["records"] = int64(0)
+			nf.Evidence["byPartition"] = map[string]any{}
+			f = &nf
+			byKey[k] = f
+			order = append(order, k)
+		}
+		n := h.fromPos.offset - h.resume
+		f.Evidence["records"] = f.Evidence["records"].(int64) + n
+		f.Evidence["byPartition"].(map[string]any)[fmt.Sprintf("%s[%d]", h.k.topic, h.k.partition)] = map[string]any{
+			"previousOwnerPosition": h.fromPos.offset, "previousOwnerLastFetchAt": stamp(h.fromPos.at),
+			"resumedAt": h.resume, "records": n}
+		f.Partitions[h.k.topic] = append(f.Partitions[h.k.topic], h.k.partition)
+	}
+	out := make([]Finding, 0, len(order))
+	for _, k := range order {
+		f := byKey[k]
+		f.Explanation = fmt.Sprintf("at the handover of generation %d, %s had read %d records past the last committed offsets of the partitions it gave to %s: %s resumed from the committed offsets and processes those records again",
+			k.gen, k.from, f.Evidence["records"].(int64), k.to, k.to)
+		f.Suggestion = advice(DuplicateWindow)
+		out = append(out, *f)
+	}
+	return out
+}
