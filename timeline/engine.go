@@ -33,7 +33,6 @@ type Engine struct {
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
-	entries   int
 	// horizon is the latest time up to which history was dropped (see
 	// Horizon).
 	horizon time.Time
@@ -176,7 +175,6 @@ func (e *Engine) Close(at time.Time) {
 }
 
 func (e *Engine) emit(en Entry) {
-	e.entries++
 	if e.cfg.OnEntry == nil {
 		return
 	}
