@@ -87,24 +87,3 @@ func (e *Engine) lookup(ev *decode.Event) (*group, *liveMember) {
 	}
 	return g, lm
 }
-
-// warm loads the memo slots and registry entries the heartbeats and
-// commits among events will read, all at once before any is added: the
-// loads of different events do not depend on each other, so their cache
-// misses overlap instead of coming one after another as add meets them.
-func (e *Engine) warm(events []decode.Event) {
-	if e.memo == nil {
-		return
-	}
-	w := false
-	for i := range events {
-		ev := &events[i]
-		if eventMemberID(ev) == "" {
-			continue // lookup does not use the memo for it
-		}
-		if lm := e.memo[ev.ConnID%memoSlots].lm; lm != nil {
-			w = w != lm.forgotten
-		}
-	}
-	e.warmed = w
-}

@@ -25,7 +25,6 @@ type Engine struct {
 	quiet  []time.Time
 	byID   map[string]*group
 	memo   []connMemo // by connection id modulo memoSlots; nil until needed
-	warmed bool       // written by warm so that its loads are kept
 	topics topicNames
 	// unobserved counts the exchanges too large to observe.
 	unobserved unobserved
@@ -55,9 +54,6 @@ func New(cfg Config) *Engine {
 // pipeline's events. Neither the slice nor the events' addresses are
 // kept: the caller may decode the next exchange into the same slice.
 func (e *Engine) AddEvents(events []decode.Event) {
-	if len(events) > 1 {
-		e.warm(events)
-	}
 	for i := range events {
 		e.add(&events[i])
 	}
