@@ -24,7 +24,6 @@ type Engine struct {
 	// visiting every group, which would miss the caches for each.
 	quiet  []time.Time
 	byID   map[string]*group
-	memo   []connMemo // by connection id modulo memoSlots; nil until needed
 	topics topicNames
 	// unobserved counts the exchanges too large to observe.
 	unobserved unobserved
@@ -124,6 +123,19 @@ func (e *Engine) advance(t time.Time) {
 	if t.After(e.now) {
 		e.now = t
 	}
+}
+
+// lookup returns the group ev names and, for a heartbeat or a commit, the
+// registry entry of the member it names (nil when unknown).
+func (e *Engine) lookup(ev *decode.Event) (*group, *liveMember) {
+	g := e.group(ev.Group)
+	switch {
+	case ev.Heartbeat != nil:
+		return g, g.live[ev.Heartbeat.MemberID]
+	case ev.OffsetCommit != nil:
+		return g, g.live[ev.OffsetCommit.MemberID]
+	}
+	return g, nil
 }
 
 func (e *Engine) group(id string) *group {

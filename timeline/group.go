@@ -57,7 +57,6 @@ type liveMember struct {
 	lastAlive        time.Time // last request the coordinator accepted from it
 	expired          bool      // inferred: session timed out
 	gone             bool      // left, expired, fenced or removed
-	forgotten        bool      // deleted from group.live (prune)
 
 	// owned caches what the member owned in the generation whose serial
 	// is ownedSerial, as of that generation's assignVer ownedVer (see

@@ -212,7 +212,6 @@ func (g *group) prune(now time.Time) {
 	latest := g.latest()
 	for id, lm := range g.live {
 		if now.Sub(lm.lastAlive) > forgetAfter && (latest == nil || !latest.active(id)) {
-			lm.forgotten = true // for connMemo
 			delete(g.live, id)
 		}
 	}
