@@ -46,11 +46,9 @@ func (g *group) nextChange() time.Time {
 		return next
 	}
 	for id := range latest.members {
-		lm := g.live[id]
-		if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
-			continue
+		if end, ok := sessionEnd(latest, id, g.live[id]); ok {
+			next = earliest(next, end.Add(sweepGrace))
 		}
-		next = earliest(next, lm.lastAlive.Add(lm.sessionTimeout).Add(sweepGrace))
 	}
 	return next
 }
@@ -106,7 +104,7 @@ func (g *group) sweepNow(now time.Time) {
 		if !g.expired(latest, id, lm, now) {
 			continue
 		}
-		exp := lm.lastAlive.Add(lm.sessionTimeout)
+		exp, _ := sessionEnd(latest, id, lm)
 		lm.expired, lm.gone = true, true
 		reason := expiryReason(lm)
 		g.addCause(cause{trigger: trigger{kind: TriggerSessionTimeout, member: id, reason: reason, at: exp},
@@ -117,13 +115,32 @@ func (g *group) sweepNow(now time.Time) {
 	}
 }
 
+// sessionEnd is when the coordinator removes member id of latest, lm in
+// the registry, unless it hears from it first: its last accepted request
+// plus its session timeout. ok is false when the session is not watched:
+// the member is not active in latest, unknown, already gone, or its
+// timeout or last request is not known.
+func sessionEnd(latest *generation, id string, lm *liveMember) (end time.Time, ok bool) {
+	if !latest.active(id) || lm == nil || lm.gone {
+		return time.Time{}, false
+	}
+	return lm.sessionEnd()
+}
+
+// sessionEnd is the member's last accepted request plus its session
+// timeout, if both are known.
+func (lm *liveMember) sessionEnd() (time.Time, bool) {
+	if lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+		return time.Time{}, false
+	}
+	return lm.lastAlive.Add(lm.sessionTimeout), true
+}
+
 // expired reports whether member id of latest, lm in the registry, has
 // had no accepted request for its session timeout and the grace after it.
 func (g *group) expired(latest *generation, id string, lm *liveMember, now time.Time) bool {
-	if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
-		return false
-	}
-	return now.Sub(lm.lastAlive.Add(lm.sessionTimeout)) >= sweepGrace
+	end, ok := sessionEnd(latest, id, lm)
+	return ok && now.Sub(end) >= sweepGrace
 }
 
 // anyExpired reports whether a member of latest has expired, in no
