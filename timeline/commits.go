@@ -249,15 +249,18 @@ func (g *group) inOrder(parts []commitPart) bool {
 
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
 // rebalance, failed commits, and suspect commits. lm is the member's
-// registry entry (see Engine.lookup).
-func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
+// registry entry (see Engine.lookup). It reports whether all it changed
+// that a sweep depends on was a known member's last accepted request (see
+// Engine.quiet): commits do not change membership.
+func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 	cv := g.newCommit(ev, lm)
 	c := &cv
 	if len(c.parts) == 0 {
-		return
+		return true
 	}
+	onlyAlive = true
 	if c.responded && !c.failed && c.member != "" {
-		lm = g.aliveMember(lm, c.member, ev)
+		lm, onlyAlive = g.aliveMember(lm, c.member, ev)
 	}
 	var gen *generation
 	if g.consumer != nil {
@@ -276,13 +279,14 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
 	}
 	g.checkSuspects(c, lm, gen)
 	if !c.responded {
-		return
+		return onlyAlive
 	}
 	for _, p := range c.parts {
 		if p.code == 0 {
 			g.commitTopics[p.topic].setCommitted(p.partition, p.offset, c.member)
 		}
 	}
+	return onlyAlive
 }
 
 // revocationGen is the rebalance c was made during, if any: between the

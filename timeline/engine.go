@@ -19,8 +19,9 @@ type Engine struct {
 	groups []*group // in order of first appearance
 	// quiet is each group's quietUntil, by index in groups: until then a
 	// sweep of the group finds nothing to do, as computed by its last
-	// sweep (nextChange); zero when an event of the group may have changed
-	// that. The once-a-second sweep reads this dense array instead of
+	// sweep (nextChange); zero after an event of the group changed more
+	// than a known member's last accepted request, which only delays that
+	// (the heartbeat and commit handlers report when that was all). The once-a-second sweep reads this dense array instead of
 	// visiting every group, which would miss the caches for each.
 	quiet  []time.Time
 	byID   map[string]*group
@@ -78,14 +79,9 @@ func (e *Engine) add(ev *decode.Event) {
 	if ev.Group == "" {
 		return
 	}
-	// The registry entry of the member a heartbeat or a commit names is
-	// looked up once, here, for quietEvent and the handlers.
 	g, lm := e.lookup(ev)
 	if again, to := g.recreated(ev); again {
 		g, lm = e.reincarnate(g, ev, to), nil
-	}
-	if !g.quietEvent(ev, lm) {
-		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}
 	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
 		g.firstSeen = ev.At
@@ -98,6 +94,7 @@ func (e *Engine) add(ev *decode.Event) {
 	if ev.RespondedAt.After(g.lastSeen) {
 		g.lastSeen = ev.RespondedAt
 	}
+	onlyAlive := false // the handler changed nothing a sweep depends on but a member's last accepted request
 	switch {
 	case ev.FindCoordinator != nil:
 		g.findCoordinator(ev)
@@ -106,15 +103,18 @@ func (e *Engine) add(ev *decode.Event) {
 	case ev.SyncGroup != nil:
 		g.syncGroup(ev)
 	case ev.Heartbeat != nil:
-		g.heartbeat(ev, lm)
+		onlyAlive = g.heartbeat(ev, lm)
 	case ev.LeaveGroup != nil:
 		g.leaveGroup(ev)
 	case ev.OffsetCommit != nil:
-		g.offsetCommit(ev, lm)
+		onlyAlive = g.offsetCommit(ev, lm)
 	case ev.OffsetFetch != nil:
 		g.offsetFetch(ev)
 	case ev.ConsumerGroupHeartbeat != nil:
 		g.consumerHeartbeat(ev)
+	}
+	if !onlyAlive {
+		e.quiet[g.index] = time.Time{} // the event may have changed what a sweep finds
 	}
 	e.maybeSweep()
 }

@@ -3,8 +3,6 @@ package timeline
 import (
 	"fmt"
 	"time"
-
-	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // sweepGrace is how long past a member's session deadline the engine waits
@@ -51,41 +49,6 @@ func (g *group) nextChange() time.Time {
 		}
 	}
 	return next
-}
-
-// quietEvent reports whether ev, about to be handled, changes nothing a
-// sweep depends on but move a known member's last accepted request later,
-// which only delays what nextChange found: an accepted heartbeat of a
-// known, unexpired member for a generation already formed, or a commit by
-// such a member (or one that failed, or by no member, which mark no one
-// alive). Every other event resets the group's quietUntil (Engine.quiet).
-//
-// lm is the registry entry of the member ev names (see Engine.lookup).
-func (g *group) quietEvent(ev *decode.Event, lm *liveMember) bool {
-	known := lm != nil && !lm.expired
-	switch {
-	case ev.Heartbeat != nil:
-		hb := ev.Heartbeat
-		if !ev.Responded() || hb.ErrorCode != 0 || hb.MemberID == "" || !known {
-			return false
-		}
-		gen := g.numbered(hb.Generation)
-		return gen != nil && !gen.midway
-	case ev.OffsetCommit != nil:
-		oc := ev.OffsetCommit
-		if !ev.Responded() || oc.MemberID == "" {
-			return true
-		}
-		for _, t := range oc.Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return true // failed: alive is not called
-				}
-			}
-		}
-		return known
-	}
-	return false
 }
 
 // sweepNow prunes the member registry and infers session timeouts as of
