@@ -150,8 +150,9 @@ type Config struct {
 	AllowOpenSASLProxy bool
 }
 
-// Default values of the settings that have one. Those of the proxy are
-// proxy.Config's own, so that serve and the proxy package agree.
+// Default values of the settings that have one. Those of the proxy, the
+// journal and the timeline are their packages' own, so that serve and
+// those packages agree.
 const (
 	DefaultListen             = "127.0.0.1:19092"
 	DefaultBrokerPortBase     = 0 // the port after Listen's
@@ -167,13 +168,13 @@ const (
 	DefaultMaxConnections     = 0 // from the file-descriptor limit
 	DefaultMaxConnsPerIP      = 0 // no limit
 	DefaultIdleTimeout        = proxy.DefaultIdleTimeout
-	DefaultJournalFsync       = journal.Fsync(time.Second)
-	DefaultJournalSegmentSize = 64 << 20 // 64 MiB
-	DefaultJournalSegmentAge  = time.Hour
-	DefaultJournalRetainSize  = 1 << 30 // 1 GiB
-	DefaultJournalRetainAge   = 7 * 24 * time.Hour
-	DefaultStormRebalances    = 3
-	DefaultStormWindow        = 5 * time.Minute
+	DefaultJournalFsync       = journal.Fsync(journal.DefaultFsyncInterval)
+	DefaultJournalSegmentSize = journal.DefaultSegmentBytes // 64 MiB
+	DefaultJournalSegmentAge  = journal.DefaultSegmentAge
+	DefaultJournalRetainSize  = journal.DefaultRetainBytes // 1 GiB
+	DefaultJournalRetainAge   = journal.DefaultRetainAge
+	DefaultStormRebalances    = timeline.DefaultStormRebalances
+	DefaultStormWindow        = timeline.DefaultStormWindow
 	DefaultAdmin              = "127.0.0.1:9644"
 	DefaultMetricsMaxGroups   = 1000
 	DefaultLogFormat          = "console"

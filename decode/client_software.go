@@ -18,7 +18,7 @@ type ClientSoftware struct {
 // request of an ApiVersions exchange (key 18). ok is false before v3, when
 // the client sent neither, or on bad bytes (err then says why).
 func DecodeClientSoftware(x *Exchange) (sw ClientSoftware, ok bool, err error) {
-	if x == nil || x.APIKey != 18 {
+	if x == nil || x.APIKey != int16(kmsg.ApiVersions) {
 		return sw, false, fmt.Errorf("decode: api versions request: not an ApiVersions exchange")
 	}
 	if x.APIVersion < 3 {

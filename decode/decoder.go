@@ -38,22 +38,23 @@ type api struct {
 // decodes reports whether a's exchanges are turned into events.
 func (a api) decodes() bool { return a.decode != nil || a.direct != nil }
 
-// apis is the one list of APIs kproxy hands to observers, each with why.
-// An API absent here is forwarded and neither observed nor decoded; that is
-// deliberate for SaslHandshake (17) and SaslAuthenticate (36), whose
-// payloads carry credentials and must never reach a log or a journal.
-var apis = map[int16]api{
-	1:  {requestOnly: true},                             // Fetch requests: consumers' positions, for the diagnosis (fetch.go)
-	3:  {decode: decodeMetadata},                        // topic ids to names for KIP-848 assignments
-	8:  {group: true, decode: decodeOffsetCommit},       // commits, and which fail during a rebalance
-	9:  {group: true, decode: decodeOffsetFetch},        // where a new owner resumes
-	10: {group: true, decode: decodeFindCoordinator},    // which broker coordinates a group
-	11: {group: true, decode: decodeJoinGroup},          // the join phase, subscriptions, leader
-	12: {group: true, direct: readHeartbeat},            // liveness, REBALANCE_IN_PROGRESS
-	13: {group: true, decode: decodeLeaveGroup},         // departures and their reasons
-	14: {group: true, decode: decodeSyncGroup},          // the plan and each member's assignment
-	18: {},                                              // ApiVersions: what versions clients will speak
-	68: {group: true, decode: decodeConsumerGroupHBeat}, // KIP-848 membership and assignment
+// apis is the one list of APIs whose exchanges the proxy hands to the
+// pipeline, each with why. An API absent here is forwarded and neither
+// observed nor decoded; that is deliberate for SaslHandshake and
+// SaslAuthenticate, whose payloads carry credentials and must never reach a
+// log or a journal.
+var apis = map[kmsg.Key]api{
+	kmsg.Fetch:                  {requestOnly: true},                             // requests only: consumers' positions, for the diagnosis (fetch.go)
+	kmsg.Metadata:               {decode: decodeMetadata},                        // topic ids to names for KIP-848 assignments
+	kmsg.OffsetCommit:           {group: true, decode: decodeOffsetCommit},       // commits, and which fail during a rebalance
+	kmsg.OffsetFetch:            {group: true, decode: decodeOffsetFetch},        // where a new owner resumes
+	kmsg.FindCoordinator:        {group: true, decode: decodeFindCoordinator},    // which broker coordinates a group
+	kmsg.JoinGroup:              {group: true, decode: decodeJoinGroup},          // the join phase, subscriptions, leader
+	kmsg.Heartbeat:              {group: true, direct: readHeartbeat},            // liveness, REBALANCE_IN_PROGRESS
+	kmsg.LeaveGroup:             {group: true, decode: decodeLeaveGroup},         // departures and their reasons
+	kmsg.SyncGroup:              {group: true, decode: decodeSyncGroup},          // the plan and each member's assignment
+	kmsg.ApiVersions:            {},                                              // what versions clients will speak
+	kmsg.ConsumerGroupHeartbeat: {group: true, decode: decodeConsumerGroupHBeat}, // KIP-848 membership and assignment
 }
 
 // apiTable is apis indexed by key, for lookups on every exchange (an
@@ -64,7 +65,7 @@ var apiTable = func() []struct {
 } {
 	var n int16
 	for k := range apis {
-		n = max(n, k+1)
+		n = max(n, int16(k)+1)
 	}
 	t := make([]struct {
 		api
@@ -84,9 +85,9 @@ func lookupAPI(key int16) (api, bool) {
 	return apiTable[key].api, apiTable[key].observed
 }
 
-// Observed reports whether exchanges of this API are handed to observers:
-// the group APIs, Metadata, ApiVersions and the requests of Fetch (see
-// RequestOnly). It is false for SASL APIs.
+// Observed reports whether the proxy hands exchanges of this API to the
+// pipeline: the group APIs, Metadata, ApiVersions and the requests of Fetch
+// (see RequestOnly). It is false for SASL APIs.
 func Observed(apiKey int16) bool {
 	_, ok := lookupAPI(apiKey)
 	return ok
@@ -243,7 +244,7 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 	if x.Response != nil {
 		respBody, respErr = responseBody(key, h, x.Response)
 	}
-	if key == 3 && respBody != nil {
+	if key == int16(kmsg.Metadata) && respBody != nil {
 		// A Metadata exchange decoded before: its request decodes as it
 		// did then, and its event depends on the response body alone.
 		if m := d.metadata.get(h.APIVersion, reqBody, respBody); m != nil {
@@ -279,7 +280,7 @@ func (d *Decoder) decode(dst []Event, x *Exchange) ([]Event, error) {
 		}
 	}
 	events := a.decode(d, dst, base, req, resp)
-	if key == 3 && resp != nil && len(events) == len(dst)+1 {
+	if key == int16(kmsg.Metadata) && resp != nil && len(events) == len(dst)+1 {
 		d.metadata.put(h.APIVersion, reqBody, respBody, events[len(dst)].Metadata)
 	}
 	return events, nil

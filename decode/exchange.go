@@ -9,7 +9,7 @@ package decode
 import "time"
 
 // Exchange is one request and its response as kproxy saw them on one client
-// connection. It is what the proxy hands to observers, what the journal
+// connection. It is what the proxy hands to the pipeline, what the journal
 // stores and what replay reads back, so every field must be kept as seen.
 type Exchange struct {
 	// ConnID identifies the client connection within one kproxy process.

@@ -46,14 +46,14 @@ type FetchPartition struct {
 // look at the response, which kproxy never keeps. It fails on an exchange
 // of another API, on a version above what kmsg knows, and on bad bytes.
 func DecodeFetchRequest(x *Exchange) (*FetchRequest, error) {
-	if x == nil || x.APIKey != 1 {
+	if x == nil || x.APIKey != int16(kmsg.Fetch) {
 		return nil, fmt.Errorf("decode: fetch request: not a Fetch exchange")
 	}
 	h, err := ParseRequestHeader(x.Request)
 	if err != nil {
 		return nil, fmt.Errorf("decode: fetch request header: %w", err)
 	}
-	if h.APIKey != 1 || h.APIVersion != x.APIVersion {
+	if h.APIKey != int16(kmsg.Fetch) || h.APIVersion != x.APIVersion {
 		return nil, fmt.Errorf("%w: exchange says Fetch v%d, request header key %d v%d", ErrMismatch, x.APIVersion, h.APIKey, h.APIVersion)
 	}
 	req := kmsg.NewPtrFetchRequest()

@@ -56,7 +56,7 @@ func parseRequestHeader(frame []byte) (h RequestHeader, clientID []byte, err err
 	h.CorrelationID = int32(binary.BigEndian.Uint32(frame[4:]))
 	n := 8
 	// ControlledShutdown v0 is the one request with header v0: no client id.
-	if h.APIKey == 7 && h.APIVersion == 0 {
+	if h.APIKey == int16(kmsg.ControlledShutdown) && h.APIVersion == 0 {
 		h.Len = n
 		return h, nil, nil
 	}
@@ -130,7 +130,7 @@ func ResponseHeaderLen(key, version int16, frame []byte) (int, error) {
 	if len(frame) < 4 {
 		return 0, ErrShortFrame
 	}
-	if key == 18 || !RequestIsFlexible(key, version) {
+	if key == int16(kmsg.ApiVersions) || !RequestIsFlexible(key, version) {
 		return 4, nil
 	}
 	m, err := skipTags(frame[4:])

@@ -3,6 +3,8 @@ package decode
 import (
 	"slices"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestLookupTables requires the per-exchange lookups (lookupAPI,
@@ -10,7 +12,7 @@ import (
 // every key.
 func TestLookupTables(t *testing.T) {
 	for key := int16(-2); key < 300; key++ {
-		want, wantOK := apis[key]
+		want, wantOK := apis[kmsg.Key(key)]
 		got, ok := lookupAPI(key)
 		if ok != wantOK || got.group != want.group || (got.decode == nil) != (want.decode == nil) {
 			t.Errorf("lookupAPI(%d) = %+v, %v; apis has %+v, %v", key, got, ok, want, wantOK)

@@ -26,7 +26,7 @@ type unsafeReader interface{ UnsafeReadFrom([]byte) error }
 // every value they keep (own, copier), so no event aliases the frames or
 // the structs. (Heartbeat's structs stay on the stack instead: see
 // api.direct.) Other APIs get fresh structs and copied strings.
-var reusedKeys = []int16{3, 8}
+var reusedKeys = []int16{int16(kmsg.Metadata), int16(kmsg.OffsetCommit)}
 
 // reusedPairs holds a Decoder's reused structs, one pair per reusedKeys
 // entry, made when first needed.
@@ -36,9 +36,9 @@ type reusedPairs [2]*kmsgPair
 // lookup per exchange.
 func reuseIndex(key int16) int {
 	switch key {
-	case 3:
+	case int16(kmsg.Metadata):
 		return 0
-	case 8:
+	case int16(kmsg.OffsetCommit):
 		return 1
 	}
 	return -1

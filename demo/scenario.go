@@ -3,8 +3,8 @@
 // assignor, manual commits, commits what it processed when partitions are
 // revoked) consumes alone, then consumer B, slower, joins. The group must
 // wait for A to come back to poll before the rebalance completes; after it
-// A owns partitions 0 and 1 and B owns 2. `kproxy demo` and the timeline's
-// scenario tests run it through kproxy.
+// A owns partitions 0 and 1 and B owns 2. `kproxy demo` and the replay and
+// serve tests of cmd/kproxy run it through kproxy.
 package demo
 
 import (

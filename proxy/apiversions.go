@@ -27,12 +27,12 @@ func (c *conn) refuseApiVersions(br *bufio.Reader, size int32, p pending) error 
 	if c.p.once.first("apiversions", p.version) {
 		c.log.Info("ApiVersions request above the version kproxy can read: answered UNSUPPORTED_VERSION, as a broker "+
 			"would, so that the client retries at a version kproxy reads (logged once per version)",
-			zap.Int16("api_version", p.version), zap.Int16("max_version", versionCaps[18]))
+			zap.Int16("api_version", p.version), zap.Int16("max_version", versionCaps[int16(kmsg.ApiVersions)]))
 	}
 	// When the connection ends meanwhile, the response pump drains the
 	// queue, and the write below fails on the closed client socket.
 	c.pending.waitEmpty()
-	if _, err := c.client.Write(unsupportedApiVersions(p.corrID, versionCaps[18])); err != nil {
+	if _, err := c.client.Write(unsupportedApiVersions(p.corrID, versionCaps[int16(kmsg.ApiVersions)])); err != nil {
 		c.log.Debug("response write failed", zap.Int16("api_key", p.key), zap.Error(err))
 		return err
 	}

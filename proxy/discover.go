@@ -144,7 +144,7 @@ func (p *Proxy) fetchBrokers(ctx context.Context, addr string) ([]kmsg.MetadataR
 // both support.
 func metadataVersion(resp *kmsg.ApiVersionsResponse, kmsgMax int16) (int16, bool) {
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 3 {
+		if k.ApiKey == int16(kmsg.Metadata) {
 			v := min(k.MaxVersion, kmsgMax)
 			return v, v >= k.MinVersion
 		}

@@ -15,7 +15,7 @@ const (
 
 // versionCap is one entry of the version policy.
 type versionCap struct {
-	key int16
+	key kmsg.Key
 	max int16 // a version, kmsgMax or hidden
 	// rewrite marks the APIs whose responses kproxy rewrites, which are
 	// therefore read whole and parsed: those carrying broker addresses,
@@ -35,34 +35,34 @@ var versionPolicy = []versionCap{
 	// KIP-951: Produce v10+ responses may carry NodeEndpoints (broker
 	// addresses). Rewriting them would mean decoding every produce
 	// response, so clients are kept on v9.
-	{key: 0, max: 9, reason: "KIP-951 NodeEndpoints in Produce v10+ responses"},
+	{key: kmsg.Produce, max: 9, reason: "KIP-951 NodeEndpoints in Produce v10+ responses"},
 	// KIP-951: Fetch v16+ responses may carry NodeEndpoints; fetch
 	// responses are the largest frames and are never decoded.
-	{key: 1, max: 15, reason: "KIP-951 NodeEndpoints in Fetch v16+ responses"},
+	{key: kmsg.Fetch, max: 15, reason: "KIP-951 NodeEndpoints in Fetch v16+ responses"},
 	// DescribeQuorum v2+ lists the controllers' listener addresses.
-	{key: 55, max: 1, reason: "DescribeQuorum v2+ responses carry controller endpoints"},
+	{key: kmsg.DescribeQuorum, max: 1, reason: "DescribeQuorum v2+ responses carry controller endpoints"},
 	// KIP-932 share groups: ShareFetch and ShareAcknowledge responses
 	// carry NodeEndpoints from v0, which kproxy does not rewrite. The
 	// share-group APIs are hidden rather than let share consumers learn
 	// broker addresses; kproxy supports classic and KIP-848 groups.
-	{key: 76, max: hidden, reason: "KIP-932 share groups: NodeEndpoints not rewritten"},
-	{key: 78, max: hidden, reason: "KIP-932 ShareFetch responses carry NodeEndpoints from v0"},
-	{key: 79, max: hidden, reason: "KIP-932 ShareAcknowledge responses carry NodeEndpoints from v0"},
+	{key: kmsg.ShareGroupHeartbeat, max: hidden, reason: "KIP-932 share groups: NodeEndpoints not rewritten"},
+	{key: kmsg.ShareFetch, max: hidden, reason: "KIP-932 ShareFetch responses carry NodeEndpoints from v0"},
+	{key: kmsg.ShareAcknowledge, max: hidden, reason: "KIP-932 ShareAcknowledge responses carry NodeEndpoints from v0"},
 
 	// Responses kproxy rewrites must parse.
-	{key: 3, max: kmsgMax, rewrite: true, reason: "Metadata: Brokers rewritten"},
-	{key: 10, max: kmsgMax, rewrite: true, reason: "FindCoordinator: coordinator (v0-3) and Coordinators (v4+) rewritten; group API decoded"},
-	{key: 18, max: kmsgMax, rewrite: true, reason: "ApiVersions: clamped by this policy; kproxy answers a request above kmsg's version itself (apiversions.go)"},
-	{key: 60, max: kmsgMax, rewrite: true, reason: "DescribeCluster: Brokers rewritten"},
+	{key: kmsg.Metadata, max: kmsgMax, rewrite: true, reason: "Metadata: Brokers rewritten"},
+	{key: kmsg.FindCoordinator, max: kmsgMax, rewrite: true, reason: "FindCoordinator: coordinator (v0-3) and Coordinators (v4+) rewritten; group API decoded"},
+	{key: kmsg.ApiVersions, max: kmsgMax, rewrite: true, reason: "ApiVersions: clamped by this policy; kproxy answers a request above kmsg's version itself (apiversions.go)"},
+	{key: kmsg.DescribeCluster, max: kmsgMax, rewrite: true, reason: "DescribeCluster: Brokers rewritten"},
 
 	// Group APIs the decoder turns into events must parse.
-	{key: 8, max: kmsgMax, reason: "OffsetCommit decoded"},
-	{key: 9, max: kmsgMax, reason: "OffsetFetch decoded"},
-	{key: 11, max: kmsgMax, reason: "JoinGroup decoded"},
-	{key: 12, max: kmsgMax, reason: "Heartbeat decoded"},
-	{key: 13, max: kmsgMax, reason: "LeaveGroup decoded"},
-	{key: 14, max: kmsgMax, reason: "SyncGroup decoded"},
-	{key: 68, max: kmsgMax, reason: "KIP-848 ConsumerGroupHeartbeat decoded"},
+	{key: kmsg.OffsetCommit, max: kmsgMax, reason: "OffsetCommit decoded"},
+	{key: kmsg.OffsetFetch, max: kmsgMax, reason: "OffsetFetch decoded"},
+	{key: kmsg.JoinGroup, max: kmsgMax, reason: "JoinGroup decoded"},
+	{key: kmsg.Heartbeat, max: kmsgMax, reason: "Heartbeat decoded"},
+	{key: kmsg.LeaveGroup, max: kmsgMax, reason: "LeaveGroup decoded"},
+	{key: kmsg.SyncGroup, max: kmsgMax, reason: "SyncGroup decoded"},
+	{key: kmsg.ConsumerGroupHeartbeat, max: kmsgMax, reason: "KIP-848 ConsumerGroupHeartbeat decoded"},
 }
 
 // versionCaps maps an API key to its effective maximum version (or hidden),
@@ -77,14 +77,14 @@ func buildVersionCaps(policy []versionCap) map[int16]int16 {
 	caps := make(map[int16]int16, len(policy))
 	for _, c := range policy {
 		if c.max == hidden {
-			caps[c.key] = hidden
+			caps[int16(c.key)] = hidden
 			continue
 		}
 		max := c.max
-		if r := kmsg.ResponseForKey(c.key); r != nil && (max == kmsgMax || r.MaxVersion() < max) {
+		if r := kmsg.ResponseForKey(int16(c.key)); r != nil && (max == kmsgMax || r.MaxVersion() < max) {
 			max = r.MaxVersion()
 		}
-		caps[c.key] = max
+		caps[int16(c.key)] = max
 	}
 	return caps
 }
@@ -105,11 +105,13 @@ func rewritten(key int16) bool {
 }
 
 // observed reports whether exchanges of this API go to the Queue. SASL
-// (SaslHandshake 17, SaslAuthenticate 36) never does, whatever the decoder
-// says: their payloads carry credentials.
+// never does, whatever the decoder says: its payloads carry credentials.
 func observed(key int16) bool {
-	if key == 17 || key == 36 {
-		return false
-	}
-	return decode.Observed(key)
+	return !saslAPI(key) && decode.Observed(key)
+}
+
+// saslAPI reports whether key is one of the SASL APIs (SaslHandshake,
+// SaslAuthenticate).
+func saslAPI(key int16) bool {
+	return key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -90,10 +91,10 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		corrID:  int32(binary.BigEndian.Uint32(fixed[4:])),
 		at:      at,
 	}
-	if (key == 17 || key == 36) && c.p.cfg.UpstreamSASL.Enabled() {
+	if saslAPI(key) && c.p.cfg.UpstreamSASL.Enabled() {
 		return false, c.refuseClientSASL(key)
 	}
-	if key == 18 && p.version > versionCaps[18] {
+	if key == int16(kmsg.ApiVersions) && p.version > versionCaps[int16(kmsg.ApiVersions)] {
 		return false, c.refuseApiVersions(br, size, p) // answered, not forwarded
 	}
 	c.p.stats.requestFrames.Add(1)
@@ -105,7 +106,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		}
 		// Larger (thousands of partitions in one Fetch): streamed and not
 		// observed; the diagnosis does without this consumer's positions.
-	} else if handshake := key == 17 && p.version == 0; handshake || observed(key) {
+	} else if handshake := key == int16(kmsg.SASLHandshake) && p.version == 0; handshake || observed(key) {
 		if size <= c.p.cfg.MaxObservedFrameSize {
 			return handshake, c.forwardWhole(br, prefix, size, p)
 		}
@@ -127,7 +128,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 
 	var consumed []byte
 	expect := true
-	if key == 0 {
+	if key == int16(kmsg.Produce) {
 		// Produce with acks=0 gets no response: queueing it would make
 		// the next response look mismatched.
 		var err error
@@ -171,7 +172,7 @@ func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pend
 		return err
 	}
 	p.held = h
-	if p.key == 17 { // only v0 comes here: SASL is never observed
+	if p.key == int16(kmsg.SASLHandshake) { // only v0 comes here: SASL is never observed
 		c.saslHandshakeV0(&p, frame[4:])
 	} else {
 		if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {

@@ -115,7 +115,7 @@ func parseResponse(key, version int16, body []byte) (kmsg.Response, error) {
 	}
 	resp.SetVersion(version)
 	err := resp.ReadFrom(body)
-	if err != nil && key == 18 && version > 0 {
+	if err != nil && key == int16(kmsg.ApiVersions) && version > 0 {
 		resp = kmsg.ResponseForKey(key)
 		resp.SetVersion(0)
 		if resp.ReadFrom(body) == nil {

@@ -162,7 +162,7 @@ func (c *conn) handshakeAnswered(p pending, resp []byte) error {
 // handshakeSucceeded reports whether a SaslHandshake v0 response says the
 // mechanism was accepted, and whether it parsed.
 func handshakeSucceeded(resp []byte) (ok, parsed bool) {
-	hl, err := decode.ResponseHeaderLen(17, 0, resp)
+	hl, err := decode.ResponseHeaderLen(int16(kmsg.SASLHandshake), 0, resp)
 	if err != nil {
 		return false, false
 	}

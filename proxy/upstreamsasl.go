@@ -148,7 +148,7 @@ func (p *Proxy) authenticateNew(ctx context.Context, nc net.Conn, addr string) (
 	}
 	s := saslSession{authVersion: -1}
 	for _, k := range versions.ApiKeys {
-		if k.ApiKey == 36 {
+		if k.ApiKey == int16(kmsg.SASLAuthenticate) {
 			s.authVersion = min(k.MaxVersion, kmsg.NewPtrSASLAuthenticateRequest().MaxVersion())
 		}
 	}

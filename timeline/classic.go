@@ -313,16 +313,19 @@ func (g *group) syncGroup(ev *decode.Event) {
 
 // heartbeat handles a Heartbeat exchange (key 12): liveness, and
 // REBALANCE_IN_PROGRESS as evidence that the group left Stable.
-// lm is the member's registry entry (see Engine.lookup).
-func (g *group) heartbeat(ev *decode.Event, lm *liveMember) {
+// lm is the member's registry entry (see Engine.lookup). It reports
+// whether all it changed was a known member's last accepted request
+// (see Engine.quiet).
+func (g *group) heartbeat(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 	hb := ev.Heartbeat
 	if !ev.Responded() {
-		return
+		return true
 	}
 	switch hb.ErrorCode {
 	case 0, errRebalanceInProgress:
+		onlyAlive = true
 		if hb.MemberID != "" {
-			g.aliveMember(lm, hb.MemberID, ev)
+			_, onlyAlive = g.aliveMember(lm, hb.MemberID, ev)
 		}
 		gen := g.numbered(hb.Generation)
 		if gen == nil {
@@ -333,12 +336,16 @@ func (g *group) heartbeat(ev *decode.Event, lm *liveMember) {
 		if gen != nil && gen.midway {
 			m := gen.member(hb.MemberID)
 			m.instanceID, m.clientID, m.clientAddr = hb.InstanceID, ev.ClientID, ev.ClientAddr
+			onlyAlive = false
 		}
 		if hb.ErrorCode == errRebalanceInProgress {
 			g.evidence(ev, hb.Generation)
+			onlyAlive = false
 		}
+		return onlyAlive
 	default:
 		g.requestError(ev, "Heartbeat", hb.MemberID, hb.ErrorCode)
+		return false
 	}
 }
 

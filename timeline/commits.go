@@ -112,16 +112,6 @@ func (t *commitTopic) lastCommitted(p int32) (committedOffset, bool) {
 	return committedOffset{}, false
 }
 
-// lastOffset is lastCommitted's offset alone, for the per-commit check
-// (anySuspect): it copies no committedOffset, and inlines.
-func (t *commitTopic) lastOffset(p int32) (int64, bool) {
-	if p >= 0 && int(p) < len(t.committed) { // below denseParts
-		return t.committed[p].offset, t.committed[p].known
-	}
-	co, ok := t.sparse[p] // only numbers outside the dense range are there
-	return co.offset, ok
-}
-
 // setCommitted records offset, committed by member ("" when unknown), as
 // the last offset committed for partition p. A dense slot is written field
 // by field in place: this runs for every partition of every commit, and
@@ -259,15 +249,18 @@ func (g *group) inOrder(parts []commitPart) bool {
 
 // offsetCommit handles an OffsetCommit exchange (key 8): commits during a
 // rebalance, failed commits, and suspect commits. lm is the member's
-// registry entry (see Engine.lookup).
-func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
+// registry entry (see Engine.lookup). It reports whether all it changed
+// that a sweep depends on was a known member's last accepted request (see
+// Engine.quiet): commits do not change membership.
+func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 	cv := g.newCommit(ev, lm)
 	c := &cv
 	if len(c.parts) == 0 {
-		return
+		return true
 	}
+	onlyAlive = true
 	if c.responded && !c.failed && c.member != "" {
-		lm = g.aliveMember(lm, c.member, ev)
+		lm, onlyAlive = g.aliveMember(lm, c.member, ev)
 	}
 	var gen *generation
 	if g.consumer != nil {
@@ -286,13 +279,14 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) {
 	}
 	g.checkSuspects(c, lm, gen)
 	if !c.responded {
-		return
+		return onlyAlive
 	}
 	for _, p := range c.parts {
 		if p.code == 0 {
 			g.commitTopics[p.topic].setCommitted(p.partition, p.offset, c.member)
 		}
 	}
+	return onlyAlive
 }
 
 // revocationGen is the rebalance c was made during, if any: between the
@@ -490,11 +484,41 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 			owned = g.memberOwned(ownerGen, c.member, lm)
 		}
 	}
-	if !g.anySuspect(c, owned) {
-		return // the common case, without sorting the partitions
+	for _, cp := range c.parts {
+		if cp.code != 0 {
+			continue
+		}
+		t, p := g.commitTopics[cp.topic].name, cp.partition
+		s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
+		if owned.known && !owned.has(cp.topic, p) {
+			s.reasons = append(s.reasons, SuspectNotOwned)
+			s.owner = g.ownerOf(ownerGen, t, p)
+		}
+		if prev, ok := g.commitTopics[cp.topic].lastCommitted(p); ok {
+			s.committed, s.committedKnown, s.committedBy = prev.offset, true, prev.member
+			if s.offset < prev.offset {
+				s.reasons = append(s.reasons, SuspectBackwards)
+				if s.owner == "" {
+					s.owner = g.ownerOf(ownerGen, t, p)
+				}
+			}
+		}
+		if len(s.reasons) == 0 {
+			continue
+		}
+		if target := g.suspectTarget(c, during); target != nil {
+			target.suspects = append(target.suspects, s)
+		}
+		g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
+			"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
+			"owner": s.owner, "reasons": s.reasons})
 	}
-	// A suspect belongs to the generation the commit named, whose
-	// ownership it contradicts; else to the rebalance it was made in.
+}
+
+// suspectTarget is the generation a suspect of c belongs to: the one c
+// named, whose ownership it contradicts; else the rebalance it was made
+// during; else the latest.
+func (g *group) suspectTarget(c *commit, during *generation) *generation {
 	target := g.numbered(c.generation)
 	if target == nil || g.consumer != nil {
 		target = during
@@ -502,54 +526,7 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 	if target == nil {
 		target = g.latest()
 	}
-	for _, cp := range c.parts {
-		t, p := g.commitTopics[cp.topic].name, cp.partition
-		{
-			if cp.code != 0 {
-				continue
-			}
-			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
-			if owned.known && !owned.has(cp.topic, p) {
-				s.reasons = append(s.reasons, SuspectNotOwned)
-				s.owner = g.ownerOf(ownerGen, t, p)
-			}
-			if prev, ok := g.commitTopics[cp.topic].lastCommitted(p); ok {
-				s.committed, s.committedKnown, s.committedBy = prev.offset, true, prev.member
-				if s.offset < prev.offset {
-					s.reasons = append(s.reasons, SuspectBackwards)
-					if s.owner == "" {
-						s.owner = g.ownerOf(ownerGen, t, p)
-					}
-				}
-			}
-			if len(s.reasons) == 0 {
-				continue
-			}
-			if target != nil {
-				target.suspects = append(target.suspects, s)
-			}
-			g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
-				"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
-				"owner": s.owner, "reasons": s.reasons})
-		}
-	}
-}
-
-// anySuspect reports whether checkSuspects would flag any partition of c,
-// a commit with its result, given what the member owned.
-func (g *group) anySuspect(c *commit, owned ownedSet) bool {
-	for _, cp := range c.parts {
-		if cp.code != 0 {
-			continue
-		}
-		if owned.known && !owned.has(cp.topic, cp.partition) {
-			return true
-		}
-		if prev, ok := g.commitTopics[cp.topic].lastOffset(cp.partition); ok && cp.offset < prev {
-			return true
-		}
-	}
-	return false
+	return target
 }
 
 // ownerOf is the partition's owner in gen, else in the latest generation.

@@ -40,6 +40,12 @@ type Config struct {
 	OnEntry func(Entry)
 }
 
+// Defaults of Config's storm detection.
+const (
+	DefaultStormRebalances = 3
+	DefaultStormWindow     = 5 * time.Minute
+)
+
 // StreamingGenerations is how many generations per group a Streaming
 // engine keeps: the latest, the one it is compared with, and a few more for
 // stragglers that still name an older generation.
@@ -47,10 +53,10 @@ const StreamingGenerations = 4
 
 func (c Config) withDefaults() Config {
 	if c.StormRebalances <= 0 {
-		c.StormRebalances = 3
+		c.StormRebalances = DefaultStormRebalances
 	}
 	if c.StormWindow <= 0 {
-		c.StormWindow = 5 * time.Minute
+		c.StormWindow = DefaultStormWindow
 	}
 	if c.MaxFollowUps <= 0 {
 		c.MaxFollowUps = 3

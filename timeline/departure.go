@@ -132,9 +132,8 @@ func (g *group) classifyDeparture(gen *generation, pm *member) departure {
 			return d
 		}
 	}
-	lm := g.live[pm.id]
-	if lm != nil && lm.sessionTimeout > 0 && !lm.lastAlive.IsZero() {
-		if exp := lm.lastAlive.Add(lm.sessionTimeout); !exp.After(gen.joinEnd) {
+	if lm := g.live[pm.id]; lm != nil {
+		if exp, ok := lm.sessionEnd(); ok && !exp.After(gen.joinEnd) {
 			d.how, d.at, d.reason = DepartSessionTimeout, exp, expiryReason(lm)
 			return d
 		}

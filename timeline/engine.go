@@ -19,13 +19,12 @@ type Engine struct {
 	groups []*group // in order of first appearance
 	// quiet is each group's quietUntil, by index in groups: until then a
 	// sweep of the group finds nothing to do, as computed by its last
-	// sweep (nextChange); zero when an event of the group may have changed
-	// that. The once-a-second sweep reads this dense array instead of
+	// sweep (nextChange); zero after an event of the group changed more
+	// than a known member's last accepted request, which only delays that
+	// (the heartbeat and commit handlers report when that was all). The once-a-second sweep reads this dense array instead of
 	// visiting every group, which would miss the caches for each.
 	quiet  []time.Time
 	byID   map[string]*group
-	memo   []connMemo // by connection id modulo memoSlots; nil until needed
-	warmed bool       // written by warm so that its loads are kept
 	topics topicNames
 	// unobserved counts the exchanges too large to observe.
 	unobserved unobserved
@@ -33,7 +32,6 @@ type Engine struct {
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
-	entries   int
 	// horizon is the latest time up to which history was dropped (see
 	// Horizon).
 	horizon time.Time
@@ -56,9 +54,6 @@ func New(cfg Config) *Engine {
 // pipeline's events. Neither the slice nor the events' addresses are
 // kept: the caller may decode the next exchange into the same slice.
 func (e *Engine) AddEvents(events []decode.Event) {
-	if len(events) > 1 {
-		e.warm(events)
-	}
 	for i := range events {
 		e.add(&events[i])
 	}
@@ -84,14 +79,9 @@ func (e *Engine) add(ev *decode.Event) {
 	if ev.Group == "" {
 		return
 	}
-	// The registry entry of the member a heartbeat or a commit names is
-	// looked up once, here, for quietEvent and the handlers.
 	g, lm := e.lookup(ev)
 	if again, to := g.recreated(ev); again {
 		g, lm = e.reincarnate(g, ev, to), nil
-	}
-	if !g.quietEvent(ev, lm) {
-		e.quiet[g.index] = time.Time{} // the event may change what a sweep finds
 	}
 	if g.firstSeen.IsZero() || ev.At.Before(g.firstSeen) {
 		g.firstSeen = ev.At
@@ -104,6 +94,7 @@ func (e *Engine) add(ev *decode.Event) {
 	if ev.RespondedAt.After(g.lastSeen) {
 		g.lastSeen = ev.RespondedAt
 	}
+	onlyAlive := false // the handler changed nothing a sweep depends on but a member's last accepted request
 	switch {
 	case ev.FindCoordinator != nil:
 		g.findCoordinator(ev)
@@ -112,15 +103,18 @@ func (e *Engine) add(ev *decode.Event) {
 	case ev.SyncGroup != nil:
 		g.syncGroup(ev)
 	case ev.Heartbeat != nil:
-		g.heartbeat(ev, lm)
+		onlyAlive = g.heartbeat(ev, lm)
 	case ev.LeaveGroup != nil:
 		g.leaveGroup(ev)
 	case ev.OffsetCommit != nil:
-		g.offsetCommit(ev, lm)
+		onlyAlive = g.offsetCommit(ev, lm)
 	case ev.OffsetFetch != nil:
 		g.offsetFetch(ev)
 	case ev.ConsumerGroupHeartbeat != nil:
 		g.consumerHeartbeat(ev)
+	}
+	if !onlyAlive {
+		e.quiet[g.index] = time.Time{} // the event may have changed what a sweep finds
 	}
 	e.maybeSweep()
 }
@@ -129,6 +123,19 @@ func (e *Engine) advance(t time.Time) {
 	if t.After(e.now) {
 		e.now = t
 	}
+}
+
+// lookup returns the group ev names and, for a heartbeat or a commit, the
+// registry entry of the member it names (nil when unknown).
+func (e *Engine) lookup(ev *decode.Event) (*group, *liveMember) {
+	g := e.group(ev.Group)
+	switch {
+	case ev.Heartbeat != nil:
+		return g, g.live[ev.Heartbeat.MemberID]
+	case ev.OffsetCommit != nil:
+		return g, g.live[ev.OffsetCommit.MemberID]
+	}
+	return g, nil
 }
 
 func (e *Engine) group(id string) *group {
@@ -176,7 +183,6 @@ func (e *Engine) Close(at time.Time) {
 }
 
 func (e *Engine) emit(en Entry) {
-	e.entries++
 	if e.cfg.OnEntry == nil {
 		return
 	}

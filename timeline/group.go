@@ -57,7 +57,6 @@ type liveMember struct {
 	lastAlive        time.Time // last request the coordinator accepted from it
 	expired          bool      // inferred: session timed out
 	gone             bool      // left, expired, fenced or removed
-	forgotten        bool      // deleted from group.live (prune)
 
 	// owned caches what the member owned in the generation whose serial
 	// is ownedSerial, as of that generation's assignVer ownedVer (see
@@ -140,8 +139,11 @@ func (g *group) alive(id string, ev *decode.Event) {
 }
 
 // aliveMember is alive with g.live[id], nil when absent, already looked up
-// (id is not ""). It returns the entry, created when lm was nil.
-func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) *liveMember {
+// (id is not ""). It returns the entry, created when lm was nil, and
+// whether all it changed was the entry's last accepted request (not when it
+// created the entry or withdrew an inferred expiry).
+func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) (_ *liveMember, onlyAlive bool) {
+	onlyAlive = lm != nil
 	lm = g.refresh(lm, id, ev)
 	if ev.At.After(lm.lastAlive) { // later, in place: per heartbeat and commit
 		lm.lastAlive = ev.At
@@ -149,8 +151,9 @@ func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) *liveMe
 	if lm.expired {
 		lm.expired, lm.gone = false, false
 		g.withdrawExpiry(id, ev.At)
+		onlyAlive = false
 	}
-	return lm
+	return lm, onlyAlive
 }
 
 func (g *group) addCause(c cause) {

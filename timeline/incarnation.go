@@ -80,6 +80,5 @@ func (e *Engine) reincarnate(old *group, ev *decode.Event, to int32) *group {
 	old.ended = true
 	e.quiet = append(e.quiet, time.Time{})
 	e.quiet[old.index] = e.now.AddDate(100, 0, 0) // ended: nothing for a sweep to do
-	e.memo = nil                                  // its slots point at the old group's members
 	return g
 }

@@ -119,9 +119,6 @@ func (e *Engine) dropped(t time.Time) {
 // forget drops a group and everything it holds.
 func (e *Engine) forget(g *group) {
 	delete(e.byID, g.id)
-	for _, lm := range g.live {
-		lm.forgotten = true // the connection memo must not resolve it any more
-	}
 	e.dropped(g.lastSeen)
 }
 

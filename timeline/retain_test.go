@@ -91,8 +91,7 @@ func TestRetain(t *testing.T) {
 }
 
 // TestRetainForgottenGroupStartsAgain: a group forgotten by Retain that
-// comes back is a new group, and the connection memo does not resolve its
-// old members.
+// comes back is a new group.
 func TestRetainForgottenGroupStartsAgain(t *testing.T) {
 	e := New(Config{})
 	for _, ev := range twoMembers("g").events() {

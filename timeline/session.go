@@ -3,8 +3,6 @@ package timeline
 import (
 	"fmt"
 	"time"
-
-	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // sweepGrace is how long past a member's session deadline the engine waits
@@ -46,48 +44,11 @@ func (g *group) nextChange() time.Time {
 		return next
 	}
 	for id := range latest.members {
-		lm := g.live[id]
-		if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
-			continue
+		if end, ok := sessionEnd(latest, id, g.live[id]); ok {
+			next = earliest(next, end.Add(sweepGrace))
 		}
-		next = earliest(next, lm.lastAlive.Add(lm.sessionTimeout).Add(sweepGrace))
 	}
 	return next
-}
-
-// quietEvent reports whether ev, about to be handled, changes nothing a
-// sweep depends on but move a known member's last accepted request later,
-// which only delays what nextChange found: an accepted heartbeat of a
-// known, unexpired member for a generation already formed, or a commit by
-// such a member (or one that failed, or by no member, which mark no one
-// alive). Every other event resets the group's quietUntil (Engine.quiet).
-//
-// lm is the registry entry of the member ev names (see Engine.lookup).
-func (g *group) quietEvent(ev *decode.Event, lm *liveMember) bool {
-	known := lm != nil && !lm.expired
-	switch {
-	case ev.Heartbeat != nil:
-		hb := ev.Heartbeat
-		if !ev.Responded() || hb.ErrorCode != 0 || hb.MemberID == "" || !known {
-			return false
-		}
-		gen := g.numbered(hb.Generation)
-		return gen != nil && !gen.midway
-	case ev.OffsetCommit != nil:
-		oc := ev.OffsetCommit
-		if !ev.Responded() || oc.MemberID == "" {
-			return true
-		}
-		for _, t := range oc.Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return true // failed: alive is not called
-				}
-			}
-		}
-		return known
-	}
-	return false
 }
 
 // sweepNow prunes the member registry and infers session timeouts as of
@@ -106,7 +67,7 @@ func (g *group) sweepNow(now time.Time) {
 		if !g.expired(latest, id, lm, now) {
 			continue
 		}
-		exp := lm.lastAlive.Add(lm.sessionTimeout)
+		exp, _ := sessionEnd(latest, id, lm)
 		lm.expired, lm.gone = true, true
 		reason := expiryReason(lm)
 		g.addCause(cause{trigger: trigger{kind: TriggerSessionTimeout, member: id, reason: reason, at: exp},
@@ -117,13 +78,32 @@ func (g *group) sweepNow(now time.Time) {
 	}
 }
 
+// sessionEnd is when the coordinator removes member id of latest, lm in
+// the registry, unless it hears from it first: its last accepted request
+// plus its session timeout. ok is false when the session is not watched:
+// the member is not active in latest, unknown, already gone, or its
+// timeout or last request is not known.
+func sessionEnd(latest *generation, id string, lm *liveMember) (end time.Time, ok bool) {
+	if !latest.active(id) || lm == nil || lm.gone {
+		return time.Time{}, false
+	}
+	return lm.sessionEnd()
+}
+
+// sessionEnd is the member's last accepted request plus its session
+// timeout, if both are known.
+func (lm *liveMember) sessionEnd() (time.Time, bool) {
+	if lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+		return time.Time{}, false
+	}
+	return lm.lastAlive.Add(lm.sessionTimeout), true
+}
+
 // expired reports whether member id of latest, lm in the registry, has
 // had no accepted request for its session timeout and the grace after it.
 func (g *group) expired(latest *generation, id string, lm *liveMember, now time.Time) bool {
-	if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
-		return false
-	}
-	return now.Sub(lm.lastAlive.Add(lm.sessionTimeout)) >= sweepGrace
+	end, ok := sessionEnd(latest, id, lm)
+	return ok && now.Sub(end) >= sweepGrace
 }
 
 // anyExpired reports whether a member of latest has expired, in no
@@ -212,7 +192,6 @@ func (g *group) prune(now time.Time) {
 	latest := g.latest()
 	for id, lm := range g.live {
 		if now.Sub(lm.lastAlive) > forgetAfter && (latest == nil || !latest.active(id)) {
-			lm.forgotten = true // for connMemo
 			delete(g.live, id)
 		}
 	}

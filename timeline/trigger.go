@@ -28,10 +28,7 @@ func (g *group) provisional(next *generation, at time.Time) (trigger, bool) {
 	if latest := next.prev; latest != nil {
 		for _, id := range latest.memberIDs() {
 			lm := g.live[id]
-			if !latest.active(id) || lm == nil || lm.gone || lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
-				continue
-			}
-			if exp := lm.lastAlive.Add(lm.sessionTimeout); !exp.After(at) {
+			if exp, ok := sessionEnd(latest, id, lm); ok && !exp.After(at) {
 				t := trigger{kind: TriggerSessionTimeout, member: id, reason: expiryReason(lm), at: exp}
 				if best == nil || better(t, *best) {
 					best = &t

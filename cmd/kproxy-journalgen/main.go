@@ -31,8 +31,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 

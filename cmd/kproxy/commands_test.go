@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/demo"
+	"github.com/kproxy-dev/kproxy/internal/synth"
 )
 
 // The tests here run `kproxy journal inspect`, `kproxy replay` and `kproxy

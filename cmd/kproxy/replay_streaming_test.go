@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/cmd/kproxy-journalgen/synth"
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"

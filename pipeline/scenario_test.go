@@ -1,4 +1,4 @@
-package timeline_test
+package pipeline_test
 
 import (
 	"bytes"

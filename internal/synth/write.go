@@ -11,8 +11,14 @@ import (
 type WriteOptions struct {
 	// Dir is the journal directory (created if missing).
 	Dir string
-	// Bytes: Write stops once at least this many bytes are written.
+	// Bytes: Write stops once at least this many bytes are written. The
+	// writer reports its size as it goes, so the exact number of exchanges
+	// written for a given Bytes varies from run to run.
 	Bytes int64
+	// Exchanges, when set, makes Write stop after exactly this many
+	// exchanges instead (Bytes is then ignored): the same options always
+	// write the same journal.
+	Exchanges uint64
 	// SegmentBytes is the segment size; default the journal's.
 	SegmentBytes int64
 }
@@ -27,7 +33,7 @@ type Written struct {
 }
 
 // Write writes t's exchanges to a new journal in w.Dir until it holds
-// w.Bytes bytes. It never drops an exchange: it waits whenever the
+// w.Bytes bytes, or w.Exchanges exchanges when that is set. It never drops an exchange: it waits whenever the
 // writer's queue is half full.
 func Write(t *Traffic, w WriteOptions) (Written, error) {
 	jw, err := journal.Open(w.Dir, journal.Options{
@@ -41,10 +47,10 @@ func Write(t *Traffic, w WriteOptions) (Written, error) {
 		return Written{}, err
 	}
 	var n uint64
-	for {
+	for w.Exchanges == 0 || n < w.Exchanges {
 		if n%256 == 0 {
 			st := jw.Stats()
-			if st.Err != nil || st.Bytes >= uint64(w.Bytes) {
+			if st.Err != nil || (w.Exchanges == 0 && st.Bytes >= uint64(w.Bytes)) {
 				break
 			}
 			for st.Queued > journal.DefaultQueueLen/2 {
