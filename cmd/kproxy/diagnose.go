@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
@@ -18,20 +16,12 @@ import (
 
 // diagnoseOptions are the flags of `kproxy diagnose`.
 type diagnoseOptions struct {
-	format       string // text or json
-	group        string // "" for all
-	since, until time.Time
-	// stormRebalances and stormWindow are serve's storm settings: the
-	// same values give the same rebalance_loop findings as live.
-	stormRebalances int
-	stormWindow     time.Duration
+	format string // text or json
+	journalWindow
 }
 
 func newDiagnoseCmd() *cobra.Command {
-	var (
-		o            diagnoseOptions
-		since, until string
-	)
+	var o diagnoseOptions
 	cmd := &cobra.Command{
 		Use:   "diagnose PATH... [--group G] [--since T] [--until T] [--format text|json]",
 		Short: "Name the causes of the rebalances in journals, with evidence and the settings that change them",
@@ -52,27 +42,15 @@ The same journal gives the same bytes.`,
 			if o.format != "text" && o.format != "json" {
 				return fmt.Errorf("diagnose: --format %q: want text or json", o.format)
 			}
-			var err error
-			if o.since, err = parseReplayTime("--since", since); err != nil {
+			if err := o.parse("diagnose"); err != nil {
 				return err
-			}
-			if o.until, err = parseReplayTime("--until", until); err != nil {
-				return err
-			}
-			if !o.since.IsZero() && !o.until.IsZero() && o.until.Before(o.since) {
-				return fmt.Errorf("diagnose: --until %s is before --since %s", until, since)
 			}
 			return runDiagnose(cmd.Context(), args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
-	f.StringVar(&o.group, "group", "", "only this consumer group")
-	f.StringVar(&since, "since", "", "only exchanges completed at or after this time")
-	f.StringVar(&until, "until", "", "only exchanges completed at or before this time")
-	f.IntVar(&o.stormRebalances, "storm-rebalances", config.DefaultStormRebalances,
-		"a group rebalancing this many times within --storm-window is in a storm (as kproxy serve's flag)")
-	f.DurationVar(&o.stormWindow, "storm-window", config.DefaultStormWindow, "sliding window of storm detection (as kproxy serve's flag)")
+	o.addFlags(f)
 	return cmd
 }
 

@@ -22,6 +22,8 @@ func TestDiagnoseCommand(t *testing.T) {
 		{"window", []string{"diagnose", journal, "--since", "2026-11-29T15:08:00Z", "--until", "2026-11-29T15:08:05Z"}, "no findings\n", false},
 		{"bad format", []string{"diagnose", journal, "--format", "html"}, `--format "html": want text or json`, true},
 		{"until before since", []string{"diagnose", journal, "--since", "2026-11-29T15:08:05Z", "--until", "2026-11-29T15:08:00Z"}, "is before --since", true},
+		{"storm rebalances below 2", []string{"diagnose", journal, "--storm-rebalances", "1"}, "diagnose: --storm-rebalances 1: want at least 2", true},
+		{"storm window not positive", []string{"diagnose", journal, "--storm-window", "0s"}, "diagnose: --storm-window 0s: want a positive duration", true},
 		{"bad time", []string{"diagnose", journal, "--since", "yesterday"}, "want an RFC 3339 time", true},
 		{"missing journal", []string{"diagnose", "/nonexistent/journal"}, "diagnose:", true},
 	}

@@ -173,7 +173,7 @@ func project(fs []diagnose.Finding) []projected {
 func diagnoseDir(t *testing.T, dir string) []diagnose.Finding {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if err := runDiagnose(context.Background(), []string{dir}, diagnoseOptions{format: "json", stormRebalances: 3, stormWindow: 5 * time.Minute}, &out, &errOut); err != nil {
+	if err := runDiagnose(context.Background(), []string{dir}, diagnoseOptions{format: "json", journalWindow: journalWindow{stormRebalances: 3, stormWindow: 5 * time.Minute}}, &out, &errOut); err != nil {
 		t.Fatalf("diagnose: %v\n%s", err, errOut.String())
 	}
 	var doc diagnose.Document
@@ -253,7 +253,7 @@ func TestDiagnoseOnKfake(t *testing.T) {
 			if got := kindsOf(fs); !slices.Equal(got, sc.want) {
 				var b bytes.Buffer
 				_ = diagnose.WriteText(&b, fs)
-				_ = replay(context.Background(), []string{jp.dir}, replayOptions{format: "text", stormRebalances: 3, stormWindow: 5 * time.Minute}, &b, &b)
+				_ = replay(context.Background(), []string{jp.dir}, replayOptions{format: "text", journalWindow: journalWindow{stormRebalances: 3, stormWindow: 5 * time.Minute}}, &b, &b)
 				t.Fatalf("got kinds %v; want %v\n%s", got, sc.want, b.String())
 			}
 			diagGolden(t, sc.name, fs)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
@@ -21,21 +20,13 @@ import (
 
 // replayOptions are the flags of `kproxy replay`.
 type replayOptions struct {
-	format       string // text, json, jsonl or html
-	output       string // --output: a file instead of stdout
-	group        string // "" for all
-	since, until time.Time
-	// stormRebalances and stormWindow are serve's --storm-rebalances and
-	// --storm-window: the same values give the same storms as live.
-	stormRebalances int
-	stormWindow     time.Duration
+	format string // text, json, jsonl or html
+	output string // --output: a file instead of stdout
+	journalWindow
 }
 
 func newReplayCmd() *cobra.Command {
-	var (
-		o            replayOptions
-		since, until string
-	)
+	var o replayOptions
 	cmd := &cobra.Command{
 		Use:   "replay PATH... [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
 		Short: "Tell the story of the rebalances again from journals",
@@ -66,21 +57,8 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 			default:
 				return fmt.Errorf("replay: --format %q: want text, json, jsonl or html", o.format)
 			}
-			var err error
-			if o.since, err = parseReplayTime("--since", since); err != nil {
+			if err := o.parse("replay"); err != nil {
 				return err
-			}
-			if o.until, err = parseReplayTime("--until", until); err != nil {
-				return err
-			}
-			if o.stormRebalances < 2 {
-				return fmt.Errorf("replay: --storm-rebalances %d: want at least 2", o.stormRebalances)
-			}
-			if o.stormWindow <= 0 {
-				return fmt.Errorf("replay: --storm-window %s: want a positive duration", o.stormWindow)
-			}
-			if !o.since.IsZero() && !o.until.IsZero() && o.until.Before(o.since) {
-				return fmt.Errorf("replay: --until %s is before --since %s", until, since)
 			}
 			if !wholeReport(o.format) && os.Getenv("GOGC") == "" {
 				defer debug.SetGCPercent(debug.SetGCPercent(streamingGCPercent))
@@ -99,12 +77,7 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "text", "output format: text, json, jsonl or html")
 	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of stdout")
-	f.StringVar(&o.group, "group", "", "only this consumer group")
-	f.StringVar(&since, "since", "", "only exchanges completed at or after this time")
-	f.StringVar(&until, "until", "", "only exchanges completed at or before this time")
-	f.IntVar(&o.stormRebalances, "storm-rebalances", config.DefaultStormRebalances,
-		"a group rebalancing this many times within --storm-window is in a storm (as kproxy serve's flag)")
-	f.DurationVar(&o.stormWindow, "storm-window", config.DefaultStormWindow, "sliding window of storm detection (as kproxy serve's flag)")
+	o.addFlags(f)
 	return cmd
 }
 

@@ -76,7 +76,7 @@ func TestServeDiagnosis(t *testing.T) {
 	}
 	var replayed, errOut bytes.Buffer
 	if err := runDiagnose(context.Background(), []string{cfg.Journal}, diagnoseOptions{format: "json",
-		stormRebalances: cfg.StormRebalances, stormWindow: cfg.StormWindow}, &replayed, &errOut); err != nil {
+		journalWindow: journalWindow{stormRebalances: cfg.StormRebalances, stormWindow: cfg.StormWindow}}, &replayed, &errOut); err != nil {
 		t.Fatalf("diagnose: %v\n%s", err, errOut.String())
 	}
 	if !bytes.Equal(live.Bytes(), replayed.Bytes()) {
