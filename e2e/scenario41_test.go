@@ -19,6 +19,11 @@ type finding struct {
 	Group    string         `json:"group"`
 	Evidence map[string]any `json:"evidence"`
 	Links    []string       `json:"links"`
+	Members  []struct {
+		MemberID string `json:"memberId"`
+		ClientID string `json:"clientId"`
+	} `json:"members"`
+	Partitions map[string][]int32 `json:"partitions"`
 }
 
 // diagnose runs `kproxy diagnose JOURNAL --group G --format json`.

@@ -4,6 +4,12 @@ Manual commits: it keeps the offsets it has processed and commits those of the
 revoked partitions from on_partitions_revoked of its ConsumerRebalanceListener
 (and on close). Each non-empty poll is followed by
 --work-ms of "processing". SIGTERM closes it cleanly.
+
+--seed-bug behaves as the seed's consumers do: its offsets dict is never
+pruned, so on_partitions_revoked commits (commit_async) every partition it
+ever processed, including ones it no longer owns; each non-empty poll is
+followed by commit_async() of the consumed positions, and close by a
+synchronous commit of the owned partitions.
 """
 
 import argparse
@@ -18,22 +24,41 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor
 from events import by_topic, emit, security_kafka_python
 
 
+def shown_offsets(offsets):
+    shown = {}
+    for tp, om in offsets.items():
+        shown.setdefault(tp.topic, {})[str(tp.partition)] = om.offset
+    return shown
+
+
 class CommitOnRevoke(ConsumerRebalanceListener):
     """Commits the processed offsets of partitions as they are revoked."""
 
-    def __init__(self, consumer, processed):
+    def __init__(self, consumer, processed, seed_bug=False):
         self.consumer = consumer
         self.processed = processed
+        self.seed_bug = seed_bug
 
     def on_partitions_revoked(self, revoked):
         emit("revoked", partitions=by_topic(revoked))
+        if self.seed_bug:
+            # The seed: consumer.commit_async(offsets=consumer_offsets), the
+            # whole dict, never pruned.
+            offsets = {tp: OffsetAndMetadata(o, "", -1) for tp, o in self.processed.items()}
+            if not offsets:
+                return
+            shown = shown_offsets(offsets)
+
+            def done(_offsets, result):
+                err = "" if not isinstance(result, Exception) else "%s: %s" % (type(result).__name__, result)
+                emit("commit", offsets=shown, error=err)
+            self.consumer.commit_async(offsets, callback=done)
+            return
         offsets = {tp: OffsetAndMetadata(self.processed.pop(tp), "", -1)
                    for tp in list(revoked) if tp in self.processed}
         if not offsets:
             return
-        shown = {}
-        for tp, om in offsets.items():
-            shown.setdefault(tp.topic, {})[str(tp.partition)] = om.offset
+        shown = shown_offsets(offsets)
         try:
             self.consumer.commit(offsets)
             emit("commit", offsets=shown, error="")
@@ -54,6 +79,8 @@ def main():
     p.add_argument("--work-ms", type=int, default=0)
     p.add_argument("--max-poll-records", type=int, default=10)
     p.add_argument("--session-ms", type=int, default=10000)
+    p.add_argument("--seed-bug", action="store_true",
+                   help="commit as the seed does: the offsets dict is never pruned")
     a = p.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -74,7 +101,7 @@ def main():
         **security_kafka_python(),
     )
     processed = {}
-    listener = CommitOnRevoke(consumer, processed)
+    listener = CommitOnRevoke(consumer, processed, a.seed_bug)
     consumer.subscribe([a.topic], listener=listener)
     emit("started", client_id=a.client_id)
     total = 0
@@ -90,7 +117,22 @@ def main():
             continue
         total += n
         emit("polled", count=n, total=total, distinct=len(seen), partitions=by_topic(batches.keys()))
+        if a.seed_bug:
+            consumer.commit_async()
         time.sleep(a.work_ms / 1000.0)
+    if a.seed_bug:
+        # The seed's finally: a synchronous commit of the consumed positions.
+        owned = consumer.assignment()
+        offsets = {tp: OffsetAndMetadata(o, "", -1) for tp, o in processed.items() if tp in owned}
+        if offsets:
+            try:
+                consumer.commit(offsets)
+                emit("commit", offsets=shown_offsets(offsets), error="")
+            except Exception as e:
+                emit("commit", offsets=shown_offsets(offsets), error="%s: %s" % (type(e).__name__, e))
+        consumer.close()
+        emit("closed", total=total)
+        return
     # kafka-python 2.x does not call the listener on close, as Java does.
     listener.on_partitions_revoked(consumer.assignment())
     consumer.close()
