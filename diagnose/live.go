@@ -208,6 +208,24 @@ func (l *Live) Findings() []Finding {
 	return l.d.Findings(r)
 }
 
+// GroupFindings is the findings of group as of the timeline's last
+// snapshot; [] none. It decodes that group's report alone (not every
+// group's, as Findings does), so that a page polling one group stays
+// cheap.
+func (l *Live) GroupFindings(group string) []Finding {
+	r, _ := l.tl.Snapshot().Report(timeline.Query{Groups: []string{group}})
+	l.mu.Lock()
+	fs := l.d.Findings(r)
+	l.mu.Unlock()
+	out := []Finding{}
+	for _, f := range fs {
+		if f.Group == group {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Close settles the timeline as of at (see timeline.Live.Close) and tells
 // what that reveals.
 func (l *Live) Close(at time.Time) {

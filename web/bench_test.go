@@ -89,7 +89,7 @@ func BenchmarkWriteHTML(b *testing.B) {
 	var size int
 	for b.Loop() {
 		var buf bytes.Buffer
-		if err := WriteHTML(&buf, r, nil); err != nil {
+		if err := WriteHTML(&buf, r, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 		size = buf.Len()

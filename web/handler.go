@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -28,7 +29,15 @@ type groupExtra struct {
 	// (timeline.Snapshot.Horizon): retention dropped what came before.
 	// Absent when nothing was dropped.
 	HistoryFrom string `json:"historyFrom,omitempty"`
+	// Findings are the group's diagnosis findings (diagnose.Finding);
+	// [] none. Absent (nil) when the page has no diagnosis.
+	Findings *[]diagnose.Finding `json:"findings,omitempty"`
 }
+
+// Findings gives one group's findings (a diagnose.Live's GroupFindings);
+// it is called once per request for a group's view and must be safe to
+// call from several goroutines.
+type Findings func(group string) []diagnose.Finding
 
 // Source gives the snapshot the page shows (a timeline.Live's Snapshot);
 // it is called once per request and must be safe to call from several
@@ -43,7 +52,8 @@ type Source func() *timeline.Snapshot
 //	GET /api/groups         []GroupSummary
 //	GET /api/groups/{group} the group's timeline.GroupReport, plus
 //	                        "requestErrors": []RequestError and
-//	                        "historyFrom" (404 unknown)
+//	                        "historyFrom" and, with a diagnosis
+//	                        (WithFindings), "findings" (404 unknown)
 //	GET /assets/...         the page's script and style
 //
 // The page polls the JSON every two seconds, so a new generation appears
@@ -52,9 +62,10 @@ type Source func() *timeline.Snapshot
 // retention has dropped history, both carry the Kproxy-History-From
 // header, as the admin API does.
 type Handler struct {
-	src  Source
-	errs *RequestErrors
-	mux  *http.ServeMux
+	src      Source
+	errs     *RequestErrors
+	findings Findings // nil: no diagnosis
+	mux      *http.ServeMux
 }
 
 // NewHandler is a Handler showing what src reports, and the request
@@ -62,6 +73,13 @@ type Handler struct {
 func NewHandler(src Source, errs *RequestErrors) *Handler {
 	h := &Handler{src: src, errs: errs, mux: http.NewServeMux()}
 	h.Register(h.mux)
+	return h
+}
+
+// WithFindings makes h's group views carry the findings f gives; it
+// returns h.
+func (h *Handler) WithFindings(f Findings) *Handler {
+	h.findings = f
 	return h
 }
 
@@ -99,7 +117,7 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setHistoryFrom(w, snap)
-	extra, err := json.Marshal(groupExtra{RequestErrors: h.requestErrors(id), HistoryFrom: historyFrom(snap)})
+	extra, err := json.Marshal(groupExtra{RequestErrors: h.requestErrors(id), HistoryFrom: historyFrom(snap), Findings: h.groupFindings(id)})
 	if err != nil {
 		http.Error(w, "web: encode: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -136,7 +154,20 @@ func setHistoryFrom(w http.ResponseWriter, snap *timeline.Snapshot) {
 
 // view is g with its request errors.
 func (h *Handler) view(g *timeline.GroupReport) groupView {
-	return groupView{GroupReport: g, groupExtra: groupExtra{RequestErrors: h.requestErrors(g.Group)}}
+	return groupView{GroupReport: g, groupExtra: groupExtra{RequestErrors: h.requestErrors(g.Group), Findings: h.groupFindings(g.Group)}}
+}
+
+// groupFindings are the findings of group; nil when h has no diagnosis,
+// [] when the group has none.
+func (h *Handler) groupFindings(group string) *[]diagnose.Finding {
+	if h.findings == nil {
+		return nil
+	}
+	fs := h.findings(group)
+	if fs == nil {
+		fs = []diagnose.Finding{}
+	}
+	return &fs
 }
 
 // requestErrors are the request errors of group; [] none.

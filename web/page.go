@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -50,9 +51,17 @@ func mustAsset(name string) []byte {
 // WriteHTML writes r as one self-contained HTML page: the group list and
 // every group's timeline with the request errors errs kept (nil: none),
 // with style, script and data inline, that opens from disk with no
-// network.
-func WriteHTML(w io.Writer, r *timeline.Report, errs *RequestErrors) error {
+// network. fs are the diagnosis' findings, shown on their groups' pages
+// (nil: no diagnosis, no findings panel).
+func WriteHTML(w io.Writer, r *timeline.Report, errs *RequestErrors, fs []diagnose.Finding) error {
 	h := &Handler{errs: errs}
+	if fs != nil {
+		byGroup := map[string][]diagnose.Finding{}
+		for _, f := range fs {
+			byGroup[f.Group] = append(byGroup[f.Group], f)
+		}
+		h.findings = func(group string) []diagnose.Finding { return byGroup[group] }
+	}
 	fd := fileData{Summaries: Summaries(r), Groups: make([]groupView, 0, len(r.Groups))}
 	for i := range r.Groups {
 		fd.Groups = append(fd.Groups, h.view(&r.Groups[i]))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/headless"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -64,7 +65,7 @@ func TestPageDrawsEveryMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(f, r, errs); err != nil {
+	if err := WriteHTML(f, r, errs, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -214,6 +215,72 @@ func TestPageSaysHistoryFrom(t *testing.T) {
 			if got := strings.Contains(meta, "history whole from 2026-03-15 14:00:00 UTC"); got != tc.want {
 				t.Errorf("the group's line %q says from when the history is whole: %v; want %v", meta, got, tc.want)
 			}
+		})
+	}
+}
+
+// TestPageShowsFindings gives test_group_1 of richReport a finding naming
+// consumer A, served (WithFindings) and in a file (WriteHTML): the
+// findings panel lists it with its evidence, and a marker of its severity
+// sits on A's lane alone, at the finding's time.
+func TestPageShowsFindings(t *testing.T) {
+	br := headless.Start(t, headless.Options{})
+	r, errs := richReport(t)
+	i := slices.IndexFunc(r.Groups, func(g timeline.GroupReport) bool { return g.Group == "test_group_1" })
+	g := &r.Groups[i]
+	gen := &g.Generations[1]
+	a := gen.Members[0]
+	f := diagnose.Finding{ID: "session_timeout/test_group_1/" + a.MemberID, Kind: "session_timeout", Group: g.Group, Severity: diagnose.Critical,
+		At: *gen.StableAt, Members: []diagnose.Member{{MemberID: a.MemberID, ClientID: a.ClientID}}, Partitions: map[string][]int32{},
+		Evidence:    map[string]any{"sessionTimeoutMs": 10000, "lastHeartbeat": *gen.StartedAt},
+		Explanation: "the member stopped heartbeating for longer than its session timeout", Suggestion: "raise session.timeout.ms"}
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs).WithFindings(func(group string) []diagnose.Finding {
+		if group == g.Group {
+			return []diagnose.Finding{f}
+		}
+		return nil
+	}))
+	defer srv.Close()
+	file := t.TempDir() + "/report.html"
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(out, r, errs, []diagnose.Finding{f}); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	for _, src := range []struct{ name, base, sep string }{{"served", srv.URL, "/"}, {"file", "file://" + file, "#/"}} {
+		t.Run(src.name, func(t *testing.T) {
+			br.Run(t, 20*time.Second, chromedp.Navigate(src.base+src.sep+"groups/test_group_1"))
+			br.WaitJS(t, "the findings panel", `document.querySelectorAll('#findings-table tr.finding').length > 0`, 10*time.Second)
+			if got := headless.Eval[string](t, br, `document.getElementById('findings-title').textContent`); got != "Findings (1)" {
+				t.Errorf("findings title %q", got)
+			}
+			row := headless.Eval[string](t, br, `document.querySelector('#findings-table tr.finding').textContent`)
+			for _, want := range []string{"critical", "session_timeout", "stopped heartbeating", "raise session.timeout.ms", "sessionTimeoutMs", "10000"} {
+				if !strings.Contains(row, want) {
+					t.Errorf("the finding's row %q lacks %q", row, want)
+				}
+			}
+			marks := headless.Eval[[]string](t, br, `Array.from(document.querySelectorAll('#chart path.finding-mark')).map(function (p) { return p.closest('g.lane').dataset.member + ' ' + p.dataset.kind + ' ' + p.dataset.severity + ' ' + p.getAttribute('class') })`)
+			if want := []string{a.MemberID + " session_timeout critical finding-mark critical"}; !slices.Equal(marks, want) {
+				t.Errorf("finding marks %q; want %q", marks, want)
+			}
+			// At the finding's time: the same x as the failed commit
+			// richReport puts on A's lane at that generation's stable time.
+			mx := headless.Eval[float64](t, br, `(function () { var b = document.querySelector('#chart path.finding-mark').getBBox(); return b.x + b.width / 2; })()`)
+			cx := headless.Eval[float64](t, br, `+document.querySelector('#chart circle.commit.failed').getAttribute('cx')`)
+			if d := mx - cx; d > 0.5 || d < -0.5 {
+				t.Errorf("the marker is at x=%v, the commit at the finding's time at x=%v", mx, cx)
+			}
+			if title := headless.Eval[string](t, br, `document.querySelector('#chart path.finding-mark title').textContent`); !strings.Contains(title, "session_timeout") || !strings.Contains(title, "stopped heartbeating") {
+				t.Errorf("marker's hover text %q", title)
+			}
+			br.Screenshot(t, "testdata/out/findings-"+src.name+".png")
+			// A group without findings says so.
+			br.Run(t, 20*time.Second, chromedp.Navigate(src.base+src.sep+"groups/"+k848(r)))
+			br.WaitJS(t, "the empty panel", `(document.getElementById('findings-title') || {}).textContent === 'Findings (0)'`, 10*time.Second)
 		})
 	}
 }

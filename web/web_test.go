@@ -78,7 +78,7 @@ func TestWriteHTML(t *testing.T) {
 	r := seedReport(t)
 	r.Groups[0].Group = "</script><script>alert(1)</script>"
 	var b strings.Builder
-	if err := WriteHTML(&b, r, nil); err != nil {
+	if err := WriteHTML(&b, r, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

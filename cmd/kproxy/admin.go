@@ -52,6 +52,9 @@ type adminSources struct {
 	requestErrors *web.RequestErrors
 	// diagnosis is the live findings; nil: /api/diagnosis is not served.
 	diagnosis func() []diagnose.Finding
+	// groupFindings is one group's live findings, for the web page's
+	// group view; nil: the page shows no findings.
+	groupFindings func(group string) []diagnose.Finding
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -117,7 +120,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	mux.HandleFunc("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
 		return timeline.WriteText(b, r, time.UTC)
 	}))
-	web.NewHandler(src.timeline, src.requestErrors).Register(mux) // the web page: /, /groups/{group}, /api/groups, /api/groups/{group}
+	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).Register(mux) // the web page: /, /groups/{group}, /api/groups, /api/groups/{group}
 	if src.diagnosis != nil {
 		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
 			serveRendered(w, log, "application/json", func(b io.Writer) error {

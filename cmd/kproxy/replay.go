@@ -145,12 +145,14 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		}
 	}
 	errs := pageErrors(o.format, &cfg)
+	diag := pageDiagnosis(o.format, &cfg)
 	eng := timeline.New(cfg)
 	pl := pipeline.New(pipeline.Config{
-		Events: []pipeline.EventConsumer{eng},
-		Batch:  replayBatch,
-		Since:  o.since,
-		Until:  o.until,
+		Events:  []pipeline.EventConsumer{eng},
+		Decoded: pageDecoded(diag),
+		Batch:   replayBatch,
+		Since:   o.since,
+		Until:   o.until,
 	})
 	bar := newProgress(errOut, r.Stats().Bytes)
 	err = pl.Run(ctx, &progressSource{Source: pipeline.Journal(r), r: r, bar: bar})
@@ -174,7 +176,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			}
 			rep.Groups = append([]timeline.GroupReport{}, keep...)
 		}
-		writeErr = writeWholeReport(w, o.format, rep, errs)
+		writeErr = writeWholeReport(w, o.format, rep, errs, pageFindings(diag, rep, o.until))
 	}
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err

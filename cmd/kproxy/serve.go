@@ -119,10 +119,11 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
-			proxy:     func() proxy.Stats { return s.proxy.Stats() },
-			pipeline:  s.pipeline.Stats,
-			timeline:  obs.timeline.Snapshot,
-			diagnosis: obs.diagnosis.Findings,
+			proxy:         func() proxy.Stats { return s.proxy.Stats() },
+			pipeline:      s.pipeline.Stats,
+			timeline:      obs.timeline.Snapshot,
+			diagnosis:     obs.diagnosis.Findings,
+			groupFindings: obs.diagnosis.GroupFindings,
 			history: historyConfig{
 				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
 			},

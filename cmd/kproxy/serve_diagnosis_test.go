@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +55,19 @@ func TestServeDiagnosis(t *testing.T) {
 	if got, want := kindsOf(doc.Findings), []diagnose.Kind{diagnose.SessionTimeoutWarning, diagnose.SessionTimeoutEviction}; !slices.Equal(got, want) {
 		t.Errorf("/api/diagnosis kinds %v; want %v", got, want)
 	}
+	// The web page's group view carries the group's findings.
+	if len(doc.Findings) > 0 {
+		group := doc.Findings[0].Group
+		var view struct {
+			Findings []diagnose.Finding `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(httpGet(t, base+"/api/groups/"+url.PathEscape(group))), &view); err != nil {
+			t.Fatalf("/api/groups/%s is not JSON: %v", group, err)
+		}
+		if got, want := kindsOf(view.Findings), kindsOf(doc.Findings); !slices.Equal(got, want) {
+			t.Errorf("/api/groups/%s findings %v; want %v", group, got, want)
+		}
+	}
 	cancel()
 	stopped = true
 	if err := <-done; err != nil {
@@ -81,5 +97,33 @@ func TestServeDiagnosis(t *testing.T) {
 	}
 	if !bytes.Equal(live.Bytes(), replayed.Bytes()) {
 		t.Errorf("live findings differ from the journal's\nlive:\n%s\njournal:\n%s", live.String(), replayed.String())
+	}
+
+	// replay --format html carries the same findings on the group's page.
+	page := filepath.Join(t.TempDir(), "report.html")
+	if out, err := runKproxy(t, "replay", cfg.Journal, "--format", "html", "-o", page); err != nil {
+		t.Fatalf("replay --format html: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), `<script id="kproxy-data" type="application/json">`)
+	data, _, _ := strings.Cut(rest, "</script>")
+	var d struct {
+		Groups []struct {
+			Group    string             `json:"group"`
+			Findings []diagnose.Finding `json:"findings"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		t.Fatalf("the page's data: %v", err)
+	}
+	var inPage []diagnose.Finding
+	for _, g := range d.Groups {
+		inPage = append(inPage, g.Findings...)
+	}
+	if got, want := kindsOf(inPage), kindsOf(doc.Findings); !slices.Equal(got, want) {
+		t.Errorf("replay --format html findings %v; want %v", got, want)
 	}
 }

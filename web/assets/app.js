@@ -306,6 +306,14 @@
       laneOf(m, e.memberId).items.push({ kind: 'reqerror', at: ms(e.at), gen: e.generation, api: e.api,
         title: e.api + ' failed: ' + e.error + ' (' + clock(ms(e.at)) + ')\n' + e.text });
     });
+    (g.findings || []).forEach(function (f, i) {
+      var at = ms(f.at);
+      if (at == null) return;
+      (f.members || []).forEach(function (mem) {
+        laneOf(m, mem.memberId, mem.clientId, mem.instanceId).items.push({ kind: 'finding', at: at, fkind: f.kind, severity: f.severity, findex: i,
+          title: f.severity + ' · ' + f.kind + ' (' + clock(at) + ')\n' + f.explanation });
+      });
+    });
     (g.storms || []).forEach(function (s) {
       m.storms.push({ from: ms(s.from), to: s.endedAt ? ms(s.endedAt) : (s.ongoing ? m.t1 : ms(s.to)), storm: s });
     });
@@ -336,8 +344,8 @@
       '<span><i style="background:#fde68a"></i>JoinGroup wait</span><span><i style="background:#bae6fd"></i>SyncGroup wait</span>' +
       '<span><i style="background:#7c3aed"></i>revocation</span><span><i style="background:#16a34a"></i>commit ok</span>' +
       '<span><i style="background:#dc2626"></i>commit failed</span><span><i style="background:#f97316"></i>suspect commit</span>' +
-      '<span><i style="background:#be123c"></i>request error (&times;)</span><span><i style="background:#111827"></i>left / evicted</span><span><i style="background:rgba(239,68,68,.25)"></i>storm</span>' +
-      '</span></div><div id="chart"></div><div id="details"></div>';
+      '<span><i style="background:#be123c"></i>request error (&times;)</span><span><i style="background:#111827"></i>left / evicted</span><span><i style="background:rgba(239,68,68,.25)"></i>storm</span><span><i class="finding-key"></i>finding</span>' +
+      '</span></div><div id="chart"></div><div id="findings"></div><div id="details"></div>';
     view = { g: null, model: null, v0: null, v1: null, zoomed: false, selected: null };
     wireChart();
     if (fileData) {
@@ -364,7 +372,36 @@
       ' · seen ' + clock(ms(g.firstSeen)) + ' – ' + clock(ms(g.lastSeen)) + ' UTC' +
       (g.historyFrom ? ' · history whole from ' + g.historyFrom.slice(0, 19).replace('T', ' ') + ' UTC (older generations were dropped from memory)' : '');
     draw();
+    findingsPanel();
     details();
+  }
+
+  // findingsPanel lists the group's findings (g.findings: absent when the
+  // page has no diagnosis), most recent last, as the diagnosis sorts them.
+  function findingsPanel() {
+    var el = document.getElementById('findings'), g = view.g, fs = g.findings;
+    if (!fs) { el.innerHTML = ''; return; }
+    var lanes = view.model.byId;
+    function who(mem) {
+      var l = lanes[mem.memberId];
+      return esc(l ? laneLabel(l).main : (mem.clientId || mem.memberId));
+    }
+    var h = '<h2 id="findings-title">Findings (' + fs.length + ')</h2>';
+    if (!fs.length) { el.innerHTML = h + '<div class="empty">the diagnosis found nothing in this group</div>'; return; }
+    h += '<table id="findings-table"><thead><tr><th>severity</th><th>time</th><th>kind</th><th>members</th><th>explanation and suggestion</th><th>evidence</th></tr></thead><tbody>';
+    fs.forEach(function (f, i) {
+      var ev = f.evidence || {};
+      var evRows = Object.keys(ev).sort().map(function (k) {
+        var v = ev[k];
+        return '<tr><td>' + esc(k) + '</td><td>' + esc(typeof v === 'object' ? JSON.stringify(v) : v) + '</td></tr>';
+      }).join('');
+      h += '<tr class="finding ' + esc(f.severity) + '" data-finding="' + i + '" data-kind="' + esc(f.kind) + '" data-id="' + esc(f.id) + '">' +
+        '<td class="sev">' + esc(f.severity) + '</td><td>' + clock(ms(f.at)) + '</td><td>' + esc(f.kind) + '</td>' +
+        '<td class="members">' + (f.members || []).map(function (mem) { return '<span title="' + esc(mem.memberId) + '">' + who(mem) + '</span>'; }).join('<br>') + '</td>' +
+        '<td class="explain"><div>' + esc(f.explanation) + '</div>' + (f.suggestion ? '<div class="suggest">' + esc(f.suggestion) + '</div>' : '') + '</td>' +
+        '<td>' + (evRows ? '<table class="evidence"><tbody>' + evRows + '</tbody></table>' : '') + '</td></tr>';
+    });
+    el.innerHTML = h + '</tbody></table>';
   }
 
   // x is the horizontal pixel of time t in the current view; draw sets
@@ -512,6 +549,11 @@
           case 'reqerror':
             var ex = x(it.at), ey = y + 6;
             s.push('<path class="reqerror" data-api="' + esc(it.api) + '" d="M' + (ex - 4) + ' ' + (ey - 4) + 'L' + (ex + 4) + ' ' + (ey + 4) + 'M' + (ex + 4) + ' ' + (ey - 4) + 'L' + (ex - 4) + ' ' + (ey + 4) + '">' + t + '</path>');
+            break;
+          case 'finding':
+            var fx = x(it.at), fy = y + LANE_H - 7;
+            s.push('<path class="finding-mark ' + esc(it.severity) + '" data-kind="' + esc(it.fkind) + '" data-severity="' + esc(it.severity) + '" data-finding="' + it.findex +
+              '" d="M' + fx + ' ' + (fy - 6) + 'L' + (fx + 6) + ' ' + fy + 'L' + fx + ' ' + (fy + 6) + 'L' + (fx - 6) + ' ' + fy + 'Z">' + t + '</path>');
             break;
           case 'leave':
             var lx = x(it.at);
