@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/kproxy-dev/kproxy/decode"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
 
 // DecodedConsumer receives each exchange with what the pipeline decoded
 // from it: its group events, and the requests that yield no events but
@@ -35,11 +39,11 @@ func NewDecoded(x *decode.Exchange, events []decode.Event) *Decoded {
 		return d
 	}
 	switch x.APIKey {
-	case 1:
+	case int16(kmsg.Fetch):
 		if fr, err := decode.DecodeFetchRequest(x); err == nil {
 			d.Fetch = fr
 		}
-	case 18:
+	case int16(kmsg.ApiVersions):
 		if sw, ok, err := decode.DecodeClientSoftware(x); err == nil && ok {
 			d.Software = sw
 		}

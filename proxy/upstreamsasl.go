@@ -262,18 +262,9 @@ func (c Config) checkOpenSASLProxy() error {
 // upstream SASL is held to, here and in the config package.
 func OpenListener(addrs ...string) (string, bool) {
 	for _, a := range addrs {
-		if host, _, _ := net.SplitHostPort(a); !isLoopback(host) {
+		if host, _, _ := net.SplitHostPort(a); !loopback(host) {
 			return a, true
 		}
 	}
 	return "", false
-}
-
-// isLoopback reports whether host is a loopback address or "localhost".
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -110,7 +109,7 @@ func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.
 	defer rd.Close()
 	eng := timeline.New(h.cfg.storm)
 	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}, Batch: replayBatch, Since: q.Since})
-	if err := pl.Run(ctx, pipeline.Journal(rd)); err != nil && !errors.Is(err, io.EOF) {
+	if err := pl.Run(ctx, pipeline.Journal(rd)); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	eng.Close(time.Time{})
