@@ -1,11 +1,9 @@
 package main
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -46,13 +44,9 @@ func newAPIMetrics() *apiMetrics {
 	}
 }
 
-// apiName is the label of an API key: its Kafka name, or "unknown".
-func apiName(key int16) string {
-	if api := kmsg.NameForKey(key); api != "" {
-		return api
-	}
-	return "unknown"
-}
+// apiName is the label of an API key: its Kafka name (kmsg's "Unknown"
+// for a key it does not know).
+func apiName(key int16) string { return kmsg.NameForKey(key) }
 
 // Append counts one exchange and its broker round trip.
 func (m *apiMetrics) Append(x *decode.Exchange) {
@@ -71,7 +65,7 @@ func (m *apiMetrics) Dropped(uint64, time.Time) {}
 func (m *apiMetrics) AddEvents(events []decode.Event) {
 	for i := range events {
 		for _, code := range eventErrors(&events[i]) {
-			m.errors.WithLabelValues(apiName(events[i].APIKey), errorName(code)).Inc()
+			m.errors.WithLabelValues(apiName(events[i].APIKey), decode.ErrorName(code)).Inc()
 		}
 	}
 }
@@ -112,15 +106,6 @@ func eventErrors(ev *decode.Event) []int16 {
 		add(ev.ConsumerGroupHeartbeat.ErrorCode)
 	}
 	return codes
-}
-
-// errorName is the Kafka name of an error code ("REBALANCE_IN_PROGRESS"),
-// or the code in digits when kerr does not know it.
-func errorName(code int16) string {
-	if err, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
-		return err.Message
-	}
-	return "error_" + strconv.Itoa(int(code))
 }
 
 // Describe sends the descriptions of the per-API metrics.
