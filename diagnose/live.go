@@ -32,11 +32,11 @@ type Live struct {
 	// told), so that it does not grow with the proxy's uptime.
 	told     map[string]time.Time
 	toldPrun time.Time
-	// dirty are the groups whose entries or event findings may reveal a
-	// finding of the report; publish then reads their reports. counts
-	// are each group's event findings at the last look.
-	dirty  map[string]bool
-	counts map[string]int
+	// dirty are the groups in which something may have revealed a new
+	// finding since the last publish: an entry that may reveal one in the
+	// report, or an event the engine says changed the group's findings
+	// (Engine.takeChanged). publish recomputes these groups' findings only.
+	dirty map[string]bool
 	// afterStorm is told each storm's findings once it ended; stormsEnded
 	// are the groups whose storm ended since the last publish.
 	afterStorm  func(group string, fs []Finding)
@@ -62,7 +62,7 @@ var revealing = map[timeline.Kind]bool{
 // the storm.
 func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
 	l := &Live{told: map[string]time.Time{}, onFinding: onFinding, afterStorm: afterStorm,
-		dirty: map[string]bool{}, counts: map[string]int{}}
+		dirty: map[string]bool{}}
 	dcfg.OnFinding = l.tell
 	l.d = New(dcfg)
 	next := tcfg.OnEntry
@@ -116,12 +116,8 @@ func (l *Live) forgotten(at time.Time) bool {
 func (l *Live) AddDecoded(d *pipeline.Decoded) {
 	l.mu.Lock()
 	l.d.AddDecoded(d)
-	for i := range d.Events {
-		if g := d.Events[i].Group; g != "" && l.d.groups[g] != nil {
-			if n := l.d.groups[g].eventFindings(); n != l.counts[g] {
-				l.counts[g], l.dirty[g] = n, true
-			}
-		}
+	for _, g := range l.d.takeChanged() {
+		l.dirty[g] = true
 	}
 	l.mu.Unlock()
 	l.publish(false)
@@ -147,11 +143,19 @@ func (l *Live) publish(all bool) {
 			}
 		}
 	}
+	for _, g := range l.d.takeChanged() { // by Advance or Close
+		l.dirty[g] = true
+	}
+	only := make(map[string]bool, len(l.dirty)+len(l.stormsEnded))
 	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {
-		ids = append(ids, id)
+		ids, only[id] = append(ids, id), true
 	}
-	ids = append(ids, l.stormsEnded...)
+	for _, id := range l.stormsEnded {
+		if !only[id] {
+			ids, only[id] = append(ids, id), true
+		}
+	}
 	clear(l.dirty)
 	ended := l.stormsEnded
 	l.stormsEnded = nil
@@ -167,7 +171,10 @@ func (l *Live) publish(all bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fs := l.d.Findings(r)
+	if all {
+		only = nil
+	}
+	fs := l.d.findingsOf(only, r)
 	for _, f := range fs {
 		l.tell(f)
 	}
@@ -215,15 +222,8 @@ func (l *Live) Findings() []Finding {
 func (l *Live) GroupFindings(group string) []Finding {
 	r, _ := l.tl.Snapshot().Report(timeline.Query{Groups: []string{group}})
 	l.mu.Lock()
-	fs := l.d.Findings(r)
-	l.mu.Unlock()
-	out := []Finding{}
-	for _, f := range fs {
-		if f.Group == group {
-			out = append(out, f)
-		}
-	}
-	return out
+	defer l.mu.Unlock()
+	return l.d.findingsOf(map[string]bool{group: true}, r)
 }
 
 // Close settles the timeline as of at (see timeline.Live.Close) and tells

@@ -132,13 +132,54 @@ type fetchPos struct {
 	at     time.Time
 }
 
-func (e *Engine) conn(addr string) *connState {
+// conn returns the connection from addr, creating it, with client id
+// clientID, and keeps e.byClient in step.
+func (e *Engine) conn(addr, clientID string) *connState {
 	c := e.conns[addr]
 	if c == nil {
 		c = &connState{addr: addr, fetches: map[tp]fetchPos{}}
 		e.conns[addr] = c
+	} else if c.clientID == clientID {
+		return c
+	} else {
+		e.unindex(c)
 	}
+	c.clientID = clientID
+	k := connKey{host(addr), clientID}
+	if e.byClient[k] == nil {
+		e.byClient[k] = map[string]*connState{}
+	}
+	e.byClient[k][addr] = c
 	return c
+}
+
+// unindex removes c from e.byClient.
+func (e *Engine) unindex(c *connState) {
+	k := connKey{host(c.addr), c.clientID}
+	delete(e.byClient[k], c.addr)
+	if len(e.byClient[k]) == 0 {
+		delete(e.byClient, k)
+	}
+}
+
+// connKey is a client host and client id: what a connection must share
+// with a member to be attributed to it (groupState.owns).
+type connKey struct{ host, clientID string }
+
+// connsOf is the connections attributed to member m of g, by address:
+// those from its host with its client id, unless another live member of
+// g shares both (see groupState.owns). It looks at those connections
+// only, not at every connection the engine knows.
+func (e *Engine) connsOf(g *groupState, m *memberState) []*connState {
+	if m == nil || !g.owns(m, m.ClientAddr, m.ClientID) {
+		return nil
+	}
+	set := e.byClient[connKey{host(m.ClientAddr), m.ClientID}]
+	out := make([]*connState, 0, len(set))
+	for _, addr := range sortedKeys(set) {
+		out = append(out, set[addr])
+	}
+	return out
 }
 
 // host is the host part of a client address.
@@ -169,6 +210,14 @@ func (e *Engine) event(ev *decode.Event) {
 	}
 	g := e.group(ev.Group)
 	g.last = e.now
+	// Whatever detector an event reaches, a finding or handover it adds
+	// changes these counts (takeChanged).
+	before := len(g.findings) + len(g.handovers)
+	defer func() {
+		if len(g.findings)+len(g.handovers) != before {
+			e.mark(g)
+		}
+	}()
 	touch := func(id, instance string) *memberState {
 		if id == "" {
 			return nil
@@ -212,6 +261,7 @@ func (e *Engine) event(ev *decode.Event) {
 					if m.slowSince.IsZero() && gap*3 >= m.session && m.session > 0 && len(m.intervals) >= 5 &&
 						m.medianInterval()*3 >= m.session {
 						m.slowSince = ev.At
+						e.mark(g)
 					}
 				}
 				m.lastHeartbeat = ev.At
