@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -20,13 +21,15 @@ import (
 
 // replayOptions are the flags of `kproxy replay`.
 type replayOptions struct {
-	format string // text, json, jsonl or html
-	output string // --output: a file instead of stdout
+	format     string // text, json, jsonl or html
+	output     string // --output: a file instead of stdout
+	noFindings bool   // --findings=false: no findings block after each storm (text)
 	journalWindow
 }
 
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
+	findings := true
 	cmd := &cobra.Command{
 		Use:   "replay PATH... [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
 		Short: "Tell the story of the rebalances again from journals",
@@ -60,6 +63,7 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 			if err := o.parse("replay"); err != nil {
 				return err
 			}
+			o.noFindings = !findings
 			if !wholeReport(o.format) && os.Getenv("GOGC") == "" {
 				defer debug.SetGCPercent(debug.SetGCPercent(streamingGCPercent))
 			}
@@ -77,6 +81,7 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "text", "output format: text, json, jsonl or html")
 	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of stdout")
+	f.BoolVar(&findings, "findings", true, "text: print the findings block after each storm, as serve logs it")
 	o.addFlags(f)
 	return cmd
 }
@@ -114,59 +119,64 @@ const replayBatch = 32
 // replay runs the journals at paths through the pipeline into a timeline
 // and writes the timeline to out, warnings and progress to errOut.
 func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io.Writer) error {
-	r, err := journal.OpenReader(paths...)
-	if err != nil {
-		return fmt.Errorf("replay: %w", err)
-	}
-	defer r.Close()
-
 	// A write error (a closed pipe) stops reading through ctx.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := bufio.NewWriterSize(out, 64<<10)
 	var writeErr error
+	write := func(f func() error) {
+		if writeErr == nil {
+			if writeErr = f(); writeErr != nil {
+				stop()
+			}
+		}
+	}
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
 	if !wholeReport(o.format) {
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
 		cfg.Streaming = true
 		cfg.OnEntry = func(e timeline.Entry) {
-			if writeErr != nil || (o.group != "" && e.Group != o.group) {
+			if o.group != "" && e.Group != o.group {
 				return
 			}
-			if o.format == "jsonl" {
-				writeErr = timeline.WriteEntryJSONL(w, e)
-			} else {
-				writeErr = timeline.WriteEntryText(w, e)
-			}
-			if writeErr != nil {
-				stop()
-			}
+			write(func() error {
+				if o.format == "jsonl" {
+					return timeline.WriteEntryJSONL(w, e)
+				}
+				return timeline.WriteEntryText(w, e)
+			})
 		}
 	}
 	errs := pageErrors(o.format, &cfg)
 	diag := pageDiagnosis(o.format, &cfg)
-	eng := timeline.New(cfg)
-	pl := pipeline.New(pipeline.Config{
-		Events:  []pipeline.EventConsumer{eng},
-		Decoded: pageDecoded(diag),
-		Batch:   replayBatch,
-		Since:   o.since,
-		Until:   o.until,
-	})
-	bar := newProgress(errOut, r.Stats().Bytes)
-	err = pl.Run(ctx, &progressSource{Source: pipeline.Journal(r), r: r, bar: bar})
-	bar.clear()
+	s := story{decoded: pageDecoded(diag), batch: replayBatch, since: o.since, until: o.until, progress: errOut}
+	var report func() *timeline.Report
+	if o.format == "text" && !o.noFindings {
+		// serve's "findings" block after each storm: the diagnosis runs
+		// as serve runs it (diagnose.Live, serve's default retention), so
+		// that the blocks are the ones serve logs. Its report must still
+		// hold a storm once it has ended, so the timeline does not stream:
+		// the retention's generations bound its memory instead.
+		cfg.Streaming = false
+		live := diagnose.NewLive(cfg, timeline.DefaultRetention, diagnose.Config{Forget: timeline.DefaultRetention.MaxAge}, nil,
+			func(group string, fs []diagnose.Finding) {
+				if o.group == "" || group == o.group {
+					write(func() error { _, err := io.WriteString(w, stormFindingsBlock(group, fs)+"\n"); return err })
+				}
+			})
+		s.timeline, s.decoded = live.Timeline(), []pipeline.DecodedConsumer{live}
+		s.settle, report = live.Close, live.Timeline().Report
+	} else {
+		eng := timeline.New(cfg)
+		s.timeline, report = eng, eng.Report
+	}
+	st, err := tellJournals(ctx, paths, s)
 	if err != nil && writeErr == nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	// Settle what is pending as of the last event replayed, as the live
-	// proxy does when it stops (exchanges without events, such as
-	// ApiVersions, must not move that time), or as of the end of the
-	// window: timestamps come from the journal, never the clock.
-	eng.Close(o.until)
 	if writeErr == nil && wholeReport(o.format) {
-		rep := eng.Report()
+		rep := report()
 		if o.group != "" {
 			var keep []timeline.GroupReport
 			for _, g := range rep.Groups {
@@ -181,10 +191,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err
 	}
-	warnDamage(errOut, r.Stats())
-	if n := pl.Stats().Undecoded; n > 0 {
-		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
-	}
+	st.warn(errOut)
 	if writeErr != nil {
 		return fmt.Errorf("replay: write: %w", writeErr)
 	}
