@@ -123,6 +123,9 @@ func (e *Engine) mark(g *groupState) { e.changed[g.id] = true }
 // takeChanged returns the groups marked since the last call, in no
 // particular order, and forgets them.
 func (e *Engine) takeChanged() []string {
+	if len(e.changed) == 0 {
+		return nil
+	}
 	ids := make([]string, 0, len(e.changed))
 	for id := range e.changed {
 		ids = append(ids, id)

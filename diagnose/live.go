@@ -146,6 +146,10 @@ func (l *Live) publish(all bool) {
 	for _, g := range l.d.takeChanged() { // by Advance or Close
 		l.dirty[g] = true
 	}
+	if len(l.dirty) == 0 && len(l.stormsEnded) == 0 && !all {
+		l.mu.Unlock()
+		return // nothing new: most exchanges
+	}
 	only := make(map[string]bool, len(l.dirty)+len(l.stormsEnded))
 	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {
@@ -160,9 +164,6 @@ func (l *Live) publish(all bool) {
 	ended := l.stormsEnded
 	l.stormsEnded = nil
 	l.mu.Unlock()
-	if len(ids) == 0 && !all {
-		return
-	}
 	var r *timeline.Report
 	if all {
 		r = l.tl.Report()

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -26,16 +27,34 @@ import (
 // every tick of traffic time, the exchanges and generations so far, the
 // groups kept and the process's resident memory: what serve would hold
 // after running that long.
-func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retention, out io.Writer) error {
+//
+// With diagnosis, the diagnosis runs beside the timeline as serve runs it
+// (diagnose.Live, forgetting what the retention forgets; each finding
+// logged at warn, a block after each storm).
+func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retention, diagnosis bool, out io.Writer) error {
 	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	var gens uint64
-	live := timeline.NewLive(timeline.Config{OnEntry: func(e timeline.Entry) {
+	tcfg := timeline.Config{OnEntry: func(e timeline.Entry) {
 		if e.Kind == timeline.KindStable {
 			gens++
 		}
 		log.Info(e.Text, e.ZapFields()...)
-	}}, retain)
+	}}
+	var live *timeline.Live
+	var decoded []pipeline.DecodedConsumer
+	if diagnosis {
+		d := diagnose.NewLive(tcfg, retain, diagnose.Config{Forget: retain.MaxAge},
+			func(f diagnose.Finding) {
+				log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)), zap.Any("evidence", f.Evidence))
+			},
+			func(group string, fs []diagnose.Finding) {
+				log.Info("findings after the storm", zap.String("group", group), zap.Int("findings", len(fs)))
+			})
+		live, decoded = d.Timeline(), []pipeline.DecodedConsumer{d}
+	} else {
+		live = timeline.NewLive(tcfg, retain)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	published := make(chan struct{})
 	go func() {
@@ -43,7 +62,7 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 		live.Run(ctx, 200*time.Millisecond) // ends with cancel below
 	}()
 	src := &spanSource{tr: tr}
-	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}})
+	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
 	start := time.Now()
 	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "wall")
 	for at := tick; at <= span; at += tick {

@@ -16,7 +16,8 @@
 // traffic's time through serve's pipeline and live timeline at full speed,
 // keeping what -retain says (serve's --timeline-retain), and prints the
 // process's memory every -live-every of traffic time: serve's memory after
-// running that long.
+// running that long. -diagnosis runs serve's live diagnosis beside the
+// timeline, to compare serve's memory and speed with it and without.
 //
 //	kproxy-journalgen -live 168h -live-every 12h -mix rebalance-heavy -members 3
 package main
@@ -54,6 +55,7 @@ func run(args []string, out io.Writer) error {
 	segment := fs.String("segment", "64MiB", "segment size")
 	liveSpan := fs.Duration("live", 0, "instead of writing a journal, feed this much traffic time through serve's pipeline at full speed and print its memory")
 	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
+	diagnosis := fs.Bool("diagnosis", false, "with -live, run serve's live diagnosis beside the timeline (as serve does)")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -68,7 +70,7 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("-retain: %w", err)
 		}
 		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
-		return liveRun(tr, *liveSpan, *liveTick, retain, out)
+		return liveRun(tr, *liveSpan, *liveTick, retain, *diagnosis, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")
