@@ -270,7 +270,9 @@ func (e *Engine) prune(now time.Time) {
 	for addr, c := range e.conns {
 		if now.Sub(c.last) > forgetAfter {
 			delete(e.conns, addr)
-			e.unindex(c)
+			if c.fetches != nil {
+				e.unindex(c)
+			}
 		}
 	}
 	for k, hs := range e.open {

@@ -117,7 +117,8 @@ func (g *groupState) infos(ids ...string) []Member {
 }
 
 // connState is one client connection, by client address: its client id,
-// the software it announced, and its latest fetch position per partition.
+// the software it announced, and its latest fetch position per partition
+// (nil until it fetches).
 type connState struct {
 	addr     string
 	clientID string
@@ -133,24 +134,44 @@ type fetchPos struct {
 }
 
 // conn returns the connection from addr, creating it, with client id
-// clientID, and keeps e.byClient in step.
+// clientID. A connection that fetched is indexed in e.byClient (see
+// fetched); most connections never fetch (a client's connection to a
+// broker that leads none of its partitions, the coordinator's), and are
+// kept only for the software they announced.
 func (e *Engine) conn(addr, clientID string) *connState {
 	c := e.conns[addr]
 	if c == nil {
-		c = &connState{addr: addr, fetches: map[tp]fetchPos{}}
+		c = &connState{addr: addr, clientID: clientID}
 		e.conns[addr] = c
-	} else if c.clientID == clientID {
 		return c
-	} else {
-		e.unindex(c)
 	}
-	c.clientID = clientID
-	k := connKey{host(addr), clientID}
+	if c.clientID != clientID {
+		if c.fetches != nil {
+			e.unindex(c)
+			c.clientID = clientID
+			e.index(c)
+		} else {
+			c.clientID = clientID
+		}
+	}
+	return c
+}
+
+// fetched makes c ready to record fetch positions, and indexes it.
+func (e *Engine) fetched(c *connState) {
+	if c.fetches == nil {
+		c.fetches = map[tp]fetchPos{}
+		e.index(c)
+	}
+}
+
+// index adds c to e.byClient.
+func (e *Engine) index(c *connState) {
+	k := connKey{host(c.addr), c.clientID}
 	if e.byClient[k] == nil {
 		e.byClient[k] = map[string]*connState{}
 	}
-	e.byClient[k][addr] = c
-	return c
+	e.byClient[k][c.addr] = c
 }
 
 // unindex removes c from e.byClient.

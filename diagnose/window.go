@@ -37,6 +37,7 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 	}
 	c := e.conn(x.ClientAddr, x.ClientID)
 	c.last = x.RequestAt
+	e.fetched(c)
 	for _, t := range fr.Topics {
 		name := e.topicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {

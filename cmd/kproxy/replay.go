@@ -37,14 +37,17 @@ func newReplayCmd() *cobra.Command {
 kproxy serve --journal; journals of several proxies are merged by time) and
 runs them through the same decode and timeline path as the live proxy.
 
-  --format text   the timeline, one line per fact, as the live proxy logs it
+  --format text   the timeline, one line per fact, as the live proxy logs it,
+                  with its "findings" block after each storm (docs/diagnosis.md);
+                  --findings=false leaves the blocks out, and is faster
   --format jsonl  the same entries, one JSON object per line
   --format json   the report: every group and generation (docs/timeline-json.md);
                   for the same traffic it is identical to the live proxy's report.
                   One document holds it all, so replay keeps every generation
                   (up to 1000 per group) in memory until the end: its memory
-                  grows with the journal. text and jsonl stream: their memory
-                  does not.
+                  grows with the journal. text and jsonl do not: they stream,
+                  or, for text with its findings blocks, keep 10 generations
+                  per group, as serve does.
   --format html   the web page of the admin server as one self-contained file
                   (data, script and style inline; opens from disk with no
                   network), to attach to an incident: -o report.html.
