@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/internal/headless"
 )
 
 // The partition kinds, the eager large group and a quiet group watched
@@ -61,6 +64,7 @@ func TestDiagnoseKindsOnKfake(t *testing.T) {
 			}
 			diagGolden(t, sc.name, fs)
 			checkKindEvidence(t, sc.name, fs)
+			checkKindPage(t, jp.dir, fs)
 		})
 	}
 }
@@ -114,6 +118,44 @@ func checkKindEvidence(t *testing.T, name string, fs []diagnose.Finding) {
 		if got := f.Evidence[c.key]; got != c.want {
 			t.Errorf("%s evidence %s = %v; want %v", f.Kind, c.key, got, c.want)
 		}
+	}
+}
+
+// checkKindPage writes the journal's page with `kproxy replay --format
+// html` and opens it in Chromium: the group list counts fs with their
+// worst severity, the group's findings panel lists them, and each finding
+// puts a marker on the lane of each member it names.
+func checkKindPage(t *testing.T, dir string, fs []diagnose.Finding) {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "report.html")
+	if out, err := runKproxy(t, "replay", dir, "--format", "html", "-o", page); err != nil {
+		t.Fatalf("replay --format html: %v\n%s", err, out)
+	}
+	worst, wantMarks := "", []string{}
+	for _, f := range fs {
+		if worst == "" || f.Severity == diagnose.Critical || f.Severity == diagnose.Warning && worst == string(diagnose.Info) {
+			worst = string(f.Severity)
+		}
+		for _, m := range f.Members {
+			wantMarks = append(wantMarks, m.ClientID+" "+string(f.Kind))
+		}
+	}
+	slices.Sort(wantMarks)
+	b := headless.Start(t, headless.Options{})
+	b.Run(t, 20*time.Second, chromedp.Navigate("file://"+page+"#/"))
+	cell := `document.querySelector('tr[data-group="g"] td.findings')`
+	b.WaitJS(t, "the group's row", `!!`+cell, 10*time.Second)
+	if got, want := headless.Eval[string](t, b, cell+`.dataset.findings + ' ' + (`+cell+`.dataset.worst || '')`), fmt.Sprint(len(fs), " ", worst); got != want {
+		t.Errorf("the list's findings cell says %q; want %q", got, want)
+	}
+	b.Run(t, 20*time.Second, chromedp.Navigate("file://"+page+"#/groups/g"))
+	b.WaitJS(t, "the findings panel", `!!document.getElementById('findings-title')`, 10*time.Second)
+	if got, want := headless.Eval[string](t, b, `document.getElementById('findings-title').textContent`), fmt.Sprintf("Findings (%d)", len(fs)); got != want {
+		t.Errorf("the findings panel's title %q; want %q", got, want)
+	}
+	marks := headless.Eval[[]string](t, b, `[...document.querySelectorAll('#chart path.finding-mark')].map(p => p.closest('g.lane').dataset.client + ' ' + p.dataset.kind).sort()`)
+	if !slices.Equal(marks, wantMarks) {
+		t.Errorf("finding markers on the lanes %q; want %q", marks, wantMarks)
 	}
 }
 
