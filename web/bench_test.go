@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/headless"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -66,6 +67,34 @@ func BenchmarkAPIGroups(b *testing.B) {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+// BenchmarkAPIGroupsFindings is /api/groups for the 2,000 groups of
+// BenchmarkAPIGroups with each group's findings counted, counted afresh
+// for each request (served, a counting is shared for countEvery): the
+// diagnosis decodes every group's report and reads its findings, as
+// diagnose.Live.Findings does.
+func BenchmarkAPIGroupsFindings(b *testing.B) {
+	r := synthReport(2000)
+	src := snapshotOf(r)
+	eng := diagnose.New(diagnose.Config{})
+	var n int
+	h := NewHandler(src, nil).WithAllFindings(func() []diagnose.Finding {
+		rep, _ := src().Report(timeline.Query{})
+		fs := eng.Findings(rep)
+		n = len(fs)
+		return fs
+	})
+	b.ResetTimer()
+	for b.Loop() {
+		h.cached = nil
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/groups", nil))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+	b.ReportMetric(float64(n), "findings")
 }
 
 // BenchmarkAPIGroup is /api/groups/{group} for a group of 200 members over

@@ -120,7 +120,9 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	mux.HandleFunc("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
 		return timeline.WriteText(b, r, time.UTC)
 	}))
-	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).Register(mux) // the web page: /, /groups/{group}, /api/groups, /api/groups/{group}
+	// The web page: /, /groups/{group}, /api/groups (with each group's
+	// findings count), /api/groups/{group} (with its findings).
+	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).WithAllFindings(src.diagnosis).Register(mux)
 	if src.diagnosis != nil {
 		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
 			serveRendered(w, log, "application/json", func(b io.Writer) error {
