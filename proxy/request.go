@@ -101,7 +101,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
 	if decode.RequestOnly(key) {
-		if size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
+		if observeRequestOnly && size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
 			return false, c.forwardObservedRequest(br, prefix, size, p)
 		}
 		// Larger (thousands of partitions in one Fetch): streamed and not
