@@ -47,7 +47,7 @@ type variant struct {
 type procResult struct {
 	result
 	// kproxy's CPU time (utime+stime) over the produce and fetch phases,
-	// and the bytes it forwarded meanwhile (both directions).
+	// and the bytes it forwarded over the run (both directions).
 	kproxyCPU   time.Duration
 	kproxyBytes float64
 	// The client's and the broker's CPU time over the same phases.
@@ -146,6 +146,16 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 	for _, v := range variants {
 		ways = append(ways, way{name: v.name, seed: v.seed, v: v})
 	}
+	// kproxy's bytes forwarded come from its /metrics, read before the
+	// first round and after the last, never while CPU is being counted
+	// (a scrape costs kproxy CPU). They include the latency and delete
+	// phases' few hundred KiB, next to hundreds of MiB produced and fetched.
+	start := map[string]float64{}
+	for _, v := range variants {
+		if start[v.name], err = v.forwarded(); err != nil {
+			return err
+		}
+	}
 	for round := 0; round < opts.rounds; round++ {
 		order := append([]way(nil), ways...)
 		if round%2 == 1 {
@@ -166,18 +176,17 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 				return runPhase(ctx, self, append(args, extra...))
 			}
 			for _, phase := range []string{"produce", "fetch"} {
-				var k0, b0 time.Duration
-				var bytes0 float64
+				var k0 time.Duration
 				if w.v != nil {
 					k0 = procCPU(w.v.cmd.Process.Pid)
-					if bytes0, err = w.v.forwarded(); err != nil {
-						return err
-					}
 				}
-				b0 = procCPU(broker.Process.Pid)
+				b0 := procCPU(broker.Process.Pid)
 				res, ccpu, err := client(phase)
 				if err != nil {
 					return fmt.Errorf("%s round %d %s: %w", w.name, round, phase, err)
+				}
+				if w.v != nil {
+					r.kproxyCPU += procCPU(w.v.cmd.Process.Pid) - k0
 				}
 				r.brokerCPU += procCPU(broker.Process.Pid) - b0
 				r.clientCPU += ccpu
@@ -187,14 +196,6 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 					r.produceMBps = append(r.produceMBps, mbps)
 				} else {
 					r.fetchMBps = append(r.fetchMBps, mbps)
-				}
-				if w.v != nil {
-					r.kproxyCPU += procCPU(w.v.cmd.Process.Pid) - k0
-					b1, err := w.v.forwarded()
-					if err != nil {
-						return err
-					}
-					r.kproxyBytes += b1 - bytes0
 				}
 			}
 			res, _, err := client("latency")
@@ -212,6 +213,13 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 				r.rssKiB, r.hwmKiB = procRSS(w.v.cmd.Process.Pid)
 			}
 		}
+	}
+	for _, v := range variants {
+		end, err := v.forwarded()
+		if err != nil {
+			return err
+		}
+		results[v.name].kproxyBytes = end - start[v.name]
 	}
 	names := []string{"direct"}
 	for _, v := range variants {
