@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,8 +24,9 @@ import (
 // The three-process harness: the broker (`kproxy-bench broker`, kfake),
 // kproxy (the `kproxy serve` binary, built once) and each phase's franz-go
 // client (`kproxy-bench client`) run as separate processes, as users run
-// them. Rounds alternate direct and proxied, in the reverse order every
-// other round, so that both see the same machine.
+// them. Each phase of a round (produce, fetch, latency) runs direct and
+// through each kproxy in turn, in the reverse order every other round, so
+// that the figures compared are taken seconds apart on the same machine.
 
 // procOptions are the three-process harness's own settings.
 type procOptions struct {
@@ -138,10 +140,6 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 	for _, v := range variants {
 		results[v.name] = &procResult{}
 	}
-	type way struct {
-		name, seed string
-		v          *variant
-	}
 	ways := []way{{name: "direct", seed: brokerAddr}}
 	for _, v := range variants {
 		ways = append(ways, way{name: v.name, seed: v.seed, v: v})
@@ -156,61 +154,19 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 			return err
 		}
 	}
+	h := &harness{ctx: ctx, self: self, opts: opts, clientTLS: clientTLS, broker: broker.Process.Pid, results: results}
 	for round := 0; round < opts.rounds; round++ {
 		order := append([]way(nil), ways...)
 		if round%2 == 1 {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
+			slices.Reverse(order)
 		}
-		for _, w := range order {
-			r := results[w.name]
-			topic := fmt.Sprintf("bench-%s-%d", w.name, round)
-			client := func(phase string, extra ...string) (phaseResult, time.Duration, error) {
-				args := append([]string{"client", "-seed", w.seed, "-phase", phase, "-topic", topic,
-					"-records", strconv.Itoa(opts.records), "-size", strconv.Itoa(opts.size),
-					"-latency-requests", strconv.Itoa(opts.latencyN)}, clientTLS...)
-				if opts.noCompression {
-					args = append(args, "-no-compression")
-				}
-				return runPhase(ctx, self, append(args, extra...))
-			}
-			for _, phase := range []string{"produce", "fetch"} {
-				var k0 time.Duration
-				if w.v != nil {
-					k0 = procCPU(w.v.cmd.Process.Pid)
-				}
-				b0 := procCPU(broker.Process.Pid)
-				res, ccpu, err := client(phase)
-				if err != nil {
+		// Each phase runs every way in turn, so that the figures paired
+		// are taken seconds apart.
+		for _, phase := range []string{"produce", "fetch", "latency", "delete"} {
+			for _, w := range order {
+				if err := h.phase(w, phase, round); err != nil {
 					return fmt.Errorf("%s round %d %s: %w", w.name, round, phase, err)
 				}
-				if w.v != nil {
-					r.kproxyCPU += procCPU(w.v.cmd.Process.Pid) - k0
-				}
-				r.brokerCPU += procCPU(broker.Process.Pid) - b0
-				r.clientCPU += ccpu
-				r.payload += float64(opts.records * opts.size)
-				mbps := float64(opts.records*opts.size) / res.Seconds / 1e6
-				if phase == "produce" {
-					r.produceMBps = append(r.produceMBps, mbps)
-				} else {
-					r.fetchMBps = append(r.fetchMBps, mbps)
-				}
-			}
-			res, _, err := client("latency")
-			if err != nil {
-				return fmt.Errorf("%s round %d latency: %w", w.name, round, err)
-			}
-			for _, ns := range res.LatenciesNs {
-				r.latencies = append(r.latencies, time.Duration(ns))
-			}
-			// kfake keeps every record in memory: drop the round's topics.
-			if _, _, err := client("delete"); err != nil {
-				return fmt.Errorf("%s round %d delete: %w", w.name, round, err)
-			}
-			if w.v != nil {
-				r.rssKiB, r.hwmKiB = procRSS(w.v.cmd.Process.Pid)
 			}
 		}
 	}
@@ -226,6 +182,70 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 		names = append(names, v.name)
 	}
 	reportProcesses(os.Stdout, opts, names, results)
+	return nil
+}
+
+// way is one way of reaching the broker: direct, or through a kproxy.
+type way struct {
+	name, seed string
+	v          *variant // nil for direct
+}
+
+// harness runs the client phases of the rounds and keeps their figures.
+type harness struct {
+	ctx       context.Context
+	self      string // this binary, for `kproxy-bench client`
+	opts      options
+	clientTLS []string
+	broker    int // the broker's pid
+	results   map[string]*procResult
+}
+
+// phase runs one client phase of a round through w: produce and fetch are
+// timed and their CPU counted (the client's, the broker's and kproxy's),
+// latency keeps each round trip, delete drops the round's topics (kfake
+// keeps every record in memory).
+func (h *harness) phase(w way, phase string, round int) error {
+	r := h.results[w.name]
+	args := append([]string{"client", "-seed", w.seed, "-phase", phase,
+		"-topic", fmt.Sprintf("bench-%s-%d", w.name, round),
+		"-records", strconv.Itoa(h.opts.records), "-size", strconv.Itoa(h.opts.size),
+		"-latency-requests", strconv.Itoa(h.opts.latencyN)}, h.clientTLS...)
+	if h.opts.noCompression {
+		args = append(args, "-no-compression")
+	}
+	var k0 time.Duration
+	if w.v != nil {
+		k0 = procCPU(w.v.cmd.Process.Pid)
+	}
+	b0 := procCPU(h.broker)
+	res, ccpu, err := runPhase(h.ctx, h.self, args)
+	if err != nil {
+		return err
+	}
+	switch phase {
+	case "produce", "fetch":
+		if w.v != nil {
+			r.kproxyCPU += procCPU(w.v.cmd.Process.Pid) - k0
+		}
+		r.brokerCPU += procCPU(h.broker) - b0
+		r.clientCPU += ccpu
+		bytes := float64(h.opts.records * h.opts.size)
+		r.payload += bytes
+		if phase == "produce" {
+			r.produceMBps = append(r.produceMBps, bytes/res.Seconds/1e6)
+		} else {
+			r.fetchMBps = append(r.fetchMBps, bytes/res.Seconds/1e6)
+		}
+	case "latency":
+		for _, ns := range res.LatenciesNs {
+			r.latencies = append(r.latencies, time.Duration(ns))
+		}
+	case "delete":
+		if w.v != nil {
+			r.rssKiB, r.hwmKiB = procRSS(w.v.cmd.Process.Pid)
+		}
+	}
 	return nil
 }
 
