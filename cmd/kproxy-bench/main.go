@@ -33,12 +33,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "broker" || os.Args[1] == "client") {
-		run := map[string]func([]string) error{"broker": runBroker, "client": runClient}[os.Args[1]]
-		if err := run(os.Args[2:]); err != nil {
-			fmt.Fprintf(os.Stderr, "kproxy-bench %s: %v\n", os.Args[1], err)
-			os.Exit(1)
-		}
+	if runSubcommand(os.Args[1:]) {
 		return
 	}
 	var opts options
@@ -73,13 +68,28 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if !inprocess {
-		run = func(ctx context.Context, opts options) error { return runProcesses(ctx, opts, po) }
+		run = func(ctx context.Context, opts options) error { return runProcesses(ctx, os.Stdout, opts, po) }
 	}
 	if err := run(context.Background(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, "kproxy-bench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+}
+
+// runSubcommand runs `kproxy-bench broker` or `kproxy-bench client`, the
+// processes the harness starts, and reports whether args named one. It
+// exits on error.
+func runSubcommand(args []string) bool {
+	if len(args) == 0 || (args[0] != "broker" && args[0] != "client") {
+		return false
+	}
+	run := map[string]func([]string) error{"broker": runBroker, "client": runClient}[args[0]]
+	if err := run(args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "kproxy-bench %s: %v\n", args[0], err)
+		os.Exit(1)
+	}
+	return true
 }
 
 type options struct {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -58,7 +59,8 @@ type procResult struct {
 	rssKiB, hwmKiB       int64
 }
 
-func runProcesses(ctx context.Context, opts options, po procOptions) error {
+// runProcesses runs the three-process harness and writes its report to w.
+func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions) error {
 	dir, err := os.MkdirTemp("", "kproxy-bench-")
 	if err != nil {
 		return err
@@ -181,7 +183,7 @@ func runProcesses(ctx context.Context, opts options, po procOptions) error {
 	for _, v := range variants {
 		names = append(names, v.name)
 	}
-	reportProcesses(os.Stdout, opts, names, results)
+	reportProcesses(w, opts, names, results)
 	return nil
 }
 
@@ -351,28 +353,47 @@ func procCPU(pid int) time.Duration {
 	if err != nil {
 		return 0
 	}
-	// The command name, in parentheses, may hold spaces: count fields
-	// after its closing parenthesis. utime and stime are fields 14 and 15.
+	d, _ := statCPU(b)
+	return d
+}
+
+// statCPU reads utime plus stime from the contents of a /proc/<pid>/stat.
+func statCPU(b []byte) (time.Duration, error) {
+	// The command name, in parentheses, may hold spaces and parentheses:
+	// count fields after the last closing parenthesis. utime and stime
+	// are fields 14 and 15 of the line, 12 and 13 after it.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0
+		return 0, errors.New("stat: no command name")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0
+		return 0, fmt.Errorf("stat: %d fields after the command name, want at least 13", len(f))
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * time.Second / clockTicks
+	u, err := strconv.ParseInt(f[11], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat: utime: %w", err)
+	}
+	s, err := strconv.ParseInt(f[12], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat: stime: %w", err)
+	}
+	return time.Duration(u+s) * time.Second / clockTicks, nil
 }
 
 // procRSS is a process's resident set now and at its peak, in KiB, from
-// /proc/<pid>/status.
+// /proc/<pid>/status; zeros when it cannot be read.
 func procRSS(pid int) (rss, hwm int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0
 	}
+	return statusRSS(b)
+}
+
+// statusRSS reads VmRSS and VmHWM, in KiB, from the contents of a
+// /proc/<pid>/status.
+func statusRSS(b []byte) (rss, hwm int64) {
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
