@@ -44,10 +44,11 @@ const (
 	// connections (plaintext on both sides), the bytes never entering
 	// kproxy's memory; otherwise (TLS on either side) it copies through a
 	// pooled buffer. It is the default: in the three-process load harness
-	// (cmd/kproxy-bench) it halved kproxy's CPU per GiB forwarded (0.18
-	// CPU-s/GiB against 0.34-0.36) at the same or better throughput,
-	// although in one process on loopback (BenchmarkPump) copying moves
-	// 1-8 MiB frames faster.
+	// (cmd/kproxy-bench) it cut kproxy's CPU per GiB forwarded to
+	// 0.51-0.59x of the pooled copy's (0.17-0.19 CPU-s/GiB against
+	// 0.29-0.36), throughput the same within the harness's noise, although
+	// in one process on loopback (BenchmarkPump) copying moves 1-8 MiB
+	// frames faster.
 	copySplice copyMode = iota
 	// copyPooled always copies through a pooled buffer. Kept so that
 	// BenchmarkPump and TestForwardByteExact cover both ways.
