@@ -16,9 +16,9 @@ import (
 )
 
 // requestPump forwards requests from the client to the broker, starting
-// with the one whose size prefix serve already read, at at. After a SaslHandshake
-// v0 it forwards bare SASL tokens, or the rest of the connection as opaque
-// bytes (saslv0.go). It ends on the first error, on a frame it refuses, or
+// with the one whose size prefix serve already read (received at at).
+// After a SaslHandshake v0 it forwards bare SASL tokens, or the rest of the
+// connection as opaque bytes (saslv0.go). It ends on the first error, on a frame it refuses, or
 // with errStopped.
 func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
 	mode := saslOff
