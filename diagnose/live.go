@@ -13,7 +13,8 @@ import (
 // pipeline's goroutine hands the timeline its events, the timeline hands
 // its entries to Entry, and the pipeline then hands each exchange to
 // AddDecoded; a ticker advances the clock when nothing arrives (Advance);
-// admin handlers ask for the findings (Findings). The engine sits behind
+// admin handlers ask for the findings (Findings, GroupFindings) and for
+// each group's count of them (Counts, kept by publish: no report read). The engine sits behind
 // mu; the timeline keeps its own lock and its lock-free snapshots, and mu
 // is never held while the timeline's lock is taken (Entry is called under
 // the timeline's lock and takes mu).
@@ -41,6 +42,45 @@ type Live struct {
 	// are the groups whose storm ended since the last publish.
 	afterStorm  func(group string, fs []Finding)
 	stormsEnded []string
+	// counts is, by group, its findings at a glance as of the publish
+	// that last recomputed it (Counts); a group with none has no entry.
+	// countsPruned is the engine's last prune publish has seen, and
+	// countsSnap the timeline snapshot it last checked counts against.
+	counts       map[string]counted
+	countsPruned time.Time
+	countsSnap   *timeline.Snapshot
+}
+
+// FindingCount is one group's findings at a glance: how many, and the
+// most urgent severity among them ("" when there is none).
+type FindingCount struct {
+	N     int
+	Worst Severity
+}
+
+// counted is a group's FindingCount, with the time of the oldest of its
+// findings.
+type counted struct {
+	FindingCount
+	oldest time.Time
+}
+
+// severityRank orders severities, the most urgent highest.
+var severityRank = map[Severity]int{Info: 1, Warning: 2, Critical: 3}
+
+// CountFindings is fs at a glance, by group; groups without a finding
+// have no entry.
+func CountFindings(fs []Finding) map[string]FindingCount {
+	out := map[string]FindingCount{}
+	for _, f := range fs {
+		c := out[f.Group]
+		c.N++
+		if severityRank[f.Severity] > severityRank[c.Worst] {
+			c.Worst = f.Severity
+		}
+		out[f.Group] = c
+	}
+	return out
 }
 
 // revealing are the entry kinds after which the report may hold a new
@@ -62,8 +102,13 @@ var revealing = map[timeline.Kind]bool{
 // the storm.
 func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
 	l := &Live{told: map[string]time.Time{}, onFinding: onFinding, afterStorm: afterStorm,
-		dirty: map[string]bool{}}
-	dcfg.OnFinding = l.tell
+		dirty: map[string]bool{}, counts: map[string]counted{}}
+	dcfg.OnFinding = func(f Finding) { // a warning, under mu
+		if !l.forgotten(f.at) {
+			l.dirty[f.Group] = true // counted at the next publish
+		}
+		l.tell(f)
+	}
 	l.d = New(dcfg)
 	next := tcfg.OnEntry
 	tcfg.OnEntry = func(en timeline.Entry) {
@@ -146,6 +191,7 @@ func (l *Live) publish(all bool) {
 	for _, g := range l.d.takeChanged() { // by Advance or Close
 		l.dirty[g] = true
 	}
+	l.staleCounts()
 	if len(l.dirty) == 0 && len(l.stormsEnded) == 0 && !all {
 		l.mu.Unlock()
 		return // nothing new: most exchanges
@@ -179,9 +225,85 @@ func (l *Live) publish(all bool) {
 	for _, f := range fs {
 		l.tell(f)
 	}
+	l.recount(only, fs)
 	for _, group := range ended {
 		l.afterStorm(group, stormFindings(r, fs, group))
 	}
+}
+
+// staleCounts marks dirty the counted groups whose findings may have
+// changed without an entry or an event saying so (under mu): after the
+// engine pruned (once a minute of event time), those with a finding older
+// than what the prune may drop (Config.Forget: their warnings and event
+// findings; forgetAfter: the connections a finding read, as a rollout
+// does); and those the timeline forgot (retention: the last published snapshot no longer holds
+// them; a group not published yet is not one). Those whose state the prune dropped (the group was quiet for
+// Config.Forget) lose their count; the engine has forgotten them.
+func (l *Live) staleCounts() {
+	if l.d.pruned != l.countsPruned {
+		l.countsPruned = l.d.pruned
+		horizon := forgetAfter
+		if f := l.d.cfg.Forget; f > 0 && f < horizon {
+			horizon = f
+		}
+		cutoff := l.d.now.Add(-horizon)
+		for id, c := range l.counts {
+			switch {
+			case l.d.groups[id] == nil:
+				delete(l.counts, id)
+			case c.oldest.Before(cutoff):
+				l.dirty[id] = true
+			}
+		}
+	}
+	if snap, old := l.tl.Snapshot(), l.countsSnap; snap != old {
+		l.countsSnap = snap
+		for id := range l.counts {
+			if _, ok := snap.GroupJSON(id); !ok && old != nil {
+				if _, was := old.GroupJSON(id); was {
+					l.dirty[id] = true
+				}
+			}
+		}
+	}
+}
+
+// recount sets the counts of the groups in only (nil: every group) from
+// fs, their findings (under mu).
+func (l *Live) recount(only map[string]bool, fs []Finding) {
+	if only == nil {
+		clear(l.counts)
+	} else {
+		for id := range only {
+			delete(l.counts, id)
+		}
+	}
+	fresh := CountFindings(fs)
+	for id, c := range fresh {
+		l.counts[id] = counted{FindingCount: c}
+	}
+	for _, f := range fs { // groups in only, or every group
+		if c := l.counts[f.Group]; c.oldest.IsZero() || f.at.Before(c.oldest) {
+			c.oldest = f.at
+			l.counts[f.Group] = c
+		}
+	}
+}
+
+// Counts is, by group, the count and the worst severity of its findings
+// as of the last time something revealed or dropped one of them (a new
+// generation, a departure, an event, the engine forgetting old findings,
+// the timeline forgetting the group): what GroupFindings returns once the
+// timeline's snapshot has caught up, without reading any report. Groups
+// without findings have no entry. The map is the caller's.
+func (l *Live) Counts() map[string]FindingCount {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]FindingCount, len(l.counts))
+	for id, c := range l.counts {
+		out[id] = c.FindingCount
+	}
+	return out
 }
 
 // stormFindings is the findings of group from the first rebalance of its

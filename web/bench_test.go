@@ -3,7 +3,9 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,31 +72,32 @@ func BenchmarkAPIGroups(b *testing.B) {
 }
 
 // BenchmarkAPIGroupsFindings is /api/groups for the 2,000 groups of
-// BenchmarkAPIGroups with each group's findings counted, counted afresh
-// for each request (served, a counting is shared for countEvery): the
-// diagnosis decodes every group's report and reads its findings, as
-// diagnose.Live.Findings does.
+// BenchmarkAPIGroups with each group's findings count and worst severity,
+// as serve gives them (diagnose.Live.Counts): the counts the diagnosis
+// keeps as it publishes, copied under a lock for each request. They are
+// counted once, before the timer, from the findings of every group's
+// report.
 func BenchmarkAPIGroupsFindings(b *testing.B) {
 	r := synthReport(2000)
 	src := snapshotOf(r)
-	eng := diagnose.New(diagnose.Config{})
-	var n int
-	h := NewHandler(src, nil).WithAllFindings(func() []diagnose.Finding {
-		rep, _ := src().Report(timeline.Query{})
-		fs := eng.Findings(rep)
-		n = len(fs)
-		return fs
+	rep, _ := src().Report(timeline.Query{})
+	fs := diagnose.New(diagnose.Config{}).Findings(rep)
+	kept := diagnose.CountFindings(fs)
+	var mu sync.Mutex
+	h := NewHandler(src, nil).WithCounts(func() map[string]diagnose.FindingCount {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(kept)
 	})
 	b.ResetTimer()
 	for b.Loop() {
-		h.cached = nil
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/groups", nil))
 		if rec.Code != 200 {
 			b.Fatal(rec.Code)
 		}
 	}
-	b.ReportMetric(float64(n), "findings")
+	b.ReportMetric(float64(len(fs)), "findings")
 }
 
 // BenchmarkAPIGroup is /api/groups/{group} for a group of 200 members over

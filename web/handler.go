@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
@@ -40,10 +39,13 @@ type groupExtra struct {
 // call from several goroutines.
 type Findings func(group string) []diagnose.Finding
 
-// AllFindings gives every group's findings (a diagnose.Live's Findings),
-// for the findings count on the group list; it must be safe to call from
-// several goroutines.
-type AllFindings func() []diagnose.Finding
+// Counts gives, by group, the count and worst severity of its findings
+// (a diagnose.Live's Counts: kept up to date as the diagnosis publishes,
+// nothing decoded), for the group list; groups without findings may be
+// left out. It is called once per request for the list, must be cheap and
+// safe to call from several goroutines, and the map it returns is the
+// caller's.
+type Counts func() map[string]diagnose.FindingCount
 
 // GroupRow is one row of the group list (GET /api/groups): the group at a
 // glance and, with a diagnosis, how many findings it has and the worst.
@@ -57,52 +59,18 @@ type GroupRow struct {
 	WorstSeverity diagnose.Severity `json:"worstSeverity,omitempty"`
 }
 
-// findingCount is one group's findings at a glance.
-type findingCount struct {
-	n     int
-	worst diagnose.Severity
-}
-
-// severityRank orders severities, the most urgent highest.
-var severityRank = map[diagnose.Severity]int{diagnose.Info: 1, diagnose.Warning: 2, diagnose.Critical: 3}
-
-// countFindings is fs at a glance, by group.
-func countFindings(fs []diagnose.Finding) map[string]findingCount {
-	out := map[string]findingCount{}
-	for _, f := range fs {
-		c := out[f.Group]
-		c.n++
-		if severityRank[f.Severity] > severityRank[c.worst] {
-			c.worst = f.Severity
-		}
-		out[f.Group] = c
-	}
-	return out
-}
-
 // rows are the list's rows: sums with the counts (nil: no diagnosis).
-func rows(sums []GroupSummary, counts map[string]findingCount) []GroupRow {
+func rows(sums []GroupSummary, counts map[string]diagnose.FindingCount) []GroupRow {
 	out := make([]GroupRow, len(sums))
 	for i, s := range sums {
 		out[i].GroupSummary = s
 		if counts != nil {
 			c := counts[s.Group]
-			out[i].Findings, out[i].WorstSeverity = &c.n, c.worst
+			out[i].Findings, out[i].WorstSeverity = &c.N, c.Worst
 		}
 	}
 	return out
 }
-
-// countEvery is the least time between two countings of every group's
-// findings for the list, and countBackoff how many times its own duration
-// a counting waits when that is longer: a counting decodes every group's
-// report (BenchmarkAPIGroupsFindings: seconds for thousands of groups),
-// so that lists polled by any number of pages cost at most a tenth of a
-// core.
-const (
-	countEvery   = 2 * time.Second
-	countBackoff = 10
-)
 
 // Source gives the snapshot the page shows (a timeline.Live's Snapshot);
 // it is called once per request and must be safe to call from several
@@ -115,7 +83,7 @@ type Source func() *timeline.Snapshot
 //	GET /                   the group list
 //	GET /groups/{group}     one group's timeline
 //	GET /api/groups         []GroupRow: the summaries and, with a
-//	                        diagnosis (WithAllFindings), each group's
+//	                        diagnosis (WithCounts), each group's
 //	                        findings count and worst severity
 //	GET /api/groups/{group} the group's timeline.GroupReport, plus
 //	                        "requestErrors": []RequestError and
@@ -131,16 +99,9 @@ type Source func() *timeline.Snapshot
 type Handler struct {
 	src      Source
 	errs     *RequestErrors
-	findings Findings    // nil: no diagnosis
-	all      AllFindings // nil: no findings count on the list
+	findings Findings // nil: no diagnosis
+	counts   Counts   // nil: no findings count on the list
 	mux      *http.ServeMux
-
-	// The list's counts, shared by its requests (see counts): counted
-	// is when, and took how long counting took.
-	countMu sync.Mutex
-	counted time.Time
-	took    time.Duration
-	cached  map[string]findingCount
 }
 
 // NewHandler is a Handler showing what src reports, and the request
@@ -158,31 +119,11 @@ func (h *Handler) WithFindings(f Findings) *Handler {
 	return h
 }
 
-// WithAllFindings makes h's group list carry each group's findings count
-// and worst severity, from the findings all gives; it returns h. The
-// counts are as of at most countEvery ago (longer when counting is slow):
-// a group's own view is the one to read for the findings as of now.
-func (h *Handler) WithAllFindings(all AllFindings) *Handler {
-	h.all = all
+// WithCounts makes h's group list carry each group's findings count and
+// worst severity, as counts gives them; it returns h.
+func (h *Handler) WithCounts(counts Counts) *Handler {
+	h.counts = counts
 	return h
-}
-
-// counts is every group's findings at a glance, counted again when the
-// last counting is older than countEvery or countBackoff times what it
-// took; nil when h has no diagnosis.
-func (h *Handler) counts() map[string]findingCount {
-	if h.all == nil {
-		return nil
-	}
-	h.countMu.Lock()
-	defer h.countMu.Unlock()
-	if h.cached != nil && time.Since(h.counted) < max(countEvery, countBackoff*h.took) {
-		return h.cached
-	}
-	start := time.Now()
-	h.cached = countFindings(h.all())
-	h.counted, h.took = time.Now(), time.Since(start)
-	return h.cached
 }
 
 // Register adds the page's routes to mux (an admin server's), so that
@@ -207,7 +148,11 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
 	snap := h.src()
 	setHistoryFrom(w, snap)
-	writeJSON(w, rows(snap.Summaries(), h.counts()))
+	var counts map[string]diagnose.FindingCount
+	if h.counts != nil {
+		counts = h.counts()
+	}
+	writeJSON(w, rows(snap.Summaries(), counts))
 }
 
 func (h *Handler) group(w http.ResponseWriter, r *http.Request) {

@@ -55,9 +55,9 @@ func mustAsset(name string) []byte {
 // (nil: no diagnosis, no findings panel).
 func WriteHTML(w io.Writer, r *timeline.Report, errs *RequestErrors, fs []diagnose.Finding) error {
 	h := &Handler{errs: errs}
-	var counts map[string]findingCount
+	var counts map[string]diagnose.FindingCount
 	if fs != nil {
-		counts = countFindings(fs)
+		counts = diagnose.CountFindings(fs)
 		byGroup := map[string][]diagnose.Finding{}
 		for _, f := range fs {
 			byGroup[f.Group] = append(byGroup[f.Group], f)

@@ -286,7 +286,7 @@ func TestPageShowsFindings(t *testing.T) {
 }
 
 // TestListShowsFindings gives test_group_1 of richReport a critical and
-// a warning finding, served (WithAllFindings) and in a file (WriteHTML):
+// a warning finding, served (WithCounts) and in a file (WriteHTML):
 // its row on the group list has a badge saying 2, coloured as critical;
 // the other group's says 0; and the findings column sorts.
 func TestListShowsFindings(t *testing.T) {
@@ -296,7 +296,7 @@ func TestListShowsFindings(t *testing.T) {
 		{ID: "rebalance_loop/test_group_1", Kind: diagnose.RebalanceLoop, Group: "test_group_1", Severity: diagnose.Critical, At: "2026-03-15T14:02:00Z"},
 		{ID: "heartbeat_too_slow/test_group_1/m", Kind: diagnose.HeartbeatTooSlow, Group: "test_group_1", Severity: diagnose.Warning, At: "2026-03-15T14:02:01Z"},
 	}
-	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs).WithAllFindings(func() []diagnose.Finding { return fs }))
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs).WithCounts(func() map[string]diagnose.FindingCount { return diagnose.CountFindings(fs) }))
 	defer srv.Close()
 	file := t.TempDir() + "/report.html"
 	out, err := os.Create(file)

@@ -221,7 +221,7 @@ func TestGroupViewJSON(t *testing.T) {
 }
 
 // TestGroupListFindings checks the rows of /api/groups: without a
-// diagnosis they carry no findings count; with one (WithAllFindings),
+// diagnosis they carry no findings count; with one (WithCounts),
 // each group's count and worst severity, 0 and none for a group without
 // findings; and a page written by WriteHTML carries the same rows.
 func TestGroupListFindings(t *testing.T) {
@@ -275,7 +275,7 @@ func TestGroupListFindings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := NewHandler(snapshotOf(r), nil)
 			if tt.findings != nil {
-				h.WithAllFindings(func() []diagnose.Finding { return tt.findings })
+				h.WithCounts(func() map[string]diagnose.FindingCount { return diagnose.CountFindings(tt.findings) })
 			}
 			code, _, body := get(t, h, "/api/groups")
 			if got := decode(t, []byte(body)); code != 200 || !equal(got, tt.want) {

@@ -55,6 +55,9 @@ type adminSources struct {
 	// groupFindings is one group's live findings, for the web page's
 	// group view; nil: the page shows no findings.
 	groupFindings func(group string) []diagnose.Finding
+	// findingCounts is each group's live findings count and worst
+	// severity, for the web page's group list; nil: the list shows none.
+	findingCounts func() map[string]diagnose.FindingCount
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -121,8 +124,8 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		return timeline.WriteText(b, r, time.UTC)
 	}))
 	// The web page: /, /groups/{group}, /api/groups (with each group's
-	// findings count), /api/groups/{group} (with its findings).
-	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).WithAllFindings(src.diagnosis).Register(mux)
+	// findings count, as the diagnosis keeps it), /api/groups/{group} (with its findings).
+	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).WithCounts(src.findingCounts).Register(mux)
 	if src.diagnosis != nil {
 		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
 			serveRendered(w, log, "application/json", func(b io.Writer) error {

@@ -124,6 +124,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			timeline:      obs.timeline.Snapshot,
 			diagnosis:     obs.diagnosis.Findings,
 			groupFindings: obs.diagnosis.GroupFindings,
+			findingCounts: obs.diagnosis.Counts,
 			history: historyConfig{
 				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
 			},
