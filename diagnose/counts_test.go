@@ -71,6 +71,12 @@ func TestLiveCounts(t *testing.T) {
 					t.Fatalf("no finding counted for %s: %+v", s.group, after)
 				}
 
+				// A few seconds on, to the diagnosis only: the members
+				// silent since the end are warned of, without an entry.
+				soon := sec(c.closeAt + 8)
+				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: soon}}})
+				checkCounts(t, l, groups, "a few seconds on")
+
 				// The group's clients still heartbeat, to the diagnosis
 				// only (the timeline's snapshot stays as it was): the
 				// warnings older than Forget go.

@@ -14,10 +14,10 @@ import (
 // its entries to Entry, and the pipeline then hands each exchange to
 // AddDecoded; a ticker advances the clock when nothing arrives (Advance);
 // admin handlers ask for the findings (Findings, GroupFindings) and for
-// each group's count of them (Counts, kept by publish: no report read). The engine sits behind
-// mu; the timeline keeps its own lock and its lock-free snapshots, and mu
-// is never held while the timeline's lock is taken (Entry is called under
-// the timeline's lock and takes mu).
+// each group's count of them (Counts, kept by publish: no report read).
+// The engine sits behind mu; the timeline keeps its own lock and its
+// lock-free snapshots, and mu is never held while the timeline's lock is
+// taken (Entry is called under the timeline's lock and takes mu).
 //
 // Each finding is handed to onFinding once, when it is first seen:
 // warnings as they are raised, the others after the exchange (or the
@@ -58,11 +58,12 @@ type FindingCount struct {
 	Worst Severity
 }
 
-// counted is a group's FindingCount, with the time of the oldest of its
-// findings.
+// counted is a group's FindingCount, with next: the time of its oldest
+// finding that was not yet older than the prune's horizon (pruneCutoff)
+// when it was counted; zero when there is none.
 type counted struct {
 	FindingCount
-	oldest time.Time
+	next time.Time
 }
 
 // severityRank orders severities, the most urgent highest.
@@ -233,25 +234,23 @@ func (l *Live) publish(all bool) {
 
 // staleCounts marks dirty the counted groups whose findings may have
 // changed without an entry or an event saying so (under mu): after the
-// engine pruned (once a minute of event time), those with a finding older
-// than what the prune may drop (Config.Forget: their warnings and event
-// findings; forgetAfter: the connections a finding read, as a rollout
-// does); and those the timeline forgot (retention: the last published snapshot no longer holds
-// them; a group not published yet is not one). Those whose state the prune dropped (the group was quiet for
-// Config.Forget) lose their count; the engine has forgotten them.
+// engine pruned (once a minute of event time), those with a finding that
+// has passed the prune's horizon since they were counted (pruneCutoff);
+// and those the timeline forgot (retention: the last published snapshot
+// no longer holds them; a group not published yet is not one). Those
+// whose state the prune dropped (the group was quiet for Config.Forget)
+// lose their count: the engine has forgotten them, and the timeline
+// forgets them within a minute of event time (serve gives both the same
+// age).
 func (l *Live) staleCounts() {
 	if l.d.pruned != l.countsPruned {
 		l.countsPruned = l.d.pruned
-		horizon := forgetAfter
-		if f := l.d.cfg.Forget; f > 0 && f < horizon {
-			horizon = f
-		}
-		cutoff := l.d.now.Add(-horizon)
+		cutoff := l.pruneCutoff()
 		for id, c := range l.counts {
 			switch {
 			case l.d.groups[id] == nil:
 				delete(l.counts, id)
-			case c.oldest.Before(cutoff):
+			case !c.next.IsZero() && c.next.Before(cutoff):
 				l.dirty[id] = true
 			}
 		}
@@ -268,6 +267,18 @@ func (l *Live) staleCounts() {
 	}
 }
 
+// pruneCutoff is the time before which a finding may have changed by the
+// engine's prune: Config.Forget drops warnings and event findings older
+// than that, and forgetAfter the connections a finding read (a rollout's
+// restarts, an eviction's fetches).
+func (l *Live) pruneCutoff() time.Time {
+	horizon := forgetAfter
+	if f := l.d.cfg.Forget; f > 0 && f < horizon {
+		horizon = f
+	}
+	return l.d.now.Add(-horizon)
+}
+
 // recount sets the counts of the groups in only (nil: every group) from
 // fs, their findings (under mu).
 func (l *Live) recount(only map[string]bool, fs []Finding) {
@@ -282,9 +293,10 @@ func (l *Live) recount(only map[string]bool, fs []Finding) {
 	for id, c := range fresh {
 		l.counts[id] = counted{FindingCount: c}
 	}
+	cutoff := l.pruneCutoff()
 	for _, f := range fs { // groups in only, or every group
-		if c := l.counts[f.Group]; c.oldest.IsZero() || f.at.Before(c.oldest) {
-			c.oldest = f.at
+		if c := l.counts[f.Group]; !f.at.Before(cutoff) && (c.next.IsZero() || f.at.Before(c.next)) {
+			c.next = f.at
 			l.counts[f.Group] = c
 		}
 	}
