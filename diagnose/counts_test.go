@@ -40,13 +40,16 @@ func checkCounts(t *testing.T, l *Live, groups []string, when string) map[string
 // TestLiveCounts runs scenarios through Live as serve does, with the
 // timeline's retention and the diagnosis' Forget of serve (or with the
 // timeline alone forgetting), and checks that Counts agrees with
-// GroupFindings for every group: after the stream; once event time has
-// gone past the age of its warnings while the group still shows (the
-// engine prunes them without an entry or event saying so); and once the
+// GroupFindings for every group: after the stream; once the silent
+// members are warned of; once the engine has forgotten the silent
+// connections (before Forget: counts need not be recounted then, and are
+// not); once event time has gone past the age of its warnings
+// while the group still shows (the engine prunes them without an entry or
+// event saying so); and once the
 // group has been quiet for longer than that (the timeline forgets it,
 // and with Forget the diagnosis too).
 func TestLiveCounts(t *testing.T) {
-	const age = 10 * time.Minute
+	const age = 30 * time.Minute // longer than the engine keeps silent connections
 	for _, c := range []struct {
 		name    string
 		script  func() *script
@@ -77,12 +80,21 @@ func TestLiveCounts(t *testing.T) {
 				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: soon}}})
 				checkCounts(t, l, groups, "a few seconds on")
 
-				// The group's clients still heartbeat, to the diagnosis
-				// only (the timeline's snapshot stays as it was): the
-				// warnings older than Forget go.
+				// Twelve minutes on, to the diagnosis only: the engine has
+				// forgotten the group's silent connections (and counted
+				// nothing again: no finding is older than Forget yet).
+				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: sec(c.closeAt).Add(12 * time.Minute)}}})
+				checkCounts(t, l, groups, "once the connections were forgotten")
+
+				// A client of the group still heartbeats (one the
+				// diagnosis knows nothing of, so that it changes no
+				// finding), to the diagnosis only (the timeline's
+				// snapshot stays as it was): the group is kept, its
+				// warnings older than Forget go, and nothing but that
+				// age says its count changed.
 				later := sec(c.closeAt).Add(age + 2*time.Minute)
-				hb := decode.Event{At: later, RespondedAt: later, ClientID: cA.id, ClientAddr: cA.addr, APIKey: 12, APIVersion: versions[12],
-					Group: s.group, BrokerID: 1, Heartbeat: &decode.Heartbeat{MemberID: "A-1", Generation: 1}}
+				hb := decode.Event{At: later, RespondedAt: later, ClientID: "z", ClientAddr: "10.0.0.99:40000", APIKey: 12, APIVersion: versions[12],
+					Group: s.group, BrokerID: 1, Heartbeat: &decode.Heartbeat{MemberID: "Z-1", Generation: 1}}
 				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{hb}})
 				checkCounts(t, l, groups, "after the warnings aged")
 

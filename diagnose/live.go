@@ -59,8 +59,9 @@ type FindingCount struct {
 }
 
 // counted is a group's FindingCount, with next: the time of its oldest
-// finding that was not yet older than the prune's horizon (pruneCutoff)
-// when it was counted; zero when there is none.
+// finding that was not yet older than Config.Forget when it was counted
+// (the engine's prune drops warnings and event findings older than that);
+// zero when there is none, or no Forget.
 type counted struct {
 	FindingCount
 	next time.Time
@@ -235,7 +236,9 @@ func (l *Live) publish(all bool) {
 // staleCounts marks dirty the counted groups whose findings may have
 // changed without an entry or an event saying so (under mu): after the
 // engine pruned (once a minute of event time), those with a finding that
-// has passed the prune's horizon since they were counted (pruneCutoff);
+// has become older than Config.Forget since they were counted (the prune
+// may have dropped it; what else it forgets, connections and settled
+// handovers, changes no finding's count or severity);
 // and those the timeline forgot (retention: the last published snapshot
 // no longer holds them; a group not published yet is not one). Those
 // whose state the prune dropped (the group was quiet for Config.Forget)
@@ -245,7 +248,7 @@ func (l *Live) publish(all bool) {
 func (l *Live) staleCounts() {
 	if l.d.pruned != l.countsPruned {
 		l.countsPruned = l.d.pruned
-		cutoff := l.pruneCutoff()
+		cutoff := l.d.now.Add(-l.d.cfg.Forget)
 		for id, c := range l.counts {
 			switch {
 			case l.d.groups[id] == nil:
@@ -267,18 +270,6 @@ func (l *Live) staleCounts() {
 	}
 }
 
-// pruneCutoff is the time before which a finding may have changed by the
-// engine's prune: Config.Forget drops warnings and event findings older
-// than that, and forgetAfter the connections a finding read (a rollout's
-// restarts, an eviction's fetches).
-func (l *Live) pruneCutoff() time.Time {
-	horizon := forgetAfter
-	if f := l.d.cfg.Forget; f > 0 && f < horizon {
-		horizon = f
-	}
-	return l.d.now.Add(-horizon)
-}
-
 // recount sets the counts of the groups in only (nil: every group) from
 // fs, their findings (under mu).
 func (l *Live) recount(only map[string]bool, fs []Finding) {
@@ -293,7 +284,10 @@ func (l *Live) recount(only map[string]bool, fs []Finding) {
 	for id, c := range fresh {
 		l.counts[id] = counted{FindingCount: c}
 	}
-	cutoff := l.pruneCutoff()
+	if l.d.cfg.Forget <= 0 {
+		return // nothing is pruned
+	}
+	cutoff := l.d.now.Add(-l.d.cfg.Forget)
 	for _, f := range fs { // groups in only, or every group
 		if c := l.counts[f.Group]; !f.at.Before(cutoff) && (c.next.IsZero() || f.at.Before(c.next)) {
 			c.next = f.at
