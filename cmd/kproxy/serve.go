@@ -45,7 +45,9 @@ The timeline of every consumer group is logged as it happens (logger
 page (the Link header names it). Memory holds what --timeline-retain keeps;
 with --journal DIR, a ?since= older than that is told again from the
 journal. --journal DIR records the exchanges kproxy observes, for kproxy
-replay.
+replay. --events-topic NAME publishes them to a topic of the cluster (or of
+--events-brokers), and --fleet-topic NAME shows the merged story of every
+instance publishing to it (docs/fleet.md).
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
