@@ -107,6 +107,10 @@ func TestFleetTwoInstances(t *testing.T) {
 				g := findGroup(r, demo.Group)
 				return g != nil && len(g.Generations) >= 2 && len(g.Generations[1].Members) == 2
 			})
+			if m := parseMetrics(t, httpGet(t, base+"/metrics")); m["kproxy_fleet_instances"] != 2 || m["kproxy_fleet_records_total"] <= 0 {
+				t.Errorf("fleet view metrics: %v instances, %v records; want 2 instances and records",
+					m["kproxy_fleet_instances"], m["kproxy_fleet_records_total"])
+			}
 			if err := stop1(); err != nil {
 				t.Fatalf("zone-a: %v", err)
 			}
@@ -150,6 +154,23 @@ func TestFleetTwoInstances(t *testing.T) {
 			}
 			if !bytes.Equal(live, fromTopic) {
 				t.Errorf("the --fleet-topic view's report differs from replay --from-topic:\n%s", firstDiff(live, fromTopic))
+			}
+			if tc.skew == 0 {
+				// A window: from generation 2's start on, the same entries.
+				since := *reportGroup(t, oneProxy).Generations[1].StartedAt
+				jOut, jErr, err := runKproxySplit(t, "replay", filepath.Join(dir, "zone-a"), filepath.Join(dir, "zone-b"),
+					"--since", since, "--format", "jsonl")
+				if err != nil {
+					t.Fatalf("replay --since: %v\n%s", err, jErr)
+				}
+				tOut, tErr, err := runKproxySplit(t, "replay", "--from-topic", fleetTopic, "--brokers", c.ListenAddrs()[0],
+					"--since", since, "--format", "jsonl")
+				if err != nil {
+					t.Fatalf("replay --from-topic --since: %v\n%s", err, tErr)
+				}
+				if tOut != jOut || !strings.Contains(tOut, "generation") {
+					t.Errorf("replay --from-topic --since %s differs from the journals':\n%s", since, firstDiff([]byte(tOut), []byte(jOut)))
+				}
 			}
 			checkPartial(t, oneProxy, replayJSON(t, filepath.Join(dir, "zone-a")), "consumer-B", true)
 			checkPartial(t, oneProxy, replayJSON(t, filepath.Join(dir, "zone-b")), "consumer-A", false)
@@ -324,5 +345,31 @@ func TestFleetFlagErrors(t *testing.T) {
 				t.Errorf("error %v; want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestFleetDocs keeps docs/fleet.md naming every fleet metric and flag.
+func TestFleetDocs(t *testing.T) {
+	b, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	var names []string
+	for _, m := range eventsMetrics {
+		names = append(names, "`"+m.name+"`")
+	}
+	for _, m := range fleetMetrics {
+		names = append(names, "`"+m.name+"`")
+	}
+	for _, k := range []string{config.KeyEventsTopic, config.KeyEventsBrokers, config.KeyEventsPartitions,
+		config.KeyEventsRetention, config.KeyInstanceID, config.KeyFleetTopic, config.KeyMaxSkew,
+		"from-topic", "brokers"} {
+		names = append(names, "`--"+k)
+	}
+	for _, n := range names {
+		if !strings.Contains(doc, n) {
+			t.Errorf("docs/fleet.md does not name %s", n)
+		}
 	}
 }
