@@ -62,6 +62,8 @@ const (
 type Record struct {
 	// Instance is the publishing instance's id, Run its run's.
 	Instance, Run string
+	// Key is the record's key: a group id, or the instance id.
+	Key string
 	// Seq is the record's place in its run's stream; -1 for a marker.
 	Seq  int64
 	Kind Kind
@@ -132,7 +134,7 @@ func markerRecord(h []kgo.RecordHeader, instance string, at time.Time, published
 // Decode reads one record of the events topic. An exchange's Request and
 // Response alias r.Value.
 func Decode(r *kgo.Record) (Record, error) {
-	out := Record{Seq: -1}
+	out := Record{Seq: -1, Key: string(r.Key)}
 	var format string
 	seen := false
 	for _, h := range r.Headers {

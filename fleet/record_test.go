@@ -30,11 +30,11 @@ func TestRecordGolden(t *testing.T) {
 		want Record
 	}{
 		{"exchange", exchangeRecord(h, 0, recordKey("zone-a", []decode.Event{{}, {Group: "test_group_1"}}), x),
-			Record{Instance: "zone-a", Run: "0123456789abcdef", Seq: 0, Kind: KindExchange, X: x}},
+			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "test_group_1", Seq: 0, Kind: KindExchange, X: x}},
 		{"gap", gapRecord(h, 1, "zone-a", ms(1600), 12),
-			Record{Instance: "zone-a", Run: "0123456789abcdef", Seq: 1, Kind: KindGap, At: ms(1600), Dropped: 12}},
+			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "zone-a", Seq: 1, Kind: KindGap, At: ms(1600), Dropped: 12}},
 		{"marker", markerRecord(h, "zone-a", ms(2000), 2, true),
-			Record{Instance: "zone-a", Run: "0123456789abcdef", Seq: -1, Kind: KindMarker, At: ms(2000), Published: 2, Stopping: true}},
+			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "zone-a", Seq: -1, Kind: KindMarker, At: ms(2000), Published: 2, Stopping: true}},
 	}
 	var b strings.Builder
 	for _, rc := range recs {

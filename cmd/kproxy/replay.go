@@ -155,6 +155,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	eng := timeline.New(cfg)
 	pl := pipeline.New(pipeline.Config{
 		Events:  []pipeline.EventConsumer{eng},
+		Blind:   []pipeline.BlindConsumer{eng}, // the events topic's silent instances
 		Decoded: pageDecoded(diag),
 		Batch:   replayBatch,
 		Since:   o.since,

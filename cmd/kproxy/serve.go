@@ -358,6 +358,9 @@ var (
 	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
 	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
 	_ pipeline.DecodedConsumer  = (*diagnose.Live)(nil)
+	_ pipeline.BlindConsumer    = (*timeline.Live)(nil)
+	_ pipeline.DecodedConsumer  = (*fleet.Publisher)(nil)
+	_ pipeline.DropConsumer     = (*fleet.Publisher)(nil)
 )
 
 // publishEvery is how often the live timeline publishes a snapshot for the
@@ -405,6 +408,7 @@ func (o *observers) fleetPipelineConfigs(log *zap.Logger) (local, merged pipelin
 	}
 	local.Exchanges = append(local.Exchanges, o.apis)
 	merged = pipeline.Config{Events: []pipeline.EventConsumer{o.timeline},
+		Blind:   []pipeline.BlindConsumer{o.timeline},
 		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
 	return local, merged
 }
