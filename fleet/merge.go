@@ -164,7 +164,7 @@ type Merger struct {
 	sync      map[syncKey]syncSample
 	dec       *decode.Decoder
 	events    []decode.Event
-	dropped   uint64 // lost since the last exchange handed out
+	dropped   uint64           // lost since the last exchange handed out
 	blind     []pipeline.Blind // found since the last TakeBlind
 	stats     MergeStats
 }
