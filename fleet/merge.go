@@ -141,6 +141,12 @@ type syncSample struct {
 	at time.Time // raw response time
 }
 
+// syncKeep is how long, in the merged stream's time, a moment is kept for
+// other instances' answers to be matched with it: those answers were sent
+// at once, so they arrive within the hold of each other; a minute is
+// ample. Older moments are pruned as often.
+const syncKeep = time.Minute
+
 // partState is how far the merge has read one partition.
 type partState struct {
 	last     time.Time // the latest corrected time read from it
@@ -162,6 +168,7 @@ type Merger struct {
 	parts     map[int32]*partState
 	watermark time.Time // the latest corrected time read
 	sync      map[syncKey]syncSample
+	pruned    time.Time // when sync was last pruned, in the merged stream's time
 	dec       *decode.Decoder
 	events    []decode.Event
 	dropped   uint64           // lost since the last exchange handed out
@@ -248,6 +255,9 @@ func (m *Merger) Add(rec Record, p int32) {
 	m.Expect(p)
 	m.parts[p].last = later(m.parts[p].last, c)
 	m.watermark = later(m.watermark, c)
+	if m.watermark.Sub(m.pruned) > syncKeep {
+		m.pruneSync()
+	}
 	if rec.Kind == KindMarker {
 		return
 	}
@@ -292,6 +302,16 @@ func (m *Merger) sample(r *run, x *decode.Exchange) {
 			continue
 		}
 		m.learn(first.r, first.at, r, x.ResponseAt)
+	}
+}
+
+// pruneSync forgets the moments older than syncKeep.
+func (m *Merger) pruneSync() {
+	m.pruned = m.watermark
+	for k, s := range m.sync {
+		if m.watermark.Sub(s.r.corrected(s.at)) > syncKeep {
+			delete(m.sync, k)
+		}
 	}
 }
 

@@ -246,3 +246,17 @@ func TestMergerHolds(t *testing.T) {
 		t.Errorf("handed out %v once both partitions were caught up (watermark 5 s); want [3]", got)
 	}
 }
+
+// TestMergerForgetsOldMoments: the coordinator's moments are kept one to
+// two minutes of the merged stream's time (pruned once a minute), not
+// forever.
+func TestMergerForgetsOldMoments(t *testing.T) {
+	m := NewMerger(MergeConfig{})
+	for i := range 300 {
+		m.Add(add{inst: "a", seq: int64(i), x: join(uint64(i), int32(i+1), ms(i*1000))}.record(), 0)
+	}
+	if n := len(m.sync); n < 60 || n > 121 {
+		t.Errorf("%d moments kept after 300 s of one per second; want one to two minutes' worth", n)
+	}
+	drain(m)
+}
