@@ -332,6 +332,9 @@ func (p *Publisher) Close(timeout time.Duration) {
 	defer cancel()
 	if err := p.cl.Flush(ctx); err != nil {
 		p.log.Warn("events topic: records still unacknowledged at shutdown were lost", zap.Error(err))
+		// Fail them now, counted by their promises, before the counts
+		// are read.
+		p.cl.AbortBufferedRecords(context.Background()) //nolint:errcheck // never fails with this context
 	}
 	p.cl.Close()
 	st := p.Stats()
