@@ -76,8 +76,10 @@ type MergeStats struct {
 	// Lost exchanges: gap records, and holes in a run's sequence
 	// (records the cluster never acknowledged, or past retention).
 	Lost uint64
-	// Late records arrived after their place in the merged stream had
-	// passed (published more than Hold late); they were left out.
+	// Late counts records that arrived after their place had passed:
+	// behind their own run's sequence (left out), or more than Hold
+	// behind what the merge had already handed out (handed out all the
+	// same, out of time order, as the next of their run).
 	Late uint64
 	// SkewRefused counts clock offset estimates beyond MaxSkew.
 	SkewRefused uint64
@@ -172,6 +174,7 @@ type Merger struct {
 	dec       *decode.Decoder
 	events    []decode.Event
 	dropped   uint64           // lost since the last exchange handed out
+	lastOut   time.Time        // the corrected time of the last exchange handed out
 	blind     []pipeline.Blind // found since the last TakeBlind
 	stats     MergeStats
 }
@@ -401,6 +404,10 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		it := heap.Pop(&best.pending).(*item)
 		best.next = it.seq + 1
+		if m.lastOut.Sub(bestAt) > m.cfg.Hold {
+			m.stats.Late++
+		}
+		m.lastOut = later(m.lastOut, bestAt)
 		if it.x == nil {
 			m.dropped += it.gap
 			m.stats.Lost += it.gap

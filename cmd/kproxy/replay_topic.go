@@ -141,7 +141,7 @@ func warnFleet(w io.Writer, st fleet.SourceStats) {
 		fmt.Fprintf(w, "kproxy: warning: the topic misses %d exchanges the instances observed (their producers dropped them)\n", st.Lost)
 	}
 	if st.Late > 0 {
-		fmt.Fprintf(w, "kproxy: warning: %d records arrived too late to be placed in order and were left out\n", st.Late)
+		fmt.Fprintf(w, "kproxy: warning: %d records arrived too late to be placed in time order\n", st.Late)
 	}
 	if st.Foreign > 0 {
 		fmt.Fprintf(w, "kproxy: warning: %d records of the topic were not written by kproxy and were skipped\n", st.Foreign)
