@@ -138,6 +138,16 @@ type syncKey struct {
 	gen   int32
 }
 
+// addrOwner is the instance a client address was first seen through, and
+// when it was last seen, in the merged stream's time.
+type addrOwner struct {
+	instance string
+	last     time.Time
+}
+
+// addrKeep is how long a client address unseen is remembered.
+const addrKeep = 10 * time.Minute
+
 type syncSample struct {
 	r  *run
 	at time.Time // raw response time
@@ -176,6 +186,9 @@ type Merger struct {
 	dropped   uint64           // lost since the last exchange handed out
 	lastOut   time.Time        // the corrected time of the last exchange handed out
 	blind     []pipeline.Blind // found since the last TakeBlind
+	// addrs are the client addresses handed out, by the instance that
+	// first saw each (see qualify).
+	addrs map[string]*addrOwner
 	stats     MergeStats
 }
 
@@ -183,7 +196,8 @@ type Merger struct {
 func NewMerger(cfg MergeConfig) *Merger {
 	cfg.defaults()
 	return &Merger{cfg: cfg, runs: map[string]*run{}, parts: map[int32]*partState{},
-		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}}}
+		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}},
+		addrs: map[string]*addrOwner{}}
 }
 
 // Expect says partition p has records to read: until it is caught up, the
@@ -308,8 +322,35 @@ func (m *Merger) sample(r *run, x *decode.Exchange) {
 	}
 }
 
-// pruneSync forgets the moments older than syncKeep.
+// qualify makes x's client address name instance too when another
+// instance saw the same address first: sidecars each see their pod's
+// consumer as 127.0.0.1 and a port, and two pods may use the same port,
+// which would make two clients one (the diagnosis links Fetch requests
+// to members by address). Addresses of one host seen through several
+// proxies are distinct already, and left as they are.
+func (m *Merger) qualify(x *decode.Exchange, instance string, at time.Time) {
+	if x.ClientAddr == "" {
+		return
+	}
+	o := m.addrs[x.ClientAddr]
+	if o == nil {
+		m.addrs[x.ClientAddr] = &addrOwner{instance: instance, last: at}
+		return
+	}
+	o.last = later(o.last, at)
+	if o.instance != instance {
+		x.ClientAddr += " via " + instance
+	}
+}
+
+// pruneSync forgets the moments older than syncKeep, and the client
+// addresses unseen for addrKeep.
 func (m *Merger) pruneSync() {
+	for a, o := range m.addrs {
+		if m.watermark.Sub(o.last) > addrKeep {
+			delete(m.addrs, a)
+		}
+	}
 	m.pruned = m.watermark
 	for k, s := range m.sync {
 		if m.watermark.Sub(s.r.corrected(s.at)) > syncKeep {
@@ -415,11 +456,10 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		x = it.x
 		if best.offset != 0 {
-			c := *x
-			c.RequestAt = shiftBack(c.RequestAt, best.offset)
-			c.ResponseAt = shiftBack(c.ResponseAt, best.offset)
-			x = &c
+			x.RequestAt = shiftBack(x.RequestAt, best.offset)
+			x.ResponseAt = shiftBack(x.ResponseAt, best.offset)
 		}
+		m.qualify(x, best.instance, bestAt)
 		dropped, m.dropped = m.dropped, 0
 		return x, dropped, true
 	}

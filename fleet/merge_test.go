@@ -284,3 +284,25 @@ func TestMergerLate(t *testing.T) {
 		t.Errorf("handed out %v, %d late; want %s, 2 late (3 out of time order, 4 behind its run)", got, m.Stats().Late, want)
 	}
 }
+
+// TestMergerQualifiesSharedAddresses: a client address first seen through
+// one instance and then through another (two sidecars' clients on the same
+// loopback port) names the second instance; each instance's own addresses
+// stay as they are.
+func TestMergerQualifiesSharedAddresses(t *testing.T) {
+	m := NewMerger(MergeConfig{})
+	m.Add(add{inst: "a", seq: 0, x: hb(1, ms(0))}.record(), 0)
+	m.Add(add{inst: "b", seq: 0, part: 1, x: hb(2, ms(1))}.record(), 1)
+	m.Add(add{inst: "a", seq: 1, x: hb(3, ms(2))}.record(), 0)
+	var got []string
+	for {
+		x, _, ok := m.Next(true)
+		if !ok {
+			break
+		}
+		got = append(got, x.ClientAddr)
+	}
+	if want := "[127.0.0.1:50000 127.0.0.1:50000 via b 127.0.0.1:50000]"; fmt.Sprint(got) != want {
+		t.Errorf("client addresses %v; want %s", got, want)
+	}
+}

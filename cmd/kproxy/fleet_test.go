@@ -134,6 +134,10 @@ func TestFleetTwoInstances(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The instance ids the merge adds to a client address that two
+			// instances saw (the same port on both proxies, rare) are not
+			// in what one proxy tells.
+			fromTopic, live = withoutInstances(fromTopic), withoutInstances(live)
 			t.Logf("replay --from-topic stderr:\n%s", stderr)
 			checkFleetStory(t, oneProxy)
 			if tc.skew == 0 {
@@ -258,7 +262,14 @@ func reportGroup(t *testing.T, report []byte) *timeline.GroupReport {
 	return g
 }
 
+// withoutInstances removes the instance ids the merge adds to client
+// addresses.
+func withoutInstances(report []byte) []byte {
+	return viaRE.ReplaceAll(report, nil)
+}
+
 var (
+	viaRE   = regexp.MustCompile(` via zone-[ab]`)
 	stampRE = regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+Z"`)
 	msRE    = regexp.MustCompile(`(Ms"?: ?)-?[0-9.]+`)
 	// A line naming a duration in words ("after 517 ms").
