@@ -189,7 +189,7 @@ type Merger struct {
 	// addrs are the client addresses handed out, by the instance that
 	// first saw each (see qualify).
 	addrs map[string]*addrOwner
-	stats     MergeStats
+	stats MergeStats
 }
 
 // NewMerger returns an empty Merger with cfg, defaults applied.
