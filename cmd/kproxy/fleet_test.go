@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/config"
@@ -383,4 +384,33 @@ func TestFleetDocs(t *testing.T) {
 			t.Errorf("docs/fleet.md does not name %s", n)
 		}
 	}
+}
+
+// TestFleetViewFirst: a --fleet-topic view started before any instance
+// creates the topic, and shows the story of an instance started after it.
+func TestFleetViewFirst(t *testing.T) {
+	c := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	viewCfg := testConfig(t, c.ListenAddrs()...)
+	viewCfg.FleetTopic = fleetTopic
+	view, _ := startServer(t, viewCfg, serveHooks{})
+	cfg := testConfig(t, c.ListenAddrs()...)
+	cfg.Admin = ""
+	cfg.EventsTopic = fleetTopic
+	s, _ := startServer(t, cfg, serveHooks{})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.proxy.Addr().String()), kgo.ConsumeTopics(demo.Topic), kgo.ConsumerGroup("late-group"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	cl.PollFetches(ctx) // joins the group
+	cancel()
+	base := "http://" + view.admin.Addr().String()
+	waitFor(t, "the view to show the instance's group", func() bool {
+		var r timeline.Report
+		if err := json.Unmarshal([]byte(httpGet(t, base+"/api/timeline")), &r); err != nil {
+			t.Fatalf("/api/timeline: %v", err)
+		}
+		return findGroup(r, "late-group") != nil
+	})
 }
