@@ -345,6 +345,7 @@ func TestFleetFlagErrors(t *testing.T) {
 		{[]string{"replay", "--from-topic", "ev", "--brokers", "kafka"}, `--brokers "kafka": want HOST:PORT`},
 		{[]string{"replay", "--from-topic", "ev", "--brokers", "127.0.0.1:9092", "--max-skew", "0s"}, "--max-skew 0s: out of range"},
 		{[]string{"replay"}, "want at least one journal PATH, or --from-topic NAME --brokers HOST:PORT"},
+		{[]string{"replay", seedSample, "--config", "kproxy.yaml"}, "--config: only with --from-topic"},
 		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--instance-id", "zone-a"}, "instance-id \"zone-a\": only with events-topic"},
 		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--events-brokers", "e:9092"}, "events-brokers \"[e:9092]\": only with events-topic or fleet-topic"},
 		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--events-topic", "ev", "--events-partitions", "0"}, "events-partitions \"0\": out of range"},
@@ -376,7 +377,7 @@ func TestFleetDocs(t *testing.T) {
 	}
 	for _, k := range []string{config.KeyEventsTopic, config.KeyEventsBrokers, config.KeyEventsPartitions,
 		config.KeyEventsRetention, config.KeyInstanceID, config.KeyFleetTopic, config.KeyMaxSkew,
-		"from-topic", "brokers"} {
+		"from-topic", "brokers", "config"} {
 		names = append(names, "`--"+k)
 	}
 	for _, n := range names {
