@@ -59,7 +59,7 @@ func (w *journalWindow) parse(command string) error {
 	return nil
 }
 
-// story is what tellJournals tells the journals to: a timeline (the
+// story is what tell tells a source (journals, the events topic) to: a timeline (the
 // pipeline's event consumer) and, when set, consumers of each decoded
 // exchange after it (a diagnosis).
 type story struct {
@@ -78,9 +78,11 @@ type story struct {
 }
 
 // storyTimeline is a timeline tellJournals can feed and settle: a
-// timeline.Engine, or a live one (timeline.Live, diagnose.Live's).
+// timeline.Engine, or a live one (timeline.Live, diagnose.Live's). It is
+// told of the events topic's silent instances too (pipeline.BlindConsumer).
 type storyTimeline interface {
 	pipeline.EventConsumer
+	pipeline.BlindConsumer
 	Close(at time.Time)
 }
 
@@ -99,45 +101,59 @@ type storyStats struct {
 // warn writes what s met to w, as replay and diagnose report it.
 func (s storyStats) warn(w io.Writer) {
 	warnDamage(w, s.read)
-	if s.undecoded > 0 {
-		fmt.Fprintf(w, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", s.undecoded)
+	warnUndecoded(w, s.undecoded)
+}
+
+// warnUndecoded says how many exchanges did not decode, if any.
+func warnUndecoded(w io.Writer, n uint64) {
+	if n > 0 {
+		fmt.Fprintf(w, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
 	}
 }
 
 // tellJournals runs the journals at paths through the pipeline into s's
-// timeline and decoded consumers, then settles the timeline as of s.until:
-// as the live proxy does when it stops (exchanges without events, such as
-// ApiVersions, must not move that time), or as of the end of the window.
-// Timestamps come from the journal, never the clock. history, diagnose and
-// replay all tell journals this way. When the pipeline fails (ctx
-// cancelled, say) the timeline is not settled.
+// timeline and decoded consumers (see tell). history, diagnose and replay
+// all tell journals this way.
 func tellJournals(ctx context.Context, paths []string, s story) (storyStats, error) {
 	r, err := journal.OpenReader(paths...)
 	if err != nil {
 		return storyStats{}, err
 	}
 	defer r.Close()
-	pl := pipeline.New(pipeline.Config{
-		Events:  []pipeline.EventConsumer{s.timeline},
-		Decoded: s.decoded,
-		Batch:   s.batch,
-		Since:   s.since,
-		Until:   s.until,
-	})
 	var src pipeline.Source = pipeline.Journal(r)
 	if s.progress != nil {
 		bar := newProgress(s.progress, r.Stats().Bytes)
 		defer bar.clear()
 		src = &progressSource{Source: src, r: r, bar: bar}
 	}
-	err = pl.Run(ctx, src)
-	st := storyStats{read: r.Stats(), undecoded: pl.Stats().Undecoded}
+	undecoded, err := tell(ctx, src, s)
+	return storyStats{read: r.Stats(), undecoded: undecoded}, err
+}
+
+// tell runs src through the pipeline into s's timeline and decoded
+// consumers, then settles the timeline as of s.until: as the live proxy
+// does when it stops (exchanges without events, such as ApiVersions, must
+// not move that time), or as of the end of the window. Timestamps come
+// from the source, never the clock. When the pipeline fails (ctx
+// cancelled, say) the timeline is not settled. It returns how many
+// exchanges did not decode.
+func tell(ctx context.Context, src pipeline.Source, s story) (uint64, error) {
+	pl := pipeline.New(pipeline.Config{
+		Events:  []pipeline.EventConsumer{s.timeline},
+		Blind:   []pipeline.BlindConsumer{s.timeline},
+		Decoded: s.decoded,
+		Batch:   s.batch,
+		Since:   s.since,
+		Until:   s.until,
+	})
+	err := pl.Run(ctx, src)
+	undecoded := pl.Stats().Undecoded
 	if err != nil {
-		return st, err
+		return undecoded, err
 	}
 	if s.settle == nil {
 		s.settle = s.timeline.Close
 	}
 	s.settle(s.until)
-	return st, nil
+	return undecoded, nil
 }

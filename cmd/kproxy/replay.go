@@ -25,13 +25,14 @@ type replayOptions struct {
 	output     string // --output: a file instead of stdout
 	noFindings bool   // --findings=false: no findings block after each storm (text)
 	journalWindow
+	fromTopic topicOptions // replay_topic.go
 }
 
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
 	findings := true
 	cmd := &cobra.Command{
-		Use:   "replay PATH... [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
+		Use:   "replay PATH...|--from-topic NAME --brokers HOST:PORT [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
 		Short: "Tell the story of the rebalances again from journals",
 		Long: `replay reads the journals at PATH (segment files or directories written by
 kproxy serve --journal; journals of several proxies are merged by time) and
@@ -55,8 +56,12 @@ runs them through the same decode and timeline path as the live proxy.
 --since and --until (RFC 3339, e.g. 2026-03-15T14:02:00Z, or "2026-03-15 14:02:00"
 in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
 records and exchanges the writer dropped are reported on stderr. For journals
-over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
-		Args: cobra.MinimumNArgs(1),
+over 64 MiB a progress bar is shown on stderr when it is a terminal.
+
+--from-topic NAME --brokers HOST:PORT reads instead the events topic kproxy
+serve --events-topic instances publish to (docs/fleet.md): the story of the
+whole fleet, each instance's clock corrected by up to --max-skew.`,
+		Args: func(_ *cobra.Command, args []string) error { return o.fromTopic.replayArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.format {
 			case "text", "json", "jsonl", "html":
@@ -86,6 +91,7 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of stdout")
 	f.BoolVar(&findings, "findings", true, "text: print the findings block after each storm, as serve logs it")
 	o.addFlags(f)
+	o.fromTopic.addFlags(f)
 	return cmd
 }
 
@@ -122,6 +128,12 @@ const replayBatch = 32
 // replay runs the journals at paths through the pipeline into a timeline
 // and writes the timeline to out, warnings and progress to errOut.
 func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io.Writer) error {
+	in, err := openReplayInput(ctx, paths, o, errOut)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+
 	// A write error (a closed pipe) stops reading through ctx.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -153,7 +165,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	}
 	errs := pageErrors(o.format, &cfg)
 	diag := pageDiagnosis(o.format, &cfg)
-	s := story{decoded: pageDecoded(diag), batch: replayBatch, since: o.since, until: o.until, progress: errOut}
+	s := story{decoded: pageDecoded(diag), batch: replayBatch, since: o.since, until: o.until}
 	var report func() *timeline.Report
 	if o.format == "text" && !o.noFindings {
 		// serve's "findings" block after each storm: the diagnosis runs
@@ -174,7 +186,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		eng := timeline.New(cfg)
 		s.timeline, report = eng, eng.Report
 	}
-	st, err := tellJournals(ctx, paths, s)
+	undecoded, err := tell(ctx, in.Source, s)
 	if err != nil && writeErr == nil {
 		return fmt.Errorf("replay: %w", err)
 	}
@@ -194,7 +206,8 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err
 	}
-	st.warn(errOut)
+	in.finish(errOut)
+	warnUndecoded(errOut, undecoded)
 	if writeErr != nil {
 		return fmt.Errorf("replay: write: %w", writeErr)
 	}
