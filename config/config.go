@@ -148,6 +148,9 @@ type Config struct {
 	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients
 	// on listeners other hosts can reach without a client certificate.
 	AllowOpenSASLProxy bool
+
+	// Fleet is the events topic's settings (fleet.go).
+	Fleet
 }
 
 // Default values of the settings that have one. Those of the proxy, the
@@ -217,5 +220,7 @@ func Default() Config {
 		MetricsMaxGroups: DefaultMetricsMaxGroups,
 		LogFormat:        DefaultLogFormat,
 		LogLevel:         DefaultLogLevel,
+
+		Fleet: defaultFleet(),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/fleet"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -39,6 +40,10 @@ type adminSources struct {
 	proxy    func() proxy.Stats
 	pipeline func() pipeline.Stats
 	journal  func() journal.Stats // nil when there is no journal
+	// events and fleet are the events topic's publisher and the fleet
+	// topic's reader (fleet-topic); nil when off.
+	events func() fleet.PublisherStats
+	fleet  func() fleet.SourceStats
 	// timeline is the live timeline's latest snapshot: taking it never
 	// waits for the pipeline.
 	timeline func() *timeline.Snapshot
