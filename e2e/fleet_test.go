@@ -46,7 +46,7 @@ func fleetListen(t *testing.T, i int) (listen, portBase string) {
 
 // startFleetKproxy runs `kproxy serve` as instance i of a fleet (see
 // fleetListen), in front of the broker, with its own journal in the run
-// directory (journal-NAME) and the serve flags in extra; its log is
+// directory (journal-NAME), no admin server, and the serve flags in extra; its log is
 // NAME.err. It waits until the bootstrap listener accepts connections.
 func startFleetKproxy(t *testing.T, i int, name string, extra ...string) *kproxy {
 	t.Helper()
@@ -60,6 +60,7 @@ func startFleetKproxy(t *testing.T, i int, name string, extra ...string) *kproxy
 		"--listen", listen,
 		"--broker-port-base", base,
 		"--journal", journal,
+		"--admin", "", // unless extra names one (the last flag wins)
 	}, extra...)
 	p := startProc(t, name, nil, argv...)
 	k := &kproxy{t: t, proc: p, journal: journal}
