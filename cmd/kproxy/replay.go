@@ -23,6 +23,7 @@ type replayOptions struct {
 	format string // text, json, jsonl or html
 	output string // --output: a file instead of stdout
 	journalWindow
+	fromTopic topicOptions // replay_topic.go
 }
 
 func newReplayCmd() *cobra.Command {
@@ -50,7 +51,7 @@ runs them through the same decode and timeline path as the live proxy.
 in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
 records and exchanges the writer dropped are reported on stderr. For journals
 over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error { return o.fromTopic.replayArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.format {
 			case "text", "json", "jsonl", "html":
@@ -78,6 +79,7 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 	f.StringVar(&o.format, "format", "text", "output format: text, json, jsonl or html")
 	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of stdout")
 	o.addFlags(f)
+	o.fromTopic.addFlags(f)
 	return cmd
 }
 
@@ -114,11 +116,11 @@ const replayBatch = 32
 // replay runs the journals at paths through the pipeline into a timeline
 // and writes the timeline to out, warnings and progress to errOut.
 func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io.Writer) error {
-	r, err := journal.OpenReader(paths...)
+	in, err := openReplayInput(ctx, paths, o, errOut)
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return err
 	}
-	defer r.Close()
+	defer in.close()
 
 	// A write error (a closed pipe) stops reading through ctx.
 	ctx, stop := context.WithCancel(ctx)
@@ -154,9 +156,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		Since:   o.since,
 		Until:   o.until,
 	})
-	bar := newProgress(errOut, r.Stats().Bytes)
-	err = pl.Run(ctx, &progressSource{Source: pipeline.Journal(r), r: r, bar: bar})
-	bar.clear()
+	err = pl.Run(ctx, in.Source)
 	if err != nil && writeErr == nil {
 		return fmt.Errorf("replay: %w", err)
 	}
@@ -181,7 +181,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err
 	}
-	warnDamage(errOut, r.Stats())
+	in.finish(errOut)
 	if n := pl.Stats().Undecoded; n > 0 {
 		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
 	}
