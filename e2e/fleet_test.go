@@ -115,13 +115,22 @@ func deleteTopic(t *testing.T, topic string) {
 
 // replayFromTopic runs `kproxy replay --from-topic TOPIC --brokers BROKER
 // --format json` plus extra flags, keeps its output as NAME.json in the run
-// directory and decodes it.
-func replayFromTopic(t *testing.T, name, topic string, extra ...string) (*report, []byte) {
+// directory and decodes it; it returns the raw JSON and the warnings
+// written to stderr too.
+func replayFromTopic(t *testing.T, name, topic string, extra ...string) (*report, []byte, string) {
+	t.Helper()
+	return replayArgs(t, name, append([]string{"--from-topic", topic, "--brokers", brokerAddr}, extra...)...)
+}
+
+// replayArgs runs `kproxy replay ARGS --format json`, keeps its output as
+// NAME.json in the run directory and decodes it; it returns the raw JSON
+// and stderr too.
+func replayArgs(t *testing.T, name string, args ...string) (*report, []byte, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	argv := append([]string{"replay", "--from-topic", topic, "--brokers", brokerAddr, "--format", "json"}, extra...)
+	argv := append(append([]string{"replay"}, args...), "--format", "json")
 	cmd := exec.CommandContext(ctx, kproxyBin(), argv...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -133,10 +142,10 @@ func replayFromTopic(t *testing.T, name, topic string, extra ...string) (*report
 	}
 	var r report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("kproxy replay --from-topic: output is not the documented JSON (%v); kept in %s", err, out)
+		t.Fatalf("kproxy %v: output is not the documented JSON (%v); kept in %s", argv, err, out)
 	}
 	r.path = out
-	return &r, stdout.Bytes()
+	return &r, stdout.Bytes(), stderr.String()
 }
 
 // apiTimeline is kproxy's /api/timeline at admin for group, decoded; the

@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -111,9 +113,11 @@ func TestScenario45(t *testing.T) {
 	a.stop(60 * time.Second)
 	k1.stop()
 
-	r, _ := replayFromTopic(t, "fleet-timeline", events)
+	r, raw, warnings := replayFromTopic(t, "fleet-timeline", events)
+	writeRun(t, "fleet-timeline.stderr", []byte(warnings))
 	g := r.group(t, group)
 	t.Logf("replay --from-topic: %s", g.summary())
+	checkSilentWarned(t, warnings, "kp-2", killedAt)
 
 	// The split, as one kproxy in front of both would tell it (scenario 1).
 	first, i := g.mustFind(t, 0, "consumer-A")
@@ -157,6 +161,13 @@ func TestScenario45(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("gen %d: no commit during revocation by A", second.Generation)
+	}
+
+	// Up to the kill, the fleet's story of the split is the one the two
+	// journals tell merged, byte for byte.
+	_, jraw, _ := replayArgs(t, "journals-timeline", k1.journal, k2.journal)
+	if a, b := rawGeneration(t, raw, group, second.Generation), rawGeneration(t, jraw, group, second.Generation); !bytes.Equal(a, b) {
+		t.Errorf("gen %d from the topic differs from the journals merged:\n%s\n%s", second.Generation, a, b)
 	}
 
 	// After the kill: A alone with 0,1,2; B's departure is not a LeaveGroup
@@ -220,4 +231,53 @@ func checkSilentLogged(t *testing.T, name, instance string, killedAt time.Time) 
 	if found != 1 {
 		t.Errorf("%s: %s reported silent %d times; want once (it was killed at %s)", name, instance, found, killedAt)
 	}
+}
+
+// checkSilentWarned requires replay's warnings to say instance went silent
+// within 2 s before killedAt, and no other instance.
+func checkSilentWarned(t *testing.T, warnings, instance string, killedAt time.Time) {
+	t.Helper()
+	re := regexp.MustCompile(`instance (\S+) went silent after (\S+) `)
+	ms := re.FindAllStringSubmatch(warnings, -1)
+	if len(ms) != 1 || ms[0][1] != instance {
+		t.Errorf("replay --from-topic's warnings %q; want %s, and only it, gone silent", warnings, instance)
+		return
+	}
+	heard, err := time.Parse(time.RFC3339Nano, ms[0][2])
+	if err != nil {
+		t.Errorf("replay --from-topic: silent after %q: %v", ms[0][2], err)
+		return
+	}
+	if heard.After(killedAt) || killedAt.Sub(heard) > 2*time.Second {
+		t.Errorf("replay --from-topic: %s silent after %s; it was killed at %s (markers every second)", instance, heard, killedAt)
+	}
+}
+
+// rawGeneration is the JSON object of group's generation gen in a report.
+func rawGeneration(t *testing.T, raw []byte, group string, gen int32) json.RawMessage {
+	t.Helper()
+	var doc struct {
+		Groups []struct {
+			Group       string            `json:"group"`
+			Generations []json.RawMessage `json:"generations"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range doc.Groups {
+		if g.Group != group {
+			continue
+		}
+		for _, r := range g.Generations {
+			var n struct {
+				Generation int32 `json:"generation"`
+			}
+			if json.Unmarshal(r, &n) == nil && n.Generation == gen {
+				return r
+			}
+		}
+	}
+	t.Fatalf("no generation %d of %s in the report", gen, group)
+	return nil
 }
