@@ -178,3 +178,31 @@ func writeRun(t *testing.T, name string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// waitTopic waits until topic exists with every partition led (the
+// events topic, which the first publishing instance creates): serve
+// --fleet-topic refuses to start without it.
+func waitTopic(t *testing.T, topic string) {
+	t.Helper()
+	adm := admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) > 0 {
+				ready := true
+				for _, p := range td.Partitions {
+					ready = ready && p.Err == nil && p.Leader >= 0
+				}
+				if ready {
+					return
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("topic %s not created within 30 s: %v", topic, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

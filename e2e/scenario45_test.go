@@ -36,6 +36,7 @@ func TestScenario45(t *testing.T) {
 	}
 	k1 := startFleetKproxy(t, 1, "kp-1", publish("kp-1")...)
 	k2 := startFleetKproxy(t, 2, "kp-2", publish("kp-2")...)
+	waitTopic(t, events)
 	view := startFleetKproxy(t, 0, "kp-view", "--fleet-topic", events, "--admin", proxyAdmin)
 	l1, _ := fleetListen(t, 1)
 	l2, _ := fleetListen(t, 2)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/heap"
 	"hash/fnv"
 	"net"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/internal/synth"
+	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // fleetTraffic hands out synth traffic as a fleet of kproxy sidecars
@@ -16,15 +18,17 @@ import (
 // so the members of one group are spread over the instances. It adds the
 // Fetch requests the synth traffic lacks and a real proxy publishes: after
 // each Heartbeat, fetchesPerHeartbeat Fetch requests of the same client
-// spread over the heartbeat interval before it (Kafka's default
+// spread over the heartbeat interval that follows (Kafka's default
 // fetch.max.wait.ms, 500 ms, against a 3 s heartbeat: 6 for an idle
 // consumer), each an incremental fetch-session request naming one
-// partition.
+// partition. Exchanges come out in the order a proxy observes them, by
+// completion time.
 type fleetTraffic struct {
 	tr                  *synth.Traffic
 	instances           int
 	fetchesPerHeartbeat int
-	pending             []fleetExchange
+	next1               *decode.Exchange // the synth traffic's next exchange, peeked
+	fetches             fetchHeap        // Fetch requests to come, by time
 	corr                int32
 }
 
@@ -34,25 +38,39 @@ type fleetExchange struct {
 	instance int
 }
 
-// next returns the next exchange and its instance. Fetch requests added
-// for a heartbeat come right after it, so the order by completion time is
-// only approximate for them (they are at most one heartbeat interval
-// earlier), as for an instance whose producer batches records.
+// next returns the next exchange and its instance.
 func (f *fleetTraffic) next() fleetExchange {
-	if len(f.pending) > 0 {
-		e := f.pending[0]
-		f.pending = f.pending[1:]
-		return e
+	if f.next1 == nil {
+		f.next1 = f.tr.Next()
 	}
-	x := f.tr.Next()
-	e := fleetExchange{x: x, instance: instanceOf(x.ClientAddr, f.instances)}
-	if x.APIKey == int16(kmsg.Heartbeat) {
-		for i := range f.fetchesPerHeartbeat {
-			at := x.RequestAt.Add(-time.Duration(f.fetchesPerHeartbeat-i) * 3 * time.Second / time.Duration(f.fetchesPerHeartbeat))
-			f.pending = append(f.pending, fleetExchange{x: f.fetch(x, at), instance: e.instance})
+	x := f.next1
+	if len(f.fetches) > 0 && f.fetches[0].RequestAt.Before(journal.CompletedAt(x)) {
+		x = heap.Pop(&f.fetches).(*decode.Exchange)
+	} else {
+		f.next1 = nil
+		if x.APIKey == int16(kmsg.Heartbeat) {
+			for i := range f.fetchesPerHeartbeat {
+				at := x.ResponseAt.Add(time.Duration(i+1) * 3 * time.Second / time.Duration(f.fetchesPerHeartbeat+1))
+				heap.Push(&f.fetches, f.fetch(x, at))
+			}
 		}
 	}
-	return e
+	return fleetExchange{x: x, instance: instanceOf(x.ClientAddr, f.instances)}
+}
+
+// fetchHeap orders Fetch exchanges by request time (they have no
+// response: their completion time).
+type fetchHeap []*decode.Exchange
+
+func (h fetchHeap) Len() int           { return len(h) }
+func (h fetchHeap) Less(i, j int) bool { return h[i].RequestAt.Before(h[j].RequestAt) }
+func (h fetchHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *fetchHeap) Push(x any)        { *h = append(*h, x.(*decode.Exchange)) }
+func (h *fetchHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // instanceOf is the instance (0..n-1) a client host goes through.

@@ -48,7 +48,7 @@ func publishRun(args []string, out io.Writer) error {
 	span := fs.Duration("for", time.Minute, "traffic time to publish")
 	speed := fs.Float64("speed", 1, "traffic time per wall-clock time (1: real time)")
 	fetches := fs.Int("fetches-per-heartbeat", 6, "Fetch requests added per Heartbeat (fetch.max.wait.ms 500 ms against a 3 s heartbeat)")
-	warmup := fs.Duration("warmup", 5*time.Minute, "traffic time skipped first, unpublished: the groups' first joins")
+	warmup := fs.Duration("warmup", 3*time.Minute, "traffic time skipped first, unpublished: the groups' first joins")
 	dry := fs.Bool("dry", false, "publish nothing: print the sizes of what would be published, at full speed")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -60,20 +60,6 @@ func publishRun(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-mix: %w", err)
 	}
-	now := time.Now()
-	tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Start: now.Add(-*warmup)})
-	ft := &fleetTraffic{tr: tr, instances: *instances, fetchesPerHeartbeat: *fetches}
-	// The warm-up: the groups' first joins, a burst no steady fleet sees.
-	var first fleetExchange
-	for {
-		first = ft.next()
-		if !journal.CompletedAt(first.x).Before(now) {
-			break
-		}
-	}
-	src := &pacedSource{ft: ft, first: &first, t0: now, speed: *speed, span: *span, dry: *dry}
-	sizes := newSizer(*instances)
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var pubs []*fleet.Publisher
@@ -100,6 +86,20 @@ func publishRun(args []string, out io.Writer) error {
 			return err
 		}
 	}
+	now := time.Now()
+	tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Start: now.Add(-*warmup)})
+	ft := &fleetTraffic{tr: tr, instances: *instances, fetchesPerHeartbeat: *fetches}
+	// The warm-up: the groups' first joins, a burst no steady fleet sees.
+	var first fleetExchange
+	for {
+		first = ft.next()
+		if !journal.CompletedAt(first.x).Before(now) {
+			break
+		}
+	}
+	src := &pacedSource{ft: ft, first: &first, t0: now, speed: *speed, span: *span, dry: *dry}
+	sizes := newSizer(*instances)
+
 	router := &fleetRouter{pubs: pubs, sizes: sizes}
 	pl := pipeline.New(pipeline.Config{Decoded: []pipeline.DecodedConsumer{router}})
 	start := time.Now()
@@ -122,7 +122,7 @@ func publishRun(args []string, out io.Writer) error {
 	if *dry {
 		return nil
 	}
-	fmt.Fprintf(out, "published %d records (markers included) from %d instances in %s (%s with the final flush); dropped %d exchanges\n",
+	fmt.Fprintf(out, "published %d exchange and gap records (and a marker a second each) from %d instances in %s (%s with the final flush); dropped %d exchanges\n",
 		published, *instances, wall.Round(time.Millisecond), flushed.Round(time.Millisecond), dropped)
 	if onDisk, n, err := topicBytes(*brokers, *topic); err != nil {
 		fmt.Fprintf(out, "topic size: %v\n", err)
@@ -151,19 +151,21 @@ func waitTopicReady(pubs []*fleet.Publisher, timeout time.Duration) error {
 	return nil
 }
 
-// pacedSource is a pipeline source of fleetTraffic: it moves each
-// exchange's times to the wall clock (traffic time t0+d becomes wall0 +
-// d/speed) and hands it out at that time (dry: at once), until span of
-// traffic time has gone.
+// pacedSource is a pipeline source of fleetTraffic, paced: traffic time
+// t0+d is due at wall time wall0 + d/speed, and an exchange is handed out
+// when due (dry: at once). Its times are moved to when it is handed out,
+// or when it was due if that is later, its latency kept: a real instance
+// publishes what it observes as it observes it, so when this process
+// cannot keep the pace, the traffic slows down rather than arriving late.
+// It stops after span of traffic time.
 type pacedSource struct {
-	ft      *fleetTraffic
-	first   *fleetExchange
-	t0      time.Time
-	wall0   time.Time
-	speed   float64
-	span    time.Duration
-	dry     bool
-	handled uint64
+	ft    *fleetTraffic
+	first *fleetExchange
+	t0    time.Time
+	wall0 time.Time
+	speed float64
+	span  time.Duration
+	dry   bool
 }
 
 func (s *pacedSource) Next() (*decode.Exchange, uint64, error) {
@@ -174,28 +176,26 @@ func (s *pacedSource) Next() (*decode.Exchange, uint64, error) {
 		e = s.ft.next()
 	}
 	x := e.x
-	d := journal.CompletedAt(x).Sub(s.t0)
+	done := journal.CompletedAt(x)
+	d := done.Sub(s.t0)
 	if d > s.span {
 		return nil, 0, io.EOF
 	}
-	if s.speed != 1 || !s.wall0.Equal(s.t0) {
-		x.RequestAt = s.wall(x.RequestAt)
-		if !x.ResponseAt.IsZero() {
-			x.ResponseAt = s.wall(x.ResponseAt)
-		}
-	}
+	due := s.wall0.Add(time.Duration(float64(d) / s.speed))
 	if !s.dry {
-		if wait := time.Until(s.wall0.Add(time.Duration(float64(d) / s.speed))); wait > time.Millisecond {
+		if wait := time.Until(due); wait > time.Millisecond {
 			time.Sleep(wait)
 		}
+		if now := time.Now(); now.After(due) {
+			due = now
+		}
 	}
-	s.handled++
+	shift := due.Sub(done)
+	x.RequestAt = x.RequestAt.Add(shift)
+	if !x.ResponseAt.IsZero() {
+		x.ResponseAt = x.ResponseAt.Add(shift)
+	}
 	return x, 0, nil
-}
-
-// wall is traffic time t on the wall clock.
-func (s *pacedSource) wall(t time.Time) time.Time {
-	return s.wall0.Add(time.Duration(float64(t.Sub(s.t0)) / s.speed))
 }
 
 // fleetRouter hands each decoded exchange to the publisher of the
