@@ -48,7 +48,7 @@ func publishRun(args []string, out io.Writer) error {
 	span := fs.Duration("for", time.Minute, "traffic time to publish")
 	speed := fs.Float64("speed", 1, "traffic time per wall-clock time (1: real time)")
 	fetches := fs.Int("fetches-per-heartbeat", 6, "Fetch requests added per Heartbeat (fetch.max.wait.ms 500 ms against a 3 s heartbeat)")
-	warmup := fs.Duration("warmup", 3*time.Minute, "traffic time skipped first, unpublished: the groups' first joins")
+	warmup := fs.Duration("warmup", 3*time.Minute, "traffic time generated first and not published: the groups' first joins, and the quiet minutes before their first rebalances (2 to 10 minutes in)")
 	dry := fs.Bool("dry", false, "publish nothing: print the sizes of what would be published, at full speed")
 	if err := fs.Parse(args); err != nil {
 		return err
