@@ -2,18 +2,25 @@ package fleet
 
 import (
 	"container/heap"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // DefaultMaxSkew is the largest clock offset between instances the merge
 // corrects (--max-skew): an estimate beyond it is refused as a wrong
 // match, and counted.
 const DefaultMaxSkew = 2 * time.Second
+
+// DefaultSilentAfter is MergeConfig.SilentAfter's default: five marker
+// intervals without a word.
+const DefaultSilentAfter = 5 * MarkerInterval
 
 // syncTolerance is the offset below which instances' clocks are taken to
 // agree: two proxies receive the coordinator's simultaneous answers a few
@@ -33,7 +40,7 @@ type MergeConfig struct {
 	Hold time.Duration
 	// SilentAfter is how long an instance may go without a record or a
 	// marker, in the merged stream's time, before it is reported silent.
-	// 0 means five marker intervals.
+	// 0 means DefaultSilentAfter.
 	SilentAfter time.Duration
 	// OnGap, when set, is called when an instance is found silent, and
 	// when a silent one is heard again (Gap.To set).
@@ -48,7 +55,7 @@ func (c *MergeConfig) defaults() {
 		c.Hold = c.MaxSkew + 2*MarkerInterval
 	}
 	if c.SilentAfter <= 0 {
-		c.SilentAfter = 5 * MarkerInterval
+		c.SilentAfter = DefaultSilentAfter
 	}
 }
 
@@ -113,6 +120,7 @@ type run struct {
 	lastSeen     time.Time
 	stopped      bool // sent its stopping marker
 	silent       bool
+	groups       map[string]bool // the groups its exchanges were keyed by
 }
 
 // corrected is t on the reference clock.
@@ -156,7 +164,8 @@ type Merger struct {
 	sync      map[syncKey]syncSample
 	dec       *decode.Decoder
 	events    []decode.Event
-	dropped   uint64 // lost since the last exchange handed out
+	dropped   uint64           // lost since the last exchange handed out
+	blind     []pipeline.Blind // found since the last TakeBlind
 	stats     MergeStats
 }
 
@@ -219,6 +228,12 @@ func (m *Merger) Add(rec Record, p int32) {
 	case KindExchange:
 		at = journal.CompletedAt(rec.X)
 		m.sample(r, rec.X)
+		if rec.Key != "" && rec.Key != rec.Instance && !r.groups[rec.Key] {
+			if r.groups == nil {
+				r.groups = map[string]bool{}
+			}
+			r.groups[rec.Key] = true
+		}
 	}
 	c := r.corrected(at)
 	if r.silent {
@@ -421,12 +436,27 @@ func (m *Merger) findSilent() {
 			continue
 		}
 		r.silent = true
+		for _, grp := range sortedKeys(r.groups) {
+			m.blind = append(m.blind, pipeline.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
+		}
 		g := Gap{Instance: r.instance, From: r.lastSeen}
 		m.stats.Gaps = append(m.stats.Gaps, g)
 		if m.cfg.OnGap != nil {
 			m.cfg.OnGap(g)
 		}
 	}
+}
+
+// TakeBlind returns the groups found blind since the last call: those
+// whose exchanges a run that went silent had published.
+func (m *Merger) TakeBlind() []pipeline.Blind {
+	b := m.blind
+	m.blind = nil
+	return b
+}
+
+func sortedKeys(m map[string]bool) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // Dropped returns the losses not yet reported with an exchange, and

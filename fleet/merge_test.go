@@ -37,7 +37,7 @@ func join(id uint64, gen int32, at time.Time) func() exchangeSpec {
 }
 
 func (a add) record() Record {
-	r := Record{Instance: a.inst, Run: "r-" + a.inst, Seq: a.seq}
+	r := Record{Instance: a.inst, Run: "r-" + a.inst, Seq: a.seq, Key: "g"}
 	switch {
 	case a.marker:
 		r.Seq, r.Kind, r.At, r.Stopping = -1, KindMarker, a.at, a.stopped
@@ -175,7 +175,7 @@ func TestMerger(t *testing.T) {
 				{inst: "a", marker: true, at: ms(9000)},
 			},
 			want: "1@1500",
-			gaps: []string{"b silent from 1500"},
+			gaps: []string{"b blind to g from 1500", "b silent from 1500"},
 		},
 	}
 	for _, tt := range tests {
@@ -191,10 +191,13 @@ func TestMerger(t *testing.T) {
 			if tt.offsets != nil && fmt.Sprint(st.Offsets) != fmt.Sprint(tt.offsets) {
 				t.Errorf("offsets %v; want %v", st.Offsets, tt.offsets)
 			}
+			var gaps []string
 			if st.SkewRefused != tt.refused {
 				t.Errorf("%d estimates refused; want %d", st.SkewRefused, tt.refused)
 			}
-			var gaps []string
+			for _, b := range m.TakeBlind() {
+				gaps = append(gaps, fmt.Sprintf("%s blind to %s from %d", b.Instance, b.Group, b.At.Sub(base).Milliseconds()))
+			}
 			for _, g := range st.Gaps {
 				gaps = append(gaps, fmt.Sprintf("%s silent from %d", g.Instance, g.From.Sub(base).Milliseconds()))
 			}

@@ -62,6 +62,8 @@ const (
 type Record struct {
 	// Instance is the publishing instance's id, Run its run's.
 	Instance, Run string
+	// Key is the record's key: a group id, or the instance id.
+	Key string
 	// Seq is the record's place in its run's stream; -1 for a marker.
 	Seq  int64
 	Kind Kind
@@ -102,16 +104,17 @@ func withSeq(h []kgo.RecordHeader, seq uint64) []kgo.RecordHeader {
 }
 
 // exchangeRecord is x's record, keyed by group (the instance id when x
-// concerns no group), timestamped with x's completion time.
+// concerns no group). Records carry no timestamp of their own: the client
+// stamps them when produced (kgo also counts its delivery timeout from
+// the timestamp, so an exchange's own time would time out a backlog).
 func exchangeRecord(h []kgo.RecordHeader, seq uint64, key string, x *decode.Exchange) *kgo.Record {
 	v := journal.AppendExchangePayload(make([]byte, 0, journal.ExchangePayloadLen(x)), x)
-	return &kgo.Record{Key: []byte(key), Value: v, Headers: withSeq(h, seq), Timestamp: journal.CompletedAt(x)}
+	return &kgo.Record{Key: []byte(key), Value: v, Headers: withSeq(h, seq)}
 }
 
 // gapRecord is a gap of n exchanges noted at at, keyed by instance.
 func gapRecord(h []kgo.RecordHeader, seq uint64, instance string, at time.Time, n uint64) *kgo.Record {
-	return &kgo.Record{Key: []byte(instance), Value: journal.AppendGapPayload(nil, at, n),
-		Headers: withSeq(h, seq), Timestamp: at}
+	return &kgo.Record{Key: []byte(instance), Value: journal.AppendGapPayload(nil, at, n), Headers: withSeq(h, seq)}
 }
 
 // markerRecord is a marker sent at at, keyed by instance.
@@ -125,13 +128,13 @@ func markerRecord(h []kgo.RecordHeader, instance string, at time.Time, published
 		flags |= markerStopping
 	}
 	v = append(v, flags)
-	return &kgo.Record{Key: []byte(instance), Value: v, Headers: h, Timestamp: at}
+	return &kgo.Record{Key: []byte(instance), Value: v, Headers: h}
 }
 
 // Decode reads one record of the events topic. An exchange's Request and
 // Response alias r.Value.
 func Decode(r *kgo.Record) (Record, error) {
-	out := Record{Seq: -1}
+	out := Record{Seq: -1, Key: string(r.Key)}
 	var format string
 	seen := false
 	for _, h := range r.Headers {

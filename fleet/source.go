@@ -64,7 +64,11 @@ type Source struct {
 	log     *zap.Logger
 }
 
-var _ pipeline.Source = (*Source)(nil)
+var _ pipeline.BlindSource = (*Source)(nil)
+
+// TakeBlind returns the groups the merge found blind since the last call
+// (see Merger.TakeBlind).
+func (s *Source) TakeBlind() []pipeline.Blind { return s.m.TakeBlind() }
 
 // OpenSource checks that the topic exists, notes where each partition
 // ends, and starts consuming it.

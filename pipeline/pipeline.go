@@ -76,6 +76,8 @@ type Config struct {
 	// events at once, whatever Batch says. Exchanges outside [Since,
 	// Until] are not handed to them.
 	Decoded []DecodedConsumer
+	// Blind learn what a BlindSource is blind to (blind.go).
+	Blind []BlindConsumer
 	// Drops learn, as Exchanges do, of the exchanges the source lost
 	// before they reached the pipeline: for consumers of Decoded that
 	// note losses too (the events topic's publisher).
@@ -171,6 +173,9 @@ func (p *Pipeline) Run(ctx context.Context, src Source) error {
 		x, dropped, err := src.Next()
 		if dropped > 0 {
 			p.noteDrops(dropped)
+		}
+		if len(p.cfg.Blind) > 0 {
+			p.noteBlind(src)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil

@@ -103,6 +103,9 @@ type serveHooks struct {
 	// skew is added to the times this instance publishes to events-topic:
 	// a clock that is off (the fleet's skew test).
 	skew time.Duration
+	// eventsBuffer bounds the records the events publisher buffers; 0
+	// means its default.
+	eventsBuffer int
 }
 
 // newEventsPublisher is the publisher of events-topic.
@@ -118,6 +121,8 @@ func newEventsPublisher(cfg config.Config, hooks serveHooks, log *zap.Logger) (*
 		Partitions: int32(cfg.EventsPartitions),
 		Retention:  cfg.EventsRetention,
 		Skew:       hooks.skew,
+
+		MaxBufferedRecords: hooks.eventsBuffer,
 	}, log)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)

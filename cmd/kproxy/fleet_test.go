@@ -107,6 +107,10 @@ func TestFleetTwoInstances(t *testing.T) {
 				g := findGroup(r, demo.Group)
 				return g != nil && len(g.Generations) >= 2 && len(g.Generations[1].Members) == 2
 			})
+			if m := parseMetrics(t, httpGet(t, base+"/metrics")); m["kproxy_fleet_instances"] != 2 || m["kproxy_fleet_records_total"] <= 0 {
+				t.Errorf("fleet view metrics: %v instances, %v records; want 2 instances and records",
+					m["kproxy_fleet_instances"], m["kproxy_fleet_records_total"])
+			}
 			if err := stop1(); err != nil {
 				t.Fatalf("zone-a: %v", err)
 			}
@@ -150,6 +154,23 @@ func TestFleetTwoInstances(t *testing.T) {
 			}
 			if !bytes.Equal(live, fromTopic) {
 				t.Errorf("the --fleet-topic view's report differs from replay --from-topic:\n%s", firstDiff(live, fromTopic))
+			}
+			if tc.skew == 0 {
+				// A window: from generation 2's start on, the same entries.
+				since := *reportGroup(t, oneProxy).Generations[1].StartedAt
+				jOut, jErr, err := runKproxySplit(t, "replay", filepath.Join(dir, "zone-a"), filepath.Join(dir, "zone-b"),
+					"--since", since, "--format", "jsonl")
+				if err != nil {
+					t.Fatalf("replay --since: %v\n%s", err, jErr)
+				}
+				tOut, tErr, err := runKproxySplit(t, "replay", "--from-topic", fleetTopic, "--brokers", c.ListenAddrs()[0],
+					"--since", since, "--format", "jsonl")
+				if err != nil {
+					t.Fatalf("replay --from-topic --since: %v\n%s", err, tErr)
+				}
+				if tOut != jOut || !strings.Contains(tOut, "generation") {
+					t.Errorf("replay --from-topic --since %s differs from the journals':\n%s", since, firstDiff([]byte(tOut), []byte(jOut)))
+				}
 			}
 			checkPartial(t, oneProxy, replayJSON(t, filepath.Join(dir, "zone-a")), "consumer-B", true)
 			checkPartial(t, oneProxy, replayJSON(t, filepath.Join(dir, "zone-b")), "consumer-A", false)
@@ -262,4 +283,93 @@ func firstDiff(a, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("lengths differ: %d and %d lines", len(la), len(lb))
+}
+
+// TestEventsClusterDown: with the events cluster unreachable, clients are
+// served as ever and the story is whole, while /metrics counts the
+// exchanges not published.
+func TestEventsClusterDown(t *testing.T) {
+	c := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	cfg := testConfig(t, c.ListenAddrs()...)
+	cfg.EventsTopic = fleetTopic
+	cfg.EventsBrokers = []string{"127.0.0.1:1"} // nothing listens there
+	cfg.Report = filepath.Join(t.TempDir(), "report.json")
+	s, stop := startServer(t, cfg, serveHooks{eventsBuffer: 10})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := demo.Run(ctx, s.proxy.Addr().String(), demo.Options{
+		WorkA: 200 * time.Millisecond, WorkB: 400 * time.Millisecond,
+		BJoinsAfter: 1500 * time.Millisecond, BothFor: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("scenario through kproxy with its events cluster down: %v", err)
+	}
+	m := parseMetrics(t, httpGet(t, "http://"+s.admin.Addr().String()+"/metrics"))
+	if m["kproxy_events_dropped_total"] <= 0 || m["kproxy_events_published_total"] != 0 || m["kproxy_events_topic_ready"] != 0 {
+		t.Errorf("events metrics: dropped %v, published %v, topic ready %v; want drops, nothing published, not ready",
+			m["kproxy_events_dropped_total"], m["kproxy_events_published_total"], m["kproxy_events_topic_ready"])
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("run() = %v; want nil", err)
+	}
+	report, err := os.ReadFile(cfg.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFleetStory(t, report)
+}
+
+// TestFleetFlagErrors: bad combinations of the fleet flags are refused
+// with a message naming the flag.
+func TestFleetFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // in the error
+	}{
+		{[]string{"replay", "--from-topic", "ev"}, "--brokers: required with --from-topic"},
+		{[]string{"replay", seedSample, "--brokers", "127.0.0.1:9092"}, "--brokers: only with --from-topic"},
+		{[]string{"replay", seedSample, "--from-topic", "ev", "--brokers", "127.0.0.1:9092"}, "--from-topic reads a topic, not journals"},
+		{[]string{"replay", "--from-topic", "e v", "--brokers", "127.0.0.1:9092"}, `--from-topic "e v": ' ' is not allowed`},
+		{[]string{"replay", "--from-topic", "ev", "--brokers", "kafka"}, `--brokers "kafka": want HOST:PORT`},
+		{[]string{"replay", "--from-topic", "ev", "--brokers", "127.0.0.1:9092", "--max-skew", "0s"}, "--max-skew 0s: out of range"},
+		{[]string{"replay"}, "want at least one journal PATH, or --from-topic NAME --brokers HOST:PORT"},
+		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--instance-id", "zone-a"}, "instance-id \"zone-a\": only with events-topic"},
+		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--events-brokers", "e:9092"}, "events-brokers \"[e:9092]\": only with events-topic or fleet-topic"},
+		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--events-topic", "ev", "--events-partitions", "0"}, "events-partitions \"0\": out of range"},
+		{[]string{"serve", "--upstream", "127.0.0.1:9092", "--fleet-topic", "ev", "--max-skew", "-1s"}, "max-skew \"-1s\": out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, _, err := runKproxySplit(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v; want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFleetDocs keeps docs/fleet.md naming every fleet metric and flag.
+func TestFleetDocs(t *testing.T) {
+	b, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	var names []string
+	for _, m := range eventsMetrics {
+		names = append(names, "`"+m.name+"`")
+	}
+	for _, m := range fleetMetrics {
+		names = append(names, "`"+m.name+"`")
+	}
+	for _, k := range []string{config.KeyEventsTopic, config.KeyEventsBrokers, config.KeyEventsPartitions,
+		config.KeyEventsRetention, config.KeyInstanceID, config.KeyFleetTopic, config.KeyMaxSkew,
+		"from-topic", "brokers"} {
+		names = append(names, "`--"+k)
+	}
+	for _, n := range names {
+		if !strings.Contains(doc, n) {
+			t.Errorf("docs/fleet.md does not name %s", n)
+		}
+	}
 }

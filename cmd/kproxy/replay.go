@@ -29,7 +29,7 @@ type replayOptions struct {
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
-		Use:   "replay PATH... [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
+		Use:   "replay PATH...|--from-topic NAME --brokers HOST:PORT [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
 		Short: "Tell the story of the rebalances again from journals",
 		Long: `replay reads the journals at PATH (segment files or directories written by
 kproxy serve --journal; journals of several proxies are merged by time) and
@@ -50,7 +50,11 @@ runs them through the same decode and timeline path as the live proxy.
 --since and --until (RFC 3339, e.g. 2026-03-15T14:02:00Z, or "2026-03-15 14:02:00"
 in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
 records and exchanges the writer dropped are reported on stderr. For journals
-over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
+over 64 MiB a progress bar is shown on stderr when it is a terminal.
+
+--from-topic NAME --brokers HOST:PORT reads instead the events topic kproxy
+serve --events-topic instances publish to (docs/fleet.md): the story of the
+whole fleet, each instance's clock corrected by up to --max-skew.`,
 		Args: func(_ *cobra.Command, args []string) error { return o.fromTopic.replayArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.format {
@@ -151,6 +155,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	eng := timeline.New(cfg)
 	pl := pipeline.New(pipeline.Config{
 		Events:  []pipeline.EventConsumer{eng},
+		Blind:   []pipeline.BlindConsumer{eng}, // the events topic's silent instances
 		Decoded: pageDecoded(diag),
 		Batch:   replayBatch,
 		Since:   o.since,

@@ -45,7 +45,9 @@ The timeline of every consumer group is logged as it happens (logger
 page (the Link header names it). Memory holds what --timeline-retain keeps;
 with --journal DIR, a ?since= older than that is told again from the
 journal. --journal DIR records the exchanges kproxy observes, for kproxy
-replay.
+replay. --events-topic NAME publishes them to a topic of the cluster (or of
+--events-brokers), and --fleet-topic NAME shows the merged story of every
+instance publishing to it (docs/fleet.md).
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
@@ -356,6 +358,9 @@ var (
 	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
 	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
 	_ pipeline.DecodedConsumer  = (*diagnose.Live)(nil)
+	_ pipeline.BlindConsumer    = (*timeline.Live)(nil)
+	_ pipeline.DecodedConsumer  = (*fleet.Publisher)(nil)
+	_ pipeline.DropConsumer     = (*fleet.Publisher)(nil)
 )
 
 // publishEvery is how often the live timeline publishes a snapshot for the
@@ -403,6 +408,7 @@ func (o *observers) fleetPipelineConfigs(log *zap.Logger) (local, merged pipelin
 	}
 	local.Exchanges = append(local.Exchanges, o.apis)
 	merged = pipeline.Config{Events: []pipeline.EventConsumer{o.timeline},
+		Blind:   []pipeline.BlindConsumer{o.timeline},
 		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
 	return local, merged
 }
