@@ -228,10 +228,11 @@ type sizer struct {
 	rebal   tally // JoinGroup, SyncGroup, LeaveGroup, FindCoordinator, OffsetFetch
 	gens    map[string]int32
 	newGens uint64
+	perGen  map[groupGen]*genBytes
 }
 
 func newSizer(instances int) *sizer {
-	return &sizer{seq: make([]uint64, instances), byAPI: map[int16]*tally{}, gens: map[string]int32{}}
+	return &sizer{seq: make([]uint64, instances), byAPI: map[int16]*tally{}, gens: map[string]int32{}, perGen: map[groupGen]*genBytes{}}
 }
 
 func (s *sizer) add(d *pipeline.Decoded, inst int) {
@@ -267,6 +268,36 @@ func (s *sizer) add(d *pipeline.Decoded, inst int) {
 	case int16(kmsg.JoinGroup), int16(kmsg.SyncGroup), int16(kmsg.LeaveGroup), int16(kmsg.FindCoordinator), int16(kmsg.OffsetFetch):
 		s.rebal.add(b)
 	}
+	for _, e := range d.Events {
+		switch {
+		case e.JoinGroup != nil && e.JoinGroup.ErrorCode == 0 && e.JoinGroup.Generation > 0:
+			g := s.generation(e.Group, e.JoinGroup.Generation)
+			g.joins++
+			g.bytes += b
+		case e.SyncGroup != nil && e.SyncGroup.Generation > 0:
+			s.generation(e.Group, e.SyncGroup.Generation).bytes += b
+		}
+	}
+}
+
+// groupGen names a generation of a group.
+type groupGen struct {
+	group string
+	gen   int32
+}
+
+// genBytes are the JoinGroup and SyncGroup record bytes of one generation,
+// and its members (successful JoinGroup answers).
+type genBytes struct{ joins, bytes int }
+
+func (s *sizer) generation(group string, gen int32) *genBytes {
+	k := groupGen{group, gen}
+	g := s.perGen[k]
+	if g == nil {
+		g = &genBytes{}
+		s.perGen[k] = g
+	}
+	return g
 }
 
 func (s *sizer) print(out io.Writer, span, wall time.Duration, groups, instances int) {
@@ -292,6 +323,29 @@ func (s *sizer) print(out io.Writer, span, wall time.Duration, groups, instances
 	}
 	fmt.Fprintf(out, "generations started: %d (%.2f per group per hour); JoinGroup, SyncGroup, LeaveGroup, FindCoordinator, OffsetFetch: %d records, %d bytes, %.0f bytes per generation\n",
 		s.newGens, float64(s.newGens)/float64(groups)/span.Hours(), s.rebal.n, s.rebal.bytes, float64(s.rebal.bytes)/float64(max(s.newGens, 1)))
+	// JoinGroup and SyncGroup bytes of a generation by its size (those
+	// whose join the traffic shows).
+	type bucket struct{ gens, members, bytes int }
+	sizes := []struct {
+		lo, hi int
+		b      bucket
+	}{{1, 1, bucket{}}, {2, 3, bucket{}}, {4, 12, bucket{}}, {13, 1 << 30, bucket{}}}
+	for _, g := range s.perGen {
+		for i := range sizes {
+			if g.joins >= sizes[i].lo && g.joins <= sizes[i].hi {
+				sizes[i].b.gens++
+				sizes[i].b.members += g.joins
+				sizes[i].b.bytes += g.bytes
+			}
+		}
+	}
+	for _, z := range sizes {
+		if z.b.gens == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "generations of %d to %d members: %d, JoinGroup and SyncGroup %.0f bytes per generation, %.0f per member\n",
+			z.lo, min(z.hi, 9999), z.b.gens, float64(z.b.bytes)/float64(z.b.gens), float64(z.b.bytes)/float64(z.b.members))
+	}
 }
 
 // topicBytes is the topic's size on the broker's disks, and its partition
