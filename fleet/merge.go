@@ -76,8 +76,10 @@ type MergeStats struct {
 	// Lost exchanges: gap records, and holes in a run's sequence
 	// (records the cluster never acknowledged, or past retention).
 	Lost uint64
-	// Late records arrived after their place in the merged stream had
-	// passed (published more than Hold late); they were left out.
+	// Late counts records that arrived after their place had passed:
+	// behind their own run's sequence (left out), or more than Hold
+	// behind what the merge had already handed out (handed out all the
+	// same, out of time order, as the next of their run).
 	Late uint64
 	// SkewRefused counts clock offset estimates beyond MaxSkew.
 	SkewRefused uint64
@@ -136,10 +138,26 @@ type syncKey struct {
 	gen   int32
 }
 
+// addrOwner is the instance a client address was first seen through, and
+// when it was last seen, in the merged stream's time.
+type addrOwner struct {
+	instance string
+	last     time.Time
+}
+
+// addrKeep is how long a client address unseen is remembered.
+const addrKeep = 10 * time.Minute
+
 type syncSample struct {
 	r  *run
 	at time.Time // raw response time
 }
+
+// syncKeep is how long, in the merged stream's time, a moment is kept for
+// other instances' answers to be matched with it: those answers were sent
+// at once, so they arrive within the hold of each other; a minute is
+// ample. Older moments are pruned as often.
+const syncKeep = time.Minute
 
 // partState is how far the merge has read one partition.
 type partState struct {
@@ -162,18 +180,24 @@ type Merger struct {
 	parts     map[int32]*partState
 	watermark time.Time // the latest corrected time read
 	sync      map[syncKey]syncSample
+	pruned    time.Time // when sync was last pruned, in the merged stream's time
 	dec       *decode.Decoder
 	events    []decode.Event
 	dropped   uint64           // lost since the last exchange handed out
+	lastOut   time.Time        // the corrected time of the last exchange handed out
 	blind     []pipeline.Blind // found since the last TakeBlind
-	stats     MergeStats
+	// addrs are the client addresses handed out, by the instance that
+	// first saw each (see qualify).
+	addrs map[string]*addrOwner
+	stats MergeStats
 }
 
 // NewMerger returns an empty Merger with cfg, defaults applied.
 func NewMerger(cfg MergeConfig) *Merger {
 	cfg.defaults()
 	return &Merger{cfg: cfg, runs: map[string]*run{}, parts: map[int32]*partState{},
-		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}}}
+		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}},
+		addrs: map[string]*addrOwner{}}
 }
 
 // Expect says partition p has records to read: until it is caught up, the
@@ -248,6 +272,9 @@ func (m *Merger) Add(rec Record, p int32) {
 	m.Expect(p)
 	m.parts[p].last = later(m.parts[p].last, c)
 	m.watermark = later(m.watermark, c)
+	if m.watermark.Sub(m.pruned) > syncKeep {
+		m.pruneSync()
+	}
 	if rec.Kind == KindMarker {
 		return
 	}
@@ -292,6 +319,43 @@ func (m *Merger) sample(r *run, x *decode.Exchange) {
 			continue
 		}
 		m.learn(first.r, first.at, r, x.ResponseAt)
+	}
+}
+
+// qualify makes x's client address name instance too when another
+// instance saw the same address first: sidecars each see their pod's
+// consumer as 127.0.0.1 and a port, and two pods may use the same port,
+// which would make two clients one (the diagnosis links Fetch requests
+// to members by address). Addresses of one host seen through several
+// proxies are distinct already, and left as they are.
+func (m *Merger) qualify(x *decode.Exchange, instance string, at time.Time) {
+	if x.ClientAddr == "" {
+		return
+	}
+	o := m.addrs[x.ClientAddr]
+	if o == nil {
+		m.addrs[x.ClientAddr] = &addrOwner{instance: instance, last: at}
+		return
+	}
+	o.last = later(o.last, at)
+	if o.instance != instance {
+		x.ClientAddr += " via " + instance
+	}
+}
+
+// pruneSync forgets the moments older than syncKeep, and the client
+// addresses unseen for addrKeep.
+func (m *Merger) pruneSync() {
+	for a, o := range m.addrs {
+		if m.watermark.Sub(o.last) > addrKeep {
+			delete(m.addrs, a)
+		}
+	}
+	m.pruned = m.watermark
+	for k, s := range m.sync {
+		if m.watermark.Sub(s.r.corrected(s.at)) > syncKeep {
+			delete(m.sync, k)
+		}
 	}
 }
 
@@ -381,6 +445,10 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		it := heap.Pop(&best.pending).(*item)
 		best.next = it.seq + 1
+		if m.lastOut.Sub(bestAt) > m.cfg.Hold {
+			m.stats.Late++
+		}
+		m.lastOut = later(m.lastOut, bestAt)
 		if it.x == nil {
 			m.dropped += it.gap
 			m.stats.Lost += it.gap
@@ -388,11 +456,10 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		x = it.x
 		if best.offset != 0 {
-			c := *x
-			c.RequestAt = shiftBack(c.RequestAt, best.offset)
-			c.ResponseAt = shiftBack(c.ResponseAt, best.offset)
-			x = &c
+			x.RequestAt = shiftBack(x.RequestAt, best.offset)
+			x.ResponseAt = shiftBack(x.ResponseAt, best.offset)
 		}
+		m.qualify(x, best.instance, bestAt)
 		dropped, m.dropped = m.dropped, 0
 		return x, dropped, true
 	}

@@ -246,3 +246,63 @@ func TestMergerHolds(t *testing.T) {
 		t.Errorf("handed out %v once both partitions were caught up (watermark 5 s); want [3]", got)
 	}
 }
+
+// TestMergerForgetsOldMoments: the coordinator's moments are kept one to
+// two minutes of the merged stream's time (pruned once a minute), not
+// forever.
+func TestMergerForgetsOldMoments(t *testing.T) {
+	m := NewMerger(MergeConfig{})
+	for i := range 300 {
+		m.Add(add{inst: "a", seq: int64(i), x: join(uint64(i), int32(i+1), ms(i*1000))}.record(), 0)
+	}
+	if n := len(m.sync); n < 60 || n > 121 {
+		t.Errorf("%d moments kept after 300 s of one per second; want one to two minutes' worth", n)
+	}
+	drain(m)
+}
+
+// TestMergerLate: a record arriving after the merge handed out records
+// more than Hold later is counted late and handed out, in its run's order;
+// one behind its run's sequence is left out.
+func TestMergerLate(t *testing.T) {
+	m := NewMerger(MergeConfig{Hold: time.Second})
+	m.Add(add{inst: "a", seq: 0, x: hb(1, ms(0))}.record(), 0)
+	m.Add(add{inst: "a", seq: 1, x: hb(2, ms(3000))}.record(), 0)
+	m.Add(add{inst: "a", seq: 2, x: hb(5, ms(9000))}.record(), 0)
+	var got []string
+	for {
+		x, _, ok := m.Next(false)
+		if !ok {
+			break
+		}
+		got = append(got, fmt.Sprintf("%d@%d", x.ConnID, x.ResponseAt.Sub(base).Milliseconds()))
+	}
+	m.Add(add{inst: "b", seq: 0, part: 1, x: hb(3, ms(1000))}.record(), 1) // 2 s behind what went out
+	m.Add(add{inst: "a", seq: 0, x: hb(4, ms(1))}.record(), 0)             // a's seq 0 again
+	got = append(got, strings.Fields(drain(m))...)
+	if want := "[1@0 2@3000 3@1000 5@9000]"; fmt.Sprint(got) != want || m.Stats().Late != 2 {
+		t.Errorf("handed out %v, %d late; want %s, 2 late (3 out of time order, 4 behind its run)", got, m.Stats().Late, want)
+	}
+}
+
+// TestMergerQualifiesSharedAddresses: a client address first seen through
+// one instance and then through another (two sidecars' clients on the same
+// loopback port) names the second instance; each instance's own addresses
+// stay as they are.
+func TestMergerQualifiesSharedAddresses(t *testing.T) {
+	m := NewMerger(MergeConfig{})
+	m.Add(add{inst: "a", seq: 0, x: hb(1, ms(0))}.record(), 0)
+	m.Add(add{inst: "b", seq: 0, part: 1, x: hb(2, ms(1))}.record(), 1)
+	m.Add(add{inst: "a", seq: 1, x: hb(3, ms(2))}.record(), 0)
+	var got []string
+	for {
+		x, _, ok := m.Next(true)
+		if !ok {
+			break
+		}
+		got = append(got, x.ClientAddr)
+	}
+	if want := "[127.0.0.1:50000 127.0.0.1:50000 via b 127.0.0.1:50000]"; fmt.Sprint(got) != want {
+		t.Errorf("client addresses %v; want %s", got, want)
+	}
+}

@@ -34,6 +34,9 @@ const (
 	// markerSlack is room kept for markers beyond the buffer's bounds, so
 	// that an instance whose records are dropped still says it is alive.
 	markerSlack = 64
+	// markerBytes bounds one marker's size as the client counts it: key,
+	// value and headers, with an instance id of up to 1 KiB.
+	markerBytes = 4 << 10
 )
 
 // PublisherConfig says where and how a Publisher publishes.
@@ -90,18 +93,17 @@ type Publisher struct {
 	log     *zap.Logger
 	headers []kgo.RecordHeader
 
-	// Owned by the pipeline's goroutine (AddDecoded, Dropped) and by
-	// Close after it: the run's next sequence number and the gap to note
-	// before the next record.
-	mu      sync.Mutex // seq and pendingGap are also touched by Run's markers
+	// mu guards the run's next sequence number and the gap to publish
+	// before the next record: the pipeline's goroutine (AddDecoded,
+	// Dropped) and Run's markers both publish.
+	mu      sync.Mutex
 	seq     uint64
-	pending uint64
+	pending uint64 // exchanges lost since the last record
 	gapAt   time.Time
 
 	published atomic.Uint64
 	dropped   atomic.Uint64
 	redacted  atomic.Uint64
-	failed    atomic.Uint64 // accepted, then not acknowledged
 	ready     atomic.Bool
 	lastErr   atomic.Pointer[string]
 }
@@ -132,7 +134,7 @@ func NewPublisher(cfg PublisherConfig, log *zap.Logger) (*Publisher, error) {
 		kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.NoCompression()),
 		// Above the Publisher's own bounds (roomFor): markers may go past them.
 		kgo.MaxBufferedRecords(cfg.MaxBufferedRecords+markerSlack),
-		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes+markerSlack*markerLen*8),
+		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes+markerSlack*markerBytes),
 		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
 		kgo.ProducerLinger(DefaultLinger),
 		// Idempotent (kgo's default): retries neither duplicate nor reorder
@@ -243,7 +245,6 @@ func (p *Publisher) tryLocked(r *kgo.Record, lost uint64, at time.Time) bool {
 		}
 		// Accepted, then given up (delivery timeout, the topic refused):
 		// a hole in the sequence, which the reader counts.
-		p.failed.Add(1)
 		p.dropped.Add(lost)
 		msg := err.Error()
 		p.lastErr.Store(&msg)
@@ -332,6 +333,9 @@ func (p *Publisher) Close(timeout time.Duration) {
 	defer cancel()
 	if err := p.cl.Flush(ctx); err != nil {
 		p.log.Warn("events topic: records still unacknowledged at shutdown were lost", zap.Error(err))
+		// Fail them now, counted by their promises, before the counts
+		// are read.
+		p.cl.AbortBufferedRecords(context.Background()) //nolint:errcheck // never fails with this context
 	}
 	p.cl.Close()
 	st := p.Stats()

@@ -21,7 +21,7 @@ import (
 const testTopic = "kproxy-events"
 
 // startCluster starts a kfake cluster on 127.0.0.1 for the test.
-func startCluster(t *testing.T) *kfake.Cluster {
+func startCluster(t testing.TB) *kfake.Cluster {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {

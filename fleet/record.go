@@ -75,7 +75,8 @@ type Record struct {
 	At time.Time
 	// Dropped is a gap's count of exchanges lost.
 	Dropped uint64
-	// Published is a marker's count of records its run published so far.
+	// Published is a marker's count of records its run sequenced so far
+	// (its next sequence number).
 	Published uint64
 	// Stopping marks a run's last marker: the instance stopped cleanly.
 	Stopping bool

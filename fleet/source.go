@@ -56,6 +56,7 @@ type Source struct {
 	m      *Merger
 	end    map[int32]int64 // !Follow: where each partition ends
 	done   bool
+	n      int // exchanges handed out
 	closed atomic.Bool
 
 	records atomic.Uint64
@@ -144,11 +145,13 @@ func (s *Source) Next() (*decode.Exchange, uint64, error) {
 	for {
 		x, dropped, ok := s.m.Next(s.done)
 		if ok {
-			s.publish()
+			if s.n++; s.n%statsEvery == 0 {
+				s.publish()
+			}
 			return x, dropped, nil
 		}
+		s.publish() // before waiting for records, and at the end
 		if s.done {
-			s.publish()
 			return nil, s.m.Dropped(), io.EOF
 		}
 		if err := s.poll(); err != nil {
@@ -156,6 +159,11 @@ func (s *Source) Next() (*decode.Exchange, uint64, error) {
 		}
 	}
 }
+
+// statsEvery is how many exchanges Next hands out between two updates of
+// what Stats returns (and whenever it waits for records): copying the
+// merge's counters for every exchange would cost more than the merge.
+const statsEvery = 1024
 
 // publish makes the merge's counters visible to Stats.
 func (s *Source) publish() {

@@ -135,9 +135,9 @@ func newEventsPublisher(cfg config.Config, hooks serveHooks, log *zap.Logger) (*
 // fleetOpenTimeout bounds the look at the fleet topic when serve starts.
 const fleetOpenTimeout = 15 * time.Second
 
-// openFleetSource follows fleet-topic from the records of the last
-// timeline-retain age (the whole topic when it has none), logging the
-// instances found silent.
+// openFleetSource follows fleet-topic, created when missing, from the
+// records of the last timeline-retain age (the whole topic when it has
+// none), logging the instances found silent.
 func openFleetSource(ctx context.Context, cfg config.Config, log *zap.Logger) (*fleet.Source, error) {
 	opts, err := eventsClientOpts(cfg, eventsBrokers(cfg))
 	if err != nil {
@@ -150,6 +150,17 @@ func openFleetSource(ctx context.Context, cfg config.Config, log *zap.Logger) (*
 	flog := log.Named("fleet")
 	ctx, cancel := context.WithTimeout(ctx, fleetOpenTimeout)
 	defer cancel()
+	// A view may start before any instance has published: the topic is
+	// created as the instances would create it.
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("serve: fleet-topic: %w", err)
+	}
+	err = fleet.EnsureTopic(ctx, cl, cfg.FleetTopic, int32(cfg.EventsPartitions), cfg.EventsRetention)
+	cl.Close()
+	if err != nil {
+		return nil, fmt.Errorf("serve: fleet-topic: %w", err)
+	}
 	src, err := fleet.OpenSource(ctx, fleet.SourceConfig{
 		Topic:  cfg.FleetTopic,
 		Client: opts,

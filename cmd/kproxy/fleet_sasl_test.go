@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +102,24 @@ func TestEventsNoSASL(t *testing.T) {
 			}
 			if apis[int16(kmsg.JoinGroup)] == 0 || apis[int16(kmsg.OffsetCommit)] == 0 {
 				t.Errorf("published APIs %v; want the group's JoinGroup and OffsetCommit", apis)
+			}
+			if tc.upstream {
+				// replay reads the topic with serve's SASL settings, from its file.
+				dir := t.TempDir()
+				pw := filepath.Join(dir, "pw")
+				file := filepath.Join(dir, "kproxy.yaml")
+				if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte("upstream-sasl-mechanism: PLAIN\nupstream-sasl-username: alice\n"+
+					"upstream-sasl-password-file: "+pw+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				out, errOut, err := runKproxySplit(t, "replay", "--from-topic", fleetTopic, "--brokers", c.ListenAddrs()[0],
+					"--config", file)
+				if err != nil || !strings.Contains(out, group) {
+					t.Errorf("replay --from-topic with SASL: %v; stdout %q, stderr %q", err, out, errOut)
+				}
 			}
 		})
 	}

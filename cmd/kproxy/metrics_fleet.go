@@ -30,7 +30,7 @@ var fleetMetrics = []metric[fleet.SourceStats]{
 		func(s fleet.SourceStats) float64 { return float64(s.Instances) }},
 	{"kproxy_fleet_lost_total", "counter", "Exchanges instances observed but the fleet topic does not hold (their gap records, and holes in their sequences).",
 		func(s fleet.SourceStats) float64 { return float64(s.Lost) }},
-	{"kproxy_fleet_late_total", "counter", "Records that arrived after their place in the merged story had passed; left out.",
+	{"kproxy_fleet_late_total", "counter", "Records that arrived after their place in the merged story had passed (more than the hold late, or behind their run's sequence).",
 		func(s fleet.SourceStats) float64 { return float64(s.Late) }},
 	{"kproxy_fleet_skew_refused_total", "counter", "Clock offset estimates between instances beyond --max-skew; not applied.",
 		func(s fleet.SourceStats) float64 { return float64(s.SkewRefused) }},

@@ -23,12 +23,14 @@ type topicOptions struct {
 	topic   string   // --from-topic
 	brokers []string // --brokers
 	maxSkew time.Duration
+	config  string // --config: serve's file, for TLS and SASL
 }
 
 // addFlags adds --from-topic, --brokers and --max-skew to f.
 func (t *topicOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&t.topic, "from-topic", "", "read the events topic NAME that kproxy serve --events-topic instances publish to, instead of journals: the story of the whole fleet")
-	f.StringSliceVar(&t.brokers, "brokers", nil, "seed brokers of the cluster holding --from-topic, HOST:PORT[,HOST:PORT] (plaintext)")
+	f.StringSliceVar(&t.brokers, "brokers", nil, "seed brokers of the cluster holding --from-topic, HOST:PORT[,HOST:PORT]")
+	f.StringVar(&t.config, "config", "", "with --from-topic: kproxy serve's configuration file, whose upstream TLS and SASL settings (upstream-tls, upstream-ca, upstream-cert, upstream-key, upstream-server-name, upstream-sasl-*) dial --brokers; KPROXY_* variables apply as for serve")
 	f.DurationVar(&t.maxSkew, "max-skew", config.DefaultMaxSkew, "with --from-topic: largest clock offset between instances corrected (as serve's --max-skew)")
 }
 
@@ -38,6 +40,9 @@ func (t *topicOptions) replayArgs(args []string) error {
 	if t.topic == "" {
 		if len(t.brokers) > 0 {
 			return errors.New("replay: --brokers: only with --from-topic")
+		}
+		if t.config != "" {
+			return errors.New("replay: --config: only with --from-topic")
 		}
 		if len(args) == 0 {
 			return errors.New("replay: want at least one journal PATH, or --from-topic NAME --brokers HOST:PORT")
@@ -100,7 +105,10 @@ const topicOpenTimeout = 30 * time.Second
 // openTopicInput reads the events topic from --since (less the merge's
 // hold) to the end it has now, merging every instance's records.
 func openTopicInput(ctx context.Context, o replayOptions) (*replayInput, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(o.fromTopic.brokers...), kgo.ClientID("kproxy-replay")}
+	opts, err := topicClientOpts(o.fromTopic)
+	if err != nil {
+		return nil, err
+	}
 	octx, cancel := context.WithTimeout(ctx, topicOpenTimeout)
 	defer cancel()
 	src, err := fleet.OpenSource(octx, fleet.SourceConfig{
@@ -117,6 +125,30 @@ func openTopicInput(ctx context.Context, o replayOptions) (*replayInput, error) 
 		close:  src.Close,
 		finish: func(errOut io.Writer) { warnFleet(errOut, src.Stats()) },
 	}, nil
+}
+
+// topicClientOpts are the options of replay's client of the topic: the
+// seed brokers, dialed with the upstream TLS and SASL settings serve
+// would use, from --config and the KPROXY_* environment.
+func topicClientOpts(t topicOptions) ([]kgo.Opt, error) {
+	fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
+	config.Flags(fs)
+	args := []string{"--" + config.KeyUpstream, strings.Join(t.brokers, ",")}
+	if t.config != "" {
+		args = append(args, "--"+config.KeyConfig, t.config)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	cfg, err := config.Load(fs)
+	if err != nil {
+		return nil, fmt.Errorf("replay: --from-topic's TLS and SASL settings: %w", err)
+	}
+	opts, err := eventsClientOpts(cfg, t.brokers)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return append(opts, kgo.ClientID("kproxy-replay")), nil
 }
 
 // warnFleet tells the user on stderr what the fleet's story misses and
@@ -141,7 +173,7 @@ func warnFleet(w io.Writer, st fleet.SourceStats) {
 		fmt.Fprintf(w, "kproxy: warning: the topic misses %d exchanges the instances observed (their producers dropped them)\n", st.Lost)
 	}
 	if st.Late > 0 {
-		fmt.Fprintf(w, "kproxy: warning: %d records arrived too late to be placed in order and were left out\n", st.Late)
+		fmt.Fprintf(w, "kproxy: warning: %d records arrived too late to be placed in time order\n", st.Late)
 	}
 	if st.Foreign > 0 {
 		fmt.Fprintf(w, "kproxy: warning: %d records of the topic were not written by kproxy and were skipped\n", st.Foreign)
