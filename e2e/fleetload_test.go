@@ -27,7 +27,9 @@ import (
 // meanwhile: its lag (the topic's end offsets less the records it has
 // read) is sampled every 5 s, and it must have read everything within 60 s
 // of the last record, with nothing lost or left out. Then `kproxy replay
-// --from-topic` reads the whole topic once more, timed. The figures are
+// --from-topic` reads the whole topic once more, timed, and a second view
+// started on the whole topic catches up with it, timed: the rate a live
+// view can follow, whatever the publishers here managed. The figures are
 // printed and kept in fleet-load.txt in the run directory; docs/fleet.md
 // quotes them.
 func TestFleetLoad(t *testing.T) {
@@ -136,6 +138,22 @@ func TestFleetLoad(t *testing.T) {
 	if s := strings.TrimSpace(stderr.String()); s != "" {
 		note("replay's warnings: %s", s)
 	}
+	// A view started on the whole topic: how fast a live view catches up,
+	// whatever the publishers managed.
+	catch := startFleetKproxy(t, 0, "kp-view-late", "--fleet-topic", topic, "--admin", proxyAdmin)
+	t0 = time.Now()
+	cpu0 := cpuSeconds(t, catch.proc.cmd.Process.Pid)
+	for read() < total {
+		if time.Since(t0) > 5*time.Minute {
+			t.Fatalf("a view started on the whole topic read %d of %d records in 5 minutes", read(), total)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	caught := time.Since(t0)
+	cpu = cpuSeconds(t, catch.proc.cmd.Process.Pid) - cpu0
+	note("a view started after publishing: caught up with the %d records in %s (%.0f records/s), %.1f CPU s (%.1f µs per record), RSS %.0f MiB",
+		total, caught.Round(100*time.Millisecond), float64(total)/caught.Seconds(), cpu, cpu*1e6/float64(total), rssMiB(t, catch.proc.cmd.Process.Pid))
+	catch.stop()
 	if err := os.WriteFile(filepath.Join(runDir(t), "fleet-load.txt"), report.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
