@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,8 @@ import (
 // of the last record, with nothing lost or left out. Then `kproxy replay
 // --from-topic` reads the whole topic once more, timed, and a second view
 // started on the whole topic catches up with it, timed: the rate a live
-// view can follow, whatever the publishers here managed. The figures are
+// view can follow, whatever the publishers here managed. The replayed story
+// must tell each generation the traffic started once, as stable. The figures are
 // printed and kept in fleet-load.txt in the run directory; docs/fleet.md
 // quotes them.
 func TestFleetLoad(t *testing.T) {
@@ -137,6 +139,21 @@ func TestFleetLoad(t *testing.T) {
 		total, wall.Round(100*time.Millisecond), float64(total)/wall.Seconds(), cpu, cpu*1e6/float64(total), float64(total)/cpu, maxRSS)
 	if s := strings.TrimSpace(stderr.String()); s != "" {
 		note("replay's warnings: %s", s)
+	}
+	// Every generation the traffic started is told once, however many
+	// instances saw its members: one "stable" line each.
+	told, err := os.ReadFile(filepath.Join(runDir(t), "replay.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := regexp.MustCompile(`generations started: (\d+)`).FindSubmatch(out)
+	if started == nil {
+		t.Fatalf("publish printed no generations count:\n%s", out)
+	}
+	stable := bytes.Count(told, []byte(" stable: "))
+	note("generations: %s started in the traffic, %d told stable by replay --from-topic", started[1], stable)
+	if strconv.Itoa(stable) != string(started[1]) {
+		t.Errorf("replay --from-topic tells %d generations stable; the traffic started %s", stable, started[1])
 	}
 	// A view started on the whole topic: how fast a live view catches up,
 	// whatever the publishers managed.
