@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -20,6 +23,45 @@ import (
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/journal"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestPublishDryGolden pins what `publish -dry` prints (docs/fleet.md's
+// sizing quotes it) for small fleets, the wall-clock figures aside: the
+// record sizes follow the events topic's format and the synth traffic, so
+// a change of either shows here. go test -run TestPublishDryGolden -update
+// rewrites the files.
+func TestPublishDryGolden(t *testing.T) {
+	wall := regexp.MustCompile(`(?m) in [0-9.]+[a-zµ]+ of wall time|^wall: .*\n`)
+	for _, tc := range []struct{ name, instances, groups, span string }{
+		{"publish-dry-3x20", "3", "20", "2m"},
+		{"publish-dry-20x200", "20", "200", "1m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := run([]string{"publish", "-dry", "-instances", tc.instances, "-groups", tc.groups, "-members", "16", "-for", tc.span}, &out); err != nil {
+				t.Fatalf("publish -dry: %v\n%s", err, out.String())
+			}
+			got := wall.ReplaceAll(out.Bytes(), nil)
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -run TestPublishDryGolden -update writes it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("publish -dry prints\n%s\nwant (%s)\n%s", got, path, want)
+			}
+		})
+	}
+}
 
 // TestFleetTraffic: the exchanges come out in the order a proxy observes
 // them (by completion time), each client host always through the same
