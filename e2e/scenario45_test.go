@@ -23,12 +23,13 @@ import (
 // killed (SIGKILL): B loses its proxy, the coordinator evicts it after its
 // 10 s session timeout and A takes 0,1,2 back through kp-1. kp-view and
 // `kproxy replay --from-topic` then tell the split A [0 1] / B [2] with A's
-// commit during revocation (replay: byte for byte as the two journals
-// merged tell that generation), report kp-2 silent from about when it was
-// killed (view's log, replay's warnings), and tell the generation after the
-// kill without inventing what kp-2 could no longer see: B's departure is
-// neither a LeaveGroup it never sent nor a session timeout inferred from
-// heartbeats only kp-2 could have seen, and the group notes kp-2's silence.
+// commit during revocation (replay: as the two journals merged tell that
+// generation, while kp-1's journal alone does not observe B), report kp-2
+// silent from about when it was killed (view's log, replay's warnings), and
+// tell the generation after the kill without inventing what kp-2 could no
+// longer see: B's departure is neither a LeaveGroup it never sent nor a
+// session timeout inferred from heartbeats only kp-2 could have seen, and
+// the group notes kp-2's silence.
 func TestScenario45(t *testing.T) {
 	const topic, group, events = "round_topic", "test_group_45", "kproxy_events_45"
 	freshTopic(t, topic, 3, group)
@@ -182,6 +183,23 @@ func TestScenario45(t *testing.T) {
 	fromTopic := via.ReplaceAll(rawGeneration(t, raw, group, second.Generation), []byte(`"`))
 	for _, d := range jsonDiff(t, fromTopic, rawGeneration(t, jraw, group, second.Generation), 50*time.Millisecond) {
 		t.Errorf("gen %d from the topic differs from the journals merged: %s", second.Generation, d)
+	}
+
+	// kp-1 alone tells B only as the leader A listed it: not observed.
+	alone, _, _ := replayArgs(t, "kp-1-timeline", k1.journal)
+	var seenB string
+	for _, gen := range alone.group(t, group).Generations {
+		if gen.Generation != second.Generation {
+			continue
+		}
+		for _, m := range gen.Members {
+			if m.MemberID == mb.MemberID {
+				seenB = m.Status
+			}
+		}
+	}
+	if seenB != "unobserved" {
+		t.Errorf("kp-1's journal alone: B %q in gen %d; want unobserved (its traffic went through kp-2)", seenB, second.Generation)
 	}
 
 	// After the kill: A alone with 0,1,2; B's departure is not a LeaveGroup
