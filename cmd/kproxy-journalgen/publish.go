@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +38,7 @@ const publishUsage = `usage: kproxy-journalgen publish -brokers HOST:PORT -topic
 // the same sizes, at full speed.
 func publishRun(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("kproxy-journalgen publish", flag.ContinueOnError)
-	brokers := fs.String("brokers", "", "the cluster to publish to (HOST:PORT)")
+	brokers := fs.String("brokers", "", "the cluster to publish to (HOST:PORT[,HOST:PORT])")
 	topic := fs.String("topic", "", "the events topic (created when missing)")
 	partitions := fs.Int("partitions", 12, "the events topic's partitions when it is created")
 	instances := fs.Int("instances", 20, "kproxy instances simulated, each its own publisher and client")
@@ -53,8 +54,11 @@ func publishRun(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 || (!*dry && (*brokers == "" || *topic == "")) || *instances < 1 || *speed <= 0 {
+	if fs.NArg() > 0 || (!*dry && (*brokers == "" || *topic == "")) {
 		return fmt.Errorf("%s", publishUsage)
+	}
+	if *instances < 1 || *groups < 1 || *members < 3 || *speed <= 0 || *fetches < 0 {
+		return fmt.Errorf("publish: -instances and -groups must be at least 1, -members at least 3, -speed above 0, -fetches-per-heartbeat not negative")
 	}
 	mix, err := synth.ParseMix(*mixFlag)
 	if err != nil {
@@ -69,7 +73,7 @@ func publishRun(args []string, out io.Writer) error {
 			p, err := fleet.NewPublisher(fleet.PublisherConfig{
 				Topic:      *topic,
 				Instance:   instanceName(i),
-				Client:     []kgo.Opt{kgo.SeedBrokers(*brokers)},
+				Client:     []kgo.Opt{kgo.SeedBrokers(strings.Split(*brokers, ",")...)},
 				Partitions: int32(*partitions),
 			}, zap.NewNop())
 			if err != nil {
@@ -351,7 +355,7 @@ func (s *sizer) print(out io.Writer, span, wall time.Duration, groups, instances
 // topicBytes is the topic's size on the broker's disks, and its partition
 // count.
 func topicBytes(brokers, topic string) (int64, int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
 	if err != nil {
 		return 0, 0, err
 	}
