@@ -45,6 +45,9 @@ func main() {
 }
 
 func run(args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "publish" { // publish.go
+		return publishRun(args[1:], out)
+	}
 	fs := flag.NewFlagSet("kproxy-journalgen", flag.ContinueOnError)
 	dir := fs.String("out", "", "journal directory to write (required)")
 	sizeFlag := fs.String("size", "64MiB", "stop once this many bytes are written (KiB, MiB, GiB suffixes)")
