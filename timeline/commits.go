@@ -484,6 +484,7 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 			owned = g.memberOwned(ownerGen, c.member, lm)
 		}
 	}
+	var target *generation // where c's suspects are kept
 	for _, cp := range c.parts {
 		if cp.code != 0 {
 			continue
@@ -506,7 +507,10 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 		if len(s.reasons) == 0 {
 			continue
 		}
-		if target := g.suspectTarget(c, during); target != nil {
+		if target == nil {
+			target = g.suspectTarget(c, during) // once per commit, with its first suspect
+		}
+		if target != nil {
 			target.suspects = append(target.suspects, s)
 		}
 		g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{

@@ -75,12 +75,14 @@ func (r Retention) Validate() error {
 }
 
 // Retain drops, as of the latest event time, what r does not keep: groups
-// quiet for r.MaxAge, then of each group the generations beyond the last
-// r.Generations or that ended more than r.MaxAge ago, and the storms
-// that ended before the first generation kept (an active storm keeps its
-// latest r.Generations rebalances). It is called at the pipeline's
-// boundary (see Live), not by the handlers, which always work on
-// everything kept. Horizon says from when on the history kept is whole.
+// quiet for r.MaxAge, then of each group the generations that ended more
+// than r.MaxAge ago, and the storms that ended before the first generation
+// kept (an active storm keeps its latest r.Generations rebalances). The
+// count of generations, r.Generations, is the engine's
+// Config.MaxGenerations, applied as each generation forms: NewLive sets
+// it. Retain is called at the pipeline's boundary (see Live), not by the
+// handlers, which always work on everything kept. Horizon says from when
+// on the history kept is whole.
 func (e *Engine) Retain(r Retention) {
 	var cutoff time.Time
 	if r.MaxAge > 0 {
@@ -125,10 +127,7 @@ func (e *Engine) forget(g *group) {
 // retain applies r to one group; cutoff is the latest event time less
 // r.MaxAge, zero without an age limit.
 func (g *group) retain(r Retention, cutoff time.Time) {
-	n := 0
-	if r.Generations > 0 && len(g.gens) > r.Generations {
-		n = len(g.gens) - r.Generations
-	}
+	n := 0 // the count, r.Generations, is Config.MaxGenerations (see keep)
 	if !cutoff.IsZero() {
 		// A generation ended when the next one started. The last
 		// StreamingGenerations stay whatever their age: late exchanges

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,18 @@ import (
 // every tick of traffic time, the exchanges and generations so far, the
 // groups kept and the process's resident memory: what serve would hold
 // after running that long.
-func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retention, out io.Writer) error {
+func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	var gens uint64
@@ -35,7 +47,7 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 			gens++
 		}
 		log.Info(e.Text, e.ZapFields()...)
-	}}, retain)
+	}}, o.retain)
 	ctx, cancel := context.WithCancel(context.Background())
 	published := make(chan struct{})
 	go func() {
@@ -46,7 +58,7 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}})
 	start := time.Now()
 	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "wall")
-	for at := tick; at <= span; at += tick {
+	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
 		if err := pl.Run(context.Background(), src); err != nil {
 			cancel()
@@ -57,9 +69,37 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
 			live.Snapshot().Len(), float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20), time.Since(start).Round(time.Second))
 	}
+	if o.heapProfile != "" {
+		if err := writeHeapProfile(o.heapProfile); err != nil {
+			cancel()
+			return err
+		}
+	}
 	cancel()
 	<-published
 	return nil
+}
+
+// liveOptions are liveRun's settings, from the -live flags.
+type liveOptions struct {
+	span, tick              time.Duration // traffic time to run, and between lines
+	retain                  timeline.Retention
+	cpuProfile, heapProfile string // files to write profiles to, or ""
+}
+
+// writeHeapProfile writes the heap's live objects, after a collection, to
+// path; called while the run's timeline is still in use.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return f.Close()
 }
 
 // spanSource hands out the traffic's exchanges completed up to upTo

@@ -55,6 +55,8 @@ func run(args []string, out io.Writer) error {
 	liveSpan := fs.Duration("live", 0, "instead of writing a journal, feed this much traffic time through serve's pipeline at full speed and print its memory")
 	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
+	cpuProfile := fs.String("cpuprofile", "", "with -live, write a CPU profile of the run to this file")
+	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at the end of the run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,7 +70,8 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("-retain: %w", err)
 		}
 		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
-		return liveRun(tr, *liveSpan, *liveTick, retain, out)
+		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain,
+			cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")
