@@ -148,6 +148,9 @@ type Config struct {
 	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients
 	// on listeners other hosts can reach without a client certificate.
 	AllowOpenSASLProxy bool
+
+	// certs are the certificates validation read, for Warnings.
+	certs []certFile
 }
 
 // Default values of the settings that have one. Those of the proxy, the

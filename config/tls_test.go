@@ -98,6 +98,12 @@ func TestValidateTLS(t *testing.T) {
 		}, []string{`config: sni-host-pattern "broker-$(nodeId).kproxy.test": cannot be used with advertise (kproxy.example.com): ` +
 			`with SNI routing every broker is advertised as the pattern's host name; unset advertise and make the pattern's names ` +
 			`resolve to kproxy (the bootstrap address is whatever name clients are seeded with)`}},
+		{"sni with broker-port-base", func(c *Config) {
+			withTLS(c)
+			c.SNIHostPattern = "broker-$(nodeId).kproxy.test"
+			c.BrokerPortBase = 29092
+		}, []string{`config: sni-host-pattern "broker-$(nodeId).kproxy.test": cannot be used with broker-port-base (29092): ` +
+			`with SNI routing kproxy opens no broker listeners and serves every broker on the listen port; unset broker-port-base`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
