@@ -306,13 +306,9 @@ func (g *group) revocationGen(c *commit) *generation {
 	return nil
 }
 
-// attach records c as a commit during gen's revocation and tells it. A
-// Streaming engine keeps it only while gen's stable entry, which lists
-// them, is still to come (see forgetReportOnly).
+// attach records c as a commit during gen's revocation and tells it.
 func (g *group) attach(gen *generation, c *commit) {
-	if !g.e.cfg.Streaming || gen.phase < phaseStable {
-		gen.commits = append(gen.commits, *c)
-	}
+	gen.commits = append(gen.commits, *c)
 	fields := g.commitFields(c)
 	fields["during_revocation"] = true
 	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), fields)

@@ -126,10 +126,11 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	w := bufio.NewWriterSize(out, 64<<10)
 	var writeErr error
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
+	var retain timeline.Retention // the whole report keeps everything
 	if !wholeReport(o.format) {
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
-		cfg.Streaming = true
+		retain = timeline.StreamRetention
 		cfg.OnEntry = func(e timeline.Entry) {
 			if writeErr != nil || (o.group != "" && e.Group != o.group) {
 				return
@@ -146,7 +147,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	}
 	errs := pageErrors(o.format, &cfg)
 	diag := pageDiagnosis(o.format, &cfg)
-	eng := timeline.New(cfg)
+	eng := timeline.NewRetaining(cfg, retain)
 	pl := pipeline.New(pipeline.Config{
 		Events:  []pipeline.EventConsumer{eng},
 		Decoded: pageDecoded(diag),
