@@ -25,8 +25,9 @@ import (
 // pipeline as serve builds it (a JSON log at info, thrown away; the live
 // timeline keeping what retain says, publishing snapshots), and prints,
 // every tick of traffic time, the exchanges and generations so far, the
-// groups kept and the process's resident memory: what serve would hold
-// after running that long.
+// groups kept, the process's resident memory and heap in use, and the
+// heap still live after a collection: what serve would hold after running
+// that long.
 func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -57,7 +58,7 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	src := &spanSource{tr: tr}
 	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}})
 	start := time.Now()
-	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "wall")
+	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "live_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
 		if err := pl.Run(context.Background(), src); err != nil {
@@ -66,8 +67,12 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
-			live.Snapshot().Len(), float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20), time.Since(start).Round(time.Second))
+		inuse, resident := ms.HeapInuse, rss()
+		runtime.GC() // what is left is what the run holds
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
+			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
+			time.Since(start).Round(time.Second))
 	}
 	if o.heapProfile != "" {
 		if err := writeHeapProfile(o.heapProfile); err != nil {
