@@ -167,3 +167,26 @@ func TestWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestWarningsUseWhatValidateRead: Warnings judges the certificates
+// Validate read, without reading the files again (here gone since).
+func TestWarningsUseWhatValidateRead(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	crt, key := certFiles(t, dir, "expired", now.Add(-time.Hour), "kproxy.test")
+	c := valid()
+	c.TLSCert, c.TLSKey = crt, key
+	if got := c.Warnings(now); len(got) != 0 {
+		t.Errorf("before Validate: %q; want no warning (nothing read yet)", got)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := os.Remove(crt); err != nil {
+		t.Fatal(err)
+	}
+	want := `tls-cert "` + crt + `": certificate "CN=expired" expired at 2026-11-30T23:00:00Z`
+	if got := c.Warnings(now); len(got) != 1 || got[0] != want {
+		t.Errorf("got %q; want [%s]", got, want)
+	}
+}
