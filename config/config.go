@@ -149,6 +149,9 @@ type Config struct {
 	// on listeners other hosts can reach without a client certificate.
 	AllowOpenSASLProxy bool
 
+	// Fleet is the events topic's settings (fleet.go).
+	Fleet
+
 	// certs are the certificates validation read, for Warnings.
 	certs []certFile
 }
@@ -220,5 +223,7 @@ func Default() Config {
 		MetricsMaxGroups: DefaultMetricsMaxGroups,
 		LogFormat:        DefaultLogFormat,
 		LogLevel:         DefaultLogLevel,
+
+		Fleet: defaultFleet(),
 	}
 }

@@ -114,7 +114,7 @@ func (o Option) EnvVar() string { return EnvVar(o.Key) }
 // is first: it is a flag and an environment variable, never a file key.
 func Options() []Option {
 	d := Default()
-	return []Option{
+	return append([]Option{
 		{Key: KeyConfig, Flag: true, kind: kindString,
 			Usage: "configuration file (YAML, JSON or TOML); its keys are the flag names"},
 		{Key: KeyUpstream, Flag: true, kind: kindList,
@@ -209,5 +209,5 @@ func Options() []Option {
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
 			Usage: "log level: debug, info, warn or error; info logs the timeline, kproxy's own life and one line per group exchange except Heartbeat, OffsetCommit and OffsetFetch without an error (debug)"},
-	}
+	}, fleetOptions()...)
 }

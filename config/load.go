@@ -178,6 +178,7 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyUpstreamSASLPasswordFile, parseString, &c.UpstreamSASLPasswordFile)
 	read(v, &p, KeyAllowOpenSASLProxy, parseBool, &c.AllowOpenSASLProxy)
 	readUpstreamSASLPassword(&c, &p)
+	readFleet(v, &p, &c.Fleet)
 	return c, p
 }
 

@@ -91,6 +91,7 @@ func (c *Config) problems() problems {
 		p.add(KeyLogLevel, c.LogLevel, "want debug, info, warn or error")
 	}
 	checkUpstreamSASL(&p, c)
+	checkFleet(&p, &c.Fleet)
 	return p
 }
 

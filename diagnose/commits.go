@@ -28,8 +28,8 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	if !ev.Responded() {
 		return
 	}
-	failed := map[tp]bool{}
-	errs := map[string]int{}
+	var failed map[tp]bool // made at the first refused partition: most commits succeed
+	var errs map[string]int
 	var lost, records int64
 	for _, t := range oc.Topics {
 		name := e.topicName(t.Topic, t.TopicID)
@@ -39,6 +39,9 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 			case p.ErrorCode == 0:
 				g.committed[k] = p.Offset
 			case revocationErrors[p.ErrorCode]:
+				if failed == nil {
+					failed, errs = map[tp]bool{}, map[string]int{}
+				}
 				failed[k] = true
 				errs[decode.ErrorName(p.ErrorCode)]++
 				lost++

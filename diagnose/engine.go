@@ -62,7 +62,9 @@ type Engine struct {
 	cfg    Config
 	groups map[string]*groupState
 	conns  map[string]*connState // by client address
-	topics map[decode.TopicID]string
+	// byClient indexes conns by client host and client id.
+	byClient map[connKey]map[string]*connState
+	topics   map[decode.TopicID]string
 	// partitionCounts is each topic's partition count from Metadata.
 	partitionCounts map[string]int32
 	now             time.Time
@@ -78,6 +80,11 @@ type Engine struct {
 	open map[tp][]*handover
 	// order is the groups in order of first appearance.
 	order []*groupState
+	// changed is the groups whose event findings may have changed since
+	// the last takeChanged: a finding added, a handover made or settled,
+	// a heartbeat cadence found too slow. Live recomputes the findings of
+	// these groups only.
+	changed map[string]bool
 }
 
 // farFuture is checkAt when no threshold is pending.
@@ -106,7 +113,25 @@ func (e *Engine) recheck(g *groupState) {
 // New returns an Engine with cfg, defaults applied.
 func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, open: map[tp][]*handover{}}
+		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, open: map[tp][]*handover{},
+		changed: map[string]bool{}}
+}
+
+// mark records that g's event findings may have changed.
+func (e *Engine) mark(g *groupState) { e.changed[g.id] = true }
+
+// takeChanged returns the groups marked since the last call, in no
+// particular order, and forgets them.
+func (e *Engine) takeChanged() []string {
+	if len(e.changed) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(e.changed))
+	for id := range e.changed {
+		ids = append(ids, id)
+	}
+	clear(e.changed)
+	return ids
 }
 
 // AddDecoded takes one exchange, the events decoded from it and its
@@ -237,6 +262,7 @@ func (e *Engine) prune(now time.Time) {
 			g.findings = slices.DeleteFunc(g.findings, old)
 			if g.last.Before(now.Add(-f)) {
 				delete(e.groups, id)
+				delete(e.changed, id)
 			}
 		}
 		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
@@ -244,6 +270,9 @@ func (e *Engine) prune(now time.Time) {
 	for addr, c := range e.conns {
 		if now.Sub(c.last) > forgetAfter {
 			delete(e.conns, addr)
+			if c.fetches != nil {
+				e.unindex(c)
+			}
 		}
 	}
 	for k, hs := range e.open {
@@ -296,26 +325,55 @@ func (e *Engine) group(id string) *groupState {
 // input (nil: none of those). Sorted by time, then kind and ID; calling
 // it does not change what later calls find.
 func (e *Engine) Findings(r *timeline.Report) []Finding {
+	return e.findingsOf(nil, r)
+}
+
+// findingsOf is Findings restricted to the groups in only (nil: every
+// group): what Live recomputes after an exchange changed a few groups.
+// A group's findings do not depend on other groups', so the findings of
+// each group in only are the same as in Findings.
+func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding {
 	e.applyEntries()
-	out := append([]Finding{}, e.warnings...)
-	for _, id := range sortedKeys(e.groups) {
-		g := e.groups[id]
+	in := func(group string) bool { return only == nil || only[group] }
+	var out []Finding
+	for _, w := range e.warnings {
+		if in(w.Group) {
+			out = append(out, w)
+		}
+	}
+	add := func(g *groupState) {
 		out = append(out, g.findings...)
 		out = append(out, e.duplicateWindows(g)...)
 		out = append(out, e.cadence(g)...)
 	}
-	if r != nil {
-		for i := range r.Groups {
-			out = append(out, e.fromReport(&r.Groups[i])...)
+	if only == nil {
+		for _, id := range sortedKeys(e.groups) {
+			add(e.groups[id])
+		}
+	} else {
+		for _, id := range sortedKeys(only) {
+			if g := e.groups[id]; g != nil {
+				add(g)
+			}
 		}
 	}
-	e.link(out)
+	if r != nil {
+		for i := range r.Groups {
+			if in(r.Groups[i].Group) {
+				out = append(out, e.fromReport(&r.Groups[i])...)
+			}
+		}
+	}
+	link(out)
 	for i := range out {
 		normalize(&out[i])
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID))
 	})
+	if out == nil {
+		out = []Finding{}
+	}
 	return slices.CompactFunc(out, func(a, b Finding) bool { return a.ID == b.ID })
 }
 
@@ -335,25 +393,33 @@ func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
 }
 
 // link adds to each eviction the warnings that preceded it for the same
-// member.
-func (e *Engine) link(fs []Finding) {
+// member, in the order fs holds them. The warnings are indexed first, so
+// that it costs one pass over fs and one per warning linked.
+func link(fs []Finding) {
 	pairs := map[Kind]Kind{PollTimeoutEviction: PollTimeoutWarning, SessionTimeoutEviction: SessionTimeoutWarning}
+	type key struct {
+		kind          Kind
+		group, member string
+	}
+	warnings := map[key][]int{}
+	for i := range fs {
+		if (fs[i].Kind == PollTimeoutWarning || fs[i].Kind == SessionTimeoutWarning) && len(fs[i].Members) > 0 {
+			k := key{fs[i].Kind, fs[i].Group, fs[i].Members[0].MemberID}
+			warnings[k] = append(warnings[k], i)
+		}
+	}
+	if len(warnings) == 0 {
+		return
+	}
 	for i := range fs {
 		want, ok := pairs[fs[i].Kind]
 		if !ok || len(fs[i].Members) == 0 {
 			continue
 		}
-		for _, w := range fs {
-			if w.Kind == want && w.Group == fs[i].Group && len(w.Members) > 0 &&
-				w.Members[0].MemberID == fs[i].Members[0].MemberID && !w.at.After(fs[i].at) {
-				fs[i].Links = append(fs[i].Links, w.ID)
+		for _, j := range warnings[key{want, fs[i].Group, fs[i].Members[0].MemberID}] {
+			if !fs[j].at.After(fs[i].at) {
+				fs[i].Links = append(fs[i].Links, fs[j].ID)
 			}
 		}
 	}
-}
-
-// eventFindings counts the findings the events made so far in g: it
-// changes when one is added.
-func (g *groupState) eventFindings() int {
-	return len(g.findings) + len(g.handovers)
 }

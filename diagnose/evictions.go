@@ -103,13 +103,8 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 // lastFetchAny is the time of member id's latest fetch of any partition
 // at or before at.
 func (e *Engine) lastFetchAny(g *groupState, id string, at time.Time) (time.Time, bool) {
-	m := g.members[id]
 	var best time.Time
-	for _, addr := range sortedKeys(e.conns) {
-		c := e.conns[addr]
-		if !g.owns(m, addr, c.clientID) {
-			continue
-		}
+	for _, c := range e.connsOf(g, g.members[id]) {
 		for _, p := range c.fetches {
 			if !p.at.After(at) && p.at.After(best) {
 				best = p.at

@@ -13,10 +13,11 @@ import (
 // pipeline's goroutine hands the timeline its events, the timeline hands
 // its entries to Entry, and the pipeline then hands each exchange to
 // AddDecoded; a ticker advances the clock when nothing arrives (Advance);
-// admin handlers ask for the findings (Findings). The engine sits behind
-// mu; the timeline keeps its own lock and its lock-free snapshots, and mu
-// is never held while the timeline's lock is taken (Entry is called under
-// the timeline's lock and takes mu).
+// admin handlers ask for the findings (Findings, GroupFindings) and for
+// each group's count of them (Counts, kept by publish: no report read).
+// The engine sits behind mu; the timeline keeps its own lock and its
+// lock-free snapshots, and mu is never held while the timeline's lock is
+// taken (Entry is called under the timeline's lock and takes mu).
 //
 // Each finding is handed to onFinding once, when it is first seen:
 // warnings as they are raised, the others after the exchange (or the
@@ -32,15 +33,56 @@ type Live struct {
 	// told), so that it does not grow with the proxy's uptime.
 	told     map[string]time.Time
 	toldPrun time.Time
-	// dirty are the groups whose entries or event findings may reveal a
-	// finding of the report; publish then reads their reports. counts
-	// are each group's event findings at the last look.
-	dirty  map[string]bool
-	counts map[string]int
+	// dirty are the groups in which something may have revealed a new
+	// finding since the last publish: an entry that may reveal one in the
+	// report, or an event the engine says changed the group's findings
+	// (Engine.takeChanged). publish recomputes these groups' findings only.
+	dirty map[string]bool
 	// afterStorm is told each storm's findings once it ended; stormsEnded
 	// are the groups whose storm ended since the last publish.
 	afterStorm  func(group string, fs []Finding)
 	stormsEnded []string
+	// counts is, by group, its findings at a glance as of the publish
+	// that last recomputed it (Counts); a group with none has no entry.
+	// countsPruned is the engine's last prune publish has seen, and
+	// countsSnap the timeline snapshot it last checked counts against.
+	counts       map[string]counted
+	countsPruned time.Time
+	countsSnap   *timeline.Snapshot
+}
+
+// FindingCount is one group's findings at a glance: how many, and the
+// most urgent severity among them ("" when there is none).
+type FindingCount struct {
+	N     int
+	Worst Severity
+}
+
+// counted is a group's FindingCount, with next: the time of its oldest
+// finding that was not yet older than Config.Forget when it was counted
+// (the engine's prune drops warnings and event findings older than that);
+// zero when there is none, or no Forget.
+type counted struct {
+	FindingCount
+	next time.Time
+}
+
+// severityRank orders severities, the most urgent highest.
+var severityRank = map[Severity]int{Info: 1, Warning: 2, Critical: 3}
+
+// CountFindings is fs at a glance, by group; groups without a finding
+// have no entry.
+func CountFindings(fs []Finding) map[string]FindingCount {
+	out := map[string]FindingCount{}
+	for _, f := range fs {
+		c := out[f.Group]
+		c.N++
+		if severityRank[f.Severity] > severityRank[c.Worst] {
+			c.Worst = f.Severity
+		}
+		out[f.Group] = c
+	}
+	return out
 }
 
 // revealing are the entry kinds after which the report may hold a new
@@ -62,8 +104,13 @@ var revealing = map[timeline.Kind]bool{
 // the storm.
 func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
 	l := &Live{told: map[string]time.Time{}, onFinding: onFinding, afterStorm: afterStorm,
-		dirty: map[string]bool{}, counts: map[string]int{}}
-	dcfg.OnFinding = l.tell
+		dirty: map[string]bool{}, counts: map[string]counted{}}
+	dcfg.OnFinding = func(f Finding) { // a warning, under mu
+		if !l.forgotten(f.at) {
+			l.dirty[f.Group] = true // counted at the next publish
+		}
+		l.tell(f)
+	}
 	l.d = New(dcfg)
 	next := tcfg.OnEntry
 	tcfg.OnEntry = func(en timeline.Entry) {
@@ -116,12 +163,8 @@ func (l *Live) forgotten(at time.Time) bool {
 func (l *Live) AddDecoded(d *pipeline.Decoded) {
 	l.mu.Lock()
 	l.d.AddDecoded(d)
-	for i := range d.Events {
-		if g := d.Events[i].Group; g != "" && l.d.groups[g] != nil {
-			if n := l.d.groups[g].eventFindings(); n != l.counts[g] {
-				l.counts[g], l.dirty[g] = n, true
-			}
-		}
+	for _, g := range l.d.takeChanged() {
+		l.dirty[g] = true
 	}
 	l.mu.Unlock()
 	l.publish(false)
@@ -147,18 +190,28 @@ func (l *Live) publish(all bool) {
 			}
 		}
 	}
+	for _, g := range l.d.takeChanged() { // by Advance or Close
+		l.dirty[g] = true
+	}
+	l.staleCounts()
+	if len(l.dirty) == 0 && len(l.stormsEnded) == 0 && !all {
+		l.mu.Unlock()
+		return // nothing new: most exchanges
+	}
+	only := make(map[string]bool, len(l.dirty)+len(l.stormsEnded))
 	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {
-		ids = append(ids, id)
+		ids, only[id] = append(ids, id), true
 	}
-	ids = append(ids, l.stormsEnded...)
+	for _, id := range l.stormsEnded {
+		if !only[id] {
+			ids, only[id] = append(ids, id), true
+		}
+	}
 	clear(l.dirty)
 	ended := l.stormsEnded
 	l.stormsEnded = nil
 	l.mu.Unlock()
-	if len(ids) == 0 && !all {
-		return
-	}
 	var r *timeline.Report
 	if all {
 		r = l.tl.Report()
@@ -167,13 +220,96 @@ func (l *Live) publish(all bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fs := l.d.Findings(r)
+	if all {
+		only = nil
+	}
+	fs := l.d.findingsOf(only, r)
 	for _, f := range fs {
 		l.tell(f)
 	}
+	l.recount(only, fs)
 	for _, group := range ended {
 		l.afterStorm(group, stormFindings(r, fs, group))
 	}
+}
+
+// staleCounts marks dirty the counted groups whose findings may have
+// changed without an entry or an event saying so (under mu): after the
+// engine pruned (once a minute of event time), those with a finding that
+// has become older than Config.Forget since they were counted (the prune
+// may have dropped it; what else it forgets, connections and settled
+// handovers, changes no finding's count or severity);
+// and those the timeline forgot (retention: the last published snapshot
+// no longer holds them; a group not published yet is not one). Those
+// whose state the prune dropped (the group was quiet for Config.Forget)
+// lose their count: the engine has forgotten them, and the timeline
+// forgets them within a minute of event time (serve gives both the same
+// age).
+func (l *Live) staleCounts() {
+	if l.d.pruned != l.countsPruned {
+		l.countsPruned = l.d.pruned
+		cutoff := l.d.now.Add(-l.d.cfg.Forget)
+		for id, c := range l.counts {
+			switch {
+			case l.d.groups[id] == nil:
+				delete(l.counts, id)
+			case !c.next.IsZero() && c.next.Before(cutoff):
+				l.dirty[id] = true
+			}
+		}
+	}
+	if snap, old := l.tl.Snapshot(), l.countsSnap; snap != old {
+		l.countsSnap = snap
+		for id := range l.counts {
+			if _, ok := snap.GroupJSON(id); !ok && old != nil {
+				if _, was := old.GroupJSON(id); was {
+					l.dirty[id] = true
+				}
+			}
+		}
+	}
+}
+
+// recount sets the counts of the groups in only (nil: every group) from
+// fs, their findings (under mu).
+func (l *Live) recount(only map[string]bool, fs []Finding) {
+	if only == nil {
+		clear(l.counts)
+	} else {
+		for id := range only {
+			delete(l.counts, id)
+		}
+	}
+	fresh := CountFindings(fs)
+	for id, c := range fresh {
+		l.counts[id] = counted{FindingCount: c}
+	}
+	if l.d.cfg.Forget <= 0 {
+		return // nothing is pruned
+	}
+	cutoff := l.d.now.Add(-l.d.cfg.Forget)
+	for _, f := range fs { // groups in only, or every group
+		if c := l.counts[f.Group]; !f.at.Before(cutoff) && (c.next.IsZero() || f.at.Before(c.next)) {
+			c.next = f.at
+			l.counts[f.Group] = c
+		}
+	}
+}
+
+// Counts is, by group, the count and the worst severity of its findings
+// as of the last time something revealed or dropped one of them (a new
+// generation, a departure, an event, the engine forgetting old findings,
+// the timeline forgetting the group): what GroupFindings returns once the
+// timeline's snapshot has caught up, without reading any report. Groups
+// without findings have no entry. The map is the caller's.
+func (l *Live) Counts() map[string]FindingCount {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]FindingCount, len(l.counts))
+	for id, c := range l.counts {
+		out[id] = c.FindingCount
+	}
+	return out
 }
 
 // stormFindings is the findings of group from the first rebalance of its
@@ -215,15 +351,8 @@ func (l *Live) Findings() []Finding {
 func (l *Live) GroupFindings(group string) []Finding {
 	r, _ := l.tl.Snapshot().Report(timeline.Query{Groups: []string{group}})
 	l.mu.Lock()
-	fs := l.d.Findings(r)
-	l.mu.Unlock()
-	out := []Finding{}
-	for _, f := range fs {
-		if f.Group == group {
-			out = append(out, f)
-		}
-	}
-	return out
+	defer l.mu.Unlock()
+	return l.d.findingsOf(map[string]bool{group: true}, r)
 }
 
 // Close settles the timeline as of at (see timeline.Live.Close) and tells

@@ -25,6 +25,8 @@ func TestLiveTellsEachFindingOnce(t *testing.T) {
 		{"poll_timeout_deadline", pollDeadline, 70},
 		{"rolling_restart", rollingRestart, 80},
 		{"commits", commits, 40},
+		{"duplicate_window", duplicateWindow, 40},
+		{"heartbeat_too_slow", slowHeartbeats, 50},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var told []string
@@ -88,5 +90,58 @@ func feedLive(l *Live, s *script) {
 			l.Timeline().AddEvents(evs)
 		}
 		l.AddDecoded(pipeline.NewDecoded(it.x, evs))
+	}
+}
+
+// slowHeartbeats is one member heartbeating every 4 s with a session
+// timeout of 10 s: at its sixth heartbeat (23 s) five gaps are seen and
+// their median is over a third of the session (heartbeat_too_slow).
+func slowHeartbeats() *script {
+	s := newScript("g")
+	s.round(0, 1, []mc{mA}, map[string][]int32{"A-1": {0}})
+	s.hbs(cA, "A-1", 1, 3, 40, 4)
+	return s
+}
+
+// TestLiveTellsAtTheRevealingExchange: a finding the events show is told
+// right after the exchange that revealed it, not at some later exchange
+// or at Close, even when that exchange adds no finding or handover to the
+// group: the heartbeat that makes the cadence too slow, and a Fetch
+// request (no event at all) by the new owner of a partition that settles
+// a duplicate window.
+func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		script func() *script
+		kind   Kind
+		at     float64 // request time of the revealing exchange
+	}{
+		{"heartbeat_too_slow", slowHeartbeats, HeartbeatTooSlow, 23},
+		{"duplicate_window_on_fetch", duplicateWindow, DuplicateWindow, 11},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var told []Kind
+			l := NewLive(timeline.Config{}, timeline.Retention{}, Config{}, func(f Finding) { told = append(told, f.Kind) }, nil)
+			for _, it := range c.script().ordered() {
+				var evs []decode.Event
+				if it.ev != nil {
+					evs = []decode.Event{*it.ev}
+					l.Timeline().AddEvents(evs)
+				}
+				l.AddDecoded(pipeline.NewDecoded(it.x, evs))
+				var req time.Time
+				if it.x != nil {
+					req = it.x.RequestAt
+				} else {
+					req = it.ev.At
+				}
+				switch was := slices.Contains(told, c.kind); {
+				case req.Before(sec(c.at)) && was:
+					t.Fatalf("%s told after the exchange at %s; want first after the one at %s", c.kind, req, sec(c.at))
+				case req.Equal(sec(c.at)) && !was:
+					t.Fatalf("%s not told right after the exchange at %s that revealed it; told so far %v", c.kind, req, told)
+				}
+			}
+		})
 	}
 }

@@ -22,13 +22,13 @@ func TestPruneForgetsSilentConnections(t *testing.T) {
 		}
 		d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{*it.ev}})
 	}
-	if len(d.conns) == 0 {
-		t.Fatal("no connection remembered after the fetches")
+	if len(d.conns) == 0 || len(d.byClient) == 0 {
+		t.Fatalf("%d connections, %d indexed by client after the fetches; want some", len(d.conns), len(d.byClient))
 	}
 	d.groups["g"].handovers = append(d.groups["g"].handovers, &handover{at: sec(10)})
 	d.Advance(sec(30 + 11*60))
-	if len(d.conns) != 0 {
-		t.Errorf("%d connections remembered 11 minutes after their last fetch; want 0", len(d.conns))
+	if len(d.conns) != 0 || len(d.byClient) != 0 {
+		t.Errorf("%d connections, %d indexed by client 11 minutes after their last fetch; want 0", len(d.conns), len(d.byClient))
 	}
 	for _, h := range d.groups["g"].handovers {
 		if !h.resumed {
@@ -67,7 +67,11 @@ func TestForget(t *testing.T) {
 			l.Advance(later.Add(time.Second))
 			l.mu.Lock()
 			warnings, groups, remembered := len(l.d.warnings), len(l.d.groups), len(l.told)
+			pending := len(l.dirty) + len(l.d.changed)
 			l.mu.Unlock()
+			if pending != 0 {
+				t.Errorf("%d groups still marked changed after publishing; want 0", pending)
+			}
 			if c.keep {
 				if warnings == 0 || groups == 0 || remembered != len(told) {
 					t.Errorf("%d warnings, %d groups, %d told remembered; want everything kept (%d told)", warnings, groups, remembered, len(told))

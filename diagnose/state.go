@@ -117,7 +117,8 @@ func (g *groupState) infos(ids ...string) []Member {
 }
 
 // connState is one client connection, by client address: its client id,
-// the software it announced, and its latest fetch position per partition.
+// the software it announced, and its latest fetch position per partition
+// (nil until it fetches).
 type connState struct {
 	addr     string
 	clientID string
@@ -132,13 +133,74 @@ type fetchPos struct {
 	at     time.Time
 }
 
-func (e *Engine) conn(addr string) *connState {
+// conn returns the connection from addr, creating it, with client id
+// clientID. A connection that fetched is indexed in e.byClient (see
+// fetched); most connections never fetch (a client's connection to a
+// broker that leads none of its partitions, the coordinator's), and are
+// kept only for the software they announced.
+func (e *Engine) conn(addr, clientID string) *connState {
 	c := e.conns[addr]
 	if c == nil {
-		c = &connState{addr: addr, fetches: map[tp]fetchPos{}}
+		c = &connState{addr: addr, clientID: clientID}
 		e.conns[addr] = c
+		return c
+	}
+	if c.clientID != clientID {
+		if c.fetches != nil {
+			e.unindex(c)
+			c.clientID = clientID
+			e.index(c)
+		} else {
+			c.clientID = clientID
+		}
 	}
 	return c
+}
+
+// fetched makes c ready to record fetch positions, and indexes it.
+func (e *Engine) fetched(c *connState) {
+	if c.fetches == nil {
+		c.fetches = map[tp]fetchPos{}
+		e.index(c)
+	}
+}
+
+// index adds c to e.byClient.
+func (e *Engine) index(c *connState) {
+	k := connKey{host(c.addr), c.clientID}
+	if e.byClient[k] == nil {
+		e.byClient[k] = map[string]*connState{}
+	}
+	e.byClient[k][c.addr] = c
+}
+
+// unindex removes c from e.byClient.
+func (e *Engine) unindex(c *connState) {
+	k := connKey{host(c.addr), c.clientID}
+	delete(e.byClient[k], c.addr)
+	if len(e.byClient[k]) == 0 {
+		delete(e.byClient, k)
+	}
+}
+
+// connKey is a client host and client id: what a connection must share
+// with a member to be attributed to it (groupState.owns).
+type connKey struct{ host, clientID string }
+
+// connsOf is the connections attributed to member m of g, by address:
+// those from its host with its client id, unless another live member of
+// g shares both (see groupState.owns). It looks at those connections
+// only, not at every connection the engine knows.
+func (e *Engine) connsOf(g *groupState, m *memberState) []*connState {
+	if m == nil || !g.owns(m, m.ClientAddr, m.ClientID) {
+		return nil
+	}
+	set := e.byClient[connKey{host(m.ClientAddr), m.ClientID}]
+	out := make([]*connState, 0, len(set))
+	for _, addr := range sortedKeys(set) {
+		out = append(out, set[addr])
+	}
+	return out
 }
 
 // host is the host part of a client address.
@@ -169,6 +231,14 @@ func (e *Engine) event(ev *decode.Event) {
 	}
 	g := e.group(ev.Group)
 	g.last = e.now
+	// Whatever detector an event reaches, a finding or handover it adds
+	// changes these counts (takeChanged).
+	before := len(g.findings) + len(g.handovers)
+	defer func() {
+		if len(g.findings)+len(g.handovers) != before {
+			e.mark(g)
+		}
+	}()
 	touch := func(id, instance string) *memberState {
 		if id == "" {
 			return nil
@@ -212,6 +282,7 @@ func (e *Engine) event(ev *decode.Event) {
 					if m.slowSince.IsZero() && gap*3 >= m.session && m.session > 0 && len(m.intervals) >= 5 &&
 						m.medianInterval()*3 >= m.session {
 						m.slowSince = ev.At
+						e.mark(g)
 					}
 				}
 				m.lastHeartbeat = ev.At

@@ -35,8 +35,9 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 	if fr.ReplicaID >= 0 {
 		return // a follower broker's fetch
 	}
-	c := e.conn(x.ClientAddr)
-	c.clientID, c.last = x.ClientID, x.RequestAt
+	c := e.conn(x.ClientAddr, x.ClientID)
+	c.last = x.RequestAt
+	e.fetched(c)
 	for _, t := range fr.Topics {
 		name := e.topicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
@@ -49,8 +50,8 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 
 // apiVersions records the client software a connection announced.
 func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
-	c := e.conn(x.ClientAddr)
-	c.clientID, c.software, c.last = x.ClientID, sw, x.RequestAt
+	c := e.conn(x.ClientAddr, x.ClientID)
+	c.software, c.last = sw, x.RequestAt
 }
 
 // owns reports whether a connection from addr with clientID belongs to
@@ -71,13 +72,11 @@ func (g *groupState) owns(m *memberState, addr, clientID string) bool {
 // lastFetch is member id's latest fetch position for k at or before at,
 // over the connections attributed to it.
 func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchPos, bool) {
-	m := g.members[id]
 	var best fetchPos
 	found := false
-	for _, addr := range sortedKeys(e.conns) {
-		c := e.conns[addr]
+	for _, c := range e.connsOf(g, g.members[id]) {
 		p, ok := c.fetches[k]
-		if !ok || p.at.After(at) || !g.owns(m, addr, c.clientID) {
+		if !ok || p.at.After(at) {
 			continue
 		}
 		if !found || p.at.After(best.at) {
@@ -137,6 +136,7 @@ func (e *Engine) resumed(addr, clientID string, k tp, offset int64, at time.Time
 		g := h.g
 		if m := g.members[h.to]; g.byAddr[addr] == h.to || g.owns(m, addr, clientID) {
 			h.resume, h.resumed = offset, true
+			e.mark(g)
 			return true
 		}
 		return false

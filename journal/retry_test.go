@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // fullDisk wraps segment files: while full is set, every write fails with
@@ -99,5 +101,46 @@ func TestJournalResumesAfterDiskFull(t *testing.T) {
 	}
 	if st.Segments != 2 || disk.failed.Load() == 0 {
 		t.Errorf("segments %d, failed writes %d; want 2 segments and some failures", st.Segments, disk.failed.Load())
+	}
+}
+
+// TestResumeFailureDoublesBackoff: while the disk stays full, each resume
+// attempt reopens a segment (its header is written unwrapped) and then fails
+// writing the gap record; every such failure must wait twice as long as the
+// one before, not start again from retryMin.
+func TestResumeFailureDoublesBackoff(t *testing.T) {
+	dir := t.TempDir()
+	disk := &fullDisk{}
+	core, logs := observer.New(zap.ErrorLevel)
+	w, err := Open(dir, Options{Fsync: FsyncAlways, wrap: disk.wrap}, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk.full.Store(true)
+	w.Append(testExchange(1))
+	suspended := func() []time.Duration {
+		var d []time.Duration
+		for _, e := range logs.FilterMessageSnippet("journaling suspended").All() {
+			d = append(d, e.ContextMap()["retry_in"].(time.Duration))
+		}
+		return d
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(suspended()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("suspensions logged %v; want 3 within 20s", suspended())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	disk.full.Store(false)
+	if err := w.Close(); err != nil {
+		t.Logf("Close: %v", err)
+	}
+	got := suspended()[:3]
+	want := []time.Duration{retryMin, 2 * retryMin, 4 * retryMin}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("retry delays after each failure %v; want %v", got, want)
+		}
 	}
 }

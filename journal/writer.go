@@ -543,9 +543,15 @@ func (w *Writer) fail(err error) {
 	w.errMu.Lock()
 	w.err = err
 	w.errMu.Unlock()
-	if !w.stopped.Load() {
+	// A failure while already suspended is a resume attempt that reopened a
+	// segment and failed writing to it (retry.go): back off further, as
+	// when reopening fails. Only the first failure starts from retryMin.
+	if w.stopped.Load() {
+		w.retryDelay = min(2*w.retryDelay, retryMax)
+	} else {
 		w.discardedAtFail = w.discarded.Load()
 		w.failedAt = time.Now()
+		w.retryDelay = retryMin
 	}
 	w.stopped.Store(true)
 	if w.f != nil {
@@ -555,7 +561,6 @@ func (w *Writer) fail(err error) {
 	// Records buffered but not handed to the OS are lost.
 	w.lost += w.unflushed
 	w.unflushed, w.unsynced = 0, 0
-	w.retryDelay = retryMin
 	w.retryAt = time.Now().Add(w.retryDelay)
 	w.log.Error("journaling suspended after a write error; traffic is still forwarded; retrying with backoff",
 		zap.String("path", w.path), zap.Duration("retry_in", w.retryDelay), zap.Error(err))

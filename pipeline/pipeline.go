@@ -41,6 +41,12 @@ type ExchangeConsumer interface {
 	Dropped(n uint64, at time.Time)
 }
 
+// DropConsumer learns of the exchanges a source lost before they reached
+// the pipeline: n of them, as noticed at time at.
+type DropConsumer interface {
+	Dropped(n uint64, at time.Time)
+}
+
 // EventConsumer receives the group events decoded from the exchanges, in
 // the order the exchanges completed, several exchanges' events at a time
 // (Config.Batch). The timeline engine is one. It must not keep the slice or
@@ -70,6 +76,12 @@ type Config struct {
 	// events at once, whatever Batch says. Exchanges outside [Since,
 	// Until] are not handed to them.
 	Decoded []DecodedConsumer
+	// Blind learn what a BlindSource is blind to (blind.go).
+	Blind []BlindConsumer
+	// Drops learn, as Exchanges do, of the exchanges the source lost
+	// before they reached the pipeline: for consumers of Decoded that
+	// note losses too (the events topic's publisher).
+	Drops []DropConsumer
 	// Inspect, when set, is called with each exchange, the events
 	// decoded from it and the decode error, before the window and the
 	// consumers: for tools that show exchanges one by one (journal
@@ -162,6 +174,9 @@ func (p *Pipeline) Run(ctx context.Context, src Source) error {
 		if dropped > 0 {
 			p.noteDrops(dropped)
 		}
+		if len(p.cfg.Blind) > 0 {
+			p.noteBlind(src)
+		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -178,6 +193,9 @@ func (p *Pipeline) Run(ctx context.Context, src Source) error {
 func (p *Pipeline) noteDrops(n uint64) {
 	at := time.Now()
 	for _, c := range p.cfg.Exchanges {
+		c.Dropped(n, at)
+	}
+	for _, c := range p.cfg.Drops {
 		c.Dropped(n, at)
 	}
 }

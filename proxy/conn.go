@@ -72,12 +72,12 @@ func (c *conn) serve() {
 		return
 	}
 	c.br = bufio.NewReaderSize(c.client, readBufSize)
-	c.active()
+	c.active(time.Now())
 
 	// Clients speak first. Check the first frame's size and read its
 	// header before dialing, so that a TLS client, an HTTP request or a
 	// port scanner costs no upstream connection.
-	prefix, size, err := c.nextFrameSize()
+	prefix, size, _, err := c.nextFrameSize()
 	if err != nil {
 		c.prefixCut(err)
 		c.log.Debug("client closed before its first request", zap.Error(err))
@@ -123,7 +123,9 @@ func (c *conn) serve() {
 		defer close(respDone)
 		c.responsePump()
 	}()
-	err = c.requestPump(c.br, prefix, size)
+	// The first request's time is taken after the dial, which is not
+	// the broker's.
+	err = c.requestPump(c.br, prefix, size, time.Now())
 	if errors.Is(err, errStopped) && !c.requestsStopped() {
 		// Shutting down at a frame boundary: responsePump delivers what
 		// is still in flight, then ends; Run bounds the wait by closing

@@ -23,6 +23,20 @@ var errIdle = errors.New("proxy: connection idle")
 //   - within a streamed frame, IdleTimeout after its first byte;
 //   - on shutdown, stop sets a deadline in the past between frames. The
 //     setters below never replace it.
+//
+// The broker socket has no read deadline, on purpose. A broker holds some
+// responses for as long as the request allows: a Fetch up to its MaxWait
+// (fetch.max.wait.ms, any length the client sets), a JoinGroup up to the
+// group's rebalance timeout (max.poll.interval.ms, 5 minutes by default,
+// often far more), and a connection with nothing in flight is silent for
+// as long as the client is. A deadline right for one of these would cut
+// another, or kproxy would have to decode each request's timeout. Clients
+// already bound every request they send (request.timeout.ms and the
+// timeouts in the requests themselves): a client that gives up closes its
+// connection, and kproxy then closes the broker's. A broker host that
+// vanishes without closing or resetting is found by TCP keepalive, on by
+// default on the connections kproxy dials (net.Dialer: probes after 15 s
+// idle, every 15 s), whose read then fails.
 
 // setFrameDeadline sets the read deadline of the frame in progress, unless
 // shutdown set its own between frames.
@@ -45,21 +59,24 @@ func (c *conn) armIdle() {
 	}
 }
 
-// active records that bytes moved on the connection, in either direction.
-func (c *conn) active() { c.lastActive.Store(time.Now().UnixNano()) }
+// active records that bytes moved on the connection, in either direction,
+// at t.
+func (c *conn) active(t time.Time) { c.lastActive.Store(t.UnixNano()) }
 
-// nextFrameSize reads the size prefix of the next request, closing the
-// connection (errIdle) when it stays idle for IdleTimeout.
-func (c *conn) nextFrameSize() ([4]byte, int32, error) {
+// nextFrameSize reads the size prefix of the next request and returns when
+// it came, closing the connection (errIdle) when it stays idle for
+// IdleTimeout.
+func (c *conn) nextFrameSize() ([4]byte, int32, time.Time, error) {
 	for {
 		c.armIdle()
 		prefix, size, err := frameSize(c.br)
 		if err == nil {
-			c.active()
-			return prefix, size, nil
+			at := time.Now()
+			c.active(at)
+			return prefix, size, at, nil
 		}
 		if !errors.Is(err, os.ErrDeadlineExceeded) || c.isStopping() {
-			return prefix, size, err
+			return prefix, size, time.Time{}, err
 		}
 		idle := time.Since(time.Unix(0, c.lastActive.Load()))
 		if idle < c.p.cfg.IdleTimeout || c.pending.len() > 0 {
@@ -70,7 +87,7 @@ func (c *conn) nextFrameSize() ([4]byte, int32, error) {
 		// connections.max.idle.ms is.
 		c.p.rate.log(c.log, zapcore.InfoLevel, "idle", "client connection idle; closing it (idle timeout)",
 			zap.Duration("idle_timeout", c.p.cfg.IdleTimeout))
-		return prefix, size, errIdle
+		return prefix, size, time.Time{}, errIdle
 	}
 }
 

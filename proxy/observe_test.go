@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -65,7 +66,35 @@ func TestObserverQueueBytes(t *testing.T) {
 	cfg := fakeConfig(broker.addr())
 	cfg.ObserverQueueBytes = 1 << 10 // one exchange of ~650 bytes, not two
 	p := newProxy(t, cfg, zap.NewNop())
-	runPiped(t, p, pipeline.Config{Exchanges: []pipeline.ExchangeConsumer{o}})
+	// The queue's own reader, not the pipeline: the pipeline may ask for
+	// the next exchange (giving back the first's bytes) before it hands
+	// the first to a consumer, and let a second in.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for {
+			x, _, err := p.Queue().Next()
+			if err != nil {
+				return
+			}
+			o.Append(x)
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-o.release:
+		default:
+			close(o.release) // the test failed before releasing the reader
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		<-read
+	})
 	c := dial(t, p.Addr().String())
 	rng := rand.New(rand.NewPCG(6, 6))
 	for corr := range int32(requests) {

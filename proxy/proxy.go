@@ -39,7 +39,7 @@ type Proxy struct {
 	listenHost string
 	portBase   int
 	bootstrap  net.Listener
-	copyMode   copyMode
+	copyMode   copyMode // copySplice; tests set copyPooled too
 	// dial connects to a broker; New sets it to a net.Dialer bounded by
 	// DialTimeout. Tests replace it before Run.
 	dial func(ctx context.Context, addr string) (net.Conn, error)

@@ -16,17 +16,16 @@ import (
 )
 
 // requestPump forwards requests from the client to the broker, starting
-// with the one whose size prefix serve already read. After a SaslHandshake
-// v0 it forwards bare SASL tokens, or the rest of the connection as opaque
-// bytes (saslv0.go). It ends on the first error, on a frame it refuses, or
+// with the one whose size prefix serve already read (received at at).
+// After a SaslHandshake v0 it forwards bare SASL tokens, or the rest of the
+// connection as opaque bytes (saslv0.go). It ends on the first error, on a frame it refuses, or
 // with errStopped.
-func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
+func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
 	mode := saslOff
 	for {
 		if !c.frameStart() {
 			return errStopped
 		}
-		at := time.Now()
 		var err error
 		await := true
 		switch {
@@ -51,7 +50,7 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32) error {
 		if mode == saslOpaque {
 			return c.pipeClient(br)
 		}
-		prefix, size, err = c.nextFrameSize()
+		prefix, size, at, err = c.nextFrameSize()
 		if err != nil {
 			c.prefixCut(err)
 			if c.isStopping() {
@@ -101,7 +100,7 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
 	if decode.RequestOnly(key) {
-		if size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
+		if observeRequestOnly && size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
 			return false, c.forwardObservedRequest(br, prefix, size, p)
 		}
 		// Larger (thousands of partitions in one Fetch): streamed and not
@@ -119,11 +118,8 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		}
 		// Too large to keep: streamed like a Produce, and observed as
 		// an exchange that says only that it happened.
-		c.p.stats.unobservedFrames.Add(1)
-		p.oversized = true
-		c.p.rate.warn(c.log, "unobserved", "request of interest larger than the maximum observed frame size: forwarded "+
-			"without being observed", zap.String("api", decode.APIName(key)), zap.Int16("api_version", p.version),
-			zap.Int32("size", size), zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+		c.unobserved(&p, "unobserved", "request of interest larger than the maximum observed frame size: forwarded "+
+			"without being observed", size, zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
 	}
 
 	var consumed []byte
@@ -151,42 +147,22 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 
 // forwardWhole forwards a request frame read whole: an observed request,
 // whose bytes are kept for the observers, or a SaslHandshake v0, whose
-// mechanism is kept for the token exchange that follows (saslv0.go).
-//
-// The frame is read as it arrives, its buffer taken from the proxy's
-// budget (held until the exchange leaves the connection), within the frame
-// read timeout.
+// mechanism is kept for the token exchange that follows (saslv0.go). Its
+// share of the buffer budget is held until the exchange leaves the
+// connection.
 func (c *conn) forwardWhole(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
-	deadline := p.at.Add(c.p.cfg.FrameReadTimeout)
-	c.setFrameDeadline(deadline)
-	h, err := takeHold(c.p.budget, 4+int64(size), deadline, c.done)
+	frame, h, err := c.readWhole(br, prefix, size, p.at)
 	if err != nil {
-		c.requestCut(err)
-		return err
-	}
-	frame, err := readFrame(br, prefix, size)
-	if err != nil {
-		h.release()
-		c.requestCut(err)
-		c.log.Debug("client closed mid-request", zap.Error(err))
 		return err
 	}
 	p.held = h
 	if p.key == int16(kmsg.SASLHandshake) { // only v0 comes here: SASL is never observed
 		c.saslHandshakeV0(&p, frame[4:])
 	} else {
-		if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
-			p.clientID = h.ClientIDString()
-		}
-		p.request = frame[4:]
+		p.keepRequest(frame)
 	}
 	c.pending.push(p)
-	if _, err := c.upstream.Write(frame); err != nil {
-		// responsePump logs the broker side's failure.
-		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
-		return err
-	}
-	return nil
+	return c.writeRequest(frame, p.key)
 }
 
 // maxObservedRequest bounds the request-only frames (Fetch) kproxy reads
@@ -199,32 +175,69 @@ const maxObservedRequest = 256 << 10
 // streamed like any other (Fetch): the request alone is handed to the
 // observers, once written, without a response.
 func (c *conn) forwardObservedRequest(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
-	// Read within the same deadline and buffer budget as forwardWhole.
-	deadline := p.at.Add(c.p.cfg.FrameReadTimeout)
+	frame, h, err := c.readWhole(br, prefix, size, p.at)
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	c.pending.push(p) // without its request: the response is not kept
+	if err := c.writeRequest(frame, p.key); err != nil {
+		return err
+	}
+	p.keepRequest(frame)
+	c.p.observe(c.exchange(p, nil, time.Time{}))
+	return nil
+}
+
+// readWhole reads a request frame whole, as its bytes arrive, within the
+// frame read timeout from at and with its size taken from the buffer
+// budget first; the caller releases the hold.
+func (c *conn) readWhole(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) ([]byte, *hold, error) {
+	deadline := at.Add(c.p.cfg.FrameReadTimeout)
 	c.setFrameDeadline(deadline)
 	h, err := takeHold(c.p.budget, 4+int64(size), deadline, c.done)
 	if err != nil {
 		c.requestCut(err)
-		return err
+		return nil, nil, err
 	}
-	defer h.release()
 	frame, err := readFrame(br, prefix, size)
 	if err != nil {
+		h.release()
 		c.requestCut(err)
 		c.log.Debug("client closed mid-request", zap.Error(err))
-		return err
+		return nil, nil, err
 	}
-	c.pending.push(p) // without its request: the response is not kept
-	if _, err := c.upstream.Write(frame); err != nil {
-		c.log.Debug("request write failed", zap.Int16("api_key", p.key), zap.Error(err))
-		return err
-	}
-	if hdr, err := decode.ParseRequestHeader(frame[4:]); err == nil {
-		p.clientID = hdr.ClientIDString()
+	return frame, h, nil
+}
+
+// keepRequest keeps a request frame read whole, and its client id, for
+// the observers.
+func (p *pending) keepRequest(frame []byte) {
+	if h, err := decode.ParseRequestHeader(frame[4:]); err == nil {
+		p.clientID = h.ClientIDString()
 	}
 	p.request = frame[4:]
-	c.p.observe(c.exchange(p, nil, time.Time{}))
+}
+
+// writeRequest writes a request frame read whole to the broker.
+func (c *conn) writeRequest(frame []byte, key int16) error {
+	if _, err := c.upstream.Write(frame); err != nil {
+		// responsePump logs the broker side's failure.
+		c.log.Debug("request write failed", zap.Int16("api_key", key), zap.Error(err))
+		return err
+	}
 	return nil
+}
+
+// unobserved marks an exchange of interest forwarded without being
+// observed (too large to keep, or no buffer budget for its response):
+// streamed, and handed to the observers as an exchange that says only that
+// it happened. It counts it and logs why, at most once a second per kind.
+func (c *conn) unobserved(p *pending, kind, msg string, size int32, why zap.Field) {
+	p.oversized = true
+	c.p.stats.unobservedFrames.Add(1)
+	c.p.rate.warn(c.log, kind, msg, zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version),
+		zap.Int32("size", size), why)
 }
 
 // produceExpectsResponse reads a Produce request's acks. It peeks when the

@@ -30,7 +30,7 @@ func (c *conn) responsePump() {
 			c.upstreamEnded(err)
 			return
 		}
-		c.active()
+		c.active(time.Now())
 		if err := c.forwardResponse(br, prefix, size); err != nil {
 			if errors.Is(err, errOpaque) {
 				c.pipeBroker(br)
@@ -101,15 +101,9 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	}
 	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
 	if buffered && !rewritten(p.key) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
-		// Too large to keep: streamed, and observed as an exchange
-		// that says only that it happened.
 		buffered = false
-		p.oversized = true
-		c.p.stats.unobservedFrames.Add(1)
-		c.p.rate.warn(c.log, "unobserved", "response of interest larger than the maximum observed frame size: "+
-			"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
-			zap.Int16("api_version", p.version), zap.Int32("size", size),
-			zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+		c.unobserved(&p, "unobserved", "response of interest larger than the maximum observed frame size: "+
+			"forwarded without being observed", size, zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
 	}
 	if buffered && size > c.p.cfg.MaxFrameSize {
 		c.p.stats.oversizedFrames.Add(1)
@@ -127,12 +121,8 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		h, ok := takeResponse(c.p.budget, 4+int64(size), must)
 		if !ok {
 			buffered = false
-			p.oversized = true
-			c.p.stats.unobservedFrames.Add(1)
-			c.p.rate.warn(c.log, "unobserved_budget", "response of interest arrived with the buffer budget spent: "+
-				"forwarded without being observed", zap.String("api", decode.APIName(p.key)),
-				zap.Int16("api_version", p.version), zap.Int32("size", size),
-				zap.Int64("max_buffered_bytes", c.p.cfg.MaxBufferedBytes))
+			c.unobserved(&p, "unobserved_budget", "response of interest arrived with the buffer budget spent: "+
+				"forwarded without being observed", size, zap.Int64("max_buffered_bytes", c.p.cfg.MaxBufferedBytes))
 		}
 		held = h
 	}

@@ -44,6 +44,9 @@ type group struct {
 	storm    stormState
 	consumer *consumerGroup
 	notes    []unknown
+	// blind is set while exchanges of the group are known to be missing
+	// (Engine.Blind): no session timeout is inferred.
+	blind bool
 }
 
 // liveMember is what the engine knows of a member across generations.

@@ -56,7 +56,7 @@ func (g *group) nextChange() time.Time {
 func (g *group) sweepNow(now time.Time) {
 	g.prune(now)
 	latest := g.latest()
-	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
+	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil || g.blind {
 		return
 	}
 	if !g.anyExpired(latest, now) {

@@ -13,6 +13,7 @@ func (g *group) checkStable(gen *generation) {
 		return
 	}
 	gen.phase = phaseStable
+	g.blind = false // the coordinator's answers told who is in
 	for _, m := range gen.members {
 		if m.joinSeen {
 			gen.stableAt = later(gen.stableAt, m.syncedAt)

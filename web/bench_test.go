@@ -3,12 +3,15 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/headless"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -66,6 +69,39 @@ func BenchmarkAPIGroups(b *testing.B) {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+// BenchmarkAPIGroupsFindings is /api/groups for the 2,000 groups of
+// BenchmarkAPIGroups with each group's findings count and worst severity,
+// as serve gives them (diagnose.Live.Counts): the counts the diagnosis
+// keeps as it publishes, copied under a lock for each request. They are
+// counted once, before the timer, from the findings of every group's
+// report (none in these synthetic groups) and one more finding for each
+// group, so that every row carries a count.
+func BenchmarkAPIGroupsFindings(b *testing.B) {
+	r := synthReport(2000)
+	src := snapshotOf(r)
+	rep, _ := src().Report(timeline.Query{})
+	fs := diagnose.New(diagnose.Config{}).Findings(rep)
+	for _, g := range rep.Groups { // every group with one, so that every row has a count to copy
+		fs = append(fs, diagnose.Finding{ID: "heartbeat_too_slow/" + g.Group, Kind: diagnose.HeartbeatTooSlow, Group: g.Group, Severity: diagnose.Warning})
+	}
+	kept := diagnose.CountFindings(fs)
+	var mu sync.Mutex
+	h := NewHandler(src, nil).WithCounts(func() map[string]diagnose.FindingCount {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(kept)
+	})
+	b.ResetTimer()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/groups", nil))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+	b.ReportMetric(float64(len(fs)), "findings")
 }
 
 // BenchmarkAPIGroup is /api/groups/{group} for a group of 200 members over

@@ -39,6 +39,39 @@ type groupExtra struct {
 // call from several goroutines.
 type Findings func(group string) []diagnose.Finding
 
+// Counts gives, by group, the count and worst severity of its findings
+// (a diagnose.Live's Counts: kept up to date as the diagnosis publishes,
+// nothing decoded), for the group list; groups without findings may be
+// left out. It is called once per request for the list, must be cheap and
+// safe to call from several goroutines, and the map it returns is the
+// caller's.
+type Counts func() map[string]diagnose.FindingCount
+
+// GroupRow is one row of the group list (GET /api/groups): the group at a
+// glance and, with a diagnosis, how many findings it has and the worst.
+type GroupRow struct {
+	GroupSummary
+	// Findings is the number of the group's findings; absent (nil) when
+	// the page has no diagnosis.
+	Findings *int `json:"findings,omitempty"`
+	// WorstSeverity is the most urgent severity among them (critical,
+	// warning, info); absent when there is none.
+	WorstSeverity diagnose.Severity `json:"worstSeverity,omitempty"`
+}
+
+// rows are the list's rows: sums with the counts (nil: no diagnosis).
+func rows(sums []GroupSummary, counts map[string]diagnose.FindingCount) []GroupRow {
+	out := make([]GroupRow, len(sums))
+	for i, s := range sums {
+		out[i].GroupSummary = s
+		if counts != nil {
+			c := counts[s.Group]
+			out[i].Findings, out[i].WorstSeverity = &c.N, c.Worst
+		}
+	}
+	return out
+}
+
 // Source gives the snapshot the page shows (a timeline.Live's Snapshot);
 // it is called once per request and must be safe to call from several
 // goroutines. It must not wait for the timeline: the page's polls would
@@ -49,7 +82,9 @@ type Source func() *timeline.Snapshot
 //
 //	GET /                   the group list
 //	GET /groups/{group}     one group's timeline
-//	GET /api/groups         []GroupSummary
+//	GET /api/groups         []GroupRow: the summaries and, with a
+//	                        diagnosis (WithCounts), each group's
+//	                        findings count and worst severity
 //	GET /api/groups/{group} the group's timeline.GroupReport, plus
 //	                        "requestErrors": []RequestError and
 //	                        "historyFrom" and, with a diagnosis
@@ -65,6 +100,7 @@ type Handler struct {
 	src      Source
 	errs     *RequestErrors
 	findings Findings // nil: no diagnosis
+	counts   Counts   // nil: no findings count on the list
 	mux      *http.ServeMux
 }
 
@@ -80,6 +116,13 @@ func NewHandler(src Source, errs *RequestErrors) *Handler {
 // returns h.
 func (h *Handler) WithFindings(f Findings) *Handler {
 	h.findings = f
+	return h
+}
+
+// WithCounts makes h's group list carry each group's findings count and
+// worst severity, as counts gives them; it returns h.
+func (h *Handler) WithCounts(counts Counts) *Handler {
+	h.counts = counts
 	return h
 }
 
@@ -105,7 +148,11 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
 	snap := h.src()
 	setHistoryFrom(w, snap)
-	writeJSON(w, snap.Summaries())
+	var counts map[string]diagnose.FindingCount
+	if h.counts != nil {
+		counts = h.counts()
+	}
+	writeJSON(w, rows(snap.Summaries(), counts))
 }
 
 func (h *Handler) group(w http.ResponseWriter, r *http.Request) {

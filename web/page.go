@@ -13,8 +13,8 @@ import (
 // fileData is what a self-contained page carries instead of polling the
 // admin API: the list's rows and every group's view.
 type fileData struct {
-	Summaries []GroupSummary `json:"summaries"`
-	Groups    []groupView    `json:"groups"`
+	Summaries []GroupRow  `json:"summaries"`
+	Groups    []groupView `json:"groups"`
 }
 
 // shell is the page's HTML. With data nil it links the served assets;
@@ -55,14 +55,16 @@ func mustAsset(name string) []byte {
 // (nil: no diagnosis, no findings panel).
 func WriteHTML(w io.Writer, r *timeline.Report, errs *RequestErrors, fs []diagnose.Finding) error {
 	h := &Handler{errs: errs}
+	var counts map[string]diagnose.FindingCount
 	if fs != nil {
+		counts = diagnose.CountFindings(fs)
 		byGroup := map[string][]diagnose.Finding{}
 		for _, f := range fs {
 			byGroup[f.Group] = append(byGroup[f.Group], f)
 		}
 		h.findings = func(group string) []diagnose.Finding { return byGroup[group] }
 	}
-	fd := fileData{Summaries: Summaries(r), Groups: make([]groupView, 0, len(r.Groups))}
+	fd := fileData{Summaries: rows(Summaries(r), counts), Groups: make([]groupView, 0, len(r.Groups))}
 	for i := range r.Groups {
 		fd.Groups = append(fd.Groups, h.view(&r.Groups[i]))
 	}

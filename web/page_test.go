@@ -284,3 +284,59 @@ func TestPageShowsFindings(t *testing.T) {
 		})
 	}
 }
+
+// TestListShowsFindings gives test_group_1 of richReport a critical and
+// a warning finding, served (WithCounts) and in a file (WriteHTML):
+// its row on the group list has a badge saying 2, coloured as critical;
+// the other group's says 0; and the findings column sorts.
+func TestListShowsFindings(t *testing.T) {
+	br := headless.Start(t, headless.Options{})
+	r, errs := richReport(t)
+	fs := []diagnose.Finding{
+		{ID: "rebalance_loop/test_group_1", Kind: diagnose.RebalanceLoop, Group: "test_group_1", Severity: diagnose.Critical, At: "2026-03-15T14:02:00Z"},
+		{ID: "heartbeat_too_slow/test_group_1/m", Kind: diagnose.HeartbeatTooSlow, Group: "test_group_1", Severity: diagnose.Warning, At: "2026-03-15T14:02:01Z"},
+	}
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs).WithCounts(func() map[string]diagnose.FindingCount { return diagnose.CountFindings(fs) }))
+	defer srv.Close()
+	file := t.TempDir() + "/report.html"
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(out, r, errs, fs); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	other := k848(r)
+	for _, src := range []struct{ name, url string }{{"served", srv.URL + "/"}, {"file", "file://" + file + "#/"}} {
+		t.Run(src.name, func(t *testing.T) {
+			br.Run(t, 20*time.Second, chromedp.Navigate(src.url))
+			br.WaitJS(t, "the rows", `document.querySelectorAll('#groups tbody tr').length === 2`, 10*time.Second)
+			cell := func(group string) string {
+				return headless.Eval[string](t, br, `(function () { var td = document.querySelector(`+jsQuote(`tr[data-group="`+group+`"] td.findings`)+`);
+					var b = td.querySelector('.findings-badge'); return td.dataset.findings + ' ' + (td.dataset.worst || '-') + ' ' + td.textContent + ' ' + (b ? b.className : 'no badge'); })()`)
+			}
+			if got, want := cell("test_group_1"), "2 critical 2 findings-badge critical"; got != want {
+				t.Errorf("test_group_1's findings cell %q; want %q", got, want)
+			}
+			if got, want := cell(other), "0 - 0 no badge"; got != want {
+				t.Errorf("%s's findings cell %q; want %q", other, got, want)
+			}
+			if title := headless.Eval[string](t, br, `document.querySelector('.findings-badge').title`); title != "2 findings, the worst critical" {
+				t.Errorf("the badge's hover text %q", title)
+			}
+			order := func() []string {
+				return headless.Eval[[]string](t, br, `[...document.querySelectorAll('#groups tbody tr')].map(r => r.dataset.group)`)
+			}
+			headless.Eval[bool](t, br, `(() => { document.querySelector('th[data-key="findings"]').click(); return true })()`)
+			if got := order(); len(got) != 2 || got[0] != other {
+				t.Errorf("rows by findings, ascending: %q; want %s first", got, other)
+			}
+			headless.Eval[bool](t, br, `(() => { document.querySelector('th[data-key="findings"]').click(); return true })()`)
+			if got := order(); len(got) != 2 || got[0] != "test_group_1" {
+				t.Errorf("rows by findings, descending: %q; want test_group_1 first", got)
+			}
+			br.Screenshot(t, "testdata/out/list-findings-"+src.name+".png")
+		})
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -215,5 +217,89 @@ func TestGroupViewJSON(t *testing.T) {
 	}
 	if !strings.Contains(body, `"api":"Heartbeat"`) {
 		t.Errorf("the view lacks the request error: %s", body)
+	}
+}
+
+// TestGroupListFindings checks the rows of /api/groups: without a
+// diagnosis they carry no findings count; with one (WithCounts),
+// each group's count and worst severity, 0 and none for a group without
+// findings; and a page written by WriteHTML carries the same rows.
+func TestGroupListFindings(t *testing.T) {
+	r := seedReport(t)
+	quiet := r.Groups[0]
+	quiet.Group = "quiet_group"
+	r.Groups = append([]timeline.GroupReport{quiet}, r.Groups...) // sorted by id, as a report is
+	finding := func(kind diagnose.Kind, sev diagnose.Severity) diagnose.Finding {
+		return diagnose.Finding{ID: string(kind) + "/test_group_1", Kind: kind, Group: "test_group_1", Severity: sev}
+	}
+	type row struct {
+		Group         string            `json:"group"`
+		Findings      *int              `json:"findings"`
+		WorstSeverity diagnose.Severity `json:"worstSeverity"`
+	}
+	n := func(i int) *int { return &i }
+	tests := []struct {
+		name     string
+		findings []diagnose.Finding // nil: no diagnosis
+		want     []row
+	}{
+		{"no diagnosis", nil, []row{{"quiet_group", nil, ""}, {"test_group_1", nil, ""}}},
+		{"nothing found", []diagnose.Finding{}, []row{{"quiet_group", n(0), ""}, {"test_group_1", n(0), ""}}},
+		{"one warning", []diagnose.Finding{finding(diagnose.HeartbeatTooSlow, diagnose.Warning)},
+			[]row{{"quiet_group", n(0), ""}, {"test_group_1", n(1), diagnose.Warning}}},
+		{"the worst of three", []diagnose.Finding{finding(diagnose.EagerLargeGroup, diagnose.Info), finding(diagnose.RebalanceLoop, diagnose.Critical),
+			finding(diagnose.MixedAssignors, diagnose.Warning)},
+			[]row{{"quiet_group", n(0), ""}, {"test_group_1", n(3), diagnose.Critical}}},
+		{"infos only", []diagnose.Finding{finding(diagnose.EagerLargeGroup, diagnose.Info), finding(diagnose.MemberWithoutPartitions, diagnose.Info)},
+			[]row{{"quiet_group", n(0), ""}, {"test_group_1", n(2), diagnose.Info}}},
+	}
+	decode := func(t *testing.T, b []byte) []row {
+		t.Helper()
+		var rows []row
+		if err := json.Unmarshal(b, &rows); err != nil {
+			t.Fatalf("rows: %v: %s", err, b)
+		}
+		return rows
+	}
+	equal := func(a, b []row) bool {
+		return slices.EqualFunc(a, b, func(x, y row) bool {
+			return x.Group == y.Group && x.WorstSeverity == y.WorstSeverity && (x.Findings == nil) == (y.Findings == nil) &&
+				(x.Findings == nil || *x.Findings == *y.Findings)
+		})
+	}
+	show := func(rows []row) string {
+		b, _ := json.Marshal(rows)
+		return string(b)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewHandler(snapshotOf(r), nil)
+			if tt.findings != nil {
+				h.WithCounts(func() map[string]diagnose.FindingCount { return diagnose.CountFindings(tt.findings) })
+			}
+			code, _, body := get(t, h, "/api/groups")
+			if got := decode(t, []byte(body)); code != 200 || !equal(got, tt.want) {
+				t.Errorf("GET /api/groups: %d %s; want 200 %s", code, show(got), show(tt.want))
+			}
+			if tt.findings == nil && strings.Contains(body, `"findings"`) {
+				t.Errorf("without a diagnosis the rows name findings: %s", body)
+			}
+			var b strings.Builder
+			if err := WriteHTML(&b, r, nil, tt.findings); err != nil {
+				t.Fatal(err)
+			}
+			const open = `<script id="kproxy-data" type="application/json">`
+			page := b.String()
+			data := page[strings.Index(page, open)+len(open):]
+			var fd struct {
+				Summaries json.RawMessage `json:"summaries"`
+			}
+			if err := json.Unmarshal([]byte(data[:strings.Index(data, "</script>")]), &fd); err != nil {
+				t.Fatal(err)
+			}
+			if got := decode(t, fd.Summaries); !equal(got, tt.want) {
+				t.Errorf("the page's rows %s; want %s", show(got), show(tt.want))
+			}
+		})
 	}
 }

@@ -1,11 +1,17 @@
-// Command kproxy-bench is kproxy's load harness. It starts an in-process
-// kfake cluster and an in-process kproxy in front of it, then measures
-// produce and fetch throughput, produce latency and memory per idle
-// connection, direct to the cluster and through kproxy, alternating rounds
-// so both see the same machine, and prints the ratios.
+// Command kproxy-bench is kproxy's load harness. It measures produce and
+// fetch throughput and produce latency direct to a kfake cluster and
+// through kproxy, alternating rounds so both see the same machine, and
+// prints the ratios.
+//
+// By default the broker (`kproxy-bench broker`, kfake), kproxy (the
+// `kproxy serve` binary, built once) and the franz-go client of each phase
+// (`kproxy-bench client`) run as three processes, as users run them, and
+// it reports kproxy's CPU seconds per GiB forwarded and its resident
+// memory. -inprocess runs kfake, kproxy and the clients in this process
+// instead, for profiling, and also measures memory per idle connection.
 //
 // Everything runs on loopback. Figures from a shared machine are noisy:
-// compare the two columns of one run, not runs with each other.
+// compare the columns of one run, not runs with each other.
 package main
 
 import (
@@ -13,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -26,19 +33,63 @@ import (
 )
 
 func main() {
+	if runSubcommand(os.Args[1:]) {
+		return
+	}
 	var opts options
+	var po procOptions
+	var inprocess bool
 	flag.IntVar(&opts.records, "records", 50000, "records produced and fetched per round")
 	flag.IntVar(&opts.size, "size", 1024, "record value size in bytes")
 	flag.IntVar(&opts.rounds, "rounds", 3, "rounds per mode, alternating direct and proxied")
 	flag.IntVar(&opts.latencyN, "latency-requests", 2000, "sequential single-record produce requests per round for latency")
 	flag.IntVar(&opts.idleConns, "idle-conns", 500, "idle connections opened to measure memory per connection")
 	flag.BoolVar(&opts.noCompression, "no-compression", false, "produce uncompressed batches, so that the bytes on the wire are the records' (by default franz-go compresses with snappy, and the benchmark's zero-filled values shrink many times)")
-	flag.BoolVar(&opts.tls, "tls", false, "also measure TLS: direct to a TLS cluster, and through kproxy with TLS on both sides")
+	flag.BoolVar(&opts.tls, "tls", false, "measure TLS: direct to a TLS cluster, and through kproxy with TLS on both sides (in-process: besides plaintext; three processes: instead of it)")
+	flag.BoolVar(&inprocess, "inprocess", false, "run kfake, kproxy and the clients in this process (for profiling), and measure memory per idle connection")
+	flag.StringVar(&po.kproxy, "kproxy", "", "three processes: the kproxy binary to run; empty builds ./cmd/kproxy")
+	flag.Func("compare", "three processes: NAME=PATH, another kproxy binary alternated with the first (repeatable)", func(s string) error {
+		po.compare = append(po.compare, s)
+		return nil
+	})
+	cpuProfile := flag.String("cpuprofile", "", "in-process: write a CPU profile of the run to this file")
+	flag.BoolVar(&po.keepLogs, "keep-logs", false, "three processes: keep kproxy's logs and the run's files")
 	flag.Parse()
+	run := run
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kproxy-bench: cpu profile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if !inprocess {
+		run = func(ctx context.Context, opts options) error { return runProcesses(ctx, os.Stdout, opts, po) }
+	}
 	if err := run(context.Background(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, "kproxy-bench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+}
+
+// runSubcommand runs `kproxy-bench broker` or `kproxy-bench client`, the
+// processes the harness starts, and reports whether args named one. It
+// exits on error.
+func runSubcommand(args []string) bool {
+	if len(args) == 0 || (args[0] != "broker" && args[0] != "client") {
+		return false
+	}
+	run := map[string]func([]string) error{"broker": runBroker, "client": runClient}[args[0]]
+	if err := run(args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "kproxy-bench %s: %v\n", args[0], err)
+		os.Exit(1)
+	}
+	return true
 }
 
 type options struct {

@@ -79,3 +79,80 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	}
 	return s[i].Round(time.Microsecond)
 }
+
+// reportProcesses prints the three-process harness's figures: one column
+// per way of reaching the broker, then each kproxy's ratios to direct,
+// paired round by round (median and range of the pairs).
+func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*procResult) {
+	variant := "plaintext"
+	if opts.tls {
+		variant = "TLS on both sides"
+	}
+	fmt.Fprintf(w, "kproxy-bench, three processes (%s): %d rounds, %d records of %d B per round (%s), %d latency probes per round\n\n",
+		variant, opts.rounds, opts.records, opts.size, map[bool]string{true: "uncompressed", false: "snappy"}[opts.noCompression], opts.latencyN)
+	fmt.Fprintf(w, "%-30s", "")
+	for _, n := range names {
+		fmt.Fprintf(w, " %14s", n)
+	}
+	fmt.Fprintln(w)
+	line := func(label string, f func(r *procResult) string) {
+		fmt.Fprintf(w, "%-30s", label)
+		for _, n := range names {
+			fmt.Fprintf(w, " %14s", f(rs[n]))
+		}
+		fmt.Fprintln(w)
+	}
+	perGiB := func(d time.Duration, bytes float64) string {
+		if bytes == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", d.Seconds()/(bytes/(1<<30)))
+	}
+	line("produce MB/s (median)", func(r *procResult) string { return fmt.Sprintf("%.1f", median(r.produceMBps)) })
+	line("fetch MB/s (median)", func(r *procResult) string { return fmt.Sprintf("%.1f", median(r.fetchMBps)) })
+	line("produce acks=all p50", func(r *procResult) string { return percentile(r.latencies, 50).String() })
+	line("produce acks=all p99", func(r *procResult) string { return percentile(r.latencies, 99).String() })
+	line("kproxy CPU s/GiB forwarded", func(r *procResult) string { return perGiB(r.kproxyCPU, r.kproxyBytes) })
+	line("client CPU s/GiB of records", func(r *procResult) string { return perGiB(r.clientCPU, r.payload) })
+	line("broker CPU s/GiB of records", func(r *procResult) string { return perGiB(r.brokerCPU, r.payload) })
+	line("kproxy RSS (end / peak) MiB", func(r *procResult) string {
+		if r.hwmKiB == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f / %.1f", float64(r.rssKiB)/1024, float64(r.hwmKiB)/1024)
+	})
+	fmt.Fprintln(w, "\nratios to direct, paired round by round: median (min-max)")
+	d := rs["direct"]
+	for _, n := range names[1:] {
+		r := rs[n]
+		fmt.Fprintf(w, "%-14s produce %s  fetch %s  added p50 %v  p99 %v  kproxy CPU %s s/GiB\n", n,
+			pairRatios(r.produceMBps, d.produceMBps), pairRatios(r.fetchMBps, d.fetchMBps),
+			percentile(r.latencies, 50)-percentile(d.latencies, 50), percentile(r.latencies, 99)-percentile(d.latencies, 99),
+			perGiB(r.kproxyCPU, r.kproxyBytes))
+	}
+	if len(names) > 2 {
+		fmt.Fprintf(w, "\nratios to %s, paired round by round: median (min-max)\n", names[1])
+		b := rs[names[1]]
+		for _, n := range names[2:] {
+			r := rs[n]
+			fmt.Fprintf(w, "%-14s produce %s  fetch %s  p50 %v  kproxy CPU/GiB %.2fx\n", n,
+				pairRatios(r.produceMBps, b.produceMBps), pairRatios(r.fetchMBps, b.fetchMBps),
+				percentile(r.latencies, 50)-percentile(b.latencies, 50),
+				(r.kproxyCPU.Seconds()/r.kproxyBytes)/(b.kproxyCPU.Seconds()/b.kproxyBytes))
+		}
+	}
+}
+
+// pairRatios formats the median and range of a[i]/b[i].
+func pairRatios(a, b []float64) string {
+	var rs []float64
+	for i := range min(len(a), len(b)) {
+		rs = append(rs, a[i]/b[i])
+	}
+	s := slices.Clone(rs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f (%.3f-%.3f)", median(rs), s[0], s[len(s)-1])
+}

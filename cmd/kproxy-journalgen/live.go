@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -28,6 +29,10 @@ import (
 // groups kept, the process's resident memory and heap in use, and the
 // heap still live after a collection: what serve would hold after running
 // that long.
+//
+// With o.diagnosis, the diagnosis runs beside the timeline as serve runs
+// it (diagnose.Live, forgetting what the retention forgets; each finding
+// logged at warn, a block after each storm).
 func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -43,12 +48,26 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	var gens uint64
-	live := timeline.NewLive(timeline.Config{OnEntry: func(e timeline.Entry) {
+	tcfg := timeline.Config{OnEntry: func(e timeline.Entry) {
 		if e.Kind == timeline.KindStable {
 			gens++
 		}
 		log.Info(e.Text, e.ZapFields()...)
-	}}, o.retain)
+	}}
+	var live *timeline.Live
+	var decoded []pipeline.DecodedConsumer
+	if o.diagnosis {
+		d := diagnose.NewLive(tcfg, o.retain, diagnose.Config{Forget: o.retain.MaxAge},
+			func(f diagnose.Finding) {
+				log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)), zap.Any("evidence", f.Evidence))
+			},
+			func(group string, fs []diagnose.Finding) {
+				log.Info("findings after the storm", zap.String("group", group), zap.Int("findings", len(fs)))
+			})
+		live, decoded = d.Timeline(), []pipeline.DecodedConsumer{d}
+	} else {
+		live = timeline.NewLive(tcfg, o.retain)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	published := make(chan struct{})
 	go func() {
@@ -56,7 +75,7 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		live.Run(ctx, 200*time.Millisecond) // ends with cancel below
 	}()
 	src := &spanSource{tr: tr}
-	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}})
+	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
 	start := time.Now()
 	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "live_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
@@ -89,6 +108,7 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 type liveOptions struct {
 	span, tick              time.Duration // traffic time to run, and between lines
 	retain                  timeline.Retention
+	diagnosis               bool   // run serve's live diagnosis beside the timeline
 	cpuProfile, heapProfile string // files to write profiles to, or ""
 }
 

@@ -20,7 +20,9 @@
 // long. A week of the realistic mix's 2,000 groups (about 4.6 billion
 // exchanges) takes about 10 hours of one core; -cpuprofile and
 // -heapprofile (written at the end, while the timeline is still held)
-// show where the time and memory go.
+// show where the time and memory go. -diagnosis runs serve's live
+// diagnosis beside the timeline, to compare serve's memory and speed with
+// it and without.
 //
 //	kproxy-journalgen -live 168h -live-every 30m
 //	kproxy-journalgen -live 1h -live-every 10m -heapprofile /tmp/heap.prof
@@ -59,6 +61,7 @@ func run(args []string, out io.Writer) error {
 	segment := fs.String("segment", "64MiB", "segment size")
 	liveSpan := fs.Duration("live", 0, "instead of writing a journal, feed this much traffic time through serve's pipeline at full speed and print its memory")
 	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
+	diagnosis := fs.Bool("diagnosis", false, "with -live, run serve's live diagnosis beside the timeline (as serve does)")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
 	cpuProfile := fs.String("cpuprofile", "", "with -live, write a CPU profile of the run to this file")
 	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at the end of the run")
@@ -75,7 +78,7 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("-retain: %w", err)
 		}
 		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
-		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain,
+		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
 			cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/fleet"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -39,6 +40,10 @@ type adminSources struct {
 	proxy    func() proxy.Stats
 	pipeline func() pipeline.Stats
 	journal  func() journal.Stats // nil when there is no journal
+	// events and fleet are the events topic's publisher and the fleet
+	// topic's reader (fleet-topic); nil when off.
+	events func() fleet.PublisherStats
+	fleet  func() fleet.SourceStats
 	// timeline is the live timeline's latest snapshot: taking it never
 	// waits for the pipeline.
 	timeline func() *timeline.Snapshot
@@ -55,6 +60,9 @@ type adminSources struct {
 	// groupFindings is one group's live findings, for the web page's
 	// group view; nil: the page shows no findings.
 	groupFindings func(group string) []diagnose.Finding
+	// findingCounts is each group's live findings count and worst
+	// severity, for the web page's group list; nil: the list shows none.
+	findingCounts func() map[string]diagnose.FindingCount
 	// warnings are shown by /healthz, one a line after "ok", each
 	// prefixed "warning: ".
 	warnings []string
@@ -120,7 +128,9 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	mux.HandleFunc("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
 		return timeline.WriteText(b, r, time.UTC)
 	}))
-	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).Register(mux) // the web page: /, /groups/{group}, /api/groups, /api/groups/{group}
+	// The web page: /, /groups/{group}, /api/groups (with each group's
+	// findings count, as the diagnosis keeps it), /api/groups/{group} (with its findings).
+	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).WithCounts(src.findingCounts).Register(mux)
 	if src.diagnosis != nil {
 		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
 			serveRendered(w, log, "application/json", func(b io.Writer) error {

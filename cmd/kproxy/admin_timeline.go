@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/journal"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -102,16 +100,9 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 // fromJournal tells the story of the journal's exchanges completed since
 // q.Since again, as replay does.
 func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, error) {
-	rd, err := journal.OpenReader(h.cfg.dir)
-	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	defer rd.Close()
 	eng := timeline.New(h.cfg.storm)
-	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}, Batch: replayBatch, Since: q.Since})
-	if err := pl.Run(ctx, pipeline.Journal(rd)); err != nil {
+	if _, err := tellJournals(ctx, []string{h.cfg.dir}, story{timeline: eng, batch: replayBatch, since: q.Since}); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	eng.Close(time.Time{})
 	return eng.Report(), nil
 }

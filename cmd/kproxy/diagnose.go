@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
-	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -57,24 +56,12 @@ The same journal gives the same bytes.`,
 // runDiagnose runs the journals at paths through the pipeline, which feeds
 // the timeline and the diagnosis, and writes the findings to out, warnings to errOut.
 func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, errOut io.Writer) error {
-	r, err := journal.OpenReader(paths...)
+	diag := diagnose.New(diagnose.Config{})
+	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry})
+	st, err := tellJournals(ctx, paths, story{timeline: eng, decoded: []pipeline.DecodedConsumer{diag}, since: o.since, until: o.until})
 	if err != nil {
 		return fmt.Errorf("diagnose: %w", err)
 	}
-	defer r.Close()
-
-	diag := diagnose.New(diagnose.Config{})
-	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry})
-	pl := pipeline.New(pipeline.Config{
-		Events:  []pipeline.EventConsumer{eng},
-		Decoded: []pipeline.DecodedConsumer{diag},
-		Since:   o.since,
-		Until:   o.until,
-	})
-	if err := pl.Run(ctx, pipeline.Journal(r)); err != nil {
-		return fmt.Errorf("diagnose: %w", err)
-	}
-	eng.Close(o.until)
 	diag.Advance(o.until)
 	fs := diag.Findings(eng.Report())
 	if o.group != "" {
@@ -95,10 +82,7 @@ func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, er
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	warnDamage(errOut, r.Stats())
-	if n := pl.Stats().Undecoded; n > 0 {
-		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
-	}
+	st.warn(errOut)
 	if err != nil {
 		return fmt.Errorf("diagnose: write: %w", err)
 	}

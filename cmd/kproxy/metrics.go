@@ -173,6 +173,7 @@ func newMetricsRegistry(src adminSources) *prometheus.Registry {
 	if src.journal != nil {
 		reg.MustRegister(newStatsCollector(journalMetrics, src.journal))
 	}
+	registerFleetMetrics(reg, src)
 	if src.apis != nil {
 		reg.MustRegister(src.apis)
 	}

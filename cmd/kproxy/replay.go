@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -20,28 +21,34 @@ import (
 
 // replayOptions are the flags of `kproxy replay`.
 type replayOptions struct {
-	format string // text, json, jsonl or html
-	output string // --output: a file instead of stdout
+	format     string // text, json, jsonl or html
+	output     string // --output: a file instead of stdout
+	noFindings bool   // --findings=false: no findings block after each storm (text)
 	journalWindow
+	fromTopic topicOptions // replay_topic.go
 }
 
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
+	findings := true
 	cmd := &cobra.Command{
-		Use:   "replay PATH... [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
+		Use:   "replay PATH...|--from-topic NAME --brokers HOST:PORT [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
 		Short: "Tell the story of the rebalances again from journals",
 		Long: `replay reads the journals at PATH (segment files or directories written by
 kproxy serve --journal; journals of several proxies are merged by time) and
 runs them through the same decode and timeline path as the live proxy.
 
-  --format text   the timeline, one line per fact, as the live proxy logs it
+  --format text   the timeline, one line per fact, as the live proxy logs it,
+                  with its "findings" block after each storm (docs/diagnosis.md);
+                  --findings=false leaves the blocks out, and is faster
   --format jsonl  the same entries, one JSON object per line
   --format json   the report: every group and generation (docs/timeline-json.md);
                   for the same traffic it is identical to the live proxy's report.
                   One document holds it all, so replay keeps every generation
                   (up to 1000 per group) in memory until the end: its memory
-                  grows with the journal. text and jsonl stream: their memory
-                  does not.
+                  grows with the journal. text and jsonl do not: they stream,
+                  or, for text with its findings blocks, keep 10 generations
+                  per group, as serve does.
   --format html   the web page of the admin server as one self-contained file
                   (data, script and style inline; opens from disk with no
                   network), to attach to an incident: -o report.html.
@@ -49,8 +56,12 @@ runs them through the same decode and timeline path as the live proxy.
 --since and --until (RFC 3339, e.g. 2026-03-15T14:02:00Z, or "2026-03-15 14:02:00"
 in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
 records and exchanges the writer dropped are reported on stderr. For journals
-over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
-		Args: cobra.MinimumNArgs(1),
+over 64 MiB a progress bar is shown on stderr when it is a terminal.
+
+--from-topic NAME --brokers HOST:PORT reads instead the events topic kproxy
+serve --events-topic instances publish to (docs/fleet.md): the story of the
+whole fleet, each instance's clock corrected by up to --max-skew.`,
+		Args: func(_ *cobra.Command, args []string) error { return o.fromTopic.replayArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.format {
 			case "text", "json", "jsonl", "html":
@@ -60,6 +71,7 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 			if err := o.parse("replay"); err != nil {
 				return err
 			}
+			o.noFindings = !findings
 			if !wholeReport(o.format) && os.Getenv("GOGC") == "" {
 				defer debug.SetGCPercent(debug.SetGCPercent(streamingGCPercent))
 			}
@@ -77,7 +89,9 @@ over 64 MiB a progress bar is shown on stderr when it is a terminal.`,
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "text", "output format: text, json, jsonl or html")
 	f.StringVarP(&o.output, "output", "o", "", "write to this file instead of stdout")
+	f.BoolVar(&findings, "findings", true, "text: print the findings block after each storm, as serve logs it")
 	o.addFlags(f)
+	o.fromTopic.addFlags(f)
 	return cmd
 }
 
@@ -114,17 +128,24 @@ const replayBatch = 32
 // replay runs the journals at paths through the pipeline into a timeline
 // and writes the timeline to out, warnings and progress to errOut.
 func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io.Writer) error {
-	r, err := journal.OpenReader(paths...)
+	in, err := openReplayInput(ctx, paths, o, errOut)
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return err
 	}
-	defer r.Close()
+	defer in.close()
 
 	// A write error (a closed pipe) stops reading through ctx.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := bufio.NewWriterSize(out, 64<<10)
 	var writeErr error
+	write := func(f func() error) {
+		if writeErr == nil {
+			if writeErr = f(); writeErr != nil {
+				stop()
+			}
+		}
+	}
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
 	var retain timeline.Retention // the whole report keeps everything
 	if !wholeReport(o.format) {
@@ -132,42 +153,45 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		// so memory does not grow with the journal.
 		retain = timeline.StreamRetention
 		cfg.OnEntry = func(e timeline.Entry) {
-			if writeErr != nil || (o.group != "" && e.Group != o.group) {
+			if o.group != "" && e.Group != o.group {
 				return
 			}
-			if o.format == "jsonl" {
-				writeErr = timeline.WriteEntryJSONL(w, e)
-			} else {
-				writeErr = timeline.WriteEntryText(w, e)
-			}
-			if writeErr != nil {
-				stop()
-			}
+			write(func() error {
+				if o.format == "jsonl" {
+					return timeline.WriteEntryJSONL(w, e)
+				}
+				return timeline.WriteEntryText(w, e)
+			})
 		}
 	}
 	errs := pageErrors(o.format, &cfg)
 	diag := pageDiagnosis(o.format, &cfg)
-	eng := timeline.NewRetaining(cfg, retain)
-	pl := pipeline.New(pipeline.Config{
-		Events:  []pipeline.EventConsumer{eng},
-		Decoded: pageDecoded(diag),
-		Batch:   replayBatch,
-		Since:   o.since,
-		Until:   o.until,
-	})
-	bar := newProgress(errOut, r.Stats().Bytes)
-	err = pl.Run(ctx, &progressSource{Source: pipeline.Journal(r), r: r, bar: bar})
-	bar.clear()
+	s := story{decoded: pageDecoded(diag), batch: replayBatch, since: o.since, until: o.until}
+	var report func() *timeline.Report
+	if o.format == "text" && !o.noFindings {
+		// serve's "findings" block after each storm: the diagnosis runs
+		// as serve runs it (diagnose.Live, serve's default retention), so
+		// that the blocks are the ones serve logs. Its report must still
+		// hold a storm once it has ended, so the timeline does not stream:
+		// the retention's generations bound its memory instead.
+		live := diagnose.NewLive(cfg, timeline.DefaultRetention, diagnose.Config{Forget: timeline.DefaultRetention.MaxAge}, nil,
+			func(group string, fs []diagnose.Finding) {
+				if o.group == "" || group == o.group {
+					write(func() error { _, err := io.WriteString(w, stormFindingsBlock(group, fs)+"\n"); return err })
+				}
+			})
+		s.timeline, s.decoded = live.Timeline(), []pipeline.DecodedConsumer{live}
+		s.settle, report = live.Close, live.Timeline().Report
+	} else {
+		eng := timeline.NewRetaining(cfg, retain)
+		s.timeline, report = eng, eng.Report
+	}
+	undecoded, err := tell(ctx, in.Source, s)
 	if err != nil && writeErr == nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	// Settle what is pending as of the last event replayed, as the live
-	// proxy does when it stops (exchanges without events, such as
-	// ApiVersions, must not move that time), or as of the end of the
-	// window: timestamps come from the journal, never the clock.
-	eng.Close(o.until)
 	if writeErr == nil && wholeReport(o.format) {
-		rep := eng.Report()
+		rep := report()
 		if o.group != "" {
 			var keep []timeline.GroupReport
 			for _, g := range rep.Groups {
@@ -182,10 +206,8 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err
 	}
-	warnDamage(errOut, r.Stats())
-	if n := pl.Stats().Undecoded; n > 0 {
-		fmt.Fprintf(errOut, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
-	}
+	in.finish(errOut)
+	warnUndecoded(errOut, undecoded)
 	if writeErr != nil {
 		return fmt.Errorf("replay: write: %w", writeErr)
 	}

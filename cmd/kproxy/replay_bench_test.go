@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/journal"
@@ -69,6 +70,42 @@ func BenchmarkReplay(b *testing.B) {
 			return replay(context.Background(), []string{dir}, replayOptions{format: format}, io.Discard, io.Discard)
 		})
 	}
+}
+
+// BenchmarkReplayFindings measures what the findings block after each
+// storm costs `kproxy replay --format text`: each round replays the same
+// 32 MiB journal of the realistic mix with the blocks (the diagnosis runs
+// beside a timeline that keeps serve's retention) and without them
+// (--findings=false: a streaming timeline alone), alternately, and
+// reports the exchanges per second of each and their ratio (findings-ratio:
+// with / without; 1 means free).
+//
+//	GOMAXPROCS=1 go test ./cmd/kproxy -run '^$' -bench BenchmarkReplayFindings -benchtime 5x
+func BenchmarkReplayFindings(b *testing.B) {
+	dir, n := benchJournal(b, 32<<20, benchGroups)
+	var on, off time.Duration
+	run := func(noFindings bool) time.Duration {
+		start := time.Now()
+		o := replayOptions{format: "text", noFindings: noFindings}
+		o.stormRebalances, o.stormWindow = config.DefaultStormRebalances, config.DefaultStormWindow
+		if err := replay(context.Background(), []string{dir}, o, io.Discard, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 { // alternate which goes first
+			on += run(false)
+			off += run(true)
+		} else {
+			off += run(true)
+			on += run(false)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/on.Seconds(), "findings-exchanges/s")
+	b.ReportMetric(float64(n)*float64(b.N)/off.Seconds(), "plain-exchanges/s")
+	b.ReportMetric(off.Seconds()/on.Seconds(), "findings-ratio")
+	b.ReportMetric(0, "ns/op")
 }
 
 // replayStages reads the journal at dir, through the pipeline when

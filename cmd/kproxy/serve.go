@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/fleet"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -44,7 +45,9 @@ The timeline of every consumer group is logged as it happens (logger
 page (the Link header names it). Memory holds what --timeline-retain keeps;
 with --journal DIR, a ?since= older than that is told again from the
 journal. --journal DIR records the exchanges kproxy observes, for kproxy
-replay.
+replay. --events-topic NAME publishes them to a topic of the cluster (or of
+--events-brokers), and --fleet-topic NAME shows the merged story of every
+instance publishing to it (docs/fleet.md).
 
 With --tls-cert and --tls-key every listener speaks TLS; the files are
 reloaded when they change and on SIGHUP. --upstream-tls dials the brokers
@@ -103,11 +106,24 @@ type server struct {
 	admin    *adminServer // nil when off
 	obs      *observers
 	report   string // the report file, "" for none
+
+	// events publishes this instance's exchanges (events-topic); nil when
+	// off.
+	events *fleet.Publisher
+	// fleet reads every instance's (fleet-topic) into fleetPipeline, which
+	// then feeds the observers instead of pipeline; nil when off.
+	fleet         *fleet.Source
+	fleetPipeline *pipeline.Pipeline
 }
 
 // newServer opens every listener and the journal, so that a busy port, a
 // bad address or an unusable directory fails before anything runs.
 func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
+	return newServerWith(cfg, serveHooks{}, log)
+}
+
+// newServerWith is newServer with tests' hooks.
+func newServerWith(cfg config.Config, hooks serveHooks, log *zap.Logger) (*server, error) {
 	if err := checkReportPath(cfg.Report); err != nil {
 		return nil, err
 	}
@@ -115,7 +131,11 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{log: log, obs: obs, report: cfg.Report, pipeline: pipeline.New(obs.pipelineConfig(log))}
+	s := &server{log: log, obs: obs, report: cfg.Report}
+	if err := s.openFleet(cfg, hooks); err != nil {
+		obs.finish("")
+		return nil, err
+	}
 	if cfg.Admin != "" {
 		src := adminSources{
 			// The handlers run only once run has started, after s.proxy is set.
@@ -124,6 +144,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			timeline:      obs.timeline.Snapshot,
 			diagnosis:     obs.diagnosis.Findings,
 			groupFindings: obs.diagnosis.GroupFindings,
+			findingCounts: obs.diagnosis.Counts,
 			history: historyConfig{
 				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
 			},
@@ -138,8 +159,18 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 			src.journal = obs.journal.Stats
 			src.history.dir = cfg.Journal
 		}
+		if s.events != nil {
+			src.events = s.events.Stats
+		}
+		if s.fleet != nil {
+			src.fleet = s.fleet.Stats
+			src.pipeline = s.fleetPipeline.Stats
+			// The journal holds this instance's exchanges, not the fleet's.
+			src.history.dir = ""
+		}
 		s.admin, err = newAdminServer(cfg.Admin, src, log)
 		if err != nil {
+			s.closeFleet()
 			obs.finish("")
 			return nil, err
 		}
@@ -155,6 +186,7 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 		if s.admin != nil {
 			s.admin.ln.Close()
 		}
+		s.closeFleet()
 		obs.finish("")
 		return nil, err
 	}
@@ -190,6 +222,23 @@ func (s *server) run(ctx context.Context) error {
 		// exchange queued has been handed on.
 		piped <- s.pipeline.Run(context.Background(), s.proxy.Queue())
 	}()
+	eventsCtx, stopEvents := context.WithCancel(context.Background())
+	eventsDone := make(chan struct{})
+	go func() {
+		defer close(eventsDone)
+		if s.events != nil {
+			s.events.Run(eventsCtx) // ends with stopEvents, once the pipeline has ended
+		}
+	}()
+	fleetPiped := make(chan error, 1)
+	go func() {
+		if s.fleet == nil {
+			fleetPiped <- nil
+			return
+		}
+		// Ends once s.fleet is closed, below, and what it held is handed on.
+		fleetPiped <- s.fleetPipeline.Run(context.Background(), s.fleet)
+	}()
 	pubCtx, stopPublishing := context.WithCancel(context.Background())
 	published := make(chan struct{})
 	go func() {
@@ -203,6 +252,17 @@ func (s *server) run(ctx context.Context) error {
 	}()
 	err := s.proxy.Run(ctx)
 	if perr := <-piped; perr != nil && err == nil {
+		err = perr
+	}
+	stopEvents()
+	<-eventsDone
+	if s.events != nil {
+		s.events.Close(eventsCloseTimeout)
+	}
+	if s.fleet != nil {
+		s.fleet.Close()
+	}
+	if perr := <-fleetPiped; perr != nil && err == nil {
 		err = perr
 	}
 	stopPublishing()
@@ -219,6 +279,61 @@ func (s *server) run(ctx context.Context) error {
 	}
 	logStopped(s.log, s.proxy.Stats(), s.pipeline.Stats())
 	return nil
+}
+
+// eventsCloseTimeout bounds how long a stopping serve waits for the
+// events topic to acknowledge what is buffered.
+const eventsCloseTimeout = 5 * time.Second
+
+// openFleet starts the events publisher (events-topic) and opens the
+// fleet topic (fleet-topic), and builds the pipelines: without
+// fleet-topic, one pipeline from the proxy's queue feeds every observer
+// and the publisher; with it, the proxy's queue feeds the journal, the
+// per-API metrics and the publisher, and the fleet's merged stream feeds
+// the timeline, the diagnosis and the per-group metrics.
+func (s *server) openFleet(cfg config.Config, hooks serveHooks) error {
+	var err error
+	if cfg.EventsTopic != "" {
+		if s.events, err = newEventsPublisher(cfg, hooks, s.log); err != nil {
+			return err
+		}
+	}
+	if cfg.FleetTopic == "" {
+		pc := s.obs.pipelineConfig(s.log)
+		s.addEvents(&pc)
+		s.pipeline = pipeline.New(pc)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fleetOpenTimeout)
+	defer cancel()
+	if s.fleet, err = openFleetSource(ctx, cfg, s.log); err != nil {
+		s.closeFleet()
+		return err
+	}
+	local, merged := s.obs.fleetPipelineConfigs(s.log)
+	s.addEvents(&local)
+	s.pipeline = pipeline.New(local)
+	s.fleetPipeline = pipeline.New(merged)
+	return nil
+}
+
+// addEvents makes the publisher a consumer of pc, when there is one.
+func (s *server) addEvents(pc *pipeline.Config) {
+	if s.events == nil {
+		return
+	}
+	pc.Decoded = append(pc.Decoded, s.events)
+	pc.Drops = append(pc.Drops, s.events)
+}
+
+// closeFleet closes what openFleet opened, when serve fails to start.
+func (s *server) closeFleet() {
+	if s.events != nil {
+		s.events.Close(0)
+	}
+	if s.fleet != nil {
+		s.fleet.Close()
+	}
 }
 
 // logStopped is serve's exit summary: connections served, and what the
@@ -244,6 +359,9 @@ var (
 	_ pipeline.ExchangeConsumer = (*journal.Writer)(nil)
 	_ pipeline.EventConsumer    = (*timeline.Live)(nil)
 	_ pipeline.DecodedConsumer  = (*diagnose.Live)(nil)
+	_ pipeline.BlindConsumer    = (*timeline.Live)(nil)
+	_ pipeline.DecodedConsumer  = (*fleet.Publisher)(nil)
+	_ pipeline.DropConsumer     = (*fleet.Publisher)(nil)
 )
 
 // publishEvery is how often the live timeline publishes a snapshot for the
@@ -278,6 +396,22 @@ func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
 	}
 	cfg.Exchanges = append(cfg.Exchanges, o.apis)
 	return cfg
+}
+
+// fleetPipelineConfigs split pipelineConfig in two for fleet-topic: local
+// takes the proxy's exchanges for the journal and the per-API metrics, and
+// logs them; merged takes the fleet's for the timeline (and through its
+// entries the per-group metrics and request errors) and the diagnosis.
+func (o *observers) fleetPipelineConfigs(log *zap.Logger) (local, merged pipeline.Config) {
+	local = pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.apis}}
+	if o.journal != nil {
+		local.Exchanges = []pipeline.ExchangeConsumer{o.journal}
+	}
+	local.Exchanges = append(local.Exchanges, o.apis)
+	merged = pipeline.Config{Events: []pipeline.EventConsumer{o.timeline},
+		Blind:   []pipeline.BlindConsumer{o.timeline},
+		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
+	return local, merged
 }
 
 // newObservers opens the journal (cfg.Journal) and starts the live

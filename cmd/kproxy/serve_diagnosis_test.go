@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/internal/headless"
 )
 
 // TestServeDiagnosis runs the session-timeout scenario through `kproxy
@@ -66,6 +68,26 @@ func TestServeDiagnosis(t *testing.T) {
 		}
 		if got, want := kindsOf(view.Findings), kindsOf(doc.Findings); !slices.Equal(got, want) {
 			t.Errorf("/api/groups/%s findings %v; want %v", group, got, want)
+		}
+		// The group list counts them, with the worst severity, in its
+		// JSON and on the page.
+		var rows []struct {
+			Group         string `json:"group"`
+			Findings      *int   `json:"findings"`
+			WorstSeverity string `json:"worstSeverity"`
+		}
+		if err := json.Unmarshal([]byte(httpGet(t, base+"/api/groups")), &rows); err != nil {
+			t.Fatalf("/api/groups is not JSON: %v", err)
+		}
+		if len(rows) != 1 || rows[0].Group != group || rows[0].Findings == nil || *rows[0].Findings != 2 || rows[0].WorstSeverity != "critical" {
+			t.Errorf("/api/groups rows %+v; want %s with 2 findings, the worst critical", rows, group)
+		}
+		b := headless.Start(t, headless.Options{})
+		b.Run(t, 20*time.Second, chromedp.Navigate(base+"/"))
+		cell := `document.querySelector('tr[data-group=` + jsString(group) + `] td.findings')`
+		b.WaitJS(t, "the group's row", `!!`+cell, 10*time.Second)
+		if got := headless.Eval[string](t, b, cell+`.dataset.findings + ' ' + `+cell+`.dataset.worst + ' ' + `+cell+`.querySelector('.findings-badge.critical').textContent`); got != "2 critical 2" {
+			t.Errorf("the list's findings cell says %q; want 2 critical 2", got)
 		}
 	}
 	cancel()

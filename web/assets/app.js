@@ -112,6 +112,7 @@
     { key: 'lastTrigger', title: 'trigger' },
     { key: 'rebalancesLastHour', title: 'rebalances 1 h', num: true },
     { key: 'storm', title: 'storm' },
+    { key: 'findings', title: 'findings', num: true },
     { key: 'suspectCommits', title: 'suspect commits', num: true },
     { key: 'failedCommits', title: 'failed commits', num: true }
   ];
@@ -137,6 +138,15 @@
     poll('/api/groups', function (rows) { list.rows = rows; drawList(); });
   }
 
+  // findingsCell is the list's findings count of row r, a badge coloured
+  // by the worst severity; empty when the page has no diagnosis.
+  function findingsCell(r) {
+    if (r.findings == null) return '<td class="num findings"></td>';
+    if (!r.findings) return '<td class="num findings" data-findings="0">0</td>';
+    return '<td class="num findings" data-findings="' + r.findings + '" data-worst="' + esc(r.worstSeverity) + '"><span class="findings-badge ' + esc(r.worstSeverity) +
+      '" title="' + r.findings + (r.findings === 1 ? ' finding' : ' findings') + ', the worst ' + esc(r.worstSeverity) + '">' + r.findings + '</span></td>';
+  }
+
   function drawList() {
     var q = list.filter.toLowerCase();
     var rows = list.rows.filter(function (r) { return r.group.toLowerCase().indexOf(q) >= 0; });
@@ -156,7 +166,7 @@
         '<td class="num">' + r.generation + '</td><td class="num">' + r.members + '</td>' +
         '<td>' + (r.lastRebalance ? esc(clock(ms(r.lastRebalance))) : '') + '</td><td>' + esc(r.lastTrigger) + '</td>' +
         '<td class="num">' + r.rebalancesLastHour + '</td>' +
-        '<td>' + (r.storm ? '<span class="storm-flag">storm</span>' : '') + '</td>' +
+        '<td>' + (r.storm ? '<span class="storm-flag">storm</span>' : '') + '</td>' + findingsCell(r) +
         '<td class="num' + (r.suspectCommits ? ' bad' : '') + '">' + r.suspectCommits + '</td>' +
         '<td class="num' + (r.failedCommits ? ' bad' : '') + '">' + r.failedCommits + '</td></tr>';
     }

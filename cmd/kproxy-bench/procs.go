@@ -1,0 +1,431 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/internal/testpki"
+)
+
+// The three-process harness: the broker (`kproxy-bench broker`, kfake),
+// kproxy (the `kproxy serve` binary, built once) and each phase's franz-go
+// client (`kproxy-bench client`) run as separate processes, as users run
+// them. Each phase of a round (produce, fetch, latency) runs direct and
+// through each kproxy in turn, in the reverse order every other round, so
+// that the figures compared are taken seconds apart on the same machine.
+
+// procOptions are the three-process harness's own settings.
+type procOptions struct {
+	kproxy   string   // kproxy binary; "" builds ./cmd/kproxy
+	compare  []string // NAME=PATH: more kproxy binaries, alternated too
+	keepLogs bool
+}
+
+// variant is one kproxy process under test.
+type variant struct {
+	name  string
+	bin   string
+	cmd   *exec.Cmd
+	seed  string // its bootstrap listener
+	admin string // its admin server, for /metrics and /readyz
+	log   string // its stderr
+}
+
+// procResult accumulates one way of reaching the broker over all rounds.
+type procResult struct {
+	result
+	// kproxy's CPU time (utime+stime) over the produce and fetch phases,
+	// and the bytes it forwarded over the run (both directions).
+	kproxyCPU   time.Duration
+	kproxyBytes float64
+	// The client's and the broker's CPU time over the same phases.
+	clientCPU, brokerCPU time.Duration
+	payload              float64 // bytes produced and fetched
+	rssKiB, hwmKiB       int64
+}
+
+// runProcesses runs the three-process harness and writes its report to w.
+func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions) error {
+	dir, err := os.MkdirTemp("", "kproxy-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if po.keepLogs {
+			fmt.Fprintln(os.Stderr, "kproxy-bench: logs kept in", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary: %w", err)
+	}
+	bin := po.kproxy
+	if bin == "" {
+		bin = filepath.Join(dir, "kproxy")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kproxy-dev/kproxy/cmd/kproxy")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build kproxy: %w", err)
+		}
+	}
+	variants := []*variant{{name: "kproxy", bin: bin}}
+	for _, c := range po.compare {
+		name, path, ok := strings.Cut(c, "=")
+		if !ok {
+			return fmt.Errorf("-compare %q: want NAME=PATH", c)
+		}
+		variants = append(variants, &variant{name: name, bin: path})
+	}
+
+	var brokerArgs, kproxyTLS []string
+	var clientTLS []string
+	if opts.tls {
+		t := exitOnFatal{}
+		ca := testpki.NewCA(t, "kproxy-bench CA")
+		b := ca.Issue(t, testpki.Spec{CN: "kfake", IPs: []string{"127.0.0.1"}})
+		k := ca.Issue(t, testpki.Spec{CN: "kproxy", IPs: []string{"127.0.0.1"}})
+		caFile := testpki.WriteFile(t, dir, "ca.pem", ca.PEM)
+		brokerArgs = []string{"-tls-cert", testpki.WriteFile(t, dir, "kfake.crt", b.CertPEM),
+			"-tls-key", testpki.WriteFile(t, dir, "kfake.key", b.KeyPEM)}
+		kproxyTLS = []string{"--tls-cert", testpki.WriteFile(t, dir, "kproxy.crt", k.CertPEM),
+			"--tls-key", testpki.WriteFile(t, dir, "kproxy.key", k.KeyPEM),
+			"--upstream-tls", "--upstream-ca", caFile}
+		clientTLS = []string{"-tls-ca", caFile}
+	}
+
+	broker := exec.CommandContext(ctx, self, append([]string{"broker"}, brokerArgs...)...)
+	broker.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	broker.Stderr = os.Stderr
+	brokerIn, err := broker.StdinPipe()
+	if err != nil {
+		return err
+	}
+	brokerOut, err := broker.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := broker.Start(); err != nil {
+		return fmt.Errorf("start broker: %w", err)
+	}
+	defer func() { brokerIn.Close(); broker.Wait() }() //nolint:errcheck // ends with stdin
+	line, err := bufio.NewReader(brokerOut).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("broker address: %w", err)
+	}
+	brokerAddr := strings.TrimSpace(line)
+
+	for _, v := range variants {
+		if err := v.start(ctx, dir, brokerAddr, kproxyTLS); err != nil {
+			return err
+		}
+		defer v.stop()
+	}
+
+	results := map[string]*procResult{"direct": {}}
+	for _, v := range variants {
+		results[v.name] = &procResult{}
+	}
+	ways := []way{{name: "direct", seed: brokerAddr}}
+	for _, v := range variants {
+		ways = append(ways, way{name: v.name, seed: v.seed, v: v})
+	}
+	// kproxy's bytes forwarded come from its /metrics, read before the
+	// first round and after the last, never while CPU is being counted
+	// (a scrape costs kproxy CPU). They include the latency and delete
+	// phases' few hundred KiB, next to hundreds of MiB produced and fetched.
+	start := map[string]float64{}
+	for _, v := range variants {
+		if start[v.name], err = v.forwarded(); err != nil {
+			return err
+		}
+	}
+	h := &harness{ctx: ctx, self: self, opts: opts, clientTLS: clientTLS, broker: broker.Process.Pid, results: results}
+	for round := 0; round < opts.rounds; round++ {
+		order := append([]way(nil), ways...)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		// Each phase runs every way in turn, so that the figures paired
+		// are taken seconds apart.
+		for _, phase := range []string{"produce", "fetch", "latency", "delete"} {
+			for _, w := range order {
+				if err := h.phase(w, phase, round); err != nil {
+					return fmt.Errorf("%s round %d %s: %w", w.name, round, phase, err)
+				}
+			}
+		}
+	}
+	for _, v := range variants {
+		end, err := v.forwarded()
+		if err != nil {
+			return err
+		}
+		results[v.name].kproxyBytes = end - start[v.name]
+	}
+	names := []string{"direct"}
+	for _, v := range variants {
+		names = append(names, v.name)
+	}
+	reportProcesses(w, opts, names, results)
+	return nil
+}
+
+// way is one way of reaching the broker: direct, or through a kproxy.
+type way struct {
+	name, seed string
+	v          *variant // nil for direct
+}
+
+// harness runs the client phases of the rounds and keeps their figures.
+type harness struct {
+	ctx       context.Context
+	self      string // this binary, for `kproxy-bench client`
+	opts      options
+	clientTLS []string
+	broker    int // the broker's pid
+	results   map[string]*procResult
+}
+
+// phase runs one client phase of a round through w: produce and fetch are
+// timed and their CPU counted (the client's, the broker's and kproxy's),
+// latency keeps each round trip, delete drops the round's topics (kfake
+// keeps every record in memory).
+func (h *harness) phase(w way, phase string, round int) error {
+	r := h.results[w.name]
+	args := append([]string{"client", "-seed", w.seed, "-phase", phase,
+		"-topic", fmt.Sprintf("bench-%s-%d", w.name, round),
+		"-records", strconv.Itoa(h.opts.records), "-size", strconv.Itoa(h.opts.size),
+		"-latency-requests", strconv.Itoa(h.opts.latencyN)}, h.clientTLS...)
+	if h.opts.noCompression {
+		args = append(args, "-no-compression")
+	}
+	var k0 time.Duration
+	if w.v != nil {
+		k0 = procCPU(w.v.cmd.Process.Pid)
+	}
+	b0 := procCPU(h.broker)
+	res, ccpu, err := runPhase(h.ctx, h.self, args)
+	if err != nil {
+		return err
+	}
+	switch phase {
+	case "produce", "fetch":
+		if w.v != nil {
+			r.kproxyCPU += procCPU(w.v.cmd.Process.Pid) - k0
+		}
+		r.brokerCPU += procCPU(h.broker) - b0
+		r.clientCPU += ccpu
+		bytes := float64(h.opts.records * h.opts.size)
+		r.payload += bytes
+		if phase == "produce" {
+			r.produceMBps = append(r.produceMBps, bytes/res.Seconds/1e6)
+		} else {
+			r.fetchMBps = append(r.fetchMBps, bytes/res.Seconds/1e6)
+		}
+	case "latency":
+		for _, ns := range res.LatenciesNs {
+			r.latencies = append(r.latencies, time.Duration(ns))
+		}
+	case "delete":
+		if w.v != nil {
+			r.rssKiB, r.hwmKiB = procRSS(w.v.cmd.Process.Pid)
+		}
+	}
+	return nil
+}
+
+// start runs `kproxy serve` in front of the broker and waits until it is
+// ready.
+func (v *variant) start(ctx context.Context, dir, broker string, tlsArgs []string) error {
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	v.seed = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	v.admin = fmt.Sprintf("127.0.0.1:%d", ports[2])
+	v.log = filepath.Join(dir, v.name+".log")
+	logf, err := os.Create(v.log)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	// The defaults users run with, but for the ports: kfake's node is 0,
+	// reached at the broker port base.
+	args := append([]string{"serve", "--upstream", broker, "--listen", v.seed,
+		"--broker-port-base", strconv.Itoa(ports[1]), "--admin", v.admin}, tlsArgs...)
+	v.cmd = exec.CommandContext(ctx, v.bin, args...)
+	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	v.cmd.Stdout, v.cmd.Stderr = logf, logf
+	if err := v.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", v.name, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + v.admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			v.stop()
+			return fmt.Errorf("%s not ready after 30s (log %s)", v.name, v.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop ends the kproxy process, as users do (SIGTERM).
+func (v *variant) stop() {
+	if v.cmd == nil || v.cmd.Process == nil {
+		return
+	}
+	v.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck // may have exited
+	v.cmd.Wait()                          //nolint:errcheck // a signal ends it
+}
+
+// forwarded reads from kproxy's /metrics the bytes it has forwarded, both
+// directions.
+func (v *variant) forwarded() (float64, error) {
+	resp, err := http.Get("http://" + v.admin + "/metrics")
+	if err != nil {
+		return 0, fmt.Errorf("%s metrics: %w", v.name, err)
+	}
+	defer resp.Body.Close()
+	var total float64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if ok && (name == "kproxy_bytes_from_clients_total" || name == "kproxy_bytes_from_brokers_total") {
+			f, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s metrics: %s: %w", v.name, name, err)
+			}
+			total += f
+		}
+	}
+	return total, sc.Err()
+}
+
+// runPhase runs one client phase and returns its result and the client
+// process's CPU time.
+func runPhase(ctx context.Context, self string, args []string) (phaseResult, time.Duration, error) {
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return phaseResult{}, 0, fmt.Errorf("%w: %s", err, strings.TrimSpace(errb.String()))
+	}
+	var res phaseResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return res, 0, fmt.Errorf("client output %q: %w", out.String(), err)
+	}
+	return res, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU is a process's CPU time so far, utime plus stime from
+// /proc/<pid>/stat; 0 when it cannot be read.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	d, _ := statCPU(b)
+	return d
+}
+
+// statCPU reads utime plus stime from the contents of a /proc/<pid>/stat.
+func statCPU(b []byte) (time.Duration, error) {
+	// The command name, in parentheses, may hold spaces and parentheses:
+	// count fields after the last closing parenthesis. utime and stime
+	// are fields 14 and 15 of the line, 12 and 13 after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("stat: %d fields after the command name, want at least 13", len(f))
+	}
+	u, err := strconv.ParseInt(f[11], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat: utime: %w", err)
+	}
+	s, err := strconv.ParseInt(f[12], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat: stime: %w", err)
+	}
+	return time.Duration(u+s) * time.Second / clockTicks, nil
+}
+
+// procRSS is a process's resident set now and at its peak, in KiB, from
+// /proc/<pid>/status; zeros when it cannot be read.
+func procRSS(pid int) (rss, hwm int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	return statusRSS(b)
+}
+
+// statusRSS reads VmRSS and VmHWM, in KiB, from the contents of a
+// /proc/<pid>/status.
+func statusRSS(b []byte) (rss, hwm int64) {
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm
+}
+
+// freePorts returns n loopback ports free now.
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, errors.Join(errors.New("free port"), err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

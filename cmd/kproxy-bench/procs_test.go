@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as `kproxy-bench broker` and
+// `kproxy-bench client`, which the harness starts from its own binary.
+func TestMain(m *testing.M) {
+	if runSubcommand(os.Args[1:]) {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestStatCPU(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want time.Duration
+		err  string
+	}{
+		{"stat-plain", (1234 + 567) * 10 * time.Millisecond, ""},
+		{"stat-parens", (3 + 4) * 10 * time.Millisecond, ""}, // a command name holding ") ("
+		{"stat-short", 0, "fields after the command name"},
+		{"stat-noname", 0, "no command name"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "proc", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := statCPU(b)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("statCPU error %v; want one saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("statCPU = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatusRSS(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "proc", "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss, hwm := statusRSS(b); rss != 21816 || hwm != 22940 {
+		t.Fatalf("statusRSS = %d, %d KiB; want 21816, 22940", rss, hwm)
+	}
+}
+
+func TestPairRatios(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float64
+		want string
+	}{
+		{[]float64{90, 200, 50}, []float64{100, 100, 100}, "0.900 (0.500-2.000)"},
+		{[]float64{1, 2}, []float64{1}, "1.000 (1.000-1.000)"}, // unpaired rounds are left out
+		{nil, nil, "-"},
+	} {
+		if got := pairRatios(tc.a, tc.b); got != tc.want {
+			t.Errorf("pairRatios(%v, %v) = %q; want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestThreeProcesses runs the harness as users do, on tiny rounds: the
+// broker, the kproxy it builds and each phase's client as processes. It
+// checks that every figure was taken, never what it is.
+func TestThreeProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kproxy and starts processes")
+	}
+	var out bytes.Buffer
+	opts := options{records: 2000, size: 100, rounds: 2, latencyN: 20, noCompression: true}
+	if err := runProcesses(context.Background(), &out, opts, procOptions{}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, row := range []string{"produce MB/s (median)", "fetch MB/s (median)", "produce acks=all p50",
+		"kproxy CPU s/GiB forwarded", "kproxy RSS (end / peak) MiB"} {
+		line := lineOf(report, row)
+		if line == "" {
+			t.Fatalf("report has no %q row:\n%s", row, report)
+		}
+		// direct, then kproxy: kproxy's column always has a figure.
+		f := strings.Fields(strings.TrimPrefix(line, row))
+		if len(f) < 2 || f[len(f)-1] == "-" {
+			t.Errorf("row %q has no kproxy figure: %q", row, line)
+		}
+	}
+	if !strings.Contains(report, "kproxy         produce ") {
+		t.Errorf("report has no ratios of kproxy to direct:\n%s", report)
+	}
+}
+
+func lineOf(report, prefix string) string {
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
