@@ -151,6 +151,9 @@ type Config struct {
 
 	// Fleet is the events topic's settings (fleet.go).
 	Fleet
+
+	// certs are the certificates validation read, for Warnings.
+	certs []certFile
 }
 
 // Default values of the settings that have one. Those of the proxy, the

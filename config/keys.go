@@ -124,7 +124,7 @@ func Options() []Option {
 		{Key: KeyAdvertise, Flag: true, kind: kindString,
 			Usage: "host put in rewritten broker addresses (containers, NAT); empty means the host of --listen; not with --sni-host-pattern, which names the brokers itself"},
 		{Key: KeyBrokerPortBase, Flag: true, kind: kindInt, Default: strconv.Itoa(d.BrokerPortBase),
-			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen; 0 means the --listen port + 1"},
+			Usage: "upstream node N gets a listener on port BASE+N, on the host of --listen; 0 means the --listen port + 1; not with --sni-host-pattern, which serves every broker on the --listen port"},
 		{Key: KeyBrokerListeners, kind: kindNodeMap,
 			Usage: "node id to listener HOST:PORT, overriding --broker-port-base for that node (env: ID=HOST:PORT,...)"},
 		{Key: KeyTLSCert, Flag: true, kind: kindString,

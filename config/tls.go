@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,17 +19,32 @@ import (
 // starts naming it.
 const ExpiryWarningWindow = 14 * 24 * time.Hour
 
+// certFile is the certificates of a file a setting names, as validation
+// read them: Warnings judges their expiry without reading them again.
+type certFile struct {
+	key, file string
+	certs     []*x509.Certificate
+}
+
 // checkTLS checks the TLS settings of both sides: pairs set together,
 // files that exist and parse, keys that match their certificates, the SNI
 // pattern and the settings that mean nothing without another one. Key
-// files are read to check them, never quoted.
+// files are read to check them, never quoted. The certificates that parse
+// are kept in c.certs, in the order Warnings names them.
 func checkTLS(p *problems, c *Config) {
-	cert := checkKeyPair(p, KeyTLSCert, c.TLSCert, KeyTLSKey, c.TLSKey)
+	c.certs = nil
+	keep := func(key, file string, certs []*x509.Certificate) {
+		if len(certs) > 0 {
+			c.certs = append(c.certs, certFile{key: key, file: file, certs: certs})
+		}
+	}
+	leaf, certs := checkKeyPair(p, KeyTLSCert, c.TLSCert, KeyTLSKey, c.TLSKey)
+	keep(KeyTLSCert, c.TLSCert, certs)
 	if c.TLSClientCA != "" {
 		if c.TLSCert == "" {
 			p.add(KeyTLSClientCA, c.TLSClientCA, "needs tls-cert and tls-key: client certificates are asked for by TLS listeners")
 		}
-		checkCAFile(p, KeyTLSClientCA, c.TLSClientCA)
+		keep(KeyTLSClientCA, c.TLSClientCA, checkCAFile(p, KeyTLSClientCA, c.TLSClientCA))
 	}
 	checkPositive(p, KeyTLSReloadInterval, c.TLSReloadInterval)
 	if c.SNIHostPattern != "" {
@@ -43,10 +59,13 @@ func checkTLS(p *problems, c *Config) {
 			p.add(KeySNIHostPattern, c.SNIHostPattern, "cannot be used with advertise ("+c.Advertise+"): with SNI routing "+
 				"every broker is advertised as the pattern's host name; unset advertise and make the pattern's names "+
 				"resolve to kproxy (the bootstrap address is whatever name clients are seeded with)")
+		case c.BrokerPortBase != DefaultBrokerPortBase:
+			p.add(KeySNIHostPattern, c.SNIHostPattern, "cannot be used with broker-port-base ("+strconv.Itoa(c.BrokerPortBase)+
+				"): with SNI routing kproxy opens no broker listeners and serves every broker on the listen port; unset broker-port-base")
 		default:
 			if err := proxy.CheckSNIHostPattern(c.SNIHostPattern, nil); err != nil {
 				p.add(KeySNIHostPattern, c.SNIHostPattern, err.Error())
-			} else if err := proxy.CheckSNIHostPattern(c.SNIHostPattern, cert); err != nil {
+			} else if err := proxy.CheckSNIHostPattern(c.SNIHostPattern, leaf); err != nil {
 				p.add(KeySNIHostPattern, c.SNIHostPattern, "tls-cert "+c.TLSCert+" "+err.Error())
 			}
 		}
@@ -67,35 +86,38 @@ func checkTLS(p *problems, c *Config) {
 		return
 	}
 	if c.UpstreamCA != "" {
-		checkCAFile(p, KeyUpstreamCA, c.UpstreamCA)
+		keep(KeyUpstreamCA, c.UpstreamCA, checkCAFile(p, KeyUpstreamCA, c.UpstreamCA))
 	}
-	checkKeyPair(p, KeyUpstreamCert, c.UpstreamCert, KeyUpstreamKey, c.UpstreamKey)
+	_, certs = checkKeyPair(p, KeyUpstreamCert, c.UpstreamCert, KeyUpstreamKey, c.UpstreamKey)
+	keep(KeyUpstreamCert, c.UpstreamCert, certs)
 	if strings.ContainsAny(c.UpstreamServerName, " :/") {
 		p.add(KeyUpstreamServerName, c.UpstreamServerName, "want a host name, without port")
 	}
 }
 
 // checkKeyPair checks a certificate file and its key file, set both or
-// neither, and returns the certificate when they are usable.
-func checkKeyPair(p *problems, certKey, certFile, keyKey, keyFile string) *x509.Certificate {
+// neither, and returns, when they are usable, the certificate and every
+// certificate of the file (its chain).
+func checkKeyPair(p *problems, certKey, certFile, keyKey, keyFile string) (*x509.Certificate, []*x509.Certificate) {
 	switch {
 	case certFile == "" && keyFile == "":
-		return nil
+		return nil, nil
 	case keyFile == "":
 		p.add(keyKey, "", "required with "+certKey)
-		return nil
+		return nil, nil
 	case certFile == "":
 		p.add(certKey, "", "required with "+keyKey)
-		return nil
+		return nil, nil
 	}
 	certPEM, ok := readSettingFile(p, certKey, certFile)
 	keyPEM, keyOK := readSettingFile(p, keyKey, keyFile)
 	if !ok || !keyOK {
-		return nil
+		return nil, nil
 	}
-	if _, err := parseCertificates(certPEM); err != nil {
+	chain, err := parseCertificates(certPEM)
+	if err != nil {
 		p.add(certKey, certFile, err.Error())
-		return nil
+		return nil, nil
 	}
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
@@ -106,20 +128,22 @@ func checkKeyPair(p *problems, certKey, certFile, keyKey, keyFile string) *x509.
 			reason = "does not match the certificate in " + certKey + " " + certFile
 		}
 		p.add(keyKey, keyFile, reason)
-		return nil
+		return nil, nil
 	}
-	return pair.Leaf
+	return pair.Leaf, chain
 }
 
-// checkCAFile checks a file of CA certificates.
-func checkCAFile(p *problems, key, file string) {
+// checkCAFile checks a file of CA certificates and returns them.
+func checkCAFile(p *problems, key, file string) []*x509.Certificate {
 	b, ok := readSettingFile(p, key, file)
 	if !ok {
-		return
+		return nil
 	}
-	if _, err := parseCertificates(b); err != nil {
+	certs, err := parseCertificates(b)
+	if err != nil {
 		p.add(key, file, err.Error())
 	}
+	return certs
 }
 
 // readSettingFile reads a file a setting names, adding a problem when it cannot.
@@ -166,25 +190,14 @@ func parseCertificates(b []byte) ([]*x509.Certificate, error) {
 // Warnings are what deserves a warning at start without being an error:
 // a certificate that has expired or expires within ExpiryWarningWindow
 // (naming when), or that is not valid yet. Each names its setting. now is
-// the time to judge expiry by. (Unverified broker certificates are warned
-// about by the proxy itself, proxy.InsecureUpstreamWarning.)
+// the time to judge expiry by. It judges the certificates that Validate
+// (or Load, which validates) read: none before. (Unverified broker
+// certificates are warned about by the proxy itself,
+// proxy.InsecureUpstreamWarning.)
 func (c *Config) Warnings(now time.Time) []string {
 	var out []string
-	for _, f := range []struct{ key, file string }{
-		{KeyTLSCert, c.TLSCert}, {KeyTLSClientCA, c.TLSClientCA}, {KeyUpstreamCA, c.UpstreamCA}, {KeyUpstreamCert, c.UpstreamCert},
-	} {
-		if f.file == "" {
-			continue
-		}
-		b, err := os.ReadFile(f.file)
-		if err != nil {
-			continue // Validate reports it
-		}
-		certs, err := parseCertificates(b)
-		if err != nil {
-			continue
-		}
-		for _, cert := range certs {
+	for _, f := range c.certs {
+		for _, cert := range f.certs {
 			name := fmt.Sprintf("%s %q: certificate %q", f.key, f.file, cert.Subject.String())
 			switch {
 			case now.After(cert.NotAfter):

@@ -98,6 +98,12 @@ func TestValidateTLS(t *testing.T) {
 		}, []string{`config: sni-host-pattern "broker-$(nodeId).kproxy.test": cannot be used with advertise (kproxy.example.com): ` +
 			`with SNI routing every broker is advertised as the pattern's host name; unset advertise and make the pattern's names ` +
 			`resolve to kproxy (the bootstrap address is whatever name clients are seeded with)`}},
+		{"sni with broker-port-base", func(c *Config) {
+			withTLS(c)
+			c.SNIHostPattern = "broker-$(nodeId).kproxy.test"
+			c.BrokerPortBase = 29092
+		}, []string{`config: sni-host-pattern "broker-$(nodeId).kproxy.test": cannot be used with broker-port-base (29092): ` +
+			`with SNI routing kproxy opens no broker listeners and serves every broker on the listen port; unset broker-port-base`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,5 +165,28 @@ func TestWarnings(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// TestWarningsUseWhatValidateRead: Warnings judges the certificates
+// Validate read, without reading the files again (here gone since).
+func TestWarningsUseWhatValidateRead(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	crt, key := certFiles(t, dir, "expired", now.Add(-time.Hour), "kproxy.test")
+	c := valid()
+	c.TLSCert, c.TLSKey = crt, key
+	if got := c.Warnings(now); len(got) != 0 {
+		t.Errorf("before Validate: %q; want no warning (nothing read yet)", got)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := os.Remove(crt); err != nil {
+		t.Fatal(err)
+	}
+	want := `tls-cert "` + crt + `": certificate "CN=expired" expired at 2026-11-30T23:00:00Z`
+	if got := c.Warnings(now); len(got) != 1 || got[0] != want {
+		t.Errorf("got %q; want [%s]", got, want)
 	}
 }

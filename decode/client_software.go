@@ -1,10 +1,6 @@
 package decode
 
-import (
-	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // ClientSoftware is the client library a connection says it runs, from an
 // ApiVersions request v3+ (KIP-511): "apache-kafka-java" 3.7.0,
@@ -16,27 +12,17 @@ type ClientSoftware struct {
 
 // DecodeClientSoftware reads the client software name and version from the
 // request of an ApiVersions exchange (key 18). ok is false before v3, when
-// the client sent neither, or on bad bytes (err then says why).
+// the client sent neither, or on bad bytes or a request header that does
+// not match the exchange (err then says why). A version above what kmsg
+// knows is an error too: kproxy answers those itself
+// (proxy/apiversions.go), and the body's layout is not known.
 func DecodeClientSoftware(x *Exchange) (sw ClientSoftware, ok bool, err error) {
-	if x == nil || x.APIKey != int16(kmsg.ApiVersions) {
-		return sw, false, fmt.Errorf("decode: api versions request: not an ApiVersions exchange")
-	}
-	if x.APIVersion < 3 {
+	if x != nil && x.APIKey == int16(kmsg.ApiVersions) && x.APIVersion < 3 {
 		return sw, false, nil
 	}
-	h, err := ParseRequestHeader(x.Request)
-	if err != nil {
-		return sw, false, fmt.Errorf("decode: api versions request header: %w", err)
-	}
 	req := kmsg.NewPtrApiVersionsRequest()
-	if h.APIVersion > req.MaxVersion() {
-		// kproxy answers these itself (proxy/apiversions.go); the body
-		// layout is not known.
-		return sw, false, errVersion(18, h.APIVersion, req.MaxVersion())
-	}
-	req.SetVersion(h.APIVersion)
-	if err := req.ReadFrom(x.Request[h.Len:]); err != nil {
-		return sw, false, errRequest(18, h.APIVersion, err)
+	if err := readRequest(x, req); err != nil {
+		return sw, false, err
 	}
 	sw = ClientSoftware{Name: req.ClientSoftwareName, Version: req.ClientSoftwareVersion}
 	return sw, sw.Name != "" || sw.Version != "", nil

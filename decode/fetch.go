@@ -1,10 +1,6 @@
 package decode
 
-import (
-	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // Fetch (key 1), requests only. kproxy never decodes a Fetch response: it
 // is the largest frame on the wire and is streamed to the client untouched.
@@ -46,32 +42,19 @@ type FetchPartition struct {
 // look at the response, which kproxy never keeps. It fails on an exchange
 // of another API, on a version above what kmsg knows, and on bad bytes.
 func DecodeFetchRequest(x *Exchange) (*FetchRequest, error) {
-	if x == nil || x.APIKey != int16(kmsg.Fetch) {
-		return nil, fmt.Errorf("decode: fetch request: not a Fetch exchange")
-	}
-	h, err := ParseRequestHeader(x.Request)
-	if err != nil {
-		return nil, fmt.Errorf("decode: fetch request header: %w", err)
-	}
-	if h.APIKey != int16(kmsg.Fetch) || h.APIVersion != x.APIVersion {
-		return nil, fmt.Errorf("%w: exchange says Fetch v%d, request header key %d v%d", ErrMismatch, x.APIVersion, h.APIKey, h.APIVersion)
-	}
 	req := kmsg.NewPtrFetchRequest()
-	if h.APIVersion > req.MaxVersion() {
-		return nil, errVersion(1, h.APIVersion, req.MaxVersion())
+	if err := readRequest(x, req); err != nil {
+		return nil, err
 	}
-	req.SetVersion(h.APIVersion)
-	if err := req.ReadFrom(x.Request[h.Len:]); err != nil {
-		return nil, errRequest(1, h.APIVersion, err)
-	}
+	v := req.GetVersion()
 	out := &FetchRequest{ReplicaID: req.ReplicaID, SessionID: req.SessionID, SessionEpoch: req.SessionEpoch,
 		Topics: make([]FetchTopic, 0, len(req.Topics))}
-	if h.APIVersion >= 15 {
+	if v >= 15 {
 		out.ReplicaID = req.ReplicaState.ID
 	}
 	for _, t := range req.Topics {
 		ft := FetchTopic{Topic: t.Topic, Partitions: make([]FetchPartition, 0, len(t.Partitions))}
-		if h.APIVersion >= 13 {
+		if v >= 13 {
 			ft.Topic, ft.TopicID = "", TopicID(t.TopicID)
 		}
 		for _, p := range t.Partitions {

@@ -112,3 +112,38 @@ func TestDecodeClientSoftware(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeClientSoftwareBadInput: an ApiVersions request whose header
+// does not match its exchange, or whose bytes are cut, is refused as a
+// Fetch request is (readRequest).
+func TestDecodeClientSoftwareBadInput(t *testing.T) {
+	r := kmsg.NewPtrApiVersionsRequest()
+	r.SetVersion(3)
+	r.ClientSoftwareName, r.ClientSoftwareVersion = "kgo", "1.18"
+	good := exchange(r, nil)
+	cases := []struct {
+		name string
+		x    *Exchange
+		want error
+	}{
+		{"not api versions", &Exchange{APIKey: 1, APIVersion: 3, Request: good.Request}, nil},
+		{"version mismatch", &Exchange{APIKey: 18, APIVersion: 4, Request: good.Request}, ErrMismatch},
+		{"fetch header", &Exchange{APIKey: 18, APIVersion: 12, Request: exchange(fetchRequest(12), nil).Request}, ErrMismatch},
+		{"truncated body", &Exchange{APIKey: 18, APIVersion: 3, Request: good.Request[:len(good.Request)-3]}, nil},
+		{"short header", &Exchange{APIKey: 18, APIVersion: 3, Request: good.Request[:3]}, ErrShortFrame},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sw, ok, err := DecodeClientSoftware(c.x)
+			if err == nil {
+				t.Fatalf("got %+v %v and no error; want an error", sw, ok)
+			}
+			if ok {
+				t.Errorf("ok with error %v; want not ok", err)
+			}
+			if c.want != nil && !errors.Is(err, c.want) {
+				t.Errorf("got %v; want %v", err, c.want)
+			}
+		})
+	}
+}

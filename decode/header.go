@@ -84,6 +84,33 @@ func parseRequestHeader(frame []byte) (h RequestHeader, clientID []byte, err err
 	return h, clientID, nil
 }
 
+// readRequest reads the request of x into req, a kmsg request of x's API
+// at no version yet: it checks that x is an exchange of req's API, that
+// the request header names the same API and version as x, and that kmsg
+// knows that version, then reads the body at that version.
+func readRequest(x *Exchange, req kmsg.Request) error {
+	key := req.Key()
+	name := APIName(key)
+	if x == nil || x.APIKey != key {
+		return fmt.Errorf("decode: %s request: not a %s exchange", name, name)
+	}
+	h, err := ParseRequestHeader(x.Request)
+	if err != nil {
+		return fmt.Errorf("decode: %s request header: %w", name, err)
+	}
+	if h.APIKey != key || h.APIVersion != x.APIVersion {
+		return fmt.Errorf("%w: exchange says %s v%d, request header key %d v%d", ErrMismatch, name, x.APIVersion, h.APIKey, h.APIVersion)
+	}
+	if h.APIVersion > req.MaxVersion() {
+		return errVersion(key, h.APIVersion, req.MaxVersion())
+	}
+	req.SetVersion(h.APIVersion)
+	if err := req.ReadFrom(x.Request[h.Len:]); err != nil {
+		return errRequest(key, h.APIVersion, err)
+	}
+	return nil
+}
+
 // RequestIsFlexible reports whether a request of this key and version uses
 // the flexible (v2) request header. Unknown keys are not flexible.
 func RequestIsFlexible(key, version int16) bool {

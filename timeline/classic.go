@@ -268,9 +268,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 		gen.planSeen, gen.planAt, gen.planBy = true, ev.At, sg.MemberID
 		for _, pa := range sg.Plan {
 			if pa.Assignment != nil {
-				if pm := gen.member(pa.MemberID); pm.assignment == nil || !g.e.cfg.Streaming {
-					pm.planned = fromTopicPartitions(pa.Assignment.Partitions)
-				}
+				gen.member(pa.MemberID).planned = fromTopicPartitions(pa.Assignment.Partitions)
 			}
 		}
 		gen.assignmentsChanged()
@@ -293,13 +291,9 @@ func (g *group) syncGroup(ev *decode.Event) {
 			// A member of the formation whose responses reached us late.
 			gen.stableAt = later(gen.stableAt, m.syncedAt)
 			g.computeDiff(gen)
-			g.forgetReportOnly(gen)
 		}
 		if sg.Assignment != nil {
 			m.assignment = gen.previous(sg.MemberID).share(fromTopicPartitions(sg.Assignment.Partitions))
-			if g.e.cfg.Streaming {
-				m.planned = nil // resolved reads the assignment from now on
-			}
 			gen.assignmentsChanged()
 		}
 		g.checkStable(gen)

@@ -306,13 +306,9 @@ func (g *group) revocationGen(c *commit) *generation {
 	return nil
 }
 
-// attach records c as a commit during gen's revocation and tells it. A
-// Streaming engine keeps it only while gen's stable entry, which lists
-// them, is still to come (see forgetReportOnly).
+// attach records c as a commit during gen's revocation and tells it.
 func (g *group) attach(gen *generation, c *commit) {
-	if !g.e.cfg.Streaming || gen.phase < phaseStable {
-		gen.commits = append(gen.commits, *c)
-	}
+	gen.commits = append(gen.commits, *c)
 	fields := g.commitFields(c)
 	fields["during_revocation"] = true
 	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), fields)
@@ -484,6 +480,7 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 			owned = g.memberOwned(ownerGen, c.member, lm)
 		}
 	}
+	var target *generation // where c's suspects are kept
 	for _, cp := range c.parts {
 		if cp.code != 0 {
 			continue
@@ -506,7 +503,10 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 		if len(s.reasons) == 0 {
 			continue
 		}
-		if target := g.suspectTarget(c, during); target != nil {
+		if target == nil {
+			target = g.suspectTarget(c, during) // once per commit, with its first suspect
+		}
+		if target != nil {
 			target.suspects = append(target.suspects, s)
 		}
 		g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{

@@ -17,19 +17,9 @@ type Config struct {
 	MaxFollowUps int
 	// MaxGenerations is how many generations the engine keeps per group;
 	// older ones are dropped from memory and from the report, which says
-	// how many were dropped. Default 1000, or StreamingGenerations with
-	// Streaming.
+	// how many were dropped. Default 1000. (Retention, applied at the
+	// pipeline's boundary by Live and Retaining, sets it.)
 	MaxGenerations int
-	// Streaming keeps only what the entries still to come need, for a
-	// consumer of OnEntry that does not ask for a Report (kproxy replay
-	// --format text or jsonl): the last StreamingGenerations generations of
-	// each group (unless MaxGenerations says fewer), which late SyncGroups,
-	// heartbeats and commits naming a recent generation are checked
-	// against, no storm once it has ended, and of a storm under way only
-	// the rebalances that started it. The entries are the same as without
-	// it, and memory no longer grows with the length of the input; Report
-	// then covers only what was kept.
-	Streaming bool
 	// Location is the time zone of the clock times in entry texts and in
 	// the text report. Default (nil) UTC, so output does not depend on the
 	// machine it is produced on.
@@ -46,9 +36,10 @@ const (
 	DefaultStormWindow     = 5 * time.Minute
 )
 
-// StreamingGenerations is how many generations per group a Streaming
-// engine keeps: the latest, the one it is compared with, and a few more for
-// stragglers that still name an older generation.
+// StreamingGenerations is the fewest generations per group an engine may
+// keep without changing the entries it tells (see StreamRetention): the
+// latest, the one it is compared with, and a few more for stragglers that
+// still name an older generation.
 const StreamingGenerations = 4
 
 func (c Config) withDefaults() Config {
@@ -63,12 +54,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxGenerations <= 0 {
 		c.MaxGenerations = 1000
-		if c.Streaming {
-			c.MaxGenerations = StreamingGenerations
-		}
-	}
-	if c.Streaming {
-		c.MaxGenerations = min(c.MaxGenerations, StreamingGenerations)
 	}
 	if c.Location == nil {
 		c.Location = time.UTC

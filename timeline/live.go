@@ -337,5 +337,5 @@ func (s *Snapshot) Report(q Query) (*Report, string) {
 			break // one more than a page: there is a next page
 		}
 	}
-	return q.apply(page)
+	return q.page(page)
 }

@@ -20,37 +20,41 @@ type Query struct {
 
 // Filter is the part of r that q selects, and the id to pass as
 // Query.After for the next page ("" when this is the last). r is not
-// modified; the result shares what it keeps with it.
+// modified; the result shares what it keeps with it. r's groups are in id
+// order, as Engine.Report makes them.
 func (q Query) Filter(r *Report) (*Report, string) {
-	groups := make([]*GroupReport, 0, len(r.Groups))
 	want := map[string]bool{}
 	for _, id := range q.Groups {
 		want[id] = true
 	}
+	var groups []*GroupReport
 	for i := range r.Groups {
-		if len(want) == 0 || want[r.Groups[i].Group] {
-			groups = append(groups, &r.Groups[i])
+		gr := &r.Groups[i]
+		if len(want) > 0 && !want[gr.Group] ||
+			q.After != "" && gr.Group <= q.After || !q.Since.IsZero() && before(gr.LastSeen, q.Since) {
+			continue
+		}
+		groups = append(groups, gr)
+		if q.Limit > 0 && len(groups) > q.Limit {
+			break // one more than a page: there is a next page
 		}
 	}
-	return q.apply(groups)
+	return q.page(groups)
 }
 
-// apply pages and filters groups, sorted by id.
-func (q Query) apply(groups []*GroupReport) (*Report, string) {
-	r := &Report{Groups: []GroupReport{}}
+// page is the report of groups, those q selects in id order (at most one
+// more than q.Limit, which says there is a next page), each trimmed to
+// q.Since, and the id to pass as Query.After for the next page.
+func (q Query) page(groups []*GroupReport) (*Report, string) {
+	next := ""
+	if q.Limit > 0 && len(groups) > q.Limit {
+		groups, next = groups[:q.Limit], groups[q.Limit-1].Group
+	}
+	r := &Report{Groups: make([]GroupReport, 0, len(groups))}
 	for _, gr := range groups {
-		if q.After != "" && gr.Group <= q.After {
-			continue
-		}
-		if !q.Since.IsZero() && before(gr.LastSeen, q.Since) {
-			continue
-		}
-		if q.Limit > 0 && len(r.Groups) == q.Limit {
-			return r, r.Groups[len(r.Groups)-1].Group
-		}
 		r.Groups = append(r.Groups, q.since(*gr))
 	}
-	return r, ""
+	return r, next
 }
 
 // since is gr without the generations and storms that ended before

@@ -114,7 +114,6 @@ func (g *group) supersede(gen *generation, at time.Time) {
 	}
 	gen.phase = phaseSuperseded
 	g.computeDiff(gen)
-	g.forgetReportOnly(gen)
 	var waiting []string
 	for _, id := range gen.memberIDs() {
 		if m := gen.members[id]; m.joinSeen && !m.synced {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // Retention is how much history a live engine keeps in memory, so that a
@@ -19,6 +21,13 @@ type Retention struct {
 	Generations int
 	MaxAge      time.Duration
 }
+
+// StreamRetention is what a consumer of entries alone needs kept (kproxy
+// replay --format text or jsonl, through Retaining): the last
+// StreamingGenerations generations of each group, which late exchanges are
+// checked against, whatever their age, and every group. Memory then does
+// not grow with the length of the input; a Report covers only what is kept.
+var StreamRetention = Retention{Generations: StreamingGenerations}
 
 // DefaultRetention is serve's: the last 10 generations of each group, for
 // at most a day. With 2,000 groups rebalancing often, that is about 20,000
@@ -75,12 +84,14 @@ func (r Retention) Validate() error {
 }
 
 // Retain drops, as of the latest event time, what r does not keep: groups
-// quiet for r.MaxAge, then of each group the generations beyond the last
-// r.Generations or that ended more than r.MaxAge ago, and the storms
-// that ended before the first generation kept (an active storm keeps its
-// latest r.Generations rebalances). It is called at the pipeline's
-// boundary (see Live), not by the handlers, which always work on
-// everything kept. Horizon says from when on the history kept is whole.
+// quiet for r.MaxAge, then of each group the generations that ended more
+// than r.MaxAge ago, and the storms that ended before the first generation
+// kept (an active storm keeps its latest r.Generations rebalances). The
+// count of generations, r.Generations, is the engine's
+// Config.MaxGenerations, applied as each generation forms: NewLive sets
+// it. Retain is called at the pipeline's boundary (see Live), not by the
+// handlers, which always work on everything kept. Horizon says from when
+// on the history kept is whole.
 func (e *Engine) Retain(r Retention) {
 	var cutoff time.Time
 	if r.MaxAge > 0 {
@@ -101,6 +112,37 @@ func (e *Engine) Retain(r Retention) {
 	e.quiet = e.quiet[:0]
 	for range e.groups {
 		e.quiet = append(e.quiet, time.Time{}) // the next sweep visits every group once
+	}
+}
+
+// Retaining is an Engine that applies a Retention as events come, at the
+// pipeline's boundary: after the batch of events during which event time
+// passed a minute since the last Retain. Its handlers work as an Engine's
+// always do; what they tell is the same, and only what is kept differs.
+// Live does the same for serve, as it publishes.
+type Retaining struct {
+	*Engine
+	retain     Retention
+	retainedAt time.Time // event time of the last Retain
+}
+
+// NewRetaining returns an Engine with cfg keeping what r says (see
+// Retention). Config.MaxGenerations is r.Generations when that is set. A
+// zero r keeps what New's Engine keeps.
+func NewRetaining(cfg Config, r Retention) *Retaining {
+	if r.Generations > 0 {
+		cfg.MaxGenerations = r.Generations
+	}
+	return &Retaining{Engine: New(cfg), retain: r}
+}
+
+// AddEvents adds events (see Engine.AddEvents), then applies the
+// retention once a minute of event time.
+func (e *Retaining) AddEvents(events []decode.Event) {
+	e.Engine.AddEvents(events)
+	if e.retain != (Retention{}) && e.now.Sub(e.retainedAt) >= time.Minute {
+		e.Retain(e.retain)
+		e.retainedAt = e.now
 	}
 }
 
@@ -125,10 +167,7 @@ func (e *Engine) forget(g *group) {
 // retain applies r to one group; cutoff is the latest event time less
 // r.MaxAge, zero without an age limit.
 func (g *group) retain(r Retention, cutoff time.Time) {
-	n := 0
-	if r.Generations > 0 && len(g.gens) > r.Generations {
-		n = len(g.gens) - r.Generations
-	}
+	n := 0 // the count, r.Generations, is Config.MaxGenerations (see keep)
 	if !cutoff.IsZero() {
 		// A generation ended when the next one started. The last
 		// StreamingGenerations stay whatever their age: late exchanges

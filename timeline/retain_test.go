@@ -71,7 +71,7 @@ func TestRetain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := New(Config{})
+			e := New(Config{MaxGenerations: tt.retain.Generations}) // as NewLive makes it
 			for _, ev := range evs {
 				e.Add(ev)
 			}

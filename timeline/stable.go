@@ -22,23 +22,6 @@ func (g *group) checkStable(gen *generation) {
 	g.computeDiff(gen)
 	g.emitPlan(gen)
 	g.emitStable(gen)
-	g.forgetReportOnly(gen)
-}
-
-// forgetReportOnly drops, in a Streaming engine, what only Report reads of
-// gen once its plan and stable entries are out (or it was superseded): its
-// members' added and kept partitions, its unassigned partitions, its
-// members without any and its commits during revocation (attach keeps no
-// more). What members revoked stays: later entries read it (a cooperative
-// follow-up's trigger, an unsettled generation at Close).
-func (g *group) forgetReportOnly(gen *generation) {
-	if !g.e.cfg.Streaming {
-		return
-	}
-	for _, m := range gen.members {
-		m.added, m.kept = nil, nil
-	}
-	gen.unassigned, gen.nothing, gen.commits = nil, nil, nil
 }
 
 // before is what m owned before gen: nothing for a new member, its
@@ -100,9 +83,6 @@ func (g *group) computeDiff(gen *generation) {
 		}
 		known = append(known, prev)
 		m.added, m.revoked, m.kept = diff(prev, cur)
-		if g.e.cfg.Streaming {
-			m.kept = nil // only Report reads it: not kept for the generation's life
-		}
 	}
 	if prev := gen.prev; prev != nil {
 		for _, pm := range prev.members {

@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 )
@@ -25,8 +24,8 @@ type stormMark struct {
 // previous, that reached the storm threshold.
 type storm struct {
 	from, to time.Time
-	// marks are its rebalances; a Streaming engine keeps only those that
-	// started it, so that a storm that never ends does not grow.
+	// marks are its rebalances (of a storm under way, Retain keeps the
+	// latest few).
 	marks   []stormMark
 	count   int       // rebalances in the storm
 	last    stormMark // the latest of them
@@ -57,9 +56,7 @@ func (g *group) countRebalance(gen *generation) {
 	}
 	s.window = s.window[cut:]
 	if st := s.active; st != nil {
-		if !g.e.cfg.Streaming {
-			st.marks = append(st.marks, mark)
-		}
+		st.marks = append(st.marks, mark)
 		st.count++
 		st.last, st.to = mark, mark.at
 		return
@@ -84,9 +81,6 @@ func (g *group) endStorm(at time.Time) {
 	}
 	g.storm.active = nil
 	st.ended, st.endedAt = true, at
-	if g.e.cfg.Streaming {
-		g.storm.storms = slices.DeleteFunc(g.storm.storms, func(s *storm) bool { return s == st })
-	}
 	g.emit(at, KindStormEnded, st.last.gen, "", fmt.Sprintf("storm over: %d rebalances from %s to %s",
 		st.count, clock(st.from, g.e.cfg.Location), clock(st.to, g.e.cfg.Location)), map[string]any{"rebalances": st.count})
 }

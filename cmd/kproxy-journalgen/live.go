@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -25,13 +26,25 @@ import (
 // pipeline as serve builds it (a JSON log at info, thrown away; the live
 // timeline keeping what retain says, publishing snapshots), and prints,
 // every tick of traffic time, the exchanges and generations so far, the
-// groups kept and the process's resident memory: what serve would hold
-// after running that long.
+// groups kept, the process's resident memory and heap in use, and the
+// heap still live after a collection: what serve would hold after running
+// that long.
 //
-// With diagnosis, the diagnosis runs beside the timeline as serve runs it
-// (diagnose.Live, forgetting what the retention forgets; each finding
+// With o.diagnosis, the diagnosis runs beside the timeline as serve runs
+// it (diagnose.Live, forgetting what the retention forgets; each finding
 // logged at warn, a block after each storm).
-func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retention, diagnosis bool, out io.Writer) error {
+func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	var gens uint64
@@ -43,8 +56,8 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 	}}
 	var live *timeline.Live
 	var decoded []pipeline.DecodedConsumer
-	if diagnosis {
-		d := diagnose.NewLive(tcfg, retain, diagnose.Config{Forget: retain.MaxAge},
+	if o.diagnosis {
+		d := diagnose.NewLive(tcfg, o.retain, diagnose.Config{Forget: o.retain.MaxAge},
 			func(f diagnose.Finding) {
 				log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)), zap.Any("evidence", f.Evidence))
 			},
@@ -53,7 +66,7 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 			})
 		live, decoded = d.Timeline(), []pipeline.DecodedConsumer{d}
 	} else {
-		live = timeline.NewLive(tcfg, retain)
+		live = timeline.NewLive(tcfg, o.retain)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	published := make(chan struct{})
@@ -64,8 +77,8 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 	src := &spanSource{tr: tr}
 	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
 	start := time.Now()
-	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "wall")
-	for at := tick; at <= span; at += tick {
+	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "live_mb", "wall")
+	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
 		if err := pl.Run(context.Background(), src); err != nil {
 			cancel()
@@ -73,12 +86,45 @@ func liveRun(tr *synth.Traffic, span, tick time.Duration, retain timeline.Retent
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
-			live.Snapshot().Len(), float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20), time.Since(start).Round(time.Second))
+		inuse, resident := ms.HeapInuse, rss()
+		runtime.GC() // what is left is what the run holds
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
+			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
+			time.Since(start).Round(time.Second))
+	}
+	if o.heapProfile != "" {
+		if err := writeHeapProfile(o.heapProfile); err != nil {
+			cancel()
+			return err
+		}
 	}
 	cancel()
 	<-published
 	return nil
+}
+
+// liveOptions are liveRun's settings, from the -live flags.
+type liveOptions struct {
+	span, tick              time.Duration // traffic time to run, and between lines
+	retain                  timeline.Retention
+	diagnosis               bool   // run serve's live diagnosis beside the timeline
+	cpuProfile, heapProfile string // files to write profiles to, or ""
+}
+
+// writeHeapProfile writes the heap's live objects, after a collection, to
+// path; called while the run's timeline is still in use.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return f.Close()
 }
 
 // spanSource hands out the traffic's exchanges completed up to upTo

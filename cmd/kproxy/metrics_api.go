@@ -13,12 +13,27 @@ import (
 // apiMetrics counts the exchanges the pipeline reads, per API: the group
 // APIs kproxy watches (the proxy hands out no others). It is a consumer of
 // the pipeline, of its exchanges (requests, round trips) and of its events
-// (error codes), so it adds no work to the proxy's path.
+// (error codes), so it adds no work to the proxy's path. The pipeline's
+// goroutine alone calls Append and AddEvents, so the label children they
+// look up once are cached without a lock.
 type apiMetrics struct {
 	requests *prometheus.CounterVec
 	errors   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	apis  map[int16]apiChildren           // by API key
+	errs  map[apiError]prometheus.Counter // by API key and error code
+	codes []int16                         // appendErrors' buffer, reused
 }
+
+// apiChildren are one API's request counter and round-trip histogram.
+type apiChildren struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// apiError is an API key and an error code its responses carried.
+type apiError struct{ key, code int16 }
 
 var (
 	_ pipeline.ExchangeConsumer = (*apiMetrics)(nil)
@@ -41,6 +56,8 @@ func newAPIMetrics() *apiMetrics {
 			Help:    "Broker round trip of the observed APIs as kproxy sees it: request read from the client to response read from the broker.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}, []string{"api"}),
+		apis: map[int16]apiChildren{},
+		errs: map[apiError]prometheus.Counter{},
 	}
 }
 
@@ -50,10 +67,15 @@ func apiName(key int16) string { return kmsg.NameForKey(key) }
 
 // Append counts one exchange and its broker round trip.
 func (m *apiMetrics) Append(x *decode.Exchange) {
-	api := apiName(x.APIKey)
-	m.requests.WithLabelValues(api).Inc()
+	c, ok := m.apis[x.APIKey]
+	if !ok {
+		api := apiName(x.APIKey)
+		c = apiChildren{requests: m.requests.WithLabelValues(api), duration: m.duration.WithLabelValues(api)}
+		m.apis[x.APIKey] = c
+	}
+	c.requests.Inc()
 	if d := x.Latency(); d > 0 {
-		m.duration.WithLabelValues(api).Observe(d.Seconds())
+		c.duration.Observe(d.Seconds())
 	}
 }
 
@@ -64,15 +86,23 @@ func (m *apiMetrics) Dropped(uint64, time.Time) {}
 // AddEvents counts the error codes the events' responses carry.
 func (m *apiMetrics) AddEvents(events []decode.Event) {
 	for i := range events {
-		for _, code := range eventErrors(&events[i]) {
-			m.errors.WithLabelValues(apiName(events[i].APIKey), decode.ErrorName(code)).Inc()
+		ev := &events[i]
+		m.codes = appendErrors(m.codes[:0], ev)
+		for _, code := range m.codes {
+			k := apiError{ev.APIKey, code}
+			c, ok := m.errs[k]
+			if !ok {
+				c = m.errors.WithLabelValues(apiName(ev.APIKey), decode.ErrorName(code))
+				m.errs[k] = c
+			}
+			c.Inc()
 		}
 	}
 }
 
-// eventErrors lists the non-zero error codes of an event's response.
-func eventErrors(ev *decode.Event) []int16 {
-	var codes []int16
+// appendErrors appends the non-zero error codes of an event's response to
+// codes.
+func appendErrors(codes []int16, ev *decode.Event) []int16 {
 	add := func(c int16) {
 		if c != 0 {
 			codes = append(codes, c)

@@ -221,3 +221,41 @@ func names[S any](ms []metric[S]) []string {
 	}
 	return out
 }
+
+// TestAPIMetricsNoAllocations: once an API and error have been seen,
+// counting more of them allocates nothing (the label children are cached,
+// the error codes' buffer reused).
+func TestAPIMetricsNoAllocations(t *testing.T) {
+	m, x, evs := apiMetricsLoad()
+	if n := testing.AllocsPerRun(100, func() {
+		m.Append(x)
+		m.AddEvents(evs)
+	}); n != 0 {
+		t.Errorf("%v allocations per exchange; want 0", n)
+	}
+}
+
+// BenchmarkAPIMetrics counts one OffsetCommit exchange with a failed
+// partition per iteration.
+func BenchmarkAPIMetrics(b *testing.B) {
+	m, x, evs := apiMetricsLoad()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Append(x)
+		m.AddEvents(evs)
+	}
+}
+
+// apiMetricsLoad is per-API metrics with an OffsetCommit exchange and its
+// event (one partition failed) counted once.
+func apiMetricsLoad() (*apiMetrics, *decode.Exchange, []decode.Event) {
+	m := newAPIMetrics()
+	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
+	x := &decode.Exchange{APIKey: int16(kmsg.OffsetCommit), RequestAt: at, ResponseAt: at.Add(2 * time.Millisecond)}
+	evs := []decode.Event{{APIKey: int16(kmsg.OffsetCommit), Group: "g", OffsetCommit: &decode.OffsetCommit{
+		Topics: []decode.CommitTopic{{Topic: "t", Partitions: []decode.CommitPartition{
+			{Partition: 0}, {Partition: 1, ErrorCode: kerr.UnknownMemberID.Code}}}}}}}
+	m.Append(x)
+	m.AddEvents(evs)
+	return m, x, evs
+}

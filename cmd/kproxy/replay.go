@@ -147,10 +147,11 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		}
 	}
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
+	var retain timeline.Retention // the whole report keeps everything
 	if !wholeReport(o.format) {
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
-		cfg.Streaming = true
+		retain = timeline.StreamRetention
 		cfg.OnEntry = func(e timeline.Entry) {
 			if o.group != "" && e.Group != o.group {
 				return
@@ -173,7 +174,6 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		// that the blocks are the ones serve logs. Its report must still
 		// hold a storm once it has ended, so the timeline does not stream:
 		// the retention's generations bound its memory instead.
-		cfg.Streaming = false
 		live := diagnose.NewLive(cfg, timeline.DefaultRetention, diagnose.Config{Forget: timeline.DefaultRetention.MaxAge}, nil,
 			func(group string, fs []diagnose.Finding) {
 				if o.group == "" || group == o.group {
@@ -183,7 +183,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		s.timeline, s.decoded = live.Timeline(), []pipeline.DecodedConsumer{live}
 		s.settle, report = live.Close, live.Timeline().Report
 	} else {
-		eng := timeline.New(cfg)
+		eng := timeline.NewRetaining(cfg, retain)
 		s.timeline, report = eng, eng.Report
 	}
 	undecoded, err := tell(ctx, in.Source, s)

@@ -159,7 +159,11 @@ func BenchmarkReplayMemory(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						k, err := retained(dir, timeline.Config{Streaming: format != "json"})
+						r := timeline.StreamRetention
+						if format == "json" {
+							r = timeline.Retention{}
+						}
+						k, err := retained(dir, r)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -190,28 +194,27 @@ func heapLive() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// retained reads the journal at dir through decode and a timeline with cfg
-// (entries rendered to io.Discard) and returns the heap they hold at the
-// end, above what was live before.
-func retained(dir string, cfg timeline.Config) (uint64, error) {
+// retained reads the journal at dir through decode and a timeline keeping
+// what r says (entries rendered to io.Discard) and returns the heap they
+// hold at the end, above what was live before.
+func retained(dir string, r timeline.Retention) (uint64, error) {
 	runtime.GC()
 	base := heapLive()
-	r, err := journal.OpenReader(dir)
+	jr, err := journal.OpenReader(dir)
 	if err != nil {
 		return 0, err
 	}
-	defer r.Close()
-	cfg.OnEntry = func(e timeline.Entry) { timeline.WriteEntryText(io.Discard, e) }
-	eng := timeline.New(cfg)
+	defer jr.Close()
+	eng := timeline.NewRetaining(timeline.Config{OnEntry: func(e timeline.Entry) { timeline.WriteEntryText(io.Discard, e) }}, r)
 	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}})
-	if err := pl.Run(context.Background(), pipeline.Journal(r)); err != nil {
+	if err := pl.Run(context.Background(), pipeline.Journal(jr)); err != nil {
 		return 0, err
 	}
 	runtime.GC()
 	live := heapLive()
 	runtime.KeepAlive(eng)
 	runtime.KeepAlive(pl)
-	runtime.KeepAlive(r)
+	runtime.KeepAlive(jr)
 	return live - min(live, base), nil
 }
 

@@ -18,7 +18,7 @@ import (
 
 // TestStreamingTimelineSameEntries replays synthetic journals of both
 // mixes (many generations per group) through a timeline that keeps
-// everything and one with Config.Streaming, as replay uses for text and
+// everything and one keeping StreamRetention, as replay uses for text and
 // jsonl: the entries are the same.
 func TestStreamingTimelineSameEntries(t *testing.T) {
 	for _, mix := range []synth.Mix{synth.Realistic, synth.RebalanceHeavy} {
@@ -29,8 +29,8 @@ func TestStreamingTimelineSameEntries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			full, gens := timelineText(t, dir, timeline.Config{})
-			streamed, _ := timelineText(t, dir, timeline.Config{Streaming: true})
+			full, gens := timelineText(t, dir, timeline.Retention{})
+			streamed, _ := timelineText(t, dir, timeline.StreamRetention)
 			if gens <= timeline.StreamingGenerations {
 				t.Fatalf("the journal has at most %d generations per group; want more than %d to test streaming", gens, timeline.StreamingGenerations)
 			}
@@ -41,14 +41,13 @@ func TestStreamingTimelineSameEntries(t *testing.T) {
 	}
 }
 
-// timelineText runs the journal at dir through decode and a timeline with
-// cfg and returns its entries as text, and the most generations a group
-// of the report has.
-func timelineText(t *testing.T, dir string, cfg timeline.Config) (string, int) {
+// timelineText runs the journal at dir through decode and a timeline
+// keeping what keep says and returns its entries as text, and the most
+// generations a group of the report has.
+func timelineText(t *testing.T, dir string, keep timeline.Retention) (string, int) {
 	t.Helper()
 	var b strings.Builder
-	cfg.OnEntry = func(e timeline.Entry) { timeline.WriteEntryText(&b, e) }
-	eng := timeline.New(cfg)
+	eng := timeline.NewRetaining(timeline.Config{OnEntry: func(e timeline.Entry) { timeline.WriteEntryText(&b, e) }}, keep)
 	r, err := journal.OpenReader(dir)
 	if err != nil {
 		t.Fatal(err)
