@@ -185,7 +185,8 @@ type Merger struct {
 	events    []decode.Event
 	dropped   uint64           // lost since the last exchange handed out
 	lastOut   time.Time        // the corrected time of the last exchange handed out
-	blind     []pipeline.Blind // found since the last TakeBlind
+	found     []pipeline.Blind // found silent, by At, not yet due
+	blind     []pipeline.Blind // due: the merged stream has passed their At
 	// addrs are the client addresses handed out, by the instance that
 	// first saw each (see qualify).
 	addrs map[string]*addrOwner
@@ -441,8 +442,10 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 			}
 		}
 		if best == nil || (!final && bestAt.After(ready)) {
+			m.release(ready, final)
 			return nil, 0, false
 		}
+		m.release(bestAt, false)
 		it := heap.Pop(&best.pending).(*item)
 		best.next = it.seq + 1
 		if m.lastOut.Sub(bestAt) > m.cfg.Hold {
@@ -504,8 +507,9 @@ func (m *Merger) findSilent() {
 		}
 		r.silent = true
 		for _, grp := range sortedKeys(r.groups) {
-			m.blind = append(m.blind, pipeline.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
+			m.found = append(m.found, pipeline.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
 		}
+		slices.SortStableFunc(m.found, func(a, b pipeline.Blind) int { return a.At.Compare(b.At) })
 		g := Gap{Instance: r.instance, From: r.lastSeen}
 		m.stats.Gaps = append(m.stats.Gaps, g)
 		if m.cfg.OnGap != nil {
@@ -514,8 +518,27 @@ func (m *Merger) findSilent() {
 	}
 }
 
-// TakeBlind returns the groups found blind since the last call: those
-// whose exchanges a run that went silent had published.
+// release makes due the blind groups found whose At is before until (all
+// of them when all is set): the merged stream is about to hand out, or has
+// handed out, everything before it. Found while records are read ahead,
+// they must reach the timeline in order with the exchanges, or it would be
+// told of a silence before it knows the group.
+func (m *Merger) release(until time.Time, all bool) {
+	n := 0
+	for n < len(m.found) && (all || m.found[n].At.Before(until)) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	m.blind = append(m.blind, m.found[:n]...)
+	m.found = append(m.found[:0], m.found[n:]...)
+}
+
+// TakeBlind returns the groups found blind, due since the last call: those
+// whose exchanges a run that went silent had published, once the merged
+// stream has handed out what came before the silence. Taken after each
+// Next, they belong before the exchange it returned.
 func (m *Merger) TakeBlind() []pipeline.Blind {
 	b := m.blind
 	m.blind = nil
