@@ -190,7 +190,9 @@ type Merger struct {
 	// addrs are the client addresses handed out, by the instance that
 	// first saw each (see qualify).
 	addrs map[string]*addrOwner
-	stats MergeStats
+	// estimates are the latest clock offset estimates, by instance id.
+	estimates map[string][]time.Duration
+	stats     MergeStats
 }
 
 // NewMerger returns an empty Merger with cfg, defaults applied.
@@ -198,7 +200,7 @@ func NewMerger(cfg MergeConfig) *Merger {
 	cfg.defaults()
 	return &Merger{cfg: cfg, runs: map[string]*run{}, parts: map[int32]*partState{},
 		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}},
-		addrs: map[string]*addrOwner{}}
+		addrs: map[string]*addrOwner{}, estimates: map[string][]time.Duration{}}
 }
 
 // Expect says partition p has records to read: until it is caught up, the
@@ -378,18 +380,32 @@ func (m *Merger) learn(ra *run, a time.Time, rb *run, b time.Time) {
 	m.setOffset(rb, b.Sub(ra.corrected(a)))
 }
 
-// setOffset gives r's instance the clock offset est, unless it is beyond
-// MaxSkew, or within syncTolerance of what it has.
+// offsetSamples is how many of an instance's latest offset estimates its
+// offset is the median of: one estimate is one moment two processes
+// observed some milliseconds apart on a busy machine, and an odd one must
+// not move every timestamp of the story.
+const offsetSamples = 5
+
+// setOffset takes est, an estimate of r's instance's clock offset, unless
+// it is beyond MaxSkew, and gives the instance the median of its latest
+// estimates, taken as none within syncTolerance of none, unless that is
+// within syncTolerance of what it has.
 func (m *Merger) setOffset(r *run, est time.Duration) {
 	if est > m.cfg.MaxSkew || est < -m.cfg.MaxSkew {
 		m.stats.SkewRefused++
 		return
 	}
-	if r.anchored && abs(est-r.offset) <= syncTolerance {
-		return
+	ss := append(m.estimates[r.instance], est)
+	if len(ss) > offsetSamples {
+		ss = ss[len(ss)-offsetSamples:]
 	}
-	if !r.anchored && abs(est) <= syncTolerance {
+	m.estimates[r.instance] = ss
+	est = median(ss)
+	if abs(est) <= syncTolerance {
 		est = 0
+	}
+	if r.anchored && (est == r.offset || (est != 0 && abs(est-r.offset) <= syncTolerance)) {
+		return
 	}
 	for _, o := range m.order {
 		if o.instance == r.instance {
@@ -401,6 +417,16 @@ func (m *Merger) setOffset(r *run, est time.Duration) {
 	} else {
 		delete(m.stats.Offsets, r.instance)
 	}
+}
+
+// median is the median of ds, the mean of the middle two for an even count.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Sorted(slices.Values(ds))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return s[n/2-1] + (s[n/2]-s[n/2-1])/2
 }
 
 func abs(d time.Duration) time.Duration {

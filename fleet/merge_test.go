@@ -145,6 +145,30 @@ func TestMerger(t *testing.T) {
 			offsets: map[string]time.Duration{},
 		},
 		{
+			name: "two estimates of one clock whose median is within the tolerance: times kept",
+			adds: []add{
+				{inst: "a", seq: 0, x: join(1, 2, ms(1200))},
+				{inst: "b", seq: 0, part: 1, x: join(2, 2, ms(1202))},
+				{inst: "a", seq: 1, x: join(3, 3, ms(2200))},
+				{inst: "b", seq: 1, part: 1, x: join(4, 3, ms(2214))}, // observed 14 ms late
+			},
+			want:    "1@1200 2@1202 3@2200 4@2214",
+			offsets: map[string]time.Duration{},
+		},
+		{
+			name: "a clock 1.5 s ahead is corrected by the median of its estimates",
+			adds: []add{
+				{inst: "a", seq: 0, x: join(1, 2, ms(1200))},
+				{inst: "b", seq: 0, part: 1, x: join(2, 2, ms(2730))}, // observed 30 ms late
+				{inst: "a", seq: 1, x: join(3, 3, ms(2200))},
+				{inst: "b", seq: 1, part: 1, x: join(4, 3, ms(3702))},
+				{inst: "a", seq: 2, x: join(5, 4, ms(3200))},
+				{inst: "b", seq: 2, part: 1, x: join(6, 4, ms(4701))},
+			},
+			want:    "1@1200 2@1228 3@2200 4@2200 6@3199 5@3200",
+			offsets: map[string]time.Duration{"b": 1502 * time.Millisecond},
+		},
+		{
 			name:    "an offset beyond max-skew is refused",
 			maxSkew: time.Second,
 			adds: []add{
