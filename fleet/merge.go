@@ -185,11 +185,14 @@ type Merger struct {
 	events    []decode.Event
 	dropped   uint64           // lost since the last exchange handed out
 	lastOut   time.Time        // the corrected time of the last exchange handed out
-	blind     []pipeline.Blind // found since the last TakeBlind
+	found     []pipeline.Blind // found silent, by At, not yet due
+	blind     []pipeline.Blind // due: the merged stream has passed their At
 	// addrs are the client addresses handed out, by the instance that
 	// first saw each (see qualify).
 	addrs map[string]*addrOwner
-	stats MergeStats
+	// estimates are the latest clock offset estimates, by instance id.
+	estimates map[string][]time.Duration
+	stats     MergeStats
 }
 
 // NewMerger returns an empty Merger with cfg, defaults applied.
@@ -197,7 +200,7 @@ func NewMerger(cfg MergeConfig) *Merger {
 	cfg.defaults()
 	return &Merger{cfg: cfg, runs: map[string]*run{}, parts: map[int32]*partState{},
 		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}},
-		addrs: map[string]*addrOwner{}}
+		addrs: map[string]*addrOwner{}, estimates: map[string][]time.Duration{}}
 }
 
 // Expect says partition p has records to read: until it is caught up, the
@@ -377,18 +380,32 @@ func (m *Merger) learn(ra *run, a time.Time, rb *run, b time.Time) {
 	m.setOffset(rb, b.Sub(ra.corrected(a)))
 }
 
-// setOffset gives r's instance the clock offset est, unless it is beyond
-// MaxSkew, or within syncTolerance of what it has.
+// offsetSamples is how many of an instance's latest offset estimates its
+// offset is the median of: one estimate is one moment two processes
+// observed some milliseconds apart on a busy machine, and an odd one must
+// not move every timestamp of the story.
+const offsetSamples = 5
+
+// setOffset takes est, an estimate of r's instance's clock offset, unless
+// it is beyond MaxSkew, and gives the instance the median of its latest
+// estimates, taken as none within syncTolerance of none, unless that is
+// within syncTolerance of what it has.
 func (m *Merger) setOffset(r *run, est time.Duration) {
 	if est > m.cfg.MaxSkew || est < -m.cfg.MaxSkew {
 		m.stats.SkewRefused++
 		return
 	}
-	if r.anchored && abs(est-r.offset) <= syncTolerance {
-		return
+	ss := append(m.estimates[r.instance], est)
+	if len(ss) > offsetSamples {
+		ss = ss[len(ss)-offsetSamples:]
 	}
-	if !r.anchored && abs(est) <= syncTolerance {
+	m.estimates[r.instance] = ss
+	est = median(ss)
+	if abs(est) <= syncTolerance {
 		est = 0
+	}
+	if r.anchored && (est == r.offset || (est != 0 && abs(est-r.offset) <= syncTolerance)) {
+		return
 	}
 	for _, o := range m.order {
 		if o.instance == r.instance {
@@ -400,6 +417,16 @@ func (m *Merger) setOffset(r *run, est time.Duration) {
 	} else {
 		delete(m.stats.Offsets, r.instance)
 	}
+}
+
+// median is the median of ds, the mean of the middle two for an even count.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Sorted(slices.Values(ds))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return s[n/2-1] + (s[n/2]-s[n/2-1])/2
 }
 
 func abs(d time.Duration) time.Duration {
@@ -441,8 +468,10 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 			}
 		}
 		if best == nil || (!final && bestAt.After(ready)) {
+			m.release(ready, final)
 			return nil, 0, false
 		}
+		m.release(bestAt, false)
 		it := heap.Pop(&best.pending).(*item)
 		best.next = it.seq + 1
 		if m.lastOut.Sub(bestAt) > m.cfg.Hold {
@@ -504,8 +533,9 @@ func (m *Merger) findSilent() {
 		}
 		r.silent = true
 		for _, grp := range sortedKeys(r.groups) {
-			m.blind = append(m.blind, pipeline.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
+			m.found = append(m.found, pipeline.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
 		}
+		slices.SortStableFunc(m.found, func(a, b pipeline.Blind) int { return a.At.Compare(b.At) })
 		g := Gap{Instance: r.instance, From: r.lastSeen}
 		m.stats.Gaps = append(m.stats.Gaps, g)
 		if m.cfg.OnGap != nil {
@@ -514,8 +544,27 @@ func (m *Merger) findSilent() {
 	}
 }
 
-// TakeBlind returns the groups found blind since the last call: those
-// whose exchanges a run that went silent had published.
+// release makes due the blind groups found whose At is before until (all
+// of them when all is set): the merged stream is about to hand out, or has
+// handed out, everything before it. Found while records are read ahead,
+// they must reach the timeline in order with the exchanges, or it would be
+// told of a silence before it knows the group.
+func (m *Merger) release(until time.Time, all bool) {
+	n := 0
+	for n < len(m.found) && (all || m.found[n].At.Before(until)) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	m.blind = append(m.blind, m.found[:n]...)
+	m.found = append(m.found[:0], m.found[n:]...)
+}
+
+// TakeBlind returns the groups found blind, due since the last call: those
+// whose exchanges a run that went silent had published, once the merged
+// stream has handed out what came before the silence. Taken after each
+// Next, they belong before the exchange it returned.
 func (m *Merger) TakeBlind() []pipeline.Blind {
 	b := m.blind
 	m.blind = nil

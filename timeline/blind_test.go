@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"github.com/kproxy-dev/kproxy/decode"
+
 	"strings"
 	"testing"
 )
@@ -72,5 +74,51 @@ func TestBlindEndsWithStableGeneration(t *testing.T) {
 	}
 	if e.byID["g"].blind {
 		t.Error("still blind once generation 1 is stable")
+	}
+}
+
+// TestBlindDeparture: B's heartbeats stop at 9 s and generation 2 forms
+// at 33 s with A alone. Told nothing, the engine infers B's session
+// expired at 19 s; told that B's proxy went silent at 9.5 s, it must not
+// infer it when classifying B's departure or the rebalance's cause: the
+// coordinator dropped B when the join phase ended, for a cause not seen.
+func TestBlindDeparture(t *testing.T) {
+	tests := []struct {
+		name        string
+		blind       bool
+		trigger     string
+		departedHow string
+	}{
+		{"not blind: the expiry is inferred", false, TriggerSessionTimeout, DepartSessionTimeout},
+		{"blind: no expiry invented", true, TriggerUnknown, DepartDropped},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := twoMembers("g")
+			s.hbs(cA, "A-1", 1, 12, 33) // B's last heartbeat was at 9 s: it would expire at 19 s
+			s.hb(cA, 33, 33.001, "A-1", 1, errRebalanceInProgress)
+			s.join(cA, 33.1, 33.102, jg("A-1", 2, "A-1", "A-1"))
+			all := tp("round_topic", 0, 1, 2)
+			s.sync(cA, 33.103, 33.104, "A-1", 2, all, map[string][]decode.TopicPartitions{"A-1": all})
+			var entries []Entry
+			e := New(Config{OnEntry: func(en Entry) { entries = append(entries, en) }})
+			for _, ev := range s.events() {
+				if tt.blind && !ev.At.Before(sec(9.5)) && len(e.byID["g"].notes) == 0 {
+					e.Blind("g", "zone-b", sec(9.5))
+				}
+				e.Add(ev)
+			}
+			e.Close(sec(34))
+			g2 := genOf(t, e.Report(), "g", 2)
+			if g2.Trigger.Kind != tt.trigger {
+				t.Errorf("trigger %+v; want %s", g2.Trigger, tt.trigger)
+			}
+			if len(g2.Departed) != 1 || g2.Departed[0].MemberID != "B-1" || g2.Departed[0].How != tt.departedHow {
+				t.Errorf("departed %+v; want B-1 %s", g2.Departed, tt.departedHow)
+			}
+			if got := kinds(entries)[KindSessionExpired] > 0; got != !tt.blind {
+				t.Errorf("session expiry entry %v; want %v\n%s", got, !tt.blind, entryLines(entries))
+			}
+		})
 	}
 }

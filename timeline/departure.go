@@ -120,7 +120,7 @@ func (g *group) departures(gen *generation) {
 
 // classifyDeparture says how a member of the previous generation left:
 // LeaveGroup, session timeout (inferred from its last accepted request and
-// its session timeout), or dropped at the end of the join phase.
+// its session timeout, unless the group is blind), or dropped at the end of the join phase.
 func (g *group) classifyDeparture(gen *generation, pm *member) departure {
 	d := departure{member: pm.id, instanceID: pm.instanceID, lost: pm.resolved().clone()}
 	for _, c := range g.causes {
@@ -132,7 +132,10 @@ func (g *group) classifyDeparture(gen *generation, pm *member) departure {
 			return d
 		}
 	}
-	if lm := g.live[pm.id]; lm != nil {
+	// While the group is blind (an instance that saw some of its members
+	// went silent, see Engine.Blind), the member's heartbeats may have gone
+	// unseen: its silence says nothing of its session.
+	if lm := g.live[pm.id]; lm != nil && !g.blind {
 		if exp, ok := lm.sessionEnd(); ok && !exp.After(gen.joinEnd) {
 			d.how, d.at, d.reason = DepartSessionTimeout, exp, expiryReason(lm)
 			return d
