@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -60,8 +61,12 @@ func startKproxyWrapped(t *testing.T, wrap []string, journaled bool, upstream st
 	argv := []string{kproxyBin(), "serve",
 		"--upstream", upstream,
 		"--listen", proxyListen,
-		"--broker-port-base", proxyPortBase,
 		"--admin", "",
+	}
+	// With SNI routing kproxy opens no broker listeners, and refuses a
+	// broker port base.
+	if !slices.Contains(extra, "--sni-host-pattern") {
+		argv = append(argv, "--broker-port-base", proxyPortBase)
 	}
 	argv = append(argv, extra...)
 	journal := ""
