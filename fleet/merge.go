@@ -88,6 +88,9 @@ type MergeStats struct {
 	Offsets map[string]time.Duration
 	// Gaps are the stretches instances were silent, in order found.
 	Gaps []Gap
+	// Pending is how many exchanges and gaps wait in the merge for their
+	// turn; PeakPending the most that ever waited at once.
+	Pending, PeakPending int
 }
 
 // item is one exchange or gap of a run, waiting for its turn.
@@ -286,6 +289,9 @@ func (m *Merger) Add(rec Record, p int32) {
 		return
 	}
 	heap.Push(&r.pending, &item{seq: rec.Seq, x: rec.X, gap: rec.Dropped, at: at})
+	if m.stats.Pending++; m.stats.Pending > m.stats.PeakPending {
+		m.stats.PeakPending = m.stats.Pending
+	}
 }
 
 func later(a, b time.Time) time.Time {
@@ -449,6 +455,15 @@ func (m *Merger) safe() time.Time {
 	return s
 }
 
+// Ahead says partition p has been read further ahead of the least-read
+// partition than the merge needs: by more than Hold. What more is read of
+// it would only wait in the merge, so its reader pauses it. The partition
+// that holds the merge back is never ahead, nor is one caught up.
+func (m *Merger) Ahead(p int32) bool {
+	st := m.parts[p]
+	return st != nil && !st.caughtUp && st.last.Sub(m.safe()) > m.cfg.Hold
+}
+
 // Next returns the next exchange of the merged stream and how many were
 // lost before it, or ok false when none may be handed out yet. final says
 // nothing more will be added: everything pending is handed out.
@@ -473,6 +488,7 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		m.release(bestAt, false)
 		it := heap.Pop(&best.pending).(*item)
+		m.stats.Pending--
 		best.next = it.seq + 1
 		if m.lastOut.Sub(bestAt) > m.cfg.Hold {
 			m.stats.Late++
@@ -593,4 +609,9 @@ func (m *Merger) Stats() MergeStats {
 	}
 	st.Gaps = append([]Gap(nil), m.stats.Gaps...)
 	return st
+}
+
+// Partitions returns the partitions the merge reads, in order.
+func (m *Merger) Partitions() []int32 {
+	return slices.Sorted(maps.Keys(m.parts))
 }

@@ -57,6 +57,7 @@ type Source struct {
 	end    map[int32]int64 // !Follow: where each partition ends
 	done   bool
 	n      int // exchanges handed out
+	paused map[int32]bool
 	closed atomic.Bool
 
 	records atomic.Uint64
@@ -171,8 +172,41 @@ func (s *Source) publish() {
 	s.stats.Store(&st)
 }
 
+// pace pauses fetching the partitions read ahead of the merge (see
+// Merger.Ahead) and resumes the others: uneven partitions would otherwise
+// be read at the pace of the fastest, and what the merge cannot hand out
+// yet would pile up in memory. The partition the merge waits for is never
+// paused, so reading goes on.
+func (s *Source) pace() {
+	var pause, resume []int32
+	for _, p := range s.m.Partitions() {
+		switch ahead := s.m.Ahead(p); {
+		case ahead && !s.paused[p]:
+			pause = append(pause, p)
+		case !ahead && s.paused[p]:
+			resume = append(resume, p)
+		}
+	}
+	if s.paused == nil {
+		s.paused = map[int32]bool{}
+	}
+	for _, p := range pause {
+		s.paused[p] = true
+	}
+	for _, p := range resume {
+		delete(s.paused, p)
+	}
+	if len(pause) > 0 {
+		s.cl.PauseFetchPartitions(map[string][]int32{s.cfg.Topic: pause})
+	}
+	if len(resume) > 0 {
+		s.cl.ResumeFetchPartitions(map[string][]int32{s.cfg.Topic: resume})
+	}
+}
+
 // poll reads one batch of fetches into the merge.
 func (s *Source) poll() error {
+	s.pace()
 	fs := s.cl.PollFetches(context.Background())
 	if fs.IsClientClosed() || s.closed.Load() {
 		s.done = true
