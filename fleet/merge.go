@@ -455,13 +455,20 @@ func (m *Merger) safe() time.Time {
 	return s
 }
 
+// readAhead is how far, in the merged stream's time, a partition may be
+// read ahead of the one the merge waits for before its reader pauses it.
+// Pausing at once (0) makes the reader resume a partition for every fetch
+// and wait out the broker's fetch wait each time: a replay took 5 times
+// as long; a second costs little memory (docs/fleet.md).
+const readAhead = MarkerInterval
+
 // Ahead says partition p has been read further ahead of the least-read
-// partition than the merge needs: by more than Hold. What more is read of
-// it would only wait in the merge, so its reader pauses it. The partition
-// that holds the merge back is never ahead, nor is one caught up.
+// partition than readAhead: what more is read of it would only wait in
+// the merge, so its reader pauses it. The partition that holds the merge
+// back is never ahead, nor is one caught up.
 func (m *Merger) Ahead(p int32) bool {
 	st := m.parts[p]
-	return st != nil && !st.caughtUp && st.last.Sub(m.safe()) > m.cfg.Hold
+	return st != nil && !st.caughtUp && st.last.Sub(m.safe()) > readAhead
 }
 
 // Next returns the next exchange of the merged stream and how many were

@@ -83,9 +83,10 @@ func TestSourceReadAhead(t *testing.T) {
 	if n != total || st.Late != 0 || st.Lost != 0 {
 		t.Fatalf("handed out %d exchanges of %d (late %d, lost %d)", n, total, st.Late, st.Lost)
 	}
-	// Hold (4 s) behind the dense partition and Hold ahead of it, plus a
-	// fetch: about 4*80+2*400+200 = 1,300 records. Read without pauses,
-	// the sparse partitions wait in the merge whole: 3,000 and more.
+	// Hold (4 s) behind the partition the merge waits for and a second
+	// ahead of it, plus a fetch (8 KiB, 2 s of a sparse partition): about
+	// 1,300 records. Read without pauses, the sparse partitions wait in the
+	// merge whole: 3,000 and more.
 	t.Logf("peak pending %d of %d records", st.PeakPending, total)
 	if max := 2000; st.PeakPending > max {
 		t.Errorf("the merge held %d records at once, want at most %d of %d", st.PeakPending, max, total)

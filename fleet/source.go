@@ -130,13 +130,21 @@ func OpenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 		s.done = true
 		return s, nil
 	}
-	opts := append([]kgo.Opt{}, cfg.Client...)
+	// Smaller fetches than kgo's default of 1 MiB a partition: a fetch
+	// reads a sparse partition seconds ahead of a dense one, and what it
+	// reads ahead waits in the merge (docs/fleet.md). cfg.Client may
+	// override it.
+	opts := []kgo.Opt{kgo.FetchMaxPartitionBytes(fetchPartitionBytes)}
+	opts = append(opts, cfg.Client...)
 	opts = append(opts, kgo.ConsumeTopics(cfg.Topic), kgo.ConsumeResetOffset(start))
 	if s.cl, err = kgo.NewClient(opts...); err != nil {
 		return nil, fmt.Errorf("fleet: events client: %w", err)
 	}
 	return s, nil
 }
+
+// fetchPartitionBytes is the most a fetch reads of one partition.
+const fetchPartitionBytes = 256 << 10
 
 // Next returns the next exchange of the merged stream, and how many were
 // lost before it. It blocks while nothing is ready. At the end (the
