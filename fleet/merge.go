@@ -195,6 +195,7 @@ type Merger struct {
 	addrs map[string]*addrOwner
 	// estimates are the latest clock offset estimates, by instance id.
 	estimates map[string][]time.Duration
+	seen      int // runs ever seen, forgotten ones included
 	stats     MergeStats
 }
 
@@ -235,6 +236,7 @@ func (m *Merger) run(rec *Record) *run {
 		}
 	}
 	m.runs[id] = r
+	m.seen++
 	i := 0
 	for i < len(m.order) && (m.order[i].instance < r.instance || (m.order[i].instance == r.instance && m.order[i].id < r.id)) {
 		i++
@@ -491,6 +493,7 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		if best == nil || (!final && bestAt.After(ready)) {
 			m.release(ready, final)
+			m.forget(ready)
 			return nil, 0, false
 		}
 		m.release(bestAt, false)
@@ -545,6 +548,25 @@ func (m *Merger) head(r *run, final bool, ready time.Time) *item {
 	}
 	r.next = it.seq
 	return it
+}
+
+// forget drops the runs that sent their stopping marker, have nothing
+// pending, and were last heard of more than MaxSkew before ready: every
+// partition has been read past what they published, so nothing more of
+// theirs can come in time. A live view would otherwise keep every run
+// of every restart for as long as it follows the topic.
+func (m *Merger) forget(ready time.Time) {
+	n := 0
+	for _, r := range m.order {
+		if r.stopped && len(r.pending) == 0 && ready.Sub(r.lastSeen) > m.cfg.MaxSkew {
+			delete(m.runs, r.instance+"\x00"+r.id)
+			continue
+		}
+		m.order[n] = r
+		n++
+	}
+	clear(m.order[n:])
+	m.order = m.order[:n]
 }
 
 // findSilent reports the runs not heard of for SilentAfter, unless they
@@ -609,7 +631,7 @@ func (m *Merger) Dropped() uint64 {
 // Stats returns the counters so far.
 func (m *Merger) Stats() MergeStats {
 	st := m.stats
-	st.Instances = len(m.runs)
+	st.Instances = m.seen
 	st.Offsets = make(map[string]time.Duration, len(m.stats.Offsets))
 	for k, v := range m.stats.Offsets {
 		st.Offsets[k] = v

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,5 +91,50 @@ func TestSourceReadAhead(t *testing.T) {
 	t.Logf("peak pending %d of %d records", st.PeakPending, total)
 	if max := 2000; st.PeakPending > max {
 		t.Errorf("the merge held %d records at once, want at most %d of %d", st.PeakPending, max, total)
+	}
+}
+
+// TestMergerForgetsStoppedRuns: a run that sent its stopping marker is
+// forgotten once its records are handed out and the stream has passed it
+// by more than the skew; one that stopped without a marker, or whose
+// records are not handed out yet, is kept. Both still count as seen.
+func TestMergerForgetsStoppedRuns(t *testing.T) {
+	tests := []struct {
+		name     string
+		stopping bool
+		until    int // ms of b's last heartbeat
+		want     []string
+	}{
+		{name: "stopped, passed", stopping: true, until: 10000, want: []string{"b"}},
+		{name: "stopped, within hold and skew", stopping: true, until: 5000, want: []string{"a", "b"}},
+		{name: "killed", stopping: false, until: 10000, want: []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMerger(MergeConfig{SilentAfter: time.Hour})
+			for _, a := range []add{
+				{inst: "a", seq: 0, x: hb(1, ms(0))},
+				{inst: "a", marker: true, stopped: tt.stopping, at: ms(100)},
+				{inst: "b", seq: 0, x: hb(2, ms(50))},
+				{inst: "b", seq: 1, x: hb(3, ms(tt.until))},
+			} {
+				m.Add(a.record(), 0)
+			}
+			for {
+				if _, _, ok := m.Next(false); !ok {
+					break
+				}
+			}
+			var got []string
+			for _, r := range m.order {
+				got = append(got, r.instance)
+			}
+			if len(m.runs) != len(got) || !slices.Equal(got, tt.want) {
+				t.Errorf("runs kept %v (%d in the map), want %v", got, len(m.runs), tt.want)
+			}
+			if n := m.Stats().Instances; n != 2 {
+				t.Errorf("Instances = %d, want 2", n)
+			}
+		})
 	}
 }
