@@ -73,8 +73,6 @@ type story struct {
 	// since and until keep the events of exchanges completed in that
 	// window; the timeline is settled as of until (zero: its last event).
 	since, until time.Time
-	// progress, when not nil, draws a progress bar on it (see newProgress).
-	progress io.Writer
 }
 
 // storyTimeline is a timeline tellJournals can feed and settle: a
@@ -112,21 +110,16 @@ func warnUndecoded(w io.Writer, n uint64) {
 }
 
 // tellJournals runs the journals at paths through the pipeline into s's
-// timeline and decoded consumers (see tell). history, diagnose and replay
-// all tell journals this way.
+// timeline and decoded consumers (see tell): history and diagnose tell
+// journals this way; replay, which may read the events topic instead and
+// draws a progress bar, calls tell with its own source (openReplayInput).
 func tellJournals(ctx context.Context, paths []string, s story) (storyStats, error) {
 	r, err := journal.OpenReader(paths...)
 	if err != nil {
 		return storyStats{}, err
 	}
 	defer r.Close()
-	var src pipeline.Source = pipeline.Journal(r)
-	if s.progress != nil {
-		bar := newProgress(s.progress, r.Stats().Bytes)
-		defer bar.clear()
-		src = &progressSource{Source: src, r: r, bar: bar}
-	}
-	undecoded, err := tell(ctx, src, s)
+	undecoded, err := tell(ctx, pipeline.Journal(r), s)
 	return storyStats{read: r.Stats(), undecoded: undecoded}, err
 }
 
