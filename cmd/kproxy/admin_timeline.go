@@ -101,7 +101,12 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 // q.Since again, as replay does.
 func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, error) {
 	eng := timeline.New(h.cfg.storm)
-	if _, err := tellJournals(ctx, []string{h.cfg.dir}, story{timeline: eng, batch: replayBatch, since: q.Since}); err != nil {
+	in, err := openJournalInput([]string{h.cfg.dir}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer in.close()
+	if _, err := tell(ctx, in, story{timeline: eng, batch: replayBatch, since: q.Since}); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	return eng.Report(), nil

@@ -58,7 +58,12 @@ The same journal gives the same bytes.`,
 func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, errOut io.Writer) error {
 	diag := diagnose.New(diagnose.Config{})
 	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry})
-	st, err := tellJournals(ctx, paths, story{timeline: eng, decoded: []pipeline.DecodedConsumer{diag}, since: o.since, until: o.until})
+	in, err := openJournalInput(paths, nil)
+	if err != nil {
+		return fmt.Errorf("diagnose: %w", err)
+	}
+	defer in.close()
+	undecoded, err := tell(ctx, in, story{timeline: eng, decoded: []pipeline.DecodedConsumer{diag}, since: o.since, until: o.until})
 	if err != nil {
 		return fmt.Errorf("diagnose: %w", err)
 	}
@@ -82,7 +87,8 @@ func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, er
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	st.warn(errOut)
+	in.finish(errOut)
+	warnUndecoded(errOut, undecoded)
 	if err != nil {
 		return fmt.Errorf("diagnose: write: %w", err)
 	}

@@ -75,7 +75,7 @@ type story struct {
 	since, until time.Time
 }
 
-// storyTimeline is a timeline tellJournals can feed and settle: a
+// storyTimeline is a timeline tell can feed and settle: a
 // timeline.Engine, or a live one (timeline.Live, diagnose.Live's). It is
 // told of the events topic's silent instances too (pipeline.BlindConsumer).
 type storyTimeline interface {
@@ -89,17 +89,36 @@ var (
 	_ storyTimeline = (*timeline.Live)(nil)
 )
 
-// storyStats is what reading the journals met: damage (warnDamage) and
-// exchanges that did not decode.
-type storyStats struct {
-	read      journal.ReadStats
-	undecoded uint64
+// storyInput is what a story is told from: journals (openJournalInput) or,
+// for replay, the events topic (openTopicInput).
+type storyInput struct {
+	pipeline.Source
+	// close releases the input; finish, once the pipeline has run and
+	// before close, clears the progress bar and tells errOut what could
+	// not be read.
+	close  func()
+	finish func(errOut io.Writer)
 }
 
-// warn writes what s met to w, as replay and diagnose report it.
-func (s storyStats) warn(w io.Writer) {
-	warnDamage(w, s.read)
-	warnUndecoded(w, s.undecoded)
+// openJournalInput opens the journals at paths, as replay, diagnose and
+// history read them. It draws a progress bar on bar when bar is a terminal
+// and the journals are large (nil: never); its finish tells of the damage
+// the reader met (torn tails, corrupt records, exchanges the writer
+// dropped).
+func openJournalInput(paths []string, bar io.Writer) (*storyInput, error) {
+	r, err := journal.OpenReader(paths...)
+	if err != nil {
+		return nil, err
+	}
+	p := newProgress(bar, r.Stats().Bytes)
+	return &storyInput{
+		Source: &progressSource{Source: pipeline.Journal(r), r: r, bar: p},
+		close:  func() { r.Close() },
+		finish: func(errOut io.Writer) {
+			p.clear()
+			warnDamage(errOut, r.Stats())
+		},
+	}, nil
 }
 
 // warnUndecoded says how many exchanges did not decode, if any.
@@ -107,20 +126,6 @@ func warnUndecoded(w io.Writer, n uint64) {
 	if n > 0 {
 		fmt.Fprintf(w, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
 	}
-}
-
-// tellJournals runs the journals at paths through the pipeline into s's
-// timeline and decoded consumers (see tell): history and diagnose tell
-// journals this way; replay, which may read the events topic instead and
-// draws a progress bar, calls tell with its own source (openReplayInput).
-func tellJournals(ctx context.Context, paths []string, s story) (storyStats, error) {
-	r, err := journal.OpenReader(paths...)
-	if err != nil {
-		return storyStats{}, err
-	}
-	defer r.Close()
-	undecoded, err := tell(ctx, pipeline.Journal(r), s)
-	return storyStats{read: r.Stats(), undecoded: undecoded}, err
 }
 
 // tell runs src through the pipeline into s's timeline and decoded

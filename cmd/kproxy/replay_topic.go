@@ -13,8 +13,6 @@ import (
 
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/fleet"
-	"github.com/kproxy-dev/kproxy/journal"
-	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // topicOptions are replay's flags for reading the events topic of a fleet
@@ -69,34 +67,17 @@ func (t *topicOptions) replayArgs(args []string) error {
 	return nil
 }
 
-// replayInput is what replay reads: journals or the events topic.
-type replayInput struct {
-	pipeline.Source
-	// close releases the input; finish, once the pipeline has run,
-	// clears the progress bar and tells errOut what could not be read.
-	close  func()
-	finish func(errOut io.Writer)
-}
-
-// openReplayInput opens the journals at paths, or the topic --from-topic
-// names.
-func openReplayInput(ctx context.Context, paths []string, o replayOptions, errOut io.Writer) (*replayInput, error) {
+// openReplayInput opens the journals at paths, drawing the progress bar
+// on errOut, or the topic --from-topic names.
+func openReplayInput(ctx context.Context, paths []string, o replayOptions, errOut io.Writer) (*storyInput, error) {
 	if o.fromTopic.topic != "" {
 		return openTopicInput(ctx, o)
 	}
-	r, err := journal.OpenReader(paths...)
+	in, err := openJournalInput(paths, errOut)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	bar := newProgress(errOut, r.Stats().Bytes)
-	return &replayInput{
-		Source: &progressSource{Source: pipeline.Journal(r), r: r, bar: bar},
-		close:  func() { r.Close() },
-		finish: func(errOut io.Writer) {
-			bar.clear()
-			warnDamage(errOut, r.Stats())
-		},
-	}, nil
+	return in, nil
 }
 
 // topicOpenTimeout bounds replay's first look at the topic.
@@ -104,7 +85,7 @@ const topicOpenTimeout = 30 * time.Second
 
 // openTopicInput reads the events topic from --since (less the merge's
 // hold) to the end it has now, merging every instance's records.
-func openTopicInput(ctx context.Context, o replayOptions) (*replayInput, error) {
+func openTopicInput(ctx context.Context, o replayOptions) (*storyInput, error) {
 	opts, err := topicClientOpts(o.fromTopic)
 	if err != nil {
 		return nil, err
@@ -120,7 +101,7 @@ func openTopicInput(ctx context.Context, o replayOptions) (*replayInput, error) 
 	if err != nil {
 		return nil, fmt.Errorf("replay: --from-topic: %w", err)
 	}
-	return &replayInput{
+	return &storyInput{
 		Source: src,
 		close:  src.Close,
 		finish: func(errOut io.Writer) { warnFleet(errOut, src.Stats()) },
