@@ -368,13 +368,35 @@ func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding 
 	for i := range out {
 		normalize(&out[i])
 	}
-	slices.SortStableFunc(out, func(a, b Finding) int {
+	return sortFindings(out)
+}
+
+// sortFindings sorts fs by time, then kind and ID, and drops repeated
+// IDs; nil becomes empty.
+func sortFindings(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID))
 	})
-	if out == nil {
-		out = []Finding{}
+	if fs == nil {
+		fs = []Finding{}
 	}
-	return slices.CompactFunc(out, func(a, b Finding) bool { return a.ID == b.ID })
+	return slices.CompactFunc(fs, func(a, b Finding) bool { return a.ID == b.ID })
+}
+
+// groupIDs is every group findingsOf may find something of without a
+// report: those with state, and those with live warnings (a warning
+// outlives the state of a group quiet since; see prune).
+func (e *Engine) groupIDs() []string {
+	ids := make([]string, 0, len(e.groups))
+	for id := range e.groups {
+		ids = append(ids, id)
+	}
+	for _, w := range e.warnings {
+		if e.groups[w.Group] == nil {
+			ids = append(ids, w.Group)
+		}
+	}
+	return ids
 }
 
 // fromReport is the findings read from one group of the timeline's report.

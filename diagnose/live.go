@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // its entries to Entry, and the pipeline then hands each exchange to
 // AddDecoded; a ticker advances the clock when nothing arrives (Advance);
 // admin handlers ask for the findings (Findings, GroupFindings) and for
-// each group's count of them (Counts, kept by publish: no report read).
+// each group's count of them (Counts, kept by publish: no report read);
+// none holds mu while it reads a report.
 // The engine sits behind mu; the timeline keeps its own lock and its
 // lock-free snapshots, and mu is never held while the timeline's lock is
 // taken (Entry is called under the timeline's lock and takes mu).
@@ -336,12 +338,35 @@ func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
 }
 
 // Findings is every finding as of the timeline's last snapshot: it does
-// not wait for the timeline.
+// not wait for the timeline. It holds mu for one group at a time (a
+// group's findings do not depend on other groups'), and links and sorts
+// them without it, so that asking for every group's findings does not
+// hold up the pipeline, whose every exchange takes mu, for as long as
+// they all take to compute.
 func (l *Live) Findings() []Finding {
 	r, _ := l.tl.Snapshot().Report(timeline.Query{})
+	reports := make(map[string]*timeline.GroupReport, len(r.Groups))
+	for i := range r.Groups {
+		reports[r.Groups[i].Group] = &r.Groups[i]
+	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.d.Findings(r)
+	ids := l.d.groupIDs()
+	l.mu.Unlock()
+	for id := range reports {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []Finding
+	for _, id := range slices.Compact(ids) {
+		one := &timeline.Report{}
+		if gr := reports[id]; gr != nil {
+			one.Groups = []timeline.GroupReport{*gr}
+		}
+		l.mu.Lock()
+		out = append(out, l.d.findingsOf(map[string]bool{id: true}, one)...)
+		l.mu.Unlock()
+	}
+	return sortFindings(out)
 }
 
 // GroupFindings is the findings of group as of the timeline's last

@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"bytes"
+	"context"
 	"reflect"
 	"slices"
 	"testing"
@@ -144,4 +146,87 @@ func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wholeFindings is the findings as Live.Findings computed them when it
+// held the engine's lock throughout: the engine's Findings over the
+// snapshot's whole report.
+func wholeFindings(l *Live) []Finding {
+	r, _ := l.Timeline().Snapshot().Report(timeline.Query{})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.d.Findings(r)
+}
+
+// sameFindings fails t unless Live.Findings, which holds the engine's
+// lock one group at a time, equals wholeFindings; it returns how many.
+func sameFindings(t *testing.T, l *Live, when string) int {
+	t.Helper()
+	var got, want bytes.Buffer
+	if err := WriteJSON(&got, l.Findings()); err != nil {
+		t.Fatal(err)
+	}
+	whole := wholeFindings(l)
+	if err := WriteJSON(&want, whole); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("%s: Findings group by group differs from the whole report's:\n%s\nwant\n%s", when, got.String(), want.String())
+	}
+	return len(whole)
+}
+
+// TestLiveFindingsGroupByGroup: Findings, which takes the engine's lock
+// for one group at a time, finds what the engine finds over the whole
+// report under the lock: over generated traffic of many groups, midway
+// (the timeline's snapshot behind the engine) and after Close; and for a
+// warning that outlives its group's state (the member fell silent after
+// the group's last event; the engine and the timeline have forgotten the
+// group since, not yet the warning).
+func TestLiveFindingsGroupByGroup(t *testing.T) {
+	t.Run("generated", func(t *testing.T) {
+		l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, nil, nil)
+		xs := synthExchanges(300, 40_000)
+		run := func(xs []*decode.Exchange) {
+			cfg := pipeline.Config{Events: []pipeline.EventConsumer{l.Timeline()}, Decoded: []pipeline.DecodedConsumer{l}}
+			if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(xs[:30_000])
+		l.Timeline().Publish()
+		run(xs[30_000:])
+		if n := sameFindings(t, l, "midway"); n == 0 {
+			t.Fatal("no finding midway: the traffic tests nothing")
+		}
+		l.Close(time.Time{})
+		sameFindings(t, l, "after Close")
+	})
+	t.Run("warning_outlives_group", func(t *testing.T) {
+		const age = 30 * time.Minute
+		l := NewLive(timeline.Config{}, timeline.Retention{MaxAge: age}, Config{Forget: age}, nil, nil)
+		feedLive(l, sessionTimeout())
+		l.Close(sec(50))
+		l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: sec(58)}}}) // A, silent since 50, is warned of
+		last := l.d.groups["g"].last
+		var after []Finding
+		for _, w := range l.d.warnings {
+			if w.at.After(last) {
+				after = append(after, w)
+			}
+		}
+		if len(after) == 0 {
+			t.Fatalf("no warning after the group's last event at %s: %+v", last, l.d.warnings)
+		}
+		evs := []decode.Event{{At: last.Add(age + time.Second)}}
+		l.Timeline().AddEvents(evs)
+		l.AddDecoded(&pipeline.Decoded{Events: evs})
+		l.Timeline().Publish()
+		if _, ok := l.Timeline().Snapshot().GroupJSON("g"); ok || l.d.groups["g"] != nil {
+			t.Fatalf("g still kept (timeline %v, engine %v); want it forgotten", ok, l.d.groups["g"] != nil)
+		}
+		if n := sameFindings(t, l, "once g is forgotten"); n == 0 {
+			t.Fatal("the warning was forgotten with its group: the case tests nothing")
+		}
+	})
 }
