@@ -380,10 +380,24 @@ func (l *Live) GroupFindings(group string) []Finding {
 	return l.d.findingsOf(map[string]bool{group: true}, r)
 }
 
-// Close settles the timeline as of at (see timeline.Live.Close) and tells
-// what that reveals.
+// Close settles the timeline as of at and publishes its final snapshot
+// (see timeline.Live.Close), and tells what that reveals.
 func (l *Live) Close(at time.Time) {
 	l.tl.Close(at)
+	l.settle(at)
+}
+
+// Settle is Close without the timeline's final snapshot (see
+// timeline.Live.Settle): for replay, which reads the timeline's report,
+// never its snapshot. It tells the same findings and storm blocks;
+// Findings, GroupFindings and Counts read the snapshot as it was.
+func (l *Live) Settle(at time.Time) {
+	l.tl.Settle(at)
+	l.settle(at)
+}
+
+// settle tells what settling the timeline as of at revealed.
+func (l *Live) settle(at time.Time) {
 	l.mu.Lock()
 	l.d.Advance(at)
 	l.mu.Unlock()

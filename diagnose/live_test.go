@@ -230,3 +230,55 @@ func TestLiveFindingsGroupByGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestLiveSettle: Settle tells the same findings and storm blocks as
+// Close, and leaves the timeline's snapshot as it was (Close publishes
+// the final one).
+func TestLiveSettle(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		script  func() *script
+		closeAt float64
+		blocks  int // storm blocks told
+	}{
+		{"session_timeout", sessionTimeout, 50, 0},
+		{"rolling_restart", rollingRestart, 120, 1}, // its storm ends at the end
+		{"duplicate_window", duplicateWindow, 40, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			end := func(settle bool) (told []string, blocks [][]string, snapKept bool) {
+				l := NewLive(timeline.Config{StormWindow: 30 * time.Second}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge},
+					func(f Finding) { told = append(told, f.ID) },
+					func(group string, fs []Finding) {
+						var ids []string
+						for _, f := range fs {
+							ids = append(ids, f.ID)
+						}
+						blocks = append(blocks, ids)
+					})
+				feedLive(l, c.script())
+				before := l.Timeline().Snapshot()
+				if settle {
+					l.Settle(sec(c.closeAt))
+				} else {
+					l.Close(sec(c.closeAt))
+				}
+				return told, blocks, l.Timeline().Snapshot() == before
+			}
+			told, blocks, kept := end(false)
+			if kept {
+				t.Fatal("Close published no snapshot")
+			}
+			if len(told) == 0 || len(blocks) != c.blocks {
+				t.Fatalf("told %v and %d storm blocks; want some, and %d blocks", told, len(blocks), c.blocks)
+			}
+			settledTold, settledBlocks, kept := end(true)
+			if !kept {
+				t.Error("Settle published a snapshot")
+			}
+			if !slices.Equal(settledTold, told) || !reflect.DeepEqual(settledBlocks, blocks) {
+				t.Errorf("Settle told %v, blocks %v; Close told %v, blocks %v", settledTold, settledBlocks, told, blocks)
+			}
+		})
+	}
+}

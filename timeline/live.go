@@ -160,13 +160,19 @@ func (l *Live) Snapshot() *Snapshot { return l.snap.Load() }
 // Close settles what is pending as of at (see Engine.Close) and publishes
 // the final state.
 func (l *Live) Close(at time.Time) {
+	l.Settle(at)
+	l.publish(true)
+}
+
+// Settle is Close without the final snapshot: for a reader of Report
+// alone (replay), which never reads a snapshot.
+func (l *Live) Settle(at time.Time) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.e.Close(at)
 	for _, g := range l.e.groups {
 		l.told[g.id] = true
 	}
-	l.mu.Unlock()
-	l.publish(true)
 }
 
 // Report is the whole report of what is kept (see Engine.Report), for the

@@ -66,7 +66,7 @@ type story struct {
 	timeline storyTimeline
 	decoded  []pipeline.DecodedConsumer
 	// settle settles what is pending at the end; nil: timeline's Close
-	// (diagnose.Live's Close settles its timeline and its diagnosis).
+	// (diagnose.Live's Settle settles its timeline and its diagnosis).
 	settle func(at time.Time)
 	// batch is pipeline.Config.Batch (ignored with decoded consumers).
 	batch int

@@ -181,7 +181,7 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 				}
 			})
 		s.timeline, s.decoded = live.Timeline(), []pipeline.DecodedConsumer{live}
-		s.settle, report = live.Close, live.Timeline().Report
+		s.settle, report = live.Settle, live.Timeline().Report
 	} else {
 		eng := timeline.NewRetaining(cfg, retain)
 		s.timeline, report = eng, eng.Report
