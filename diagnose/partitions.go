@@ -115,6 +115,9 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 			continue
 		}
 		f := newFinding(PartitionUnowned, g.id, Critical, at, "")
+		// The leader computed the assignment that left them out (none
+		// when unknown, or KIP-848's, where the coordinator assigns).
+		f.Members = g.infos(gen.Leader)
 		f.Partitions = partitionsMap(set)
 		f.Evidence["generation"] = gen.Generation
 		f.Evidence["unownedMs"] = ms(until.Sub(at))

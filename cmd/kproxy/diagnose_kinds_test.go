@@ -107,6 +107,9 @@ func checkKindEvidence(t *testing.T, name string, fs []diagnose.Finding) {
 		if ms, _ := f.Evidence["unownedMs"].(float64); ms < 30000 {
 			t.Errorf("unowned for %v ms; want 30 s or more", f.Evidence["unownedMs"])
 		}
+		if len(f.Members) != 1 || f.Members[0].ClientID != "unowned-a" {
+			t.Errorf("naming %v; want the leader unowned-a, whose assignor left t[2] out", f.Members)
+		}
 	case "member_without_partitions":
 		f = find(diagnose.MemberWithoutPartitions)
 		checks = []check{{"generation", 2.0}, {"members", 2.0}, {"partitions", 1.0}}
