@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,39 +21,12 @@ type oauthBroker struct {
 	token string
 	// auths counts the successful SaslAuthenticate requests.
 	auths atomic.Int64
-	wg    sync.WaitGroup
 }
 
 func startOAuthBroker(t *testing.T, token string) *oauthBroker {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &oauthBroker{ln: ln, token: token}
-	var conns sync.Map
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Store(c, true)
-			b.wg.Add(1)
-			go func() {
-				defer b.wg.Done()
-				defer c.Close()
-				b.serve(t, c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
-		b.wg.Wait()
-	})
+	b := &oauthBroker{token: token}
+	b.ln = serveFake(t, func(c net.Conn) { b.serve(t, c) })
 	return b
 }
 

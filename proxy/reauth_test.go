@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,39 +25,12 @@ type expiringBroker struct {
 	lifetime, slowFor time.Duration
 	auths             atomic.Int64 // successful SaslAuthenticate
 	expiredCloses     atomic.Int64 // connections closed for an expired session
-	wg                sync.WaitGroup
 }
 
 func startExpiringBroker(t *testing.T, user, pass string, lifetime, slowFor time.Duration) *expiringBroker {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &expiringBroker{ln: ln, user: user, pass: pass, lifetime: lifetime, slowFor: slowFor}
-	var conns sync.Map
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Store(c, true)
-			b.wg.Add(1)
-			go func() {
-				defer b.wg.Done()
-				defer c.Close()
-				b.serve(t, c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
-		b.wg.Wait()
-	})
+	b := &expiringBroker{user: user, pass: pass, lifetime: lifetime, slowFor: slowFor}
+	b.ln = serveFake(t, func(c net.Conn) { b.serve(t, c) })
 	return b
 }
 

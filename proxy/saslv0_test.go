@@ -27,7 +27,6 @@ type saslV0Broker struct {
 	mu     sync.Mutex
 	tokens [][]byte // every client token received, in order
 	errs   []string
-	wg     sync.WaitGroup
 }
 
 // tokenStep is one client token the broker expects, and its answer (nil:
@@ -38,39 +37,15 @@ type tokenStep struct {
 
 func startSASLV0Broker(t *testing.T, scripts map[string][]tokenStep) *saslV0Broker {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &saslV0Broker{ln: ln, scripts: scripts}
-	var conns sync.Map
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Store(c, true)
-			b.wg.Add(1)
-			go func() {
-				defer b.wg.Done()
-				defer c.Close()
-				b.serve(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
-		b.wg.Wait()
+	b := &saslV0Broker{scripts: scripts}
+	t.Cleanup(func() { // after serveFake's, once every connection is served
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		for _, e := range b.errs {
 			t.Errorf("fake broker: %s", e)
 		}
 	})
+	b.ln = serveFake(t, b.serve)
 	return b
 }
 
