@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
@@ -9,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // gatedBroker reads one request per connection, tells got, waits for
@@ -18,37 +15,14 @@ import (
 // correlation id and body.
 func gatedBroker(t *testing.T, body []byte, got chan<- struct{}, answer <-chan struct{}) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				frame, err := readTestFrame(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				h, err := decode.ParseRequestHeader(frame[4:])
-				if err != nil {
-					return
-				}
-				got <- struct{}{}
-				<-answer
-				resp := binary.BigEndian.AppendUint32(nil, uint32(4+len(body)))
-				resp = binary.BigEndian.AppendUint32(resp, uint32(h.CorrelationID))
-				c.Write(append(resp, body...))
-				readTestFrame(c) // until the client leaves
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return answerFirstRequest(t, func(c net.Conn, corr int32) {
+		got <- struct{}{}
+		<-answer
+		resp := binary.BigEndian.AppendUint32(nil, uint32(4+len(body)))
+		resp = binary.BigEndian.AppendUint32(resp, uint32(corr))
+		c.Write(append(resp, body...))
+		readTestFrame(c) // until the client leaves
+	})
 }
 
 // TestResponseBudgetSpent: a response of interest arriving when the buffer

@@ -13,10 +13,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// startCuttingBroker answers the first request of each connection with a
-// response declaring declared bytes of body, sends sent of them and ends
-// the connection: closed, or reset when reset is set (a broker crash).
-func startCuttingBroker(t *testing.T, declared, sent int, reset bool) string {
+// answerFirstRequest is a broker that reads the first request of each
+// connection and hands the connection and the request's correlation id to
+// answer, then closes the connection; it listens until the test ends.
+func answerFirstRequest(t *testing.T, answer func(c net.Conn, corr int32)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,18 +39,28 @@ func startCuttingBroker(t *testing.T, declared, sent int, reset bool) string {
 				if err != nil {
 					return
 				}
-				resp := binary.BigEndian.AppendUint32(nil, uint32(4+declared))
-				resp = binary.BigEndian.AppendUint32(resp, uint32(h.CorrelationID))
-				resp = append(resp, make([]byte, sent)...)
-				c.Write(resp)
-				time.Sleep(50 * time.Millisecond) // let it reach the proxy before the reset
-				if reset {
-					c.(*net.TCPConn).SetLinger(0)
-				}
+				answer(c, h.CorrelationID)
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// startCuttingBroker answers the first request of each connection with a
+// response declaring declared bytes of body, sends sent of them and ends
+// the connection: closed, or reset when reset is set (a broker crash).
+func startCuttingBroker(t *testing.T, declared, sent int, reset bool) string {
+	t.Helper()
+	return answerFirstRequest(t, func(c net.Conn, corr int32) {
+		resp := binary.BigEndian.AppendUint32(nil, uint32(4+declared))
+		resp = binary.BigEndian.AppendUint32(resp, uint32(corr))
+		resp = append(resp, make([]byte, sent)...)
+		c.Write(resp)
+		time.Sleep(50 * time.Millisecond) // let it reach the proxy before the reset
+		if reset {
+			c.(*net.TCPConn).SetLinger(0)
+		}
+	})
 }
 
 // TestResponseCut: a broker that ends its connection in the middle of a
