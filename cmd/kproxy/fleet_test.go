@@ -15,7 +15,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/demo"
@@ -24,31 +23,6 @@ import (
 
 // fleetTopic is the events topic of the fleet tests.
 const fleetTopic = "kproxy-events"
-
-// startServer runs a server with cfg until the test ends or the returned
-// stop is called; stop returns run's error.
-func startServer(t *testing.T, cfg config.Config, hooks serveHooks) (*server, func() error) {
-	t.Helper()
-	s, err := newServerWith(cfg, hooks, zap.NewNop())
-	if err != nil {
-		t.Fatalf("newServer: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	stopped := false
-	var runErr error
-	stop := func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			runErr = <-done
-		}
-		return runErr
-	}
-	t.Cleanup(func() { stop() })
-	return s, stop
-}
 
 // TestFleetTwoInstances runs the seed scenario with consumer A behind one
 // kproxy and consumer B behind another, both publishing to the events

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/config"
 )
 
 // startKfake starts an in-process kfake cluster on 127.0.0.1 and closes it
@@ -21,6 +24,37 @@ func startKfake(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// startServer runs a server with cfg until the test ends or the returned
+// stop is called; stop returns run's error.
+func startServer(t *testing.T, cfg config.Config, hooks serveHooks) (*server, func() error) {
+	t.Helper()
+	return startServerLog(t, cfg, hooks, zap.NewNop())
+}
+
+// startServerLog is startServer logging to log.
+func startServerLog(t *testing.T, cfg config.Config, hooks serveHooks, log *zap.Logger) (*server, func() error) {
+	t.Helper()
+	s, err := newServerWith(cfg, hooks, log)
+	if err != nil {
+		t.Fatalf("newServer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.run(ctx) }()
+	stopped := false
+	var runErr error
+	stop := func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			runErr = <-done
+		}
+		return runErr
+	}
+	t.Cleanup(func() { stop() })
+	return s, stop
 }
 
 // runKproxy runs the kproxy command line with args and returns what it

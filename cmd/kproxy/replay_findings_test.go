@@ -29,20 +29,7 @@ func TestReplayStormFindings(t *testing.T) {
 	cfg.Journal = filepath.Join(t.TempDir(), "journal")
 	cfg.StormRebalances, cfg.StormWindow = 2, 3*time.Second
 	core, logs := observer.New(zapcore.InfoLevel)
-	s, err := newServer(cfg, zap.New(core))
-	if err != nil {
-		t.Fatalf("newServer: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			cancel()
-			<-done
-		}
-	}()
+	s, stop := startServerLog(t, cfg, serveHooks{}, zap.New(core))
 
 	addr := s.proxy.Addr().String()
 	keeper := startDiagMember(t, addr, "g", "sf-keeper", []string{"t"})
@@ -50,9 +37,7 @@ func TestReplayStormFindings(t *testing.T) {
 	runRollingRestart(t, addr)
 	time.Sleep(5 * time.Second) // the keeper's heartbeats carry the clock past the storm window
 	keeper.stop()
-	cancel()
-	stopped = true
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("run() = %v; want nil", err)
 	}
 

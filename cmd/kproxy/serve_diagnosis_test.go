@@ -33,20 +33,7 @@ func TestServeDiagnosis(t *testing.T) {
 	cfg.Journal = filepath.Join(t.TempDir(), "journal")
 	cfg.LogFormat = "json"
 	core, logs := observer.New(zapcore.WarnLevel)
-	s, err := newServer(cfg, zap.New(core))
-	if err != nil {
-		t.Fatalf("newServer: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			cancel()
-			<-done
-		}
-	}()
+	s, stop := startServerLog(t, cfg, serveHooks{}, zap.New(core))
 
 	runSessionTimeout(t, s.proxy.Addr().String())
 	base := "http://" + s.admin.Addr().String()
@@ -90,9 +77,7 @@ func TestServeDiagnosis(t *testing.T) {
 			t.Errorf("the list's findings cell says %q; want 2 critical 2", got)
 		}
 	}
-	cancel()
-	stopped = true
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("run() = %v; want nil", err)
 	}
 

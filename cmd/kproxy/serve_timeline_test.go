@@ -37,22 +37,9 @@ func TestServeJournalAndTimeline(t *testing.T) {
 	cfg.Report = filepath.Join(dir, "report.json")
 	cfg.LogFormat = "json"
 	core, logs := observer.New(zapcore.InfoLevel)
-	s, err := newServer(cfg, zap.New(core))
-	if err != nil {
-		t.Fatalf("newServer: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			cancel()
-			<-done
-		}
-	}()
+	s, stop := startServerLog(t, cfg, serveHooks{}, zap.New(core))
 
-	dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
+	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer dcancel()
 	demoDone := make(chan error, 1)
 	go func() {
@@ -87,9 +74,7 @@ func TestServeJournalAndTimeline(t *testing.T) {
 			m["kproxy_journal_bytes_written_total"], m["kproxy_journal_dropped_total"], m["kproxy_journal_write_failed"])
 	}
 
-	cancel()
-	stopped = true
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("run() = %v; want nil", err)
 	}
 
