@@ -46,26 +46,7 @@ func TestScenario45(t *testing.T) {
 	l1, _ := fleetListen(t, 1)
 	l2, _ := fleetListen(t, 2)
 
-	common := []string{"--group", group, "--topic", topic, "--max-poll-records", "10"}
-	a := kafkaPython(t, "consumer-A", append(common, "--bootstrap", l1, "--client-id", "consumer-A", "--work-ms", "2000")...)
-	a.waitFor(0, 60*time.Second, "A owning round_topic 0,1,2", func(e event) bool {
-		return e.Name == "assigned" && slices.Equal(all(e.Partitions), parts(topic, 0, 1, 2))
-	})
-	a.waitFor(0, 30*time.Second, "A's first batch", func(e event) bool { return e.Name == "polled" })
-
-	markA := a.mark()
-	b := kafkaPython(t, "consumer-B", append(common, "--bootstrap", l2, "--client-id", "consumer-B", "--work-ms", "4000")...)
-	b.waitFor(0, 60*time.Second, "B owning round_topic 2", func(e event) bool {
-		return e.Name == "assigned" && slices.Equal(all(e.Partitions), parts(topic, 2))
-	})
-	commit := a.waitFor(markA, 10*time.Second, "A's commit from on_partitions_revoked", func(e event) bool { return e.Name == "commit" })
-	if commit.Error != "" {
-		t.Fatalf("A's commit during revocation failed: %s", commit)
-	}
-	a.waitFor(markA, 30*time.Second, "A owning round_topic 0,1", func(e event) bool {
-		return e.Name == "assigned" && slices.Equal(all(e.Partitions), parts(topic, 0, 1))
-	})
-	b.waitFor(0, 30*time.Second, "B's first batch", func(e event) bool { return e.Name == "polled" })
+	a, b, commit := runSplit(t, topic, group, l1, l2)
 
 	// kp-view, which no client dials, tells the split live.
 	var live *report
@@ -92,7 +73,7 @@ func TestScenario45(t *testing.T) {
 	killedAt := time.Now()
 	k2.stopped = true
 	k2.proc.kill()
-	markA = a.mark()
+	markA := a.mark()
 	a.waitFor(markA, 40*time.Second, "A owning round_topic 0,1,2 after B's eviction", func(e event) bool {
 		return e.Name == "assigned" && slices.Equal(all(e.Partitions), parts(topic, 0, 1, 2))
 	})
@@ -132,42 +113,10 @@ func TestScenario45(t *testing.T) {
 		t.Errorf("gen %d: A's assignment %v; want %v", first.Generation, got, parts(topic, 0, 1, 2))
 	}
 	second, j := g.mustFind(t, i+1, "consumer-A", "consumer-B")
+	checkSplit(t, second, topic, commit)
 	ma, mb := second.member("consumer-A"), second.member("consumer-B")
-	if got := all(ma.Assignment); !slices.Equal(got, parts(topic, 0, 1)) {
-		t.Errorf("gen %d: A's assignment %v; want %v", second.Generation, got, parts(topic, 0, 1))
-	}
-	if got := all(mb.Assignment); !slices.Equal(got, parts(topic, 2)) {
-		t.Errorf("gen %d: B's assignment %v; want %v", second.Generation, got, parts(topic, 2))
-	}
-	if got := all(ma.Revoked); !slices.Equal(got, parts(topic, 2)) {
-		t.Errorf("gen %d: A's revoked %v; want %v", second.Generation, got, parts(topic, 2))
-	}
 	if ma.Status == "unobserved" || mb.Status == "unobserved" {
 		t.Errorf("gen %d: A %s, B %s; the fleet observed both", second.Generation, ma.Status, mb.Status)
-	}
-	if second.Trigger.Kind != "member_joined" || second.Trigger.Member != mb.MemberID {
-		t.Errorf("gen %d: trigger %+v; want member_joined by B %q", second.Generation, second.Trigger, mb.MemberID)
-	}
-	if second.WaitedFor != ma.MemberID {
-		t.Errorf("gen %d: waited for %q; want A %q", second.Generation, second.WaitedFor, ma.MemberID)
-	}
-	var found bool
-	for _, c := range second.CommitsDuringRevocation {
-		if c.MemberID != ma.MemberID {
-			continue
-		}
-		found = true
-		if len(c.Errors) != 0 || c.Failed || c.Result != "ok" {
-			t.Errorf("gen %d: A's commit during revocation: result %q, errors %v; want ok", second.Generation, c.Result, c.Errors)
-		}
-		for p, off := range commit.Offsets[topic] {
-			if c.Offsets[topic][p] != off {
-				t.Errorf("gen %d: A's commit of %s[%s] = %d in the timeline; the client committed %d", second.Generation, topic, p, c.Offsets[topic][p], off)
-			}
-		}
-	}
-	if !found {
-		t.Errorf("gen %d: no commit during revocation by A", second.Generation)
 	}
 
 	// Up to the kill, the fleet's story of the split is the one the two
