@@ -21,48 +21,17 @@ type sink struct {
 
 func startSink(t testing.TB) *sink {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sink{ln: ln}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	s := &sink{}
+	s.ln = serveFake(t, func(c net.Conn) {
+		s.accepted.Add(1)
+		buf := make([]byte, 32<<10)
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
+			s.read.Add(int64(n))
 			if err != nil {
 				return
 			}
-			s.accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := c.Read(buf)
-					s.read.Add(int64(n))
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
 	})
 	return s
 }

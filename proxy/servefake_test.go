@@ -10,8 +10,8 @@ import (
 // with serve, on a goroutine of its own, until the test ends: it then
 // closes the listener and every connection, and waits for the serve calls
 // to return. The fake SASL brokers (OAUTHBEARER, KIP-368 expiry,
-// SaslHandshake v0) run on it.
-func serveFake(t *testing.T, serve func(net.Conn)) net.Listener {
+// SaslHandshake v0) and the attack tests' sink run on it.
+func serveFake(t testing.TB, serve func(net.Conn)) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
