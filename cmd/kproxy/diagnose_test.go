@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ type diagMember struct {
 	cl     *kgo.Client
 	cancel context.CancelFunc
 	done   chan struct{}
+	polled atomic.Int64 // records the poll loop has received
 }
 
 // startDiagMember starts a consumer of group on topics through addr.
@@ -47,7 +49,7 @@ func startDiagMember(t *testing.T, addr, group, clientID string, topics []string
 	go func() { // ends when stop cancels ctx
 		defer close(m.done)
 		for ctx.Err() == nil {
-			m.cl.PollFetches(ctx)
+			m.polled.Add(int64(m.cl.PollFetches(ctx).NumRecords()))
 		}
 	}()
 	t.Cleanup(m.stop)
@@ -388,7 +390,8 @@ func runDuplicateWindow(t *testing.T, addr string) {
 	opts := []kgo.Opt{kgo.DisableAutoCommit(), kgo.Balancers(kgo.RangeBalancer())}
 	a := startDiagMember(t, addr, "g", "dw-a", []string{"t"}, opts...)
 	aID, aGen := a.groupMeta(t)
-	time.Sleep(time.Second) // a fetches everything: its positions are 100
+	waitPolled(t, a, 300)
+	time.Sleep(time.Second) // a's next Fetch asks from 100 on every partition
 	if codes := commitRaw(t, a, "g", aID, aGen, map[int32]int64{0: 40, 1: 40, 2: 40}); slices.ContainsFunc(codes, func(c int16) bool { return c != 0 }) {
 		t.Fatalf("a's commit: %v", codes)
 	}
@@ -397,6 +400,18 @@ func runDuplicateWindow(t *testing.T, addr string) {
 	time.Sleep(time.Second)
 	b.stop()
 	a.stop()
+}
+
+// waitPolled waits until m's poll loop has received n records.
+func waitPolled(t *testing.T, m *diagMember, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for m.polled.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("polled %d records after 20 s; want %d", m.polled.Load(), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // produceSpread writes n records to each of the topic's partitions.
