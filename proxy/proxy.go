@@ -118,7 +118,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		budget:       newBudget(cfg.MaxBufferedBytes),
 		rate:         rateLog{every: defaultRateLogEvery},
 	}
-	p.queue = &Queue{ch: make(chan queued, cfg.ObserverQueue), stats: &p.stats}
+	p.queue = newQueue(cfg.ObserverQueue, &p.stats)
 	return p, nil
 }
 
@@ -194,7 +194,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	<-discovered // ends as soon as ctx is done: its dial and reads stop
 	<-reloading
 	p.shutdown()
-	close(p.queue.ch) // no connection is left to queue more
+	p.queue.end() // no connection is left to queue more
 	close(stopReports)
 	<-reporting
 	return nil

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package proxy
+
+import (
+	"io"
+	"net"
+)
+
+// readerOf returns what the pumps read c through: c itself (the raw reads
+// are Linux's, rawio_linux.go).
+func readerOf(c net.Conn) io.Reader { return c }
+
+// writeConn writes b whole to c.
+func writeConn(c net.Conn, b []byte) (int, error) { return c.Write(b) }
