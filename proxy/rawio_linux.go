@@ -68,3 +68,23 @@ func writeConn(c net.Conn, b []byte) (int, error) {
 	}
 	return c.Write(b)
 }
+
+// rawIOConn is a TCP connection whose Read and Write are rawReader's and
+// writeConn's: what crypto/tls reads and writes through, so that TLS
+// records do not wake the runtime's monitor thread either.
+type rawIOConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *rawIOConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
+func (c *rawIOConn) Write(b []byte) (int, error) { return writeConn(c.Conn, b) }
+
+// rawConn returns nc with raw reads and writes when it is a TCP
+// connection, nc itself otherwise.
+func rawConn(nc net.Conn) net.Conn {
+	if _, ok := nc.(*net.TCPConn); !ok {
+		return nc
+	}
+	return &rawIOConn{Conn: nc, r: readerOf(nc)}
+}

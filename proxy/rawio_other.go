@@ -13,3 +13,6 @@ func readerOf(c net.Conn) io.Reader { return c }
 
 // writeConn writes b whole to c.
 func writeConn(c net.Conn, b []byte) (int, error) { return c.Write(b) }
+
+// rawConn returns nc (the raw reads and writes are Linux's).
+func rawConn(nc net.Conn) net.Conn { return nc }
