@@ -165,6 +165,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 			return err
 		}
 	}
+	loadStart := loadAverage()
 	h := &harness{ctx: ctx, self: self, opts: opts, clientTLS: clientTLS, broker: broker.Process.Pid, results: results}
 	for round := 0; round < opts.rounds; round++ {
 		order := append([]way(nil), ways...)
@@ -193,6 +194,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 		names = append(names, v.name)
 	}
 	reportProcesses(w, opts, names, results)
+	fmt.Fprintf(w, "\nload average (1, 5, 15 min) at the first round: %s; after the last: %s\n", loadStart, loadAverage())
 	return nil
 }
 
@@ -402,6 +404,20 @@ func statCPU(b []byte) (time.Duration, error) {
 		return 0, fmt.Errorf("stat: stime: %w", err)
 	}
 	return time.Duration(u+s) * time.Second / clockTicks, nil
+}
+
+// loadAverage is the host's load averages from /proc/loadavg, for the
+// report: other work on the machine moves every figure.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // procSwitches is the context switches of a process's threads so far,
