@@ -4,7 +4,10 @@
 // response pump per connection, in-flight tracking by correlation id,
 // address rewriting so that clients only ever dial kproxy, ApiVersions
 // clamping (versionPolicy, the one list of what kproxy changes on the
-// wire), and limits. Exchanges of interest (decode.Observed) are handed
+// wire), and limits. Frames not read whole are streamed: on Linux with
+// splice(2) between plaintext sockets, and with raw system calls that do
+// not wake Go's monitor thread at every frame (splice_linux.go,
+// rawio_linux.go). Exchanges of interest (decode.Observed) are handed
 // out raw, undecoded, through a Queue bounded in exchanges and bytes that
 // never blocks traffic; its reader (the pipeline) also learns what was
 // dropped. SASL is forwarded and never observed, including the bare tokens
