@@ -71,7 +71,7 @@ func (c *conn) serve() {
 	if c.p.tls.certs != nil && !c.acceptTLS() {
 		return
 	}
-	c.br = bufio.NewReaderSize(c.client, readBufSize)
+	c.br = bufio.NewReaderSize(readerOf(c.client), readBufSize)
 	c.active(time.Now())
 
 	// Clients speak first. Check the first frame's size and read its

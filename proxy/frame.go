@@ -48,7 +48,8 @@ const (
 	// 0.51-0.59x of the pooled copy's (0.17-0.19 CPU-s/GiB against
 	// 0.29-0.36), throughput the same within the harness's noise, although
 	// in one process on loopback (BenchmarkPump) copying moves 1-8 MiB
-	// frames faster.
+	// frames faster. On Linux the splice loop is kproxy's own
+	// (splice_linux.go); elsewhere (*net.TCPConn).ReadFrom copies.
 	copySplice copyMode = iota
 	// copyPooled always copies through a pooled buffer. Kept so that
 	// BenchmarkPump and TestForwardByteExact cover both ways.
@@ -74,7 +75,7 @@ func streamFrame(dst net.Conn, br *bufio.Reader, src net.Conn, prefix [4]byte, c
 // copyFrame moves the frame through a pooled buffer, writing each time the
 // buffer is full or the bytes read so far are all there is for now, so a
 // large frame flows as it arrives.
-func copyFrame(dst io.Writer, br *bufio.Reader, prefix [4]byte, consumed []byte, n int) (int64, error) {
+func copyFrame(dst net.Conn, br *bufio.Reader, prefix [4]byte, consumed []byte, n int) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
@@ -82,10 +83,10 @@ func copyFrame(dst io.Writer, br *bufio.Reader, prefix [4]byte, consumed []byte,
 	k := copy(buf, prefix[:])
 	if len(consumed) > len(buf)-k {
 		// Only a Produce request whose header is tens of kilobytes.
-		w, err := dst.Write(buf[:k])
+		w, err := writeConn(dst, buf[:k])
 		written += int64(w)
 		if err == nil {
-			w, err = dst.Write(consumed)
+			w, err = writeConn(dst, consumed)
 			written += int64(w)
 		}
 		if err != nil {
@@ -103,7 +104,7 @@ func copyFrame(dst io.Writer, br *bufio.Reader, prefix [4]byte, consumed []byte,
 			return written, err
 		}
 		if k == len(buf) || n == 0 || br.Buffered() == 0 {
-			w, err := dst.Write(buf[:k])
+			w, err := writeConn(dst, buf[:k])
 			written += int64(w)
 			if err != nil {
 				return written, err
@@ -112,7 +113,7 @@ func copyFrame(dst io.Writer, br *bufio.Reader, prefix [4]byte, consumed []byte,
 		}
 	}
 	if k > 0 {
-		w, err := dst.Write(buf[:k])
+		w, err := writeConn(dst, buf[:k])
 		written += int64(w)
 		if err != nil {
 			return written, err
@@ -122,25 +123,33 @@ func copyFrame(dst io.Writer, br *bufio.Reader, prefix [4]byte, consumed []byte,
 }
 
 // spliceFrame writes the start of the frame and whatever of it br has read
-// ahead through a pooled buffer, then lets the kernel move the rest:
-// (*net.TCPConn).ReadFrom with a limited *net.TCPConn source uses splice(2)
-// on Linux.
+// ahead, telling TCP that the rest follows (writeMore), then lets the
+// kernel move the rest with splice(2) (spliceBody).
 func spliceFrame(dst *net.TCPConn, br *bufio.Reader, src *net.TCPConn, prefix [4]byte, consumed []byte, n int) (int64, error) {
 	ahead := min(br.Buffered(), n)
-	written, err := copyFrame(dst, br, prefix, consumed, ahead)
+	if ahead == n {
+		return copyFrame(dst, br, prefix, consumed, n) // read whole already
+	}
+	var written int64
+	var err error
+	if k := 4 + len(consumed) + ahead; k <= copyBufSize {
+		bp := copyBufs.Get().(*[]byte)
+		buf := (*bp)[:k]
+		copy(buf[copy(buf, prefix[:]):], consumed)
+		io.ReadFull(br, buf[k-ahead:]) //nolint:errcheck // buffered: cannot fail
+		var w int
+		w, err = writeMore(dst, buf)
+		written = int64(w)
+		copyBufs.Put(bp)
+	} else {
+		// Only a Produce request whose header is tens of kilobytes.
+		written, err = copyFrame(dst, br, prefix, consumed, ahead)
+	}
 	if err != nil {
 		return written, err
 	}
-	n -= ahead
-	if n == 0 {
-		return written, nil
-	}
-	m, err := dst.ReadFrom(io.LimitReader(src, int64(n)))
-	written += m
-	if err == nil && m < int64(n) {
-		err = io.ErrUnexpectedEOF
-	}
-	return written, err
+	m, err := spliceBody(dst, src, n-ahead)
+	return written + m, err
 }
 
 // isTLSHello reports whether a frame's first four bytes are the start of a

@@ -4,7 +4,10 @@
 // response pump per connection, in-flight tracking by correlation id,
 // address rewriting so that clients only ever dial kproxy, ApiVersions
 // clamping (versionPolicy, the one list of what kproxy changes on the
-// wire), and limits. Exchanges of interest (decode.Observed) are handed
+// wire), and limits. Frames not read whole are streamed: on Linux with
+// splice(2) between plaintext sockets, and with raw system calls that do
+// not wake Go's monitor thread at every frame (splice_linux.go,
+// rawio_linux.go). Exchanges of interest (decode.Observed) are handed
 // out raw, undecoded, through a Queue bounded in exchanges and bytes that
 // never blocks traffic; its reader (the pipeline) also learns what was
 // dropped. SASL is forwarded and never observed, including the bare tokens
@@ -118,7 +121,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		budget:       newBudget(cfg.MaxBufferedBytes),
 		rate:         rateLog{every: defaultRateLogEvery},
 	}
-	p.queue = &Queue{ch: make(chan queued, cfg.ObserverQueue), stats: &p.stats}
+	p.queue = newQueue(cfg.ObserverQueue, &p.stats)
 	return p, nil
 }
 
@@ -194,7 +197,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	<-discovered // ends as soon as ctx is done: its dial and reads stop
 	<-reloading
 	p.shutdown()
-	close(p.queue.ch) // no connection is left to queue more
+	p.queue.end() // no connection is left to queue more
 	close(stopReports)
 	<-reporting
 	return nil

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"io"
+	"sync"
+	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
 )
@@ -12,9 +14,30 @@ import (
 // dropped and counted (Stats.ObserverDrops), and its reader learns of the
 // drops in order, with the next exchange. It has one reader, the
 // pipeline; get it with Proxy.Queue.
+//
+// Exchanges leave in the order they were queued. A Fetch request (an
+// exchange without a response, queued as a consumer polls, several times a
+// second per consumer) does not wake the reader: it waits for the next
+// exchange that does, or for lazyDelay at most. Waking the reader is a
+// thread woken in the Go scheduler, and for a consumer fetching at full
+// speed that cost more than observing its Fetch did.
 type Queue struct {
-	ch    chan queued
 	stats *counters
+
+	mu    sync.Mutex
+	ring  []queued // capacity ObserverQueue
+	head  int      // index of the oldest in ring
+	n     int      // how many ring holds
+	ended bool     // no exchange will be queued any more
+	// lazy is set while a timer is due to wake the reader for exchanges
+	// queued without waking it.
+	lazy  bool
+	timer *time.Timer
+	// wake tells the reader, waiting in Next, that there is something to
+	// read (capacity 1: one signal stands for any number).
+	wake chan struct{}
+
+	// Owned by the reader:
 	// noted is how many drops the reader was told about.
 	noted uint64
 	// held is the bytes of the exchange handed out last: they count
@@ -23,11 +46,24 @@ type Queue struct {
 	held int64
 }
 
+// lazyDelay is the longest an exchange queued without waking the reader
+// waits to be read: the stories are told from exchanges' own times, so it
+// delays what serve shows by at most this, and changes none of it.
+const lazyDelay = 100 * time.Millisecond
+
 // queued is an exchange waiting in the queue, with the number of
 // exchanges dropped before it was queued.
 type queued struct {
 	x     *decode.Exchange
 	drops uint64
+}
+
+// newQueue returns an empty queue of capacity n exchanges.
+func newQueue(n int, stats *counters) *Queue {
+	q := &Queue{stats: stats, ring: make([]queued, max(n, 1)), wake: make(chan struct{}, 1)}
+	q.timer = time.AfterFunc(time.Hour, q.lazyWake)
+	q.timer.Stop()
+	return q
 }
 
 // Next waits for the next exchange and returns it with the number of
@@ -39,12 +75,24 @@ type queued struct {
 func (q *Queue) Next() (*decode.Exchange, uint64, error) {
 	q.stats.queuedBytes.Add(-q.held)
 	q.held = 0
-	it, ok := <-q.ch
-	if !ok {
-		return nil, q.drops(q.stats.observerDrops.Load()), io.EOF
+	for {
+		q.mu.Lock()
+		if q.n > 0 {
+			it := q.ring[q.head]
+			q.ring[q.head] = queued{}
+			q.head = (q.head + 1) % len(q.ring)
+			q.n--
+			q.mu.Unlock()
+			q.held = exchangeBytes(it.x)
+			return it.x, q.drops(it.drops), nil
+		}
+		ended := q.ended
+		q.mu.Unlock()
+		if ended {
+			return nil, q.drops(q.stats.observerDrops.Load()), io.EOF
+		}
+		<-q.wake
 	}
-	q.held = exchangeBytes(it.x)
-	return it.x, q.drops(it.drops), nil
 }
 
 // drops returns the drops up to the total upTo not reported yet.
@@ -58,7 +106,9 @@ func (q *Queue) drops(upTo uint64) uint64 {
 }
 
 // offer queues an exchange, or counts it dropped when the queue is full,
-// in exchanges or in bytes: traffic never waits for the reader.
+// in exchanges or in bytes: traffic never waits for the reader. A
+// request-only exchange (a Fetch request) does not wake the reader (see
+// Queue).
 func (q *Queue) offer(x *decode.Exchange, maxBytes int64) {
 	n := exchangeBytes(x)
 	if before := q.stats.queuedBytes.Add(n) - n; before > 0 && before+n > maxBytes {
@@ -66,12 +116,53 @@ func (q *Queue) offer(x *decode.Exchange, maxBytes int64) {
 		q.stats.observerDrops.Add(1)
 		return
 	}
-	select {
-	case q.ch <- queued{x: x, drops: q.stats.observerDrops.Load()}:
-	default:
+	lazy := decode.RequestOnly(x.APIKey)
+	q.mu.Lock()
+	if q.n == len(q.ring) {
+		q.mu.Unlock()
 		q.stats.queuedBytes.Add(-n)
 		q.stats.observerDrops.Add(1)
+		return
 	}
+	q.ring[(q.head+q.n)%len(q.ring)] = queued{x: x, drops: q.stats.observerDrops.Load()}
+	q.n++
+	arm := lazy && !q.lazy
+	if arm {
+		q.lazy = true
+	}
+	q.mu.Unlock()
+	if arm {
+		q.timer.Reset(lazyDelay)
+	}
+	if !lazy {
+		q.signal()
+	}
+}
+
+// lazyWake wakes the reader for the exchanges queued without waking it.
+func (q *Queue) lazyWake() {
+	q.mu.Lock()
+	q.lazy = false
+	q.mu.Unlock()
+	q.signal()
+}
+
+// signal wakes the reader if it waits, or tells it not to.
+func (q *Queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end says that no exchange will be queued any more: the reader gets
+// those queued, then io.EOF.
+func (q *Queue) end() {
+	q.mu.Lock()
+	q.ended = true
+	q.mu.Unlock()
+	q.timer.Stop()
+	q.signal()
 }
 
 // exchangeBytes is what an exchange holds in the queue.

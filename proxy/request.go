@@ -221,7 +221,7 @@ func (p *pending) keepRequest(frame []byte) {
 
 // writeRequest writes a request frame read whole to the broker.
 func (c *conn) writeRequest(frame []byte, key int16) error {
-	if _, err := c.upstream.Write(frame); err != nil {
+	if _, err := writeConn(c.upstream, frame); err != nil {
 		// responsePump logs the broker side's failure.
 		c.log.Debug("request write failed", zap.Int16("api_key", key), zap.Error(err))
 		return err

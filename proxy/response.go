@@ -20,7 +20,7 @@ import (
 func (c *conn) responsePump() {
 	defer c.observeUnanswered()
 	defer c.close()
-	br := bufio.NewReaderSize(c.upstream, readBufSize)
+	br := bufio.NewReaderSize(readerOf(c.upstream), readBufSize)
 	for {
 		if c.drained() {
 			return
@@ -166,7 +166,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			out = rw
 		}
 	}
-	_, err = c.client.Write(out)
+	_, err = writeConn(c.client, out)
 	// Pop only now, so that shutdown waits for the write (see drained).
 	// The broker answered even if the client is gone: observe the
 	// response either way.

@@ -22,7 +22,7 @@ import (
 func (c *conn) acceptTLS() bool {
 	raw := c.client
 	raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	br := bufio.NewReaderSize(raw, 16)
+	br := bufio.NewReaderSize(readerOf(raw), 16)
 	first, err := br.Peek(4)
 	if err != nil {
 		c.log.Debug("client closed before its TLS handshake", zap.Error(err))
@@ -42,7 +42,7 @@ func (c *conn) acceptTLS() bool {
 		}
 		return false
 	}
-	tc := tls.Server(&peekedConn{Conn: raw, r: br}, c.p.tls.certs.config())
+	tc := tls.Server(&peekedConn{Conn: rawConn(raw), r: br}, c.p.tls.certs.config())
 	ctx, cancel := context.WithTimeout(c.p.ctx, tlsHandshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {

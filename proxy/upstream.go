@@ -25,7 +25,7 @@ func (p *Proxy) dialBroker(ctx context.Context, addr string) (net.Conn, error) {
 		host, _, _ := net.SplitHostPort(addr)
 		cfg.ServerName = host
 	}
-	tc := tls.Client(nc, cfg)
+	tc := tls.Client(rawConn(nc), cfg)
 	hctx, cancel := context.WithTimeout(ctx, min(p.cfg.DialTimeout, tlsHandshakeTimeout))
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {

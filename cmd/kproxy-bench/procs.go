@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
@@ -53,6 +54,14 @@ type procResult struct {
 	// and the bytes it forwarded over the run (both directions).
 	kproxyCPU   time.Duration
 	kproxyBytes float64
+	// kproxy's CPU seconds in each produce and fetch phase, in the order
+	// they ran: phases of the same index in two variants ran seconds
+	// apart, and their ratios are steadier than the totals'.
+	phaseCPU []float64
+	// kproxy's context switches (voluntary and not, all its threads) over
+	// the same phases: each is a thread that blocked or was preempted,
+	// what kproxy's wake-ups cost besides the syscalls themselves.
+	kproxySwitches int64
 	// The client's and the broker's CPU time over the same phases.
 	clientCPU, brokerCPU time.Duration
 	payload              float64 // bytes produced and fetched
@@ -156,6 +165,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 			return err
 		}
 	}
+	loadStart := loadAverage()
 	h := &harness{ctx: ctx, self: self, opts: opts, clientTLS: clientTLS, broker: broker.Process.Pid, results: results}
 	for round := 0; round < opts.rounds; round++ {
 		order := append([]way(nil), ways...)
@@ -184,6 +194,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 		names = append(names, v.name)
 	}
 	reportProcesses(w, opts, names, results)
+	fmt.Fprintf(w, "\nload average (1, 5, 15 min) at the first round: %s; after the last: %s\n", loadStart, loadAverage())
 	return nil
 }
 
@@ -217,8 +228,9 @@ func (h *harness) phase(w way, phase string, round int) error {
 		args = append(args, "-no-compression")
 	}
 	var k0 time.Duration
+	var s0 int64
 	if w.v != nil {
-		k0 = procCPU(w.v.cmd.Process.Pid)
+		k0, s0 = procCPU(w.v.cmd.Process.Pid), procSwitches(w.v.cmd.Process.Pid)
 	}
 	b0 := procCPU(h.broker)
 	res, ccpu, err := runPhase(h.ctx, h.self, args)
@@ -228,7 +240,10 @@ func (h *harness) phase(w way, phase string, round int) error {
 	switch phase {
 	case "produce", "fetch":
 		if w.v != nil {
-			r.kproxyCPU += procCPU(w.v.cmd.Process.Pid) - k0
+			d := procCPU(w.v.cmd.Process.Pid) - k0
+			r.kproxyCPU += d
+			r.phaseCPU = append(r.phaseCPU, d.Seconds())
+			r.kproxySwitches += procSwitches(w.v.cmd.Process.Pid) - s0
 		}
 		r.brokerCPU += procCPU(h.broker) - b0
 		r.clientCPU += ccpu
@@ -346,9 +361,19 @@ func runPhase(ctx context.Context, self string, args []string) (phaseResult, tim
 // every Linux architecture Go supports.
 const clockTicks = 100
 
-// procCPU is a process's CPU time so far, utime plus stime from
-// /proc/<pid>/stat; 0 when it cannot be read.
+// procCPU is a process's CPU time so far, all its threads' (those that
+// ended too), in nanoseconds: the process's CPU-time clock
+// (clock_gettime of the clock id clock_getcpuclockid(3) gives). Falls back
+// to utime plus stime from /proc/<pid>/stat, counted in ticks of 10 ms,
+// which is coarse beside kproxy's few tens of milliseconds per phase; 0
+// when neither can be read.
 func procCPU(pid int) time.Duration {
+	var ts syscall.Timespec
+	// MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) in the kernel's terms.
+	clock := uintptr((^pid)<<3 | 2)
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clock, uintptr(unsafe.Pointer(&ts)), 0); e == 0 {
+		return time.Duration(ts.Nano())
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -379,6 +404,52 @@ func statCPU(b []byte) (time.Duration, error) {
 		return 0, fmt.Errorf("stat: stime: %w", err)
 	}
 	return time.Duration(u+s) * time.Second / clockTicks, nil
+}
+
+// loadAverage is the host's load averages from /proc/loadavg, for the
+// report: other work on the machine moves every figure.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// procSwitches is the context switches of a process's threads so far,
+// voluntary and not, from /proc/<pid>/task/*/status (a thread that ended
+// takes its count with it; Go's rarely end).
+func procSwitches(pid int) int64 {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err == nil {
+			n += statusSwitches(b)
+		}
+	}
+	return n
+}
+
+// statusSwitches reads voluntary_ctxt_switches plus
+// nonvoluntary_ctxt_switches from the contents of a /proc status file.
+func statusSwitches(b []byte) int64 {
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+			m, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			n += m
+		}
+	}
+	return n
 }
 
 // procRSS is a process's resident set now and at its peak, in KiB, from

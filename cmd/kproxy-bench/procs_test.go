@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,4 +112,47 @@ func lineOf(report, prefix string) string {
 		}
 	}
 	return ""
+}
+
+func TestStatusSwitches(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want int64
+	}{
+		{"task-status", 1234 + 56},
+		{"status", 0}, // no counts
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", "proc", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := statusSwitches(b); got != tc.want {
+			t.Fatalf("statusSwitches(%s) = %d; want %d", tc.file, got, tc.want)
+		}
+	}
+}
+
+// TestProcCPU checks the process CPU clock against this process's own
+// rusage, read before and after it: the same CPU time, rusage's counted in
+// ticks.
+func TestProcCPU(t *testing.T) {
+	var sink uint64
+	for i := range 20_000_000 {
+		sink += uint64(i) * uint64(i)
+	}
+	_ = sink
+	rusage := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	before := rusage()
+	got := procCPU(os.Getpid())
+	after := rusage()
+	const tick = 10 * time.Millisecond
+	if got <= 0 || got < before-tick || got > after+tick {
+		t.Fatalf("procCPU = %v; want between %v and %v (rusage before and after)", got, before, after)
+	}
 }

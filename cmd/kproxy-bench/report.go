@@ -113,6 +113,12 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 	line("produce acks=all p50", func(r *procResult) string { return percentile(r.latencies, 50).String() })
 	line("produce acks=all p99", func(r *procResult) string { return percentile(r.latencies, 99).String() })
 	line("kproxy CPU s/GiB forwarded", func(r *procResult) string { return perGiB(r.kproxyCPU, r.kproxyBytes) })
+	line("kproxy switches /MiB fwd", func(r *procResult) string {
+		if r.kproxyBytes == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", float64(r.kproxySwitches)/(r.kproxyBytes/(1<<20)))
+	})
 	line("client CPU s/GiB of records", func(r *procResult) string { return perGiB(r.clientCPU, r.payload) })
 	line("broker CPU s/GiB of records", func(r *procResult) string { return perGiB(r.brokerCPU, r.payload) })
 	line("kproxy RSS (end / peak) MiB", func(r *procResult) string {
@@ -135,12 +141,25 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 		b := rs[names[1]]
 		for _, n := range names[2:] {
 			r := rs[n]
-			fmt.Fprintf(w, "%-14s produce %s  fetch %s  p50 %v  kproxy CPU/GiB %.2fx\n", n,
+			fmt.Fprintf(w, "%-14s produce %s  fetch %s  p50 %v\n", n,
 				pairRatios(r.produceMBps, b.produceMBps), pairRatios(r.fetchMBps, b.fetchMBps),
-				percentile(r.latencies, 50)-percentile(b.latencies, 50),
-				(r.kproxyCPU.Seconds()/r.kproxyBytes)/(b.kproxyCPU.Seconds()/b.kproxyBytes))
+				percentile(r.latencies, 50)-percentile(b.latencies, 50))
+			fmt.Fprintf(w, "%-14s kproxy CPU/GiB %.3fx; paired phase by phase: produce %s  fetch %s\n", "",
+				(r.kproxyCPU.Seconds()/r.kproxyBytes)/(b.kproxyCPU.Seconds()/b.kproxyBytes),
+				pairRatios(everyOther(r.phaseCPU, 0), everyOther(b.phaseCPU, 0)),
+				pairRatios(everyOther(r.phaseCPU, 1), everyOther(b.phaseCPU, 1)))
 		}
 	}
+}
+
+// everyOther returns xs[from], xs[from+2], ...: the produce (0) or fetch
+// (1) phases of procResult.phaseCPU.
+func everyOther(xs []float64, from int) []float64 {
+	var out []float64
+	for i := from; i < len(xs); i += 2 {
+		out = append(out, xs[i])
+	}
+	return out
 }
 
 // pairRatios formats the median and range of a[i]/b[i].
