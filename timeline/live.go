@@ -219,6 +219,7 @@ type snapGroup struct {
 	id       string
 	lastSeen time.Time
 	zjson    []byte       // the GroupReport, encoded, compressed by zstdEnc
+	size     int          // the length of the JSON before compression
 	summary  GroupSummary // the group at a glance, for lists
 }
 
@@ -236,7 +237,7 @@ func newSnapGroup(gr GroupReport) snapGroup {
 		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
 	}
 	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
-	return snapGroup{id: gr.Group, lastSeen: at, zjson: zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/8)), summary: Summarize(&gr)}
+	return snapGroup{id: gr.Group, lastSeen: at, zjson: zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/8)), size: len(b), summary: Summarize(&gr)}
 }
 
 // json is the group's report as JSON, decompressed into a new slice with
@@ -310,6 +311,16 @@ func SnapshotOf(r *Report, horizon time.Time) *Snapshot {
 
 // Len is the number of groups in the snapshot.
 func (s *Snapshot) Len() int { return len(s.groups) }
+
+// Size is the length of the groups' reports as JSON and the bytes the
+// snapshot keeps of them, compressed.
+func (s *Snapshot) Size() (json, kept int) {
+	for i := range s.groups {
+		json += s.groups[i].size
+		kept += len(s.groups[i].zjson)
+	}
+	return json, kept
+}
 
 // Summaries is every group at a glance, sorted by group id: nothing is
 // decoded.

@@ -28,9 +28,11 @@ import (
 // pipeline as serve builds it (a JSON log at info, thrown away; the live
 // timeline keeping what retain says, publishing snapshots), and prints,
 // every tick of traffic time, the exchanges and generations so far, the
-// groups kept, the process's resident memory and heap in use, and the
-// heap still live after a collection: what serve would hold after running
-// that long.
+// groups kept, the process's resident memory and heap in use, the heap
+// still live after a collection (what serve would hold after running that
+// long; publishing is stopped for the measure, so that no publish in
+// progress counts), and the groups' reports as JSON beside what the
+// snapshot keeps of them, compressed.
 //
 // With o.diagnosis, the diagnosis runs beside the timeline as serve runs
 // it (diagnose.Live, forgetting what the retention forgets; each finding
@@ -74,19 +76,29 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		live = timeline.NewLive(tcfg, o.retain)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		live.Run(ctx, 200*time.Millisecond) // ends with cancel below
-	}()
+	defer cancel()
+	// publishing runs as serve runs it, but is stopped while the memory is
+	// measured, so that no publish in progress counts as held.
+	publishing := func() (stop func()) {
+		pctx, pcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			live.Run(pctx, 200*time.Millisecond)
+		}()
+		return func() { pcancel(); <-done }
+	}
 	src := &spanSource{batches: generate(ctx, tr)}
 	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
 	start := time.Now()
-	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "live_mb", "wall")
+	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s %8s %8s\n", "traffic", "exchanges", "generations", "groups",
+		"rss_mb", "heap_mb", "live_mb", "json_mb", "snap_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
-		if err := pl.Run(context.Background(), src); err != nil {
-			cancel()
+		stop := publishing()
+		err := pl.Run(context.Background(), src)
+		stop()
+		if err != nil {
 			return err
 		}
 		var ms runtime.MemStats
@@ -94,22 +106,21 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		inuse, resident := ms.HeapInuse, rss()
 		runtime.GC() // what is left is what the run holds
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
-			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
-			time.Since(start).Round(time.Second))
+		snap := live.Snapshot()
+		js, kept := snap.Size()
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8.0f %8.0f %8s\n", at, pl.Stats().Exchanges, gens,
+			snap.Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
+			float64(js)/(1<<20), float64(kept)/(1<<20), time.Since(start).Round(time.Second))
 		fmt.Fprintf(out, "%10s entries: %s\n", "", countsLine(entries))
 		if o.diagnosis {
 			fmt.Fprintf(out, "%10s findings: %s\n", "", countsLine(findings))
 		}
 		if o.heapProfile != "" { // rewritten at each tick: a run stopped early leaves its latest
 			if err := writeHeapProfile(o.heapProfile); err != nil {
-				cancel()
 				return err
 			}
 		}
 	}
-	cancel()
-	<-published
 	return nil
 }
 
