@@ -237,7 +237,10 @@ func newSnapGroup(gr GroupReport) snapGroup {
 		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
 	}
 	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
-	return snapGroup{id: gr.Group, lastSeen: at, zjson: zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/8)), size: len(b), summary: Summarize(&gr)}
+	// Kept at its own length: EncodeAll's buffer grows by doubling, and its
+	// spare capacity would be held as long as the snapshot.
+	z := slices.Clone(zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/4)))
+	return snapGroup{id: gr.Group, lastSeen: at, zjson: z, size: len(b), summary: Summarize(&gr)}
 }
 
 // json is the group's report as JSON, decompressed into a new slice with
