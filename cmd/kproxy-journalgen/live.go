@@ -101,6 +101,8 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		live.Publish() // the snapshot as of the tick, however short it was
+
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		inuse, resident := ms.HeapInuse, rss()
