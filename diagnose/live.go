@@ -263,10 +263,8 @@ func (l *Live) staleCounts() {
 	if snap, old := l.tl.Snapshot(), l.countsSnap; snap != old {
 		l.countsSnap = snap
 		for id := range l.counts {
-			if _, ok := snap.GroupJSON(id); !ok && old != nil {
-				if _, was := old.GroupJSON(id); was {
-					l.dirty[id] = true
-				}
+			if !snap.Has(id) && old != nil && old.Has(id) {
+				l.dirty[id] = true
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
@@ -205,8 +207,9 @@ func (l *Live) GroupsReport(ids []string) *Report {
 
 // Snapshot is an immutable view of a Live engine's groups as last
 // published: readers share it and never modify it. Each group's report is
-// kept as its JSON, which takes less memory than the report itself, and
-// decoded again for the groups a reader asks for.
+// kept as its JSON compressed with zstd (a tenth of the JSON's size, which
+// is itself smaller than the report), and decompressed for the groups a
+// reader asks for.
 type Snapshot struct {
 	// At is the latest event time seen when it was published.
 	At time.Time
@@ -221,24 +224,47 @@ type Snapshot struct {
 type snapGroup struct {
 	id       string
 	lastSeen time.Time
-	json     []byte       // the GroupReport, encoded
+	zjson    []byte       // the GroupReport, encoded, compressed by zstdEnc
+	size     int          // the length of the JSON before compression
 	summary  GroupSummary // the group at a glance, for lists
 }
 
-// newSnapGroup encodes gr for a Snapshot.
+// zstdEnc and zstdDec compress and decompress the snapshot's reports; both
+// may be used by many goroutines at once (EncodeAll, DecodeAll).
+var (
+	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+)
+
+// newSnapGroup encodes and compresses gr for a Snapshot.
 func newSnapGroup(gr GroupReport) snapGroup {
 	b, err := json.Marshal(gr)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
 	}
 	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
-	return snapGroup{id: gr.Group, lastSeen: at, json: b, summary: Summarize(&gr)}
+	// Kept at its own length: EncodeAll's buffer grows by doubling, and its
+	// spare capacity would be held as long as the snapshot.
+	z := slices.Clone(zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/4)))
+	return snapGroup{id: gr.Group, lastSeen: at, zjson: z, size: len(b), summary: Summarize(&gr)}
+}
+
+// json is the group's report as JSON, decompressed into a new slice with
+// room for a few kilobytes more (web adds its fields to the object).
+func (sg snapGroup) json() []byte {
+	var h zstd.Header
+	_ = h.Decode(sg.zjson) // written by EncodeAll, with the content's size
+	b, err := zstdDec.DecodeAll(sg.zjson, make([]byte, 0, h.FrameContentSize+4096))
+	if err != nil {
+		panic(fmt.Sprintf("timeline: decompress the report of group %s: %v", sg.id, err)) // compressed by newSnapGroup
+	}
+	return b
 }
 
 // report decodes the group's report.
 func (sg snapGroup) report() *GroupReport {
 	var gr GroupReport
-	if err := json.Unmarshal(sg.json, &gr); err != nil {
+	if err := json.Unmarshal(sg.json(), &gr); err != nil {
 		panic(fmt.Sprintf("timeline: decode the report of group %s: %v", sg.id, err)) // encoded by newSnapGroup
 	}
 	return &gr
@@ -295,6 +321,16 @@ func SnapshotOf(r *Report, horizon time.Time) *Snapshot {
 // Len is the number of groups in the snapshot.
 func (s *Snapshot) Len() int { return len(s.groups) }
 
+// Size is the length of the groups' reports as JSON and the bytes the
+// snapshot keeps of them, compressed.
+func (s *Snapshot) Size() (json, kept int) {
+	for i := range s.groups {
+		json += s.groups[i].size
+		kept += len(s.groups[i].zjson)
+	}
+	return json, kept
+}
+
 // Summaries is every group at a glance, sorted by group id: nothing is
 // decoded.
 func (s *Snapshot) Summaries() []GroupSummary {
@@ -305,16 +341,22 @@ func (s *Snapshot) Summaries() []GroupSummary {
 	return out
 }
 
+// Has reports whether the snapshot holds the group id.
+func (s *Snapshot) Has(id string) bool {
+	_, ok := s.index[id]
+	return ok
+}
+
 // GroupJSON is the report of the group id as JSON (a GroupReport as
 // encoding/json writes it, as WriteJSON writes each group), and whether
-// the snapshot holds it: nothing is decoded or encoded. The bytes are the
-// snapshot's own: the caller must not modify them.
+// the snapshot holds it: it is decompressed, not decoded. The bytes are
+// the caller's.
 func (s *Snapshot) GroupJSON(id string) ([]byte, bool) {
 	i, ok := s.index[id]
 	if !ok {
 		return nil, false
 	}
-	return s.groups[i].json, true
+	return s.groups[i].json(), true
 }
 
 // Report is the part of the snapshot q selects, and the id to pass as

@@ -169,12 +169,10 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "web: encode: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	// The snapshot keeps the report as JSON: the view is that object with
-	// extra's fields added, as encoding groupView would write it, without
-	// decoding a report that may be tens of megabytes.
-	body := make([]byte, 0, len(report)+len(extra)+1)
-	body = append(body, report[:len(report)-1]...) // without its closing brace
-	body = append(body, ',')
+	// The snapshot keeps the report as compressed JSON: the view is that
+	// object with extra's fields added, as encoding groupView would write
+	// it, without decoding a report that may be tens of megabytes.
+	body := append(report[:len(report)-1], ',') // without its closing brace
 	body = append(body, extra[1:]...)
 	body = append(body, '\n')
 	w.Header().Set("Content-Type", "application/json")

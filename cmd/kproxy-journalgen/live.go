@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,9 +28,11 @@ import (
 // pipeline as serve builds it (a JSON log at info, thrown away; the live
 // timeline keeping what retain says, publishing snapshots), and prints,
 // every tick of traffic time, the exchanges and generations so far, the
-// groups kept, the process's resident memory and heap in use, and the
-// heap still live after a collection: what serve would hold after running
-// that long.
+// groups kept, the process's resident memory and heap in use, the heap
+// still live after a collection (what serve would hold after running that
+// long; publishing is stopped for the measure, so that no publish in
+// progress counts), and the groups' reports as JSON beside what the
+// snapshot keeps of them, compressed.
 //
 // With o.diagnosis, the diagnosis runs beside the timeline as serve runs
 // it (diagnose.Live, forgetting what the retention forgets; each finding
@@ -48,10 +52,12 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	var gens uint64
+	entries, findings := map[timeline.Kind]uint64{}, map[diagnose.Kind]uint64{}
 	tcfg := timeline.Config{OnEntry: func(e timeline.Entry) {
 		if e.Kind == timeline.KindStable {
 			gens++
 		}
+		entries[e.Kind]++
 		log.Info(e.Text, e.ZapFields()...)
 	}}
 	var live *timeline.Live
@@ -59,6 +65,7 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	if o.diagnosis {
 		d := diagnose.NewLive(tcfg, o.retain, diagnose.Config{Forget: o.retain.MaxAge},
 			func(f diagnose.Finding) {
+				findings[f.Kind]++
 				log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)), zap.Any("evidence", f.Evidence))
 			},
 			func(group string, fs []diagnose.Finding) {
@@ -69,39 +76,67 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		live = timeline.NewLive(tcfg, o.retain)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		live.Run(ctx, 200*time.Millisecond) // ends with cancel below
-	}()
-	src := &spanSource{tr: tr}
+	defer cancel()
+	// publishing runs as serve runs it, but is stopped while the memory is
+	// measured, so that no publish in progress counts as held.
+	publishing := func() (stop func()) {
+		pctx, pcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			live.Run(pctx, 200*time.Millisecond)
+		}()
+		return func() { pcancel(); <-done }
+	}
+	src := &spanSource{batches: generate(ctx, tr)}
 	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
 	start := time.Now()
-	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s\n", "traffic", "exchanges", "generations", "groups", "rss_mb", "heap_mb", "live_mb", "wall")
+	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s %8s %8s\n", "traffic", "exchanges", "generations", "groups",
+		"rss_mb", "heap_mb", "live_mb", "json_mb", "snap_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
-		if err := pl.Run(context.Background(), src); err != nil {
-			cancel()
+		stop := publishing()
+		err := pl.Run(context.Background(), src)
+		stop()
+		if err != nil {
 			return err
 		}
+		live.Publish() // the snapshot as of the tick, however short it was
+
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		inuse, resident := ms.HeapInuse, rss()
 		runtime.GC() // what is left is what the run holds
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8s\n", at, pl.Stats().Exchanges, gens,
-			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
-			time.Since(start).Round(time.Second))
-	}
-	if o.heapProfile != "" {
-		if err := writeHeapProfile(o.heapProfile); err != nil {
-			cancel()
-			return err
+		snap := live.Snapshot()
+		js, kept := snap.Size()
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8.0f %8.0f %8s\n", at, pl.Stats().Exchanges, gens,
+			snap.Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
+			float64(js)/(1<<20), float64(kept)/(1<<20), time.Since(start).Round(time.Second))
+		fmt.Fprintf(out, "%10s entries: %s\n", "", countsLine(entries))
+		if o.diagnosis {
+			fmt.Fprintf(out, "%10s findings: %s\n", "", countsLine(findings))
+		}
+		if o.heapProfile != "" { // rewritten at each tick: a run stopped early leaves its latest
+			if err := writeHeapProfile(o.heapProfile); err != nil {
+				return err
+			}
 		}
 	}
-	cancel()
-	<-published
 	return nil
+}
+
+// countsLine is counts as "kind n, ...", by kind, or "none".
+func countsLine[K ~string](counts map[K]uint64) string {
+	keys := slices.Sorted(maps.Keys(counts))
+	if len(keys) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // liveOptions are liveRun's settings, from the -live flags.
@@ -113,7 +148,7 @@ type liveOptions struct {
 }
 
 // writeHeapProfile writes the heap's live objects, after a collection, to
-// path; called while the run's timeline is still in use.
+// path; called at each tick, while the run's timeline is in use.
 func writeHeapProfile(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -127,10 +162,31 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
+// generate makes tr's exchanges on a goroutine of its own, in batches,
+// until ctx is done: the pipeline and the traffic each have a core.
+func generate(ctx context.Context, tr *synth.Traffic) <-chan []*decode.Exchange {
+	ch := make(chan []*decode.Exchange, 4) // a few thousand exchanges, under a megabyte
+	go func() {
+		for {
+			b := make([]*decode.Exchange, 256)
+			for i := range b {
+				b[i] = tr.Next()
+			}
+			select {
+			case ch <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
+}
+
 // spanSource hands out the traffic's exchanges completed up to upTo
 // after the first one, then io.EOF; the next Run goes on from there.
 type spanSource struct {
-	tr      *synth.Traffic
+	batches <-chan []*decode.Exchange // from generate
+	batch   []*decode.Exchange        // what is left of the latest batch
 	upTo    time.Duration
 	first   time.Time        // the first exchange's completion time
 	pending *decode.Exchange // read past upTo, handed out next time
@@ -139,7 +195,10 @@ type spanSource struct {
 func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
 	x := s.pending
 	if x == nil {
-		x = s.tr.Next()
+		if len(s.batch) == 0 {
+			s.batch = <-s.batches
+		}
+		x, s.batch = s.batch[0], s.batch[1:]
 	}
 	if s.first.IsZero() {
 		s.first = x.ResponseAt

@@ -17,15 +17,19 @@
 // keeping what -retain says (serve's --timeline-retain), and prints the
 // process's memory (resident, heap in use, heap live after a collection)
 // every -live-every of traffic time: serve's memory after running that
-// long. A week of the realistic mix's 2,000 groups (about 4.6 billion
-// exchanges) takes about 10 hours of one core; -cpuprofile and
-// -heapprofile (written at the end, while the timeline is still held)
-// show where the time and memory go. -diagnosis runs serve's live
-// diagnosis beside the timeline, to compare serve's memory and speed with
-// it and without.
+// long, with the timeline entries and findings counted by kind. A week of
+// the realistic mix's 2,000 groups (about 4.6 billion exchanges) takes
+// about 10 hours of one core; -heartbeat 30s makes the members heartbeat
+// and commit ten times less often (their session and rebalance timeouts
+// scaled to match), which keeps what serve holds but makes a week about a
+// billion exchanges. -jobs N adds N short-lived groups that take a new
+// group id per run, so that the run shows quiet groups being forgotten.
+// -cpuprofile and -heapprofile (rewritten at each line, while the
+// timeline is held) show where the time and memory go. -diagnosis runs
+// serve's live diagnosis beside the timeline, as serve does by default.
 //
-//	kproxy-journalgen -live 168h -live-every 30m
-//	kproxy-journalgen -live 1h -live-every 10m -heapprofile /tmp/heap.prof
+//	kproxy-journalgen -live 168h -live-every 4h -diagnosis -heartbeat 30s -jobs 100
+//	kproxy-journalgen -live 1h -live-every 10m -diagnosis -heapprofile /tmp/heap.prof
 package main
 
 import (
@@ -67,9 +71,14 @@ func run(args []string, out io.Writer) error {
 	diagnosis := fs.Bool("diagnosis", false, "with -live, run serve's live diagnosis beside the timeline (as serve does)")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
 	cpuProfile := fs.String("cpuprofile", "", "with -live, write a CPU profile of the run to this file")
-	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at the end of the run")
+	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at each line (the last one stays)")
+	heartbeat := fs.Duration("heartbeat", 3*time.Second, "members' heartbeat interval (commits every second one; session timeout 15 of them); rebalances and the fetch path keep their rates in time")
+	jobs := fs.Int("jobs", 0, "short-lived groups running at any time beside -groups, each run under a new group id (see synth.Options.Jobs)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *heartbeat <= 0 || *heartbeat > synth.MaxHeartbeat || *jobs < 0 {
+		return fmt.Errorf("-heartbeat must be in (0, %s] and -jobs at least 0", synth.MaxHeartbeat)
 	}
 	if *liveSpan > 0 {
 		mix, err := synth.ParseMix(*mixFlag)
@@ -80,7 +89,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("-retain: %w", err)
 		}
-		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
+		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Heartbeat: *heartbeat, Jobs: *jobs})
 		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
 			cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
@@ -103,7 +112,7 @@ func run(args []string, out io.Writer) error {
 		return fmt.Errorf("-groups must be at least 1 and -members at least 3")
 	}
 	start := time.Now()
-	tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix})
+	tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Heartbeat: *heartbeat, Jobs: *jobs})
 	w, err := synth.Write(tr, synth.WriteOptions{Dir: *dir, Bytes: size, SegmentBytes: segBytes})
 	if err != nil {
 		return err

@@ -17,14 +17,19 @@ func (t *Traffic) fetchPath(g *group, at time.Time) {
 	}
 	for _, m := range g.members {
 		if m.refreshLeft--; m.refreshLeft <= 0 {
-			m.refreshLeft = t.mix.refreshEvery
-			t.metadata(g, m.boot, at.Add(t.jitter(heartbeatEvery)))
+			m.refreshLeft = t.rounds(t.mix.refreshEvery)
+			t.metadata(g, m.boot, at.Add(t.jitter(t.opts.Heartbeat)))
 		}
 	}
-	if t.rng.IntN(100) < t.mix.visitPercent {
+	// visitPercent is the chance of a visit per default round: a longer
+	// round has that many more, the whole ones for sure.
+	for chance := int(int64(t.mix.visitPercent) * int64(t.opts.Heartbeat) / int64(heartbeatEvery)); chance > 0; chance -= 100 {
+		if chance < 100 && t.rng.IntN(100) >= chance {
+			break
+		}
 		host, n := t.host()
 		c := t.conn(host, fmt.Sprintf("producer-%d", n), -1)
-		start := at.Add(t.jitter(heartbeatEvery))
+		start := at.Add(t.jitter(t.opts.Heartbeat))
 		t.apiVersions(c, start)
 		t.metadata(g, c, start.Add(5*time.Millisecond))
 	}

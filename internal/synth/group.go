@@ -67,6 +67,15 @@ type group struct {
 	steadyLeft int
 	next       time.Time // when the group acts next
 	started    bool
+	// job is set for a short-lived group (Options.Jobs): its slot, run
+	// and when its members leave.
+	job *job
+}
+
+// job is a short-lived group's run.
+type job struct {
+	slot, run int
+	ends      time.Time
 }
 
 // newGroup sets up the i-th group, starting within the first 5 seconds.
@@ -80,6 +89,30 @@ func (t *Traffic) newGroup(i int) *group {
 	}
 	size := t.opts.Mix.groupSize(t.rng, t.opts.MaxMembers)
 	g.minSize, g.maxSize = t.opts.Mix.sizeBounds(size, t.opts.MaxMembers)
+	t.setup(g, size)
+	return g
+}
+
+// newJob sets up run run of the short-lived group in slot slot (see
+// Options.Jobs), starting at start: 1 to 4 members (one more while one
+// comes and goes) of the range assignor, for 5 to 60 minutes.
+func (t *Traffic) newJob(slot, run int, start time.Time) *group {
+	g := &group{
+		name:        fmt.Sprintf("job-%03d-run-%d", slot, run),
+		offsets:     map[string][]int64{},
+		coordinator: int32(slot % brokers),
+		protocol:    "range",
+		next:        start,
+		job:         &job{slot: slot, run: run, ends: start.Add(5*time.Minute + t.jitter(55*time.Minute))},
+	}
+	size := 1 + t.rng.IntN(4)
+	g.minSize, g.maxSize = size, size+1
+	t.setup(g, size)
+	return g
+}
+
+// setup gives g its topics and its size members.
+func (t *Traffic) setup(g *group, size int) {
 	partitions := 3 + t.rng.IntN(10)
 	if size > 12 {
 		partitions = 12 + t.rng.IntN(37)
@@ -92,7 +125,6 @@ func (t *Traffic) newGroup(i int) *group {
 	for range size {
 		g.members = append(g.members, t.newMember(g))
 	}
-	return g
 }
 
 func (t *Traffic) newMember(g *group) *member {
@@ -104,7 +136,7 @@ func (t *Traffic) newMember(g *group) *member {
 	}
 	if t.mix.fetchPath {
 		m.boot = t.conn(host, cid, -1)
-		m.refreshLeft = 1 + t.rng.IntN(t.mix.refreshEvery)
+		m.refreshLeft = 1 + t.rng.IntN(t.rounds(t.mix.refreshEvery))
 	}
 	return m
 }
@@ -114,6 +146,14 @@ func (t *Traffic) step(g *group) {
 	now := g.next
 	end := now
 	switch {
+	case g.job != nil && !now.Before(g.job.ends):
+		// The run is over: its members leave, and the next run in the slot
+		// starts within 10 minutes under a new id.
+		for _, m := range g.members {
+			t.leave(g, m, now.Add(t.jitter(50*time.Millisecond)))
+		}
+		*g = *t.newJob(g.job.slot, g.job.run+1, now.Add(time.Second+t.jitter(10*time.Minute)))
+		return
 	case !g.started:
 		g.started = true
 		for _, m := range g.members {
@@ -130,7 +170,7 @@ func (t *Traffic) step(g *group) {
 	default:
 		end = t.membershipChange(g, now)
 	}
-	g.next = end.Add(heartbeatEvery + t.jitter(200*time.Millisecond))
+	g.next = end.Add(t.opts.Heartbeat + t.jitter(200*time.Millisecond))
 }
 
 // startMember is a consumer starting: it finds the coordinator, and with
@@ -158,23 +198,28 @@ func (t *Traffic) membershipChange(g *group, now time.Time) time.Time {
 		i := t.rng.IntN(len(g.members))
 		m := g.members[i]
 		g.members = slices.Delete(g.members, i, i+1)
-		req := kmsg.NewPtrLeaveGroupRequest()
-		req.SetVersion(vLeaveGroup)
-		req.Group = g.name
-		reason := "the consumer is being closed"
-		lm := kmsg.NewLeaveGroupRequestMember()
-		lm.MemberID, lm.Reason = m.id, &reason
-		req.Members = append(req.Members, lm)
-		resp := kmsg.NewPtrLeaveGroupResponse()
-		rm := kmsg.NewLeaveGroupResponseMember()
-		rm.MemberID = m.id
-		resp.Members = append(resp.Members, rm)
-		t.emit(m.c.exchange(req, resp, now, t.latency()))
+		t.leave(g, m, now)
 		return t.rebalance(g, now.Add(10*time.Millisecond), nil, nil)
 	}
 	m := t.newMember(g)
 	t.startMember(g, m, now)
 	return t.rebalance(g, now.Add(10*time.Millisecond), m, nil)
+}
+
+// leave is m's LeaveGroup at at.
+func (t *Traffic) leave(g *group, m *member, at time.Time) {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.SetVersion(vLeaveGroup)
+	req.Group = g.name
+	reason := "the consumer is being closed"
+	lm := kmsg.NewLeaveGroupRequestMember()
+	lm.MemberID, lm.Reason = m.id, &reason
+	req.Members = append(req.Members, lm)
+	resp := kmsg.NewPtrLeaveGroupResponse()
+	rm := kmsg.NewLeaveGroupResponseMember()
+	rm.MemberID = m.id
+	resp.Members = append(resp.Members, rm)
+	t.emit(m.c.exchange(req, resp, at, t.latency()))
 }
 
 func (t *Traffic) findCoordinator(g *group, c *client, at time.Time) {

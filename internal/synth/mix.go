@@ -51,7 +51,8 @@ func (m Mix) String() string {
 }
 
 // mixParams are the numbers behind a Mix. Time is counted in rounds: one
-// heartbeat interval of a group (3 s and a little jitter).
+// default heartbeat interval of a group (3 s and a little jitter);
+// Traffic.rounds converts them to rounds of Options.Heartbeat.
 type mixParams struct {
 	// steadyMin and steadySpan: a group stays stable for steadyMin +
 	// [0, steadySpan) rounds between rebalances.

@@ -71,7 +71,7 @@ func (t *Traffic) rebalance(g *group, at time.Time, joiner, first *member) time.
 		// are assigned in a follow-up rebalance right away (KIP-429).
 		return t.rebalance(g, end.Add(5*time.Millisecond), nil, revoker)
 	}
-	g.steadyLeft = t.mix.steadyMin + t.rng.IntN(t.mix.steadySpan)
+	g.steadyLeft = t.rounds(t.mix.steadyMin + t.rng.IntN(t.mix.steadySpan))
 	return end
 }
 
@@ -80,7 +80,7 @@ func (t *Traffic) joinPair(g *group, m *member, memberID string) (*kmsg.JoinGrou
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.SetVersion(vJoinGroup)
 	req.Group, req.MemberID, req.ProtocolType = g.name, memberID, "consumer"
-	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 45000, 300000
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = int32(15*t.opts.Heartbeat/time.Millisecond), int32(100*t.opts.Heartbeat/time.Millisecond)
 	p := kmsg.NewJoinGroupRequestProtocol()
 	p.Name, p.Metadata = g.protocol, subscription(m)
 	req.Protocols = append(req.Protocols, p)

@@ -27,7 +27,27 @@ type Options struct {
 	Mix Mix
 	// Start is when the first group starts. Default 2026-01-01 UTC.
 	Start time.Time
+	// Heartbeat is how often members heartbeat (default 3 s, at most
+	// MaxHeartbeat); they commit every second heartbeat, and the session
+	// and rebalance timeouts they ask for are 15 and 100 heartbeats (45 s
+	// and 5 minutes by default), so that a slower heartbeat is as legal
+	// and as far from expiring. Rebalances,
+	// metadata refreshes and short-lived clients keep their rates in time.
+	// A longer interval makes the same span of traffic time fewer
+	// exchanges: for long memory runs, where heartbeats and steady commits
+	// change nothing that is kept.
+	Heartbeat time.Duration
+	// Jobs is the number of short-lived groups running at any time, beside
+	// Groups: consumers such as console consumers or batch jobs that use a
+	// new group id per run. Each runs 5 to 60 minutes with 1 to 4 members
+	// (one more while one comes and goes), which then leave, and the next run in its slot starts within 10
+	// minutes under a new id. Default none.
+	Jobs int
 }
+
+// MaxHeartbeat is the longest Options.Heartbeat: its session timeout, 15
+// heartbeats, is then 30 minutes, Kafka's group.max.session.timeout.ms.
+const MaxHeartbeat = 2 * time.Minute
 
 // Traffic yields the exchanges of many simulated groups in the order a
 // proxy observes them: by completion (response) time.
@@ -55,6 +75,9 @@ func New(opts Options) *Traffic {
 	if opts.Start.IsZero() {
 		opts.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = heartbeatEvery
+	}
 	t := &Traffic{
 		opts:   opts,
 		mix:    opts.Mix.params(),
@@ -63,6 +86,9 @@ func New(opts Options) *Traffic {
 	}
 	for i := range opts.Groups {
 		t.groups = append(t.groups, t.newGroup(i))
+	}
+	for i := range opts.Jobs {
+		t.groups = append(t.groups, t.newJob(i, 0, opts.Start.Add(t.jitter(10*time.Minute))))
 	}
 	heap.Init(&t.groups)
 	return t
@@ -95,6 +121,12 @@ func (t *Traffic) Counts() map[int16]uint64 {
 func (t *Traffic) emit(x *decode.Exchange) {
 	t.seq++
 	heap.Push(&t.pending, pendingExchange{x: x, seq: t.seq})
+}
+
+// rounds is n rounds of the default heartbeat interval as rounds of the
+// traffic's (at least 1): the same span of time.
+func (t *Traffic) rounds(n int) int {
+	return max(1, int(int64(n)*int64(heartbeatEvery)/int64(t.opts.Heartbeat)))
 }
 
 // latency is a plausible broker round trip.
