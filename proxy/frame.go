@@ -123,8 +123,7 @@ func copyFrame(dst net.Conn, br *bufio.Reader, prefix [4]byte, consumed []byte, 
 }
 
 // spliceFrame writes the start of the frame and whatever of it br has read
-// ahead, telling TCP that the rest follows (writeMore), then lets the
-// kernel move the rest with splice(2) (spliceBody).
+// ahead, then lets the kernel move the rest with splice(2) (spliceBody).
 func spliceFrame(dst *net.TCPConn, br *bufio.Reader, src *net.TCPConn, prefix [4]byte, consumed []byte, n int) (int64, error) {
 	ahead := min(br.Buffered(), n)
 	if ahead == n {
@@ -138,7 +137,7 @@ func spliceFrame(dst *net.TCPConn, br *bufio.Reader, src *net.TCPConn, prefix [4
 		copy(buf[copy(buf, prefix[:]):], consumed)
 		io.ReadFull(br, buf[k-ahead:]) //nolint:errcheck // buffered: cannot fail
 		var w int
-		w, err = writeMore(dst, buf)
+		w, err = writeConn(dst, buf)
 		written = int64(w)
 		copyBufs.Put(bp)
 	} else {

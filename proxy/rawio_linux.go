@@ -64,7 +64,7 @@ func (r rawReader) Read(p []byte) (int, error) {
 // connection (as rawReader reads), with c.Write otherwise.
 func writeConn(c net.Conn, b []byte) (int, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
-		return writeRaw(tc, b, 0)
+		return writeRaw(tc, b)
 	}
 	return c.Write(b)
 }

@@ -13,28 +13,25 @@ import (
 )
 
 // The streamed bodies' path on Linux: splice(2) through a pipe, called
-// directly rather than through (*net.TCPConn).ReadFrom, for two reasons
-// measured in the three-process load harness (docs/benchmarks.md):
+// directly rather than through (*net.TCPConn).ReadFrom, to make raw
+// system calls, as measured in the three-process load harness
+// (docs/benchmarks.md). Go's own calls go through the scheduler's
+// entersyscall, and the first after the process was idle wakes the
+// runtime's monitor thread (sysmon), which then polls every 20 µs for a
+// while: between a proxy's frames every thread is idle, so that was
+// several wake-ups per frame, 15-17% of kproxy's CPU. These calls never
+// block (the sockets and the pipe are non-blocking; waiting is done by the
+// poller, through syscall.RawConn), so they need no handoff. Reads and
+// writes of the frames' starts are made the same way (rawio_linux.go).
 //
-//   - Raw system calls. Go's own calls go through the scheduler's
-//     entersyscall, and the first after the process was idle wakes the
-//     runtime's monitor thread (sysmon), which then polls every 20 µs for
-//     a while: between a proxy's frames every thread is idle, so that was
-//     several wake-ups per frame, 15-17% of kproxy's CPU. These calls
-//     never block (the sockets and the pipe are non-blocking; waiting is
-//     done by the poller, through syscall.RawConn), so they need no
-//     handoff. Reads and writes of the frames' starts are made the same
-//     way (rawio_linux.go).
-//   - SPLICE_F_MORE, and MSG_MORE on the bytes written before the body:
-//     TCP holds a partial segment until the rest of the frame follows,
-//     instead of sending the first kilobytes alone and waking the
-//     receiver for them.
+// SPLICE_F_MORE and MSG_MORE (TCP holding a partial segment until the rest
+// of the frame follows) were measured too and not kept: 0.96-0.99x the CPU
+// without them, the same throughput (docs/benchmarks.md).
 
 // splice(2) flags.
 const (
 	spliceMove     = 0x1
 	spliceNonblock = 0x2
-	spliceMore     = 0x4
 )
 
 // pipeSize is the capacity asked for the splice pipes: 1 MiB, the default
@@ -109,13 +106,9 @@ func spliceBody(dst, src *net.TCPConn, n int) (int64, error) {
 		}
 		n -= moved
 		inPipe += moved
-		flags := spliceMove | spliceNonblock
-		if n > 0 {
-			flags |= spliceMore
-		}
 		err = dc.Write(func(fd uintptr) bool {
 			for inPipe > 0 {
-				m, e := rawSplice(p.r, int(fd), inPipe, flags)
+				m, e := rawSplice(p.r, int(fd), inPipe, spliceMove|spliceNonblock)
 				switch e {
 				case 0:
 					inPipe -= m
@@ -144,15 +137,9 @@ func spliceBody(dst, src *net.TCPConn, n int) (int64, error) {
 	return written, nil
 }
 
-// writeMore writes b whole to dst, telling TCP that more of the frame
-// follows (MSG_MORE): b goes out with the next bytes written, not alone.
-func writeMore(dst *net.TCPConn, b []byte) (int, error) {
-	return writeRaw(dst, b, syscall.MSG_MORE)
-}
-
-// writeRaw writes b whole to c with send(2) and flags, as raw system
-// calls, waiting for c to be writable through the poller.
-func writeRaw(c *net.TCPConn, b []byte, flags int) (int, error) {
+// writeRaw writes b whole to c with send(2), as raw system calls, waiting
+// for c to be writable through the poller.
+func writeRaw(c *net.TCPConn, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -165,7 +152,7 @@ func writeRaw(c *net.TCPConn, b []byte, flags int) (int, error) {
 	err = rc.Write(func(fd uintptr) bool {
 		for written < len(b) {
 			m, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[written])), uintptr(len(b)-written),
-				uintptr(flags|syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL), 0, 0)
+				uintptr(syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL), 0, 0)
 			switch e {
 			case 0:
 				written += int(m)

@@ -16,6 +16,3 @@ func spliceBody(dst, src *net.TCPConn, n int) (int64, error) {
 	}
 	return m, err
 }
-
-// writeMore writes b to dst.
-func writeMore(dst *net.TCPConn, b []byte) (int, error) { return dst.Write(b) }
