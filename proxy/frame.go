@@ -126,25 +126,8 @@ func copyFrame(dst net.Conn, br *bufio.Reader, prefix [4]byte, consumed []byte, 
 // ahead, then lets the kernel move the rest with splice(2) (spliceBody).
 func spliceFrame(dst *net.TCPConn, br *bufio.Reader, src *net.TCPConn, prefix [4]byte, consumed []byte, n int) (int64, error) {
 	ahead := min(br.Buffered(), n)
-	if ahead == n {
-		return copyFrame(dst, br, prefix, consumed, n) // read whole already
-	}
-	var written int64
-	var err error
-	if k := 4 + len(consumed) + ahead; k <= copyBufSize {
-		bp := copyBufs.Get().(*[]byte)
-		buf := (*bp)[:k]
-		copy(buf[copy(buf, prefix[:]):], consumed)
-		io.ReadFull(br, buf[k-ahead:]) //nolint:errcheck // buffered: cannot fail
-		var w int
-		w, err = writeConn(dst, buf)
-		written = int64(w)
-		copyBufs.Put(bp)
-	} else {
-		// Only a Produce request whose header is tens of kilobytes.
-		written, err = copyFrame(dst, br, prefix, consumed, ahead)
-	}
-	if err != nil {
+	written, err := copyFrame(dst, br, prefix, consumed, ahead)
+	if err != nil || ahead == n {
 		return written, err
 	}
 	m, err := spliceBody(dst, src, n-ahead)
