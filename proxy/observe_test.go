@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"math/rand/v2"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,4 +119,39 @@ func TestObserverQueueBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "an exchange observed once the queue is empty", func() bool { return o.seen.Load() == 2 })
+}
+
+// TestObservedBeforeTheClientReads: an exchange is queued before its
+// response goes to the client, so that what the client does next, on any
+// connection, is queued after it (the pipeline reads cause before effect).
+// The client here never reads a response far larger than the sockets
+// hold: the exchange must reach the queue all the same.
+func TestObservedBeforeTheClientReads(t *testing.T) {
+	const size = 16 << 20
+	broker := startFakeBroker(t, "127.0.0.1:0")
+	cfg := fakeConfig(broker.addr())
+	cfg.MaxObservedFrameSize = 2 * size
+	p := newProxy(t, cfg, zap.NewNop())
+	seen := make(chan *decode.Exchange, 1)
+	runPiped(t, p, pipeline.Config{Inspect: func(x *decode.Exchange, _ []decode.Event, _ error) {
+		select {
+		case seen <- x:
+		default:
+		}
+	}})
+	c := dial(t, p.Addr().String())
+	if err := c.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(testRequest(rand.New(rand.NewPCG(7, 7)), 12, 1, size, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case x := <-seen:
+		if x.CorrelationID != 1 || len(x.Response) != 4+size {
+			t.Errorf("observed corr %d with a response of %d bytes; want corr 1, %d bytes", x.CorrelationID, len(x.Response), 4+size)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the exchange was not observed while its client had not read the response")
+	}
 }

@@ -166,14 +166,17 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			out = rw
 		}
 	}
-	_, err = writeConn(c.client, out)
-	// Pop only now, so that shutdown waits for the write (see drained).
-	// The broker answered even if the client is gone: observe the
-	// response either way.
-	c.pending.pop()
+	// Queue the exchange before the client can read the response: what
+	// the client does once it has it (a SyncGroup after its JoinGroup,
+	// maybe on another connection) is then queued after it, and the
+	// pipeline reads cause before effect. The broker answered even if the
+	// client is gone, or never reads: observe the response either way.
 	if p.request != nil || p.oversized {
 		c.p.observe(c.exchange(p, frame[4:], at))
 	}
+	_, err = writeConn(c.client, out)
+	// Pop only now, so that shutdown waits for the write (see drained).
+	c.pending.pop()
 	p.held.release()
 	if err != nil {
 		c.log.Debug("client write failed", zap.Error(err))
