@@ -29,10 +29,27 @@ func newClient(connID uint64, addr, clientID string, brokerID int32) *client {
 // exchange builds the exchange of req and resp on c, the request sent at
 // at and answered latency later. Both are encoded by kmsg at req's version.
 func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, latency time.Duration) *decode.Exchange {
-	c.corr++
 	resp.SetVersion(req.GetVersion())
+	x := c.exchangeEncoded(req, nil, false, at, latency)
+	x.Response = responseFrame(x.CorrelationID, resp)
+	return x
+}
+
+// exchangeEncoded is exchange with the response's body already encoded at
+// req's version (body), flexible or not; nil leaves Response to the
+// caller.
+func (c *client) exchangeEncoded(req kmsg.Request, body []byte, flexible bool, at time.Time, latency time.Duration) *decode.Exchange {
+	c.corr++
 	// AppendRequest writes the 4-byte size prefix the journal does not keep.
 	frame := c.format.AppendRequest(nil, req, c.corr)[4:]
+	var response []byte
+	if body != nil {
+		response = binary.BigEndian.AppendUint32(make([]byte, 0, 5+len(body)), uint32(c.corr))
+		if flexible {
+			response = append(response, 0)
+		}
+		response = append(response, body...)
+	}
 	return &decode.Exchange{
 		ConnID:        c.connID,
 		ClientAddr:    c.addr,
@@ -44,7 +61,7 @@ func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, la
 		RequestAt:     at,
 		ResponseAt:    at.Add(latency),
 		Request:       frame,
-		Response:      responseFrame(c.corr, resp),
+		Response:      response,
 	}
 }
 

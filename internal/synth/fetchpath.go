@@ -35,10 +35,12 @@ func (t *Traffic) fetchPath(g *group, at time.Time) {
 	}
 }
 
-// apiVersionsResponse lists every API kmsg knows at its newest version, as
-// a current broker answers.
-var apiVersionsResponse = func() *kmsg.ApiVersionsResponse {
+// apiVersionsResponse is the encoded body of the answer to an
+// ApiVersions request at vApiVersions: every API kmsg knows, at its newest
+// version, as a current broker answers.
+var apiVersionsResponse = func() []byte {
 	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(vApiVersions)
 	for key := range int16(100) {
 		if req := kmsg.RequestForKey(key); req != nil {
 			k := kmsg.NewApiVersionsResponseApiKey()
@@ -46,15 +48,15 @@ var apiVersionsResponse = func() *kmsg.ApiVersionsResponse {
 			resp.ApiKeys = append(resp.ApiKeys, k)
 		}
 	}
-	return resp
+	return resp.AppendTo(nil)
 }()
 
 func (t *Traffic) apiVersions(c *client, at time.Time) {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(vApiVersions)
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "kgo", "1.19.5"
-	resp := *apiVersionsResponse
-	t.emit(c.exchange(req, &resp, at, t.latency()))
+	// An ApiVersions response header has no tags, even when flexible.
+	t.emit(c.exchangeEncoded(req, apiVersionsResponse, false, at, t.latency()))
 }
 
 // metadata asks for the group's topics: the answer lists the brokers and
@@ -62,7 +64,22 @@ func (t *Traffic) apiVersions(c *client, at time.Time) {
 func (t *Traffic) metadata(g *group, c *client, at time.Time) {
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(vMetadata)
+	for _, tp := range g.topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = &tp.name
+		req.Topics = append(req.Topics, rt)
+	}
+	if g.metadata == nil { // the answer never changes: encode it once
+		g.metadata = metadataResponse(g).AppendTo(nil)
+	}
+	t.emit(c.exchangeEncoded(req, g.metadata, req.IsFlexible(), at, t.latency()))
+}
+
+// metadataResponse is the answer to a Metadata request for g's topics, at
+// vMetadata.
+func metadataResponse(g *group) *kmsg.MetadataResponse {
 	resp := kmsg.NewPtrMetadataResponse()
+	resp.SetVersion(vMetadata)
 	for b := range int32(brokers) {
 		br := kmsg.NewMetadataResponseBroker()
 		rack := fmt.Sprintf("az-%d", b)
@@ -72,9 +89,6 @@ func (t *Traffic) metadata(g *group, c *client, at time.Time) {
 	cluster := "synthetic-cluster"
 	resp.ClusterID, resp.ControllerID = &cluster, 0
 	for _, tp := range g.topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = &tp.name
-		req.Topics = append(req.Topics, rt)
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic, st.TopicID = &tp.name, tp.id
 		for p := range tp.partitions {
@@ -86,7 +100,7 @@ func (t *Traffic) metadata(g *group, c *client, at time.Time) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	t.emit(c.exchange(req, resp, at, t.latency()))
+	return resp
 }
 
 // brokerHost is the advertised host of a broker.

@@ -56,7 +56,10 @@ type group struct {
 	coordinator int32
 	protocol    string
 	topics      []topic
-	members     []*member
+	// metadata is the encoded body of the answer to a Metadata request
+	// for topics, once one was asked.
+	metadata []byte
+	members  []*member
 	// offsets are the committed offsets by topic and partition.
 	offsets    map[string][]int64
 	minSize    int
