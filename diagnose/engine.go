@@ -253,7 +253,8 @@ const (
 // prune forgets connections silent for forgetAfter, handovers that cannot
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
-// findings older than that and the groups quiet for that long.
+// findings older than that, the groups quiet for that long and, in the
+// others, the members quiet for that long (groupState.forget).
 func (e *Engine) prune(now time.Time) {
 	if f := e.cfg.Forget; f > 0 {
 		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
@@ -263,7 +264,9 @@ func (e *Engine) prune(now time.Time) {
 			if g.last.Before(now.Add(-f)) {
 				delete(e.groups, id)
 				delete(e.changed, id)
+				continue
 			}
+			g.forget(now.Add(-f))
 		}
 		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
 	}

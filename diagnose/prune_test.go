@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,6 +84,59 @@ func TestForget(t *testing.T) {
 			}
 			if len(told) != n {
 				t.Errorf("told %v after forgetting; want nothing more than %v", told[n:], told[:n])
+			}
+		})
+	}
+}
+
+// TestForgetQuietMembers: a group that lives for hours while its members
+// come and go, each with a new member id from a new address (one of them a
+// static member restarting), remembers with Config.Forget only the
+// members active within it, and what they hold; without Forget, every one.
+func TestForgetQuietMembers(t *testing.T) {
+	const forget = time.Hour
+	const runs, every = 18, 600.0 // a new member every 10 minutes, for 3 hours
+	for _, c := range []struct {
+		name   string
+		forget time.Duration
+		want   int // members remembered at the end
+	}{
+		{"kept without Forget", 0, runs},
+		{"forgotten with Forget", forget, 7}, // those active in the last hour
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newScript("g")
+			for i := range runs {
+				at := float64(i) * every
+				cl := client{id: "consumer", addr: fmt.Sprintf("10.0.0.%d:4000", i)}
+				id := fmt.Sprintf("m-%d", i)
+				j := s.jg(id, int32(i+1), id, id)
+				if i%2 == 0 {
+					j.InstanceID = "static-0"
+				}
+				s.join(cl, at, at+0.1, j)
+				s.sync(cl, at+0.2, at+0.3, id, int32(i+1), parts("t", 0), map[string][]decode.TopicPartitions{id: parts("t", 0)})
+				s.hbs(cl, id, int32(i+1), at+3, at+every-1, 3)
+				s.leave(cl, at+every-0.5, at+every-0.4, id, "rolling restart")
+			}
+			d := New(Config{Forget: c.forget})
+			for _, it := range s.ordered() {
+				d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{*it.ev}})
+			}
+			g := d.groups["g"]
+			if g == nil {
+				t.Fatal("the group was forgotten; want it kept, it was active to the end")
+			}
+			if len(g.members) != c.want || len(g.byAddr) != c.want {
+				t.Errorf("%d members, %d addresses remembered; want %d of each", len(g.members), len(g.byAddr), c.want)
+			}
+			if is := g.instances["static-0"]; is == nil || len(is.members) > (c.want+1)/2 {
+				t.Errorf("static-0's history %+v; want at most its %d turns among the members remembered", is, (c.want+1)/2)
+			}
+			for _, m := range g.members {
+				if c.forget > 0 && m.lastActive.Before(sec(runs*every).Add(-forget-pruneEvery)) {
+					t.Errorf("member %s, last active at %s, is remembered", m.MemberID, m.lastActive)
+				}
 			}
 		})
 	}

@@ -42,7 +42,9 @@ type groupState struct {
 	// ("type: name,name"), from its JoinGroup for that generation.
 	joins    map[int32]map[string]string
 	findings []Finding
-	seen     map[string]bool // de-duplication keys of findings made once
+	// seen are the de-duplication keys of findings made once, with the
+	// group's time when each was made.
+	seen map[string]time.Time
 	// last is the engine's time at the group's latest event (or when it
 	// was first seen): a group quiet for Config.Forget is forgotten.
 	last time.Time
@@ -51,16 +53,53 @@ type groupState struct {
 func newGroupState(id string) *groupState {
 	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{},
 		owner: map[tp]string{}, committed: map[tp]int64{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]string{}, seen: map[string]bool{}}
+		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.
 func (g *groupState) once(key string) bool {
-	if g.seen[key] {
+	if _, ok := g.seen[key]; ok {
 		return false
 	}
-	g.seen[key] = true
+	g.seen[key] = g.last
 	return true
+}
+
+// forget drops the members with no request since before, and what only
+// they held: the client addresses whose latest JoinGroup was theirs and
+// their turns in the instances' histories; and the once keys made before
+// it. Members come and go with new member ids: without this a group that
+// lives for months would remember every member it ever had.
+func (g *groupState) forget(before time.Time) {
+	for id, m := range g.members {
+		if m.lastActive.Before(before) {
+			delete(g.members, id)
+		}
+	}
+	for addr, id := range g.byAddr {
+		if g.members[id] == nil {
+			delete(g.byAddr, addr)
+		}
+	}
+	for name, is := range g.instances {
+		kept := 0
+		for i, id := range is.members {
+			if g.members[id] != nil {
+				is.addrs[kept], is.members[kept] = is.addrs[i], id
+				kept++
+			}
+		}
+		if kept == 0 {
+			delete(g.instances, name)
+			continue
+		}
+		is.addrs, is.members = is.addrs[:kept], is.members[:kept]
+	}
+	for key, at := range g.seen {
+		if at.Before(before) {
+			delete(g.seen, key)
+		}
+	}
 }
 
 // memberState is one member as its requests showed it.
