@@ -65,8 +65,10 @@ type Engine struct {
 	// byClient indexes conns by client host and client id.
 	byClient map[connKey]map[string]*connState
 	topics   map[decode.TopicID]string
-	// partitionCounts is each topic's partition count from Metadata.
+	// partitionCounts is each topic's partition count from Metadata, and
+	// topicSeen when Metadata last named it.
 	partitionCounts map[string]int32
+	topicSeen       map[string]time.Time
 	now             time.Time
 	warnings        []Finding
 	pending         []timeline.Entry // entries not applied yet (see Entry)
@@ -113,7 +115,7 @@ func (e *Engine) recheck(g *groupState) {
 // New returns an Engine with cfg, defaults applied.
 func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, open: map[tp][]*handover{},
+		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, topicSeen: map[string]time.Time{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
 }
 
@@ -254,7 +256,9 @@ const (
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
 // findings older than that, the groups quiet for that long and, in the
-// others, the members quiet for that long (groupState.forget).
+// others, the members quiet for that long (groupState.forget), and the
+// topics no Metadata named for that long (jobs and tests that make a topic
+// per run would otherwise grow them without end).
 func (e *Engine) prune(now time.Time) {
 	if f := e.cfg.Forget; f > 0 {
 		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
@@ -267,6 +271,17 @@ func (e *Engine) prune(now time.Time) {
 				continue
 			}
 			g.forget(now.Add(-f))
+		}
+		for name, at := range e.topicSeen {
+			if at.Before(now.Add(-f)) {
+				delete(e.topicSeen, name)
+				delete(e.partitionCounts, name)
+			}
+		}
+		for id, name := range e.topics {
+			if _, ok := e.topicSeen[name]; !ok {
+				delete(e.topics, id)
+			}
 		}
 		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
 	}
