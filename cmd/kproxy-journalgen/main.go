@@ -19,16 +19,19 @@
 // every -live-every of traffic time: serve's memory after running that
 // long, with the timeline entries and findings counted by kind. A week of
 // the realistic mix's 2,000 groups (about 4.6 billion exchanges) takes
-// about 10 hours of one core; -heartbeat 30s makes the members heartbeat
+// tens of hours; -heartbeat 30s makes the members heartbeat
 // and commit ten times less often (their session and rebalance timeouts
 // scaled to match), which keeps what serve holds but makes a week about a
-// billion exchanges. -jobs N adds N short-lived groups that take a new
-// group id per run, so that the run shows quiet groups being forgotten.
+// billion exchanges, about ten hours here; -groups 200 -jobs 10 makes
+// it a hundred million, an hour. -jobs N adds N short-lived groups that
+// take a new group id per run, so that the run shows quiet groups being
+// forgotten.
 // -cpuprofile and -heapprofile (rewritten at each line, while the
 // timeline is held) show where the time and memory go. -diagnosis runs
 // serve's live diagnosis beside the timeline, as serve does by default.
 //
 //	kproxy-journalgen -live 168h -live-every 4h -diagnosis -heartbeat 30s -jobs 100
+//	kproxy-journalgen -live 168h -live-every 6h -groups 200 -jobs 10 -diagnosis -heartbeat 30s
 //	kproxy-journalgen -live 1h -live-every 10m -diagnosis -heapprofile /tmp/heap.prof
 package main
 
