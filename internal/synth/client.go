@@ -30,26 +30,24 @@ func newClient(connID uint64, addr, clientID string, brokerID int32) *client {
 // at and answered latency later. Both are encoded by kmsg at req's version.
 func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, latency time.Duration) *decode.Exchange {
 	resp.SetVersion(req.GetVersion())
-	x := c.exchangeEncoded(req, nil, false, at, latency)
-	x.Response = responseFrame(x.CorrelationID, resp)
-	return x
+	c.corr++
+	response := resp.AppendTo(responseHeader(c.corr, resp.Key(), resp.IsFlexible(), 0))
+	return c.build(req, response, at, latency)
 }
 
 // exchangeEncoded is exchange with the response's body already encoded at
-// req's version (body), flexible or not; nil leaves Response to the
-// caller.
-func (c *client) exchangeEncoded(req kmsg.Request, body []byte, flexible bool, at time.Time, latency time.Duration) *decode.Exchange {
+// req's version.
+func (c *client) exchangeEncoded(req kmsg.Request, body []byte, at time.Time, latency time.Duration) *decode.Exchange {
 	c.corr++
+	response := append(responseHeader(c.corr, req.Key(), req.IsFlexible(), len(body)), body...)
+	return c.build(req, response, at, latency)
+}
+
+// build is the exchange of req, answered with response, at c's current
+// correlation id.
+func (c *client) build(req kmsg.Request, response []byte, at time.Time, latency time.Duration) *decode.Exchange {
 	// AppendRequest writes the 4-byte size prefix the journal does not keep.
 	frame := c.format.AppendRequest(nil, req, c.corr)[4:]
-	var response []byte
-	if body != nil {
-		response = binary.BigEndian.AppendUint32(make([]byte, 0, 5+len(body)), uint32(c.corr))
-		if flexible {
-			response = append(response, 0)
-		}
-		response = append(response, body...)
-	}
 	return &decode.Exchange{
 		ConnID:        c.connID,
 		ClientAddr:    c.addr,
@@ -65,13 +63,14 @@ func (c *client) exchangeEncoded(req kmsg.Request, body []byte, flexible bool, a
 	}
 }
 
-// responseFrame is a response as on the wire, without its size prefix:
-// the correlation id, a tag section when the response is flexible (never
-// for ApiVersions), then the body.
-func responseFrame(corr int32, resp kmsg.Response) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(corr))
-	if resp.IsFlexible() && resp.Key() != 18 {
+// responseHeader is the start of a response of api key as on the wire,
+// without its size prefix, with room for n more bytes: the correlation
+// id, then a tag section when the response is flexible (never for
+// ApiVersions).
+func responseHeader(corr int32, key int16, flexible bool, n int) []byte {
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, 5+n), uint32(corr))
+	if flexible && key != 18 {
 		b = append(b, 0)
 	}
-	return resp.AppendTo(b)
+	return b
 }

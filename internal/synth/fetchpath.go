@@ -55,8 +55,7 @@ func (t *Traffic) apiVersions(c *client, at time.Time) {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(vApiVersions)
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "kgo", "1.19.5"
-	// An ApiVersions response header has no tags, even when flexible.
-	t.emit(c.exchangeEncoded(req, apiVersionsResponse, false, at, t.latency()))
+	t.emit(c.exchangeEncoded(req, apiVersionsResponse, at, t.latency()))
 }
 
 // metadata asks for the group's topics: the answer lists the brokers and
@@ -72,7 +71,7 @@ func (t *Traffic) metadata(g *group, c *client, at time.Time) {
 	if g.metadata == nil { // the answer never changes: encode it once
 		g.metadata = metadataResponse(g).AppendTo(nil)
 	}
-	t.emit(c.exchangeEncoded(req, g.metadata, req.IsFlexible(), at, t.latency()))
+	t.emit(c.exchangeEncoded(req, g.metadata, at, t.latency()))
 }
 
 // metadataResponse is the answer to a Metadata request for g's topics, at
