@@ -65,10 +65,8 @@ type Engine struct {
 	// byClient indexes conns by client host and client id.
 	byClient map[connKey]map[string]*connState
 	topics   map[decode.TopicID]string
-	// partitionCounts is each topic's partition count from Metadata, and
-	// topicSeen when Metadata last named it.
-	partitionCounts map[string]int32
-	topicSeen       map[string]time.Time
+	// partitionCounts is each topic's partition count from Metadata.
+	partitionCounts map[string]topicCount
 	now             time.Time
 	warnings        []Finding
 	pending         []timeline.Entry // entries not applied yet (see Entry)
@@ -112,10 +110,17 @@ func (e *Engine) recheck(g *groupState) {
 	g.checkAt, e.checkAt = time.Time{}, time.Time{}
 }
 
+// topicCount is a topic's partition count, and when Metadata last named
+// the topic (prune forgets it after Config.Forget).
+type topicCount struct {
+	n    int32
+	seen time.Time
+}
+
 // New returns an Engine with cfg, defaults applied.
 func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]int32{}, topicSeen: map[string]time.Time{}, open: map[tp][]*handover{},
+		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]topicCount{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
 }
 
@@ -272,14 +277,13 @@ func (e *Engine) prune(now time.Time) {
 			}
 			g.forget(now.Add(-f))
 		}
-		for name, at := range e.topicSeen {
-			if at.Before(now.Add(-f)) {
-				delete(e.topicSeen, name)
+		for name, c := range e.partitionCounts {
+			if c.seen.Before(now.Add(-f)) {
 				delete(e.partitionCounts, name)
 			}
 		}
 		for id, name := range e.topics {
-			if _, ok := e.topicSeen[name]; !ok {
+			if _, ok := e.partitionCounts[name]; !ok {
 				delete(e.topics, id)
 			}
 		}

@@ -157,7 +157,7 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 		}
 		total := 0
 		for t := range topics {
-			total += int(e.partitionCounts[t])
+			total += int(e.partitionCounts[t].n)
 		}
 		for t, ps := range gen.Unassigned {
 			if topics[t] {

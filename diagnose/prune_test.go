@@ -168,8 +168,8 @@ func TestForgetUnnamedTopics(t *testing.T) {
 			if len(d.partitionCounts) != c.want || len(d.topics) != c.want {
 				t.Errorf("%d partition counts, %d topic ids remembered; want %d of each", len(d.partitionCounts), len(d.topics), c.want)
 			}
-			if d.partitionCounts["steady"] != 3 || d.topicName("", decode.TopicID{1}) != "steady" {
-				t.Errorf("the steady topic: %d partitions, id named %q; want 3, steady", d.partitionCounts["steady"], d.topicName("", decode.TopicID{1}))
+			if d.partitionCounts["steady"].n != 3 || d.topicName("", decode.TopicID{1}) != "steady" {
+				t.Errorf("the steady topic: %d partitions, id named %q; want 3, steady", d.partitionCounts["steady"].n, d.topicName("", decode.TopicID{1}))
 			}
 		})
 	}

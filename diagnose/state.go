@@ -257,7 +257,7 @@ func (e *Engine) event(ev *decode.Event) {
 	if ev.Metadata != nil {
 		for _, t := range ev.Metadata.Topics {
 			if t.ErrorCode == 0 && t.Name != "" {
-				e.partitionCounts[t.Name], e.topicSeen[t.Name] = t.Partitions, e.now
+				e.partitionCounts[t.Name] = topicCount{n: t.Partitions, seen: e.now}
 				if !t.TopicID.IsZero() {
 					e.topics[t.TopicID] = t.Name
 				}
