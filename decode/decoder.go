@@ -23,8 +23,8 @@ type directDecoder func(dst []Event, base Event, h RequestHeader, reqBody, respB
 type api struct {
 	// group marks the consumer-group APIs (one log line per exchange).
 	group bool
-	// requestOnly marks the APIs whose request alone is handed to
-	// observers, as soon as it is read; the response is streamed and
+	// requestOnly marks the APIs whose request alone is handed to the
+	// pipeline, as soon as it is read; the response is streamed and
 	// never kept.
 	requestOnly bool
 	// decode and direct are nil for APIs observed but not turned into
@@ -94,7 +94,7 @@ func Observed(apiKey int16) bool {
 }
 
 // RequestOnly reports whether only the requests of this API are handed to
-// observers (Fetch: the response, the largest frame on the wire, is
+// the pipeline (Fetch: the response, the largest frame on the wire, is
 // streamed and never kept). Such exchanges have no response and no
 // response time.
 func RequestOnly(apiKey int16) bool {
@@ -122,12 +122,15 @@ func APIName(apiKey int16) string {
 // maxRememberedGroups bounds the Decoder's memory of protocol types.
 const maxRememberedGroups = 10000
 
-// Decoder turns exchanges into typed group events. Its only state is each
+// Decoder turns exchanges into typed group events. What it remembers
+// between exchanges changes no event's meaning, only its cost: each
 // group's protocol type ("consumer", "connect", ...) as last seen in a
 // JoinGroup, needed to decode SyncGroup assignments before v5, which do not
-// carry it. That memory holds at most 10,000 groups and forgets the group
-// first remembered when full, so output depends only on the exchanges fed
-// in and their order. A Decoder has one owner (the pipeline) and is not
+// carry it (at most 10,000 groups; the group first remembered is forgotten
+// when full); the Metadata decoded from recent response bodies, which
+// clients repeat byte for byte (bounded in bytes); and the kmsg structs of
+// the busiest APIs, decoded into again. So output depends only on the
+// exchanges fed in and their order. A Decoder has one owner (the pipeline) and is not
 // safe for concurrent use; feed exchanges in the order they happened for
 // deterministic results. The zero value is not usable: use NewDecoder.
 type Decoder struct {

@@ -28,8 +28,9 @@ type Exchange struct {
 	ClientID string
 	// RequestAt is when the first byte of the request frame was read from
 	// the client; ResponseAt is when the response frame was read whole from
-	// the broker. ResponseAt is zero when there was no response (Produce
-	// with acks=0, or the connection closed first).
+	// the broker. ResponseAt is zero when there was no response (the
+	// connection closed first, or an API whose request alone is observed,
+	// such as Fetch: see RequestOnly).
 	RequestAt  time.Time
 	ResponseAt time.Time
 	// Request and Response are the frames without their 4-byte size

@@ -69,7 +69,7 @@ func (c *client) build(req kmsg.Request, response []byte, at time.Time, latency 
 // ApiVersions).
 func responseHeader(corr int32, key int16, flexible bool, n int) []byte {
 	b := binary.BigEndian.AppendUint32(make([]byte, 0, 5+n), uint32(corr))
-	if flexible && key != 18 {
+	if flexible && key != int16(kmsg.ApiVersions) {
 		b = append(b, 0)
 	}
 	return b
