@@ -81,9 +81,13 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
+	// probes answer at once; every other request waits for its turn
+	// (limited): reading the timeline, the findings or the metrics costs
+	// CPU that client traffic needs.
+	probes, mux := http.NewServeMux(), http.NewServeMux()
+	probes.Handle("/", limited(adminConcurrency, mux))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src), promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 		for _, warning := range src.warnings {
@@ -92,7 +96,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	})
 	// /healthz is liveness: the process answers. /readyz is readiness:
 	// every listener is up and a broker accepts connections.
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if src.ready != nil {
 			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
@@ -140,9 +144,32 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	}
 	return &adminServer{
 		ln:  ln,
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
+		srv: &http.Server{Handler: probes, ReadHeaderTimeout: 5 * time.Second},
 		log: log,
 	}, nil
+}
+
+// adminConcurrency is how many admin requests (probes aside) are served
+// at once; the others wait their turn. A reader of the API takes a core
+// while it renders, and kproxy often runs on few, beside the clients or
+// the broker: readers, however many, then take at most one from client
+// traffic. (Envoy serves its admin API on one thread, for the same
+// reason.) A request that replays the journal holds the others up while
+// it runs.
+const adminConcurrency = 1
+
+// limited serves h to at most n requests at a time; the others wait for
+// a turn, or until their client gives up.
+func limited(n int, h http.Handler) http.Handler {
+	turns := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case turns <- struct{}{}:
+			defer func() { <-turns }()
+			h.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	})
 }
 
 // serveRendered renders into a buffer first, so that a rendering error is
