@@ -119,3 +119,71 @@ func deleteTopics(ctx context.Context, m mode, topics ...string) error {
 	}
 	return nil
 }
+
+// fillGroups runs n consumer groups of one member on topic, gens times
+// each: every run joins (a new generation), commits and leaves, so that a
+// kproxy in front keeps n groups of gens generations in its timeline.
+// It runs up to 32 groups at a time.
+func fillGroups(ctx context.Context, m mode, topic string, n, gens int) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cl, err := m.client(kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		return err
+	}
+	err = cl.ProduceSync(ctx, &kgo.Record{Value: []byte("fill")}).FirstErr()
+	cl.Close()
+	if err != nil {
+		return fmt.Errorf("fill: create %s: %w", topic, err)
+	}
+	sem := make(chan struct{}, 32)
+	errs := make(chan error, n)
+	for g := range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- joinAndLeave(ctx, m, topic, fmt.Sprintf("%s-group-%d", topic, g), gens)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinAndLeave has a consumer of group join, take its partitions, commit
+// and leave, gens times.
+func joinAndLeave(ctx context.Context, m mode, topic, group string, gens int) error {
+	for gen := range gens {
+		assigned := make(chan struct{}, 1)
+		cl, err := m.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+				select {
+				case assigned <- struct{}{}:
+				default:
+				}
+			}))
+		if err != nil {
+			return err
+		}
+		go func() { // polls until Close
+			for ctx.Err() == nil && !cl.PollFetches(ctx).IsClientClosed() {
+			}
+		}()
+		select {
+		case <-assigned:
+		case <-ctx.Done():
+			cl.Close()
+			return fmt.Errorf("fill: %s generation %d: no assignment: %w", group, gen, ctx.Err())
+		}
+		err = cl.CommitUncommittedOffsets(ctx)
+		cl.Close() // leaves the group
+		if err != nil {
+			return fmt.Errorf("fill: %s commit: %w", group, err)
+		}
+	}
+	return nil
+}

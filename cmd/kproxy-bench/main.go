@@ -54,6 +54,8 @@ func main() {
 	})
 	cpuProfile := flag.String("cpuprofile", "", "in-process: write a CPU profile of the run to this file")
 	flag.BoolVar(&po.keepLogs, "keep-logs", false, "three processes: keep kproxy's logs and the run's files")
+	flag.IntVar(&po.readers, "admin-readers", 0, "three processes: also run each kproxy's phases while this many clients read its admin API as fast as it answers (timeline JSON and text, groups, findings, metrics), as the way NAME+api, after -fill-groups consumer groups went through it")
+	flag.IntVar(&po.fillGroups, "fill-groups", 200, "with -admin-readers: consumer groups joined and left five times each through every kproxy before the rounds, so that its timeline has something to serve")
 	flag.Parse()
 	run := run
 	if *cpuProfile != "" {

@@ -35,6 +35,10 @@ type procOptions struct {
 	kproxy   string   // kproxy binary; "" builds ./cmd/kproxy
 	compare  []string // NAME=PATH: more kproxy binaries, alternated too
 	keepLogs bool
+	// readers, when not 0, adds a way per kproxy ("NAME+api"): its
+	// rounds again while this many clients read its admin API, after
+	// fillGroups groups of five generations went through it.
+	readers, fillGroups int
 }
 
 // variant is one kproxy process under test.
@@ -51,7 +55,7 @@ type variant struct {
 type procResult struct {
 	result
 	// kproxy's CPU time (utime+stime) over the produce and fetch phases,
-	// and the bytes it forwarded over the run (both directions).
+	// and the bytes it forwarded in them (both directions).
 	kproxyCPU   time.Duration
 	kproxyBytes float64
 	// kproxy's CPU seconds in each produce and fetch phase, in the order
@@ -66,6 +70,9 @@ type procResult struct {
 	clientCPU, brokerCPU time.Duration
 	payload              float64 // bytes produced and fetched
 	rssKiB, hwmKiB       int64
+	// Admin API requests answered (and their bytes, and those that
+	// failed) while the phases ran, for a way with readers.
+	apiRequests, apiBytes, apiFailures int64
 }
 
 // runProcesses runs the three-process harness and writes its report to w.
@@ -154,15 +161,14 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 	ways := []way{{name: "direct", seed: brokerAddr}}
 	for _, v := range variants {
 		ways = append(ways, way{name: v.name, seed: v.seed, v: v})
-	}
-	// kproxy's bytes forwarded come from its /metrics, read before the
-	// first round and after the last, never while CPU is being counted
-	// (a scrape costs kproxy CPU). They include the latency and delete
-	// phases' few hundred KiB, next to hundreds of MiB produced and fetched.
-	start := map[string]float64{}
-	for _, v := range variants {
-		if start[v.name], err = v.forwarded(); err != nil {
-			return err
+		if po.readers > 0 {
+			if _, _, err := runPhase(ctx, self, append([]string{"client", "-seed", v.seed, "-phase", "groups",
+				"-topic", "bench-fill-" + v.name, "-groups", strconv.Itoa(po.fillGroups)}, clientTLS...)); err != nil {
+				return fmt.Errorf("%s: fill its timeline: %w", v.name, err)
+			}
+			name := v.name + "+api"
+			results[name] = &procResult{}
+			ways = append(ways, way{name: name, seed: v.seed, v: v, readers: po.readers})
 		}
 	}
 	loadStart := loadAverage()
@@ -182,16 +188,9 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 			}
 		}
 	}
-	for _, v := range variants {
-		end, err := v.forwarded()
-		if err != nil {
-			return err
-		}
-		results[v.name].kproxyBytes = end - start[v.name]
-	}
-	names := []string{"direct"}
-	for _, v := range variants {
-		names = append(names, v.name)
+	var names []string
+	for _, w := range ways {
+		names = append(names, w.name)
 	}
 	reportProcesses(w, opts, names, results)
 	fmt.Fprintf(w, "\nload average (1, 5, 15 min) at the first round: %s; after the last: %s\n", loadStart, loadAverage())
@@ -202,6 +201,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 type way struct {
 	name, seed string
 	v          *variant // nil for direct
+	readers    int      // clients reading v's admin API during each phase
 }
 
 // harness runs the client phases of the rounds and keeps their figures.
@@ -227,13 +227,34 @@ func (h *harness) phase(w way, phase string, round int) error {
 	if h.opts.noCompression {
 		args = append(args, "-no-compression")
 	}
+	// kproxy's bytes forwarded in a produce or fetch phase come from its
+	// /metrics, read before and after the phase, never while CPU is being
+	// counted (a scrape costs kproxy CPU).
+	timed := w.v != nil && (phase == "produce" || phase == "fetch")
+	var f0 float64
+	if timed {
+		var err error
+		if f0, err = w.v.forwarded(); err != nil {
+			return err
+		}
+	}
 	var k0 time.Duration
 	var s0 int64
 	if w.v != nil {
 		k0, s0 = procCPU(w.v.cmd.Process.Pid), procSwitches(w.v.cmd.Process.Pid)
 	}
 	b0 := procCPU(h.broker)
+	var rd *readers
+	if w.readers > 0 {
+		rd = startReaders(w.v.admin, w.readers)
+	}
 	res, ccpu, err := runPhase(h.ctx, h.self, args)
+	if rd != nil {
+		rd.stop()
+		r.apiRequests += rd.requests.Load()
+		r.apiBytes += rd.bytes.Load()
+		r.apiFailures += rd.failures.Load()
+	}
 	if err != nil {
 		return err
 	}
@@ -244,6 +265,11 @@ func (h *harness) phase(w way, phase string, round int) error {
 			r.kproxyCPU += d
 			r.phaseCPU = append(r.phaseCPU, d.Seconds())
 			r.kproxySwitches += procSwitches(w.v.cmd.Process.Pid) - s0
+			f1, err := w.v.forwarded()
+			if err != nil {
+				return err
+			}
+			r.kproxyBytes += f1 - f0
 		}
 		r.brokerCPU += procCPU(h.broker) - b0
 		r.clientCPU += ccpu

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -127,6 +129,15 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 		}
 		return fmt.Sprintf("%.1f / %.1f", float64(r.rssKiB)/1024, float64(r.hwmKiB)/1024)
 	})
+	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, "+api") }) {
+		line("admin API requests answered", func(r *procResult) string {
+			if r.apiRequests == 0 && r.apiFailures == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%d (%.0f MB)", r.apiRequests, float64(r.apiBytes)/1e6)
+		})
+		line("admin API requests failed", func(r *procResult) string { return strconv.FormatInt(r.apiFailures, 10) })
+	}
 	fmt.Fprintln(w, "\nratios to direct, paired round by round: median (min-max)")
 	d := rs["direct"]
 	for _, n := range names[1:] {
@@ -141,9 +152,9 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 		b := rs[names[1]]
 		for _, n := range names[2:] {
 			r := rs[n]
-			fmt.Fprintf(w, "%-14s produce %s  fetch %s  p50 %v\n", n,
+			fmt.Fprintf(w, "%-14s produce %s  fetch %s  p50 %v  p99 %v\n", n,
 				pairRatios(r.produceMBps, b.produceMBps), pairRatios(r.fetchMBps, b.fetchMBps),
-				percentile(r.latencies, 50)-percentile(b.latencies, 50))
+				percentile(r.latencies, 50)-percentile(b.latencies, 50), percentile(r.latencies, 99)-percentile(b.latencies, 99))
 			fmt.Fprintf(w, "%-14s kproxy CPU/GiB %.3fx; paired phase by phase: produce %s  fetch %s\n", "",
 				(r.kproxyCPU.Seconds()/r.kproxyBytes)/(b.kproxyCPU.Seconds()/b.kproxyBytes),
 				pairRatios(everyOther(r.phaseCPU, 0), everyOther(b.phaseCPU, 0)),

@@ -63,18 +63,21 @@ type phaseResult struct {
 }
 
 // runClient is `kproxy-bench client`: one phase of a round (produce,
-// fetch, latency or delete) by a franz-go client in a process of its own,
+// fetch, latency or delete), or the groups that fill a kproxy's timeline
+// before the rounds (groups), by a franz-go client in a process of its own,
 // printing a phaseResult as JSON.
 func runClient(args []string) error {
 	fs := flag.NewFlagSet("client", flag.ExitOnError)
 	seed := fs.String("seed", "", "bootstrap address")
-	phase := fs.String("phase", "", "produce, fetch, latency or delete")
+	phase := fs.String("phase", "", "produce, fetch, latency, delete or groups")
 	topic := fs.String("topic", "", "topic of the round")
 	records := fs.Int("records", 50000, "records produced or fetched")
 	size := fs.Int("size", 1024, "record value size in bytes")
 	latencyN := fs.Int("latency-requests", 2000, "sequential single-record produce requests")
 	noCompression := fs.Bool("no-compression", false, "produce uncompressed batches")
 	ca := fs.String("tls-ca", "", "PEM CA: speak TLS, trusting it")
+	groups := fs.Int("groups", 200, "groups: consumer groups to run")
+	gens := fs.Int("generations", 5, "groups: times each group is joined and left")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	m := mode{name: *phase, seed: *seed}
 	if *ca != "" {
@@ -115,6 +118,10 @@ func runClient(args []string) error {
 		}
 	case "delete":
 		if err := deleteTopics(ctx, m, *topic, *topic+"-latency"); err != nil {
+			return err
+		}
+	case "groups":
+		if err := fillGroups(ctx, m, *topic, *groups, *gens); err != nil {
 			return err
 		}
 	default:
