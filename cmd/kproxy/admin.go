@@ -109,7 +109,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	h := &history{cfg: src.history, busy: make(chan struct{}, 1)}
+	h := &history{cfg: src.history}
 	timelineHandler := func(contentType string, write func(io.Writer, *timeline.Report) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			q, err := parseTimelineQuery(r.URL.Query())

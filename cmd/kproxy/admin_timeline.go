@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -56,15 +55,12 @@ type historyConfig struct {
 }
 
 // history serves the timeline endpoints from the live snapshot, or from
-// the journal when the query reaches before what memory keeps. busy lets
-// one journal replay run at a time: each costs seconds of CPU per GiB.
+// the journal when the query reaches before what memory keeps. A journal
+// replay costs seconds of CPU per GiB; the admin server serves one
+// request at a time (adminConcurrency), so one runs at a time.
 type history struct {
-	cfg  historyConfig
-	busy chan struct{}
+	cfg historyConfig
 }
-
-// errHistoryBusy is returned while another request replays the journal.
-var errHistoryBusy = errors.New("another request is reading the journal; retry in a few seconds")
 
 // report answers q from snap, or from the journal when q.Since is before
 // snap's horizon and a journal is on. It sets the Kproxy-Source header
@@ -81,12 +77,6 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 		}
 		r, next := snap.Report(q)
 		return r, next, 0, nil
-	}
-	select {
-	case h.busy <- struct{}{}:
-		defer func() { <-h.busy }()
-	default:
-		return nil, "", http.StatusServiceUnavailable, errHistoryBusy
 	}
 	r, err := h.fromJournal(ctx, q)
 	if err != nil {
