@@ -24,6 +24,13 @@ type Config struct {
 	// the text report. Default (nil) UTC, so output does not depend on the
 	// machine it is produced on.
 	Location *time.Location
+	// Groups, when not empty, are the only groups whose story is told.
+	// The events of the others still move the clock, and so when the
+	// told groups' sessions are found to have expired, exactly as if they
+	// were told too; but they keep no state, so that a reader of a few
+	// groups' history from a long journal (the admin API, replay --group)
+	// holds only theirs.
+	Groups []string
 	// OnEntry receives each live entry as soon as it is known, on the
 	// goroutine calling Add, AddEvents or Close. Nil: entries are dropped
 	// (Report still has everything).

@@ -28,6 +28,8 @@ type Engine struct {
 	topics topicNames
 	// unobserved counts the exchanges too large to observe.
 	unobserved unobserved
+	// only is Config.Groups as a set; nil: every group is told.
+	only map[string]bool
 
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
@@ -39,7 +41,15 @@ type Engine struct {
 
 // New returns an Engine with cfg, defaults applied (see Config).
 func New(cfg Config) *Engine {
+	var only map[string]bool
+	for _, id := range cfg.Groups {
+		if only == nil {
+			only = map[string]bool{}
+		}
+		only[id] = true
+	}
 	return &Engine{
+		only:   only,
 		cfg:    cfg.withDefaults(),
 		byID:   map[string]*group{},
 		topics: newTopicNames(),
@@ -77,6 +87,10 @@ func (e *Engine) add(ev *decode.Event) {
 		return
 	}
 	if ev.Group == "" {
+		return
+	}
+	if e.only != nil && !e.only[ev.Group] {
+		e.maybeSweep() // as after a told group's event
 		return
 	}
 	g, lm := e.lookup(ev)

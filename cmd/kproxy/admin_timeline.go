@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -88,9 +91,23 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 }
 
 // fromJournal tells the story of the journal's exchanges completed since
-// q.Since again, as replay does.
+// q.Since again, as replay does, for the groups q asks for only: those it
+// names or, when it names none, those of its page (pageGroups reads the
+// journal once more to find them). One request thus holds at most a
+// page of groups' history, however long the journal.
 func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, error) {
-	eng := timeline.New(h.cfg.storm)
+	cfg := h.cfg.storm
+	cfg.Groups = q.Groups
+	if len(cfg.Groups) == 0 {
+		var err error
+		if cfg.Groups, err = h.pageGroups(ctx, q); err != nil {
+			return nil, err
+		}
+		if len(cfg.Groups) == 0 {
+			return timeline.New(cfg).Report(), nil // none: an engine told nothing
+		}
+	}
+	eng := timeline.New(cfg)
 	in, err := openJournalInput([]string{h.cfg.dir}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
@@ -100,4 +117,55 @@ func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	return eng.Report(), nil
+}
+
+// pageGroups is the ids of the groups of q's page, as q.Filter would pick
+// them from the whole story of the journal since q.Since, and of the group
+// after it, if any (which says there is a next page): the groups whose
+// ids sort after q.After and that were seen at or after q.Since, in id
+// order, at most q.Limit+1 of them.
+func (h *history) pageGroups(ctx context.Context, q timeline.Query) ([]string, error) {
+	in, err := openJournalInput([]string{h.cfg.dir}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer in.close()
+	seen := groupsSeen{}
+	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{seen}, Batch: replayBatch, Since: q.Since})
+	if err := pl.Run(ctx, in); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	var ids []string
+	for id, last := range seen {
+		if id > q.After && !last.Before(q.Since) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if q.Limit > 0 && len(ids) > q.Limit+1 {
+		ids = ids[:q.Limit+1]
+	}
+	return ids, nil
+}
+
+// groupsSeen is, by group id, the latest time carried by its events (its
+// report's LastSeen): a consumer of the pipeline's events.
+type groupsSeen map[string]time.Time
+
+// AddEvents notes the events' groups and times.
+func (s groupsSeen) AddEvents(events []decode.Event) {
+	for i := range events {
+		ev := &events[i]
+		if ev.Group == "" {
+			continue
+		}
+		last := s[ev.Group]
+		if ev.At.After(last) {
+			last = ev.At
+		}
+		if ev.RespondedAt.After(last) {
+			last = ev.RespondedAt
+		}
+		s[ev.Group] = last
+	}
 }

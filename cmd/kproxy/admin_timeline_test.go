@@ -164,3 +164,93 @@ func TestAdminTimelinePaged(t *testing.T) {
 		}
 	})
 }
+
+// TestHistoryPagedFromJournal: history from the journal comes a page of
+// groups at a time too, the pages hold every group once, and each group's
+// report is the one a replay of every group tells.
+func TestHistoryPagedFromJournal(t *testing.T) {
+	dir, live := retainedTimeline(t, timeline.Retention{Generations: 4})
+	base := startAdmin(t, adminSources{timeline: live.Snapshot, history: historyConfig{dir: dir}})
+	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // the synthetic traffic's start
+	full := toldReport(t, dir, timeline.Config{}, since)
+	var got []timeline.GroupReport
+	next := base + "/api/timeline?limit=7&since=" + since.Format(time.RFC3339)
+	for pages := 0; next != ""; pages++ {
+		if pages > 3 {
+			t.Fatalf("more than 3 pages of 7 for 20 groups")
+		}
+		resp, r := getTimeline(t, next)
+		if r == nil || len(r.Groups) > 7 || resp.Header.Get("Kproxy-Source") != "journal" {
+			t.Fatalf("%s: status %d, source %q, %v", next, resp.StatusCode, resp.Header.Get("Kproxy-Source"), r)
+		}
+		got = append(got, r.Groups...)
+		next = ""
+		if l := resp.Header.Get("Link"); l != "" {
+			next = base + strings.TrimSuffix(strings.TrimPrefix(l, "<"), `>; rel="next"`)
+		}
+	}
+	want, _ := timeline.Query{Since: since}.Filter(full)
+	if g, w := mustJSON(t, got), mustJSON(t, want.Groups); g != w {
+		t.Errorf("pages from the journal differ from the full replay:\n got %.600s\nwant %.600s", g, w)
+	}
+}
+
+// TestToldGroupsAsInWholeStory: a timeline told only some groups
+// (Config.Groups) tells them exactly as one told every group, over
+// generated journals of both mixes: the others' events still move its
+// clock.
+func TestToldGroupsAsInWholeStory(t *testing.T) {
+	for _, j := range []struct {
+		name string
+		opts synth.Options
+	}{
+		{"realistic", synth.Options{Seed: 1, Groups: 40, MaxMembers: 12, Mix: synth.Realistic}},
+		{"rebalance-heavy", synth.Options{Seed: 2, Groups: 20, MaxMembers: 8, Mix: synth.RebalanceHeavy}},
+	} {
+		t.Run(j.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := synth.Write(synth.New(j.opts), synth.WriteOptions{Dir: dir, Exchanges: 30000}); err != nil {
+				t.Fatal(err)
+			}
+			full := toldReport(t, dir, timeline.Config{}, time.Time{})
+			if len(full.Groups) < 10 {
+				t.Fatalf("%d groups told; want at least 10", len(full.Groups))
+			}
+			var some []string
+			for i := 0; i < len(full.Groups); i += 4 {
+				some = append(some, full.Groups[i].Group)
+			}
+			got := toldReport(t, dir, timeline.Config{Groups: some}, time.Time{})
+			want, _ := timeline.Query{Groups: some}.Filter(full)
+			if g, w := mustJSON(t, got.Groups), mustJSON(t, want.Groups); g != w {
+				t.Errorf("groups %v told alone differ from the whole story:\n got %.600s\nwant %.600s", some, g, w)
+			}
+		})
+	}
+}
+
+// toldReport is the report of a timeline of cfg told the journal at dir
+// since since, as history and replay tell it.
+func toldReport(t *testing.T, dir string, cfg timeline.Config, since time.Time) *timeline.Report {
+	t.Helper()
+	in, err := openJournalInput([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.close()
+	eng := timeline.New(cfg)
+	if _, err := tell(context.Background(), in, story{timeline: eng, batch: replayBatch, since: since}); err != nil {
+		t.Fatal(err)
+	}
+	return eng.Report()
+}
+
+// mustJSON is v as JSON.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

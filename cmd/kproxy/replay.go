@@ -147,15 +147,15 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		}
 	}
 	cfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
+	if o.group != "" {
+		cfg.Groups = []string{o.group} // the others' events only move the clock
+	}
 	var retain timeline.Retention // the whole report keeps everything
 	if !wholeReport(o.format) {
 		// Entries are printed as they come: keep only what later ones need,
 		// so memory does not grow with the journal.
 		retain = timeline.StreamRetention
 		cfg.OnEntry = func(e timeline.Entry) {
-			if o.group != "" && e.Group != o.group {
-				return
-			}
 			write(func() error {
 				if o.format == "jsonl" {
 					return timeline.WriteEntryJSONL(w, e)
@@ -192,15 +192,6 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 	}
 	if writeErr == nil && wholeReport(o.format) {
 		rep := report()
-		if o.group != "" {
-			var keep []timeline.GroupReport
-			for _, g := range rep.Groups {
-				if g.Group == o.group {
-					keep = append(keep, g)
-				}
-			}
-			rep.Groups = append([]timeline.GroupReport{}, keep...)
-		}
 		writeErr = writeWholeReport(w, o.format, rep, errs, pageFindings(diag, rep, o.until))
 	}
 	if err := w.Flush(); writeErr == nil {
