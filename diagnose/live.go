@@ -335,36 +335,60 @@ func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
 	return out
 }
 
-// Findings is every finding as of the timeline's last snapshot: it does
-// not wait for the timeline. It holds mu for one group at a time (a
-// group's findings do not depend on other groups'), and links and sorts
-// them without it, so that asking for every group's findings does not
-// hold up the pipeline, whose every exchange takes mu, for as long as
-// they all take to compute.
+// Findings is every finding as of the timeline's last snapshot: the one
+// page FindingsPage makes of every group.
 func (l *Live) Findings() []Finding {
-	r, _ := l.tl.Snapshot().Report(timeline.Query{})
-	reports := make(map[string]*timeline.GroupReport, len(r.Groups))
-	for i := range r.Groups {
-		reports[r.Groups[i].Group] = &r.Groups[i]
-	}
+	fs, _ := l.FindingsPage(timeline.Query{})
+	return fs
+}
+
+// FindingsPage is the findings of the groups of q's page, as of the
+// timeline's last snapshot (it does not wait for the timeline), and the
+// id to pass as q.After for the next page ("" when this is the last).
+// The page's groups are those q.Groups names (none: every group the
+// timeline or the diagnosis keeps) whose ids sort after q.After, at most
+// q.Limit of them (0: no limit), in id order; a page may hold no finding.
+// Of their findings, those at or after q.Since are kept, sorted by time.
+// Only the page's groups' reports are decoded, and mu is held for one
+// group at a time (a group's findings do not depend on other groups'),
+// so that reading findings does not hold up the pipeline, whose every
+// exchange takes mu, for as long as they all take to compute.
+func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
+	snap := l.tl.Snapshot()
 	l.mu.Lock()
 	ids := l.d.groupIDs()
 	l.mu.Unlock()
-	for id := range reports {
-		ids = append(ids, id)
-	}
+	ids = append(ids, snap.IDs()...)
 	slices.Sort(ids)
-	var out []Finding
-	for _, id := range slices.Compact(ids) {
-		one := &timeline.Report{}
-		if gr := reports[id]; gr != nil {
-			one.Groups = []timeline.GroupReport{*gr}
-		}
-		l.mu.Lock()
-		out = append(out, l.d.findingsOf(map[string]bool{id: true}, one)...)
-		l.mu.Unlock()
+	want := map[string]bool{}
+	for _, id := range q.Groups {
+		want[id] = true
 	}
-	return sortFindings(out)
+	var page []string
+	next := ""
+	for _, id := range slices.Compact(ids) {
+		if len(want) > 0 && !want[id] || q.After != "" && id <= q.After {
+			continue
+		}
+		if q.Limit > 0 && len(page) == q.Limit {
+			next = page[len(page)-1]
+			break
+		}
+		page = append(page, id)
+	}
+	var out []Finding
+	for _, id := range page {
+		r, _ := snap.Report(timeline.Query{Groups: []string{id}})
+		l.mu.Lock()
+		fs := l.d.findingsOf(map[string]bool{id: true}, r)
+		l.mu.Unlock()
+		for _, f := range fs {
+			if !f.at.Before(q.Since) {
+				out = append(out, f)
+			}
+		}
+	}
+	return sortFindings(out), next
 }
 
 // GroupFindings is the findings of group as of the timeline's last

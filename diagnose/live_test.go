@@ -282,3 +282,68 @@ func TestLiveSettle(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveFindingsPaged: FindingsPage's pages, over generated traffic of
+// many groups, hold every finding of Findings once, each page at most
+// Limit groups' and in order; Since keeps the findings at or after it,
+// and Groups those of the groups named.
+func TestLiveFindingsPaged(t *testing.T) {
+	l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, nil, nil)
+	cfg := pipeline.Config{Events: []pipeline.EventConsumer{l.Timeline()}, Decoded: []pipeline.DecodedConsumer{l}}
+	if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: synthExchanges(300, 40_000)}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close(time.Time{})
+	whole := l.Findings()
+	if len(whole) < 20 {
+		t.Fatalf("%d findings: the traffic tests little", len(whole))
+	}
+	ids := func(fs []Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.ID)
+		}
+		return slices.Sorted(slices.Values(out))
+	}
+	var paged []Finding
+	after, pages := "", 0
+	for ; ; pages++ {
+		fs, next := l.FindingsPage(timeline.Query{After: after, Limit: 7})
+		groups := map[string]bool{}
+		for _, f := range fs {
+			groups[f.Group] = true
+			if f.Group <= after || next != "" && f.Group > next {
+				t.Fatalf("page after %q (next %q) holds a finding of %s", after, next, f.Group)
+			}
+		}
+		if len(groups) > 7 {
+			t.Fatalf("page after %q holds findings of %d groups; want at most 7", after, len(groups))
+		}
+		paged = append(paged, fs...)
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if pages < 2 {
+		t.Fatalf("%d pages of 7 groups: want several", pages+1)
+	}
+	if got, want := ids(paged), ids(whole); !slices.Equal(got, want) {
+		t.Errorf("pages hold %d findings; want the %d of Findings", len(got), len(want))
+	}
+
+	since := whole[len(whole)/2].at
+	var later []Finding
+	for _, f := range whole {
+		if !f.at.Before(since) {
+			later = append(later, f)
+		}
+	}
+	if got, _ := l.FindingsPage(timeline.Query{Since: since}); !slices.Equal(ids(got), ids(later)) {
+		t.Errorf("since %s: %d findings; want %d", since, len(got), len(later))
+	}
+	g := whole[0].Group
+	if got, next := l.FindingsPage(timeline.Query{Groups: []string{g}, Limit: 7}); !slices.Equal(ids(got), ids(l.GroupFindings(g))) || next != "" {
+		t.Errorf("group %s: findings %v, next %q; want %v and no next page", g, ids(got), next, ids(l.GroupFindings(g)))
+	}
+}

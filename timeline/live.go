@@ -341,6 +341,16 @@ func (s *Snapshot) Summaries() []GroupSummary {
 	return out
 }
 
+// IDs is the ids of the groups the snapshot holds, sorted. The slice is
+// the caller's.
+func (s *Snapshot) IDs() []string {
+	out := make([]string, len(s.groups))
+	for i := range s.groups {
+		out[i] = s.groups[i].id
+	}
+	return out
+}
+
 // Has reports whether the snapshot holds the group id.
 func (s *Snapshot) Has(id string) bool {
 	_, ok := s.index[id]

@@ -25,7 +25,8 @@ import (
 // adminServer is the admin HTTP server: /metrics (Prometheus, through
 // client_golang), /healthz, /readyz, /timeline (the timeline so far, as
 // text) and /api/timeline (the same as the JSON report), both filtered and
-// paged (timelineQuery), and the web page (package web: /,
+// paged (parsePageQuery), /api/diagnosis (the live findings, paged
+// alike), and the web page (package web: /,
 // /groups/{group}, /api/groups, /api/groups/{group}), which reads the live
 // timeline's snapshot. It listens on loopback unless configured otherwise.
 type adminServer struct {
@@ -55,8 +56,9 @@ type adminSources struct {
 	// requestErrors are the failed group requests the web page draws; nil:
 	// none.
 	requestErrors *web.RequestErrors
-	// diagnosis is the live findings; nil: /api/diagnosis is not served.
-	diagnosis func() []diagnose.Finding
+	// diagnosis is a page of the live findings (diagnose.Live.FindingsPage);
+	// nil: /api/diagnosis is not served.
+	diagnosis func(timeline.Query) ([]diagnose.Finding, string)
 	// groupFindings is one group's live findings, for the web page's
 	// group view; nil: the page shows no findings.
 	groupFindings func(group string) []diagnose.Finding
@@ -112,7 +114,7 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	h := &history{cfg: src.history}
 	timelineHandler := func(contentType string, write func(io.Writer, *timeline.Report) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			q, err := parseTimelineQuery(r.URL.Query())
+			q, err := parsePageQuery(r.URL.Query())
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
@@ -137,8 +139,17 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	web.NewHandler(src.timeline, src.requestErrors).WithFindings(src.groupFindings).WithCounts(src.findingCounts).Register(mux)
 	if src.diagnosis != nil {
 		mux.HandleFunc("GET /api/diagnosis", func(w http.ResponseWriter, r *http.Request) {
+			q, err := parsePageQuery(r.URL.Query())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			fs, next := src.diagnosis(q)
+			if next != "" {
+				w.Header().Set("Link", "<"+nextPage(r.URL, next)+`>; rel="next"`)
+			}
 			serveRendered(w, log, "application/json", func(b io.Writer) error {
-				return diagnose.WriteJSON(b, src.diagnosis())
+				return diagnose.WriteJSON(b, fs)
 			})
 		})
 	}

@@ -21,7 +21,7 @@ func TestAdminOneRequestAtATime(t *testing.T) {
 	var inside, most atomic.Int32
 	base := startAdmin(t, adminSources{
 		timeline: func() *timeline.Snapshot { return nil },
-		diagnosis: func() []diagnose.Finding {
+		diagnosis: func(timeline.Query) ([]diagnose.Finding, string) {
 			n := inside.Add(1)
 			defer inside.Add(-1)
 			if n > most.Load() {
@@ -29,7 +29,7 @@ func TestAdminOneRequestAtATime(t *testing.T) {
 			}
 			entered <- struct{}{}
 			<-release
-			return nil
+			return nil, ""
 		},
 	})
 	get := func(path string) <-chan int {

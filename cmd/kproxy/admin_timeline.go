@@ -14,18 +14,18 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// Paging of the admin server's timeline: a page holds defaultPageGroups
-// groups unless ?limit= says otherwise, and never more than maxPageGroups,
-// so that no request renders a whole history at once.
+// Paging of the admin server's timeline and findings: a page holds
+// defaultPageGroups groups unless ?limit= says otherwise, and never more
+// than maxPageGroups, so that no request renders a whole history at once.
 const (
 	defaultPageGroups = 100
 	maxPageGroups     = 1000
 )
 
-// parseTimelineQuery reads the timeline endpoints' parameters: group
-// (repeatable), since (a time as replay's --since reads it), after (the
-// group a page starts after) and limit (groups per page).
-func parseTimelineQuery(v url.Values) (timeline.Query, error) {
+// parsePageQuery reads the parameters of the timeline and findings
+// endpoints: group (repeatable), since (a time as replay's --since reads
+// it), after (the group a page starts after) and limit (groups per page).
+func parsePageQuery(v url.Values) (timeline.Query, error) {
 	q := timeline.Query{Groups: v["group"], After: v.Get("after"), Limit: defaultPageGroups}
 	var err error
 	if q.Since, err = parseReplayTime("since", v.Get("since")); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
@@ -253,4 +255,40 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAdminDiagnosisPaged: /api/diagnosis reads the same parameters as the
+// timeline API, hands them to the diagnosis, names the next page in the
+// Link header, and refuses a bad limit.
+func TestAdminDiagnosisPaged(t *testing.T) {
+	var asked []timeline.Query
+	base := startAdmin(t, adminSources{
+		timeline: func() *timeline.Snapshot { return nil },
+		diagnosis: func(q timeline.Query) ([]diagnose.Finding, string) {
+			asked = append(asked, q)
+			return nil, "g7"
+		},
+	})
+	resp, err := http.Get(base + "/api/diagnosis?group=a&group=b&since=2026-01-01T00:00:00Z&after=g0&limit=7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := timeline.Query{Groups: []string{"a", "b"}, Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), After: "g0", Limit: 7}
+	if len(asked) != 1 || !reflect.DeepEqual(asked[0], want) {
+		t.Errorf("asked %+v; want %+v", asked, want)
+	}
+	if l := resp.Header.Get("Link"); !strings.Contains(l, "after=g7") || !strings.HasSuffix(l, `>; rel="next"`) {
+		t.Errorf("Link %q; want the page after g7", l)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"findings": []`) {
+		t.Errorf("status %d, body %s", resp.StatusCode, body)
+	}
+	if resp, _ := getTimeline(t, base+"/api/diagnosis"); resp.StatusCode != http.StatusOK || asked[len(asked)-1].Limit != defaultPageGroups {
+		t.Errorf("without a limit: status %d, asked %+v; want a page of %d groups", resp.StatusCode, asked[len(asked)-1], defaultPageGroups)
+	}
+	if resp, _ := getTimeline(t, base+"/api/diagnosis?limit=0"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("limit=0: status %d; want 400", resp.StatusCode)
+	}
 }

@@ -142,7 +142,7 @@ func newServerWith(cfg config.Config, hooks serveHooks, log *zap.Logger) (*serve
 			proxy:         func() proxy.Stats { return s.proxy.Stats() },
 			pipeline:      s.pipeline.Stats,
 			timeline:      obs.timeline.Snapshot,
-			diagnosis:     obs.diagnosis.Findings,
+			diagnosis:     obs.diagnosis.FindingsPage,
 			groupFindings: obs.diagnosis.GroupFindings,
 			findingCounts: obs.diagnosis.Counts,
 			history: historyConfig{
