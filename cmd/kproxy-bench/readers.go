@@ -5,12 +5,18 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // readerPaths are what the admin readers ask for, in turn: the timeline
-// as JSON (the largest page) and as text, the groups, the findings and
-// the metrics, as a Kafka UI, an operator's browser and a scraper do.
-var readerPaths = []string{"/api/timeline?limit=1000", "/timeline", "/api/groups", "/api/diagnosis", "/metrics"}
+// as JSON and the findings (the largest pages), the timeline as text, the
+// groups and the metrics, as a Kafka UI, an operator's browser and a
+// scraper do.
+var readerPaths = []string{"/api/timeline?limit=1000", "/timeline", "/api/groups", "/api/diagnosis?limit=1000", "/metrics"}
+
+// failurePause is how long a reader waits after a failed request, so that
+// a dead admin server is not asked again in a busy loop.
+const failurePause = 10 * time.Millisecond
 
 // readers are n clients reading a kproxy's admin API as fast as it
 // answers, from start until stop.
@@ -34,14 +40,17 @@ func startReaders(addr string, n int) *readers {
 				default:
 				}
 				resp, err := http.Get("http://" + addr + readerPaths[j%len(readerPaths)])
-				if err != nil {
-					r.failures.Add(1)
-					continue
+				var n int64
+				if err == nil {
+					n, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
 				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
+				if err != nil || resp.StatusCode != http.StatusOK {
 					r.failures.Add(1)
+					select {
+					case <-r.stopped:
+					case <-time.After(failurePause):
+					}
 					continue
 				}
 				r.requests.Add(1)
