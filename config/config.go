@@ -158,33 +158,35 @@ type Config struct {
 
 // Default values of the settings that have one. Those of the proxy, the
 // journal and the timeline are their packages' own, so that serve and
-// those packages agree.
+// those packages agree; the typed ones are serve's own (no package below
+// applies a default of its own for them). Options renders each into the
+// help text and the README from these values.
 const (
-	DefaultListen             = "127.0.0.1:19092"
-	DefaultBrokerPortBase     = 0 // the port after Listen's
-	DefaultTLSReloadInterval  = proxy.DefaultTLSReloadInterval
-	DefaultMaxFrameSize       = proxy.DefaultMaxFrameSize // 100 MiB
-	DefaultDialTimeout        = proxy.DefaultDialTimeout
-	DefaultShutdownTimeout    = proxy.DefaultShutdownTimeout
-	DefaultObserverQueue      = proxy.DefaultObserverQueue
-	DefaultObserverQueueBytes = proxy.DefaultObserverQueueBytes   // 64 MiB
-	DefaultMaxObservedFrame   = proxy.DefaultMaxObservedFrameSize // 4 MiB
-	DefaultMaxBufferedBytes   = proxy.DefaultMaxBufferedBytes     // 256 MiB
-	DefaultFrameReadTimeout   = proxy.DefaultFrameReadTimeout
-	DefaultMaxConnections     = 0 // from the file-descriptor limit
-	DefaultMaxConnsPerIP      = 0 // no limit
-	DefaultIdleTimeout        = proxy.DefaultIdleTimeout
-	DefaultJournalFsync       = journal.Fsync(journal.DefaultFsyncInterval)
-	DefaultJournalSegmentSize = journal.DefaultSegmentBytes // 64 MiB
-	DefaultJournalSegmentAge  = journal.DefaultSegmentAge
-	DefaultJournalRetainSize  = journal.DefaultRetainBytes // 1 GiB
-	DefaultJournalRetainAge   = journal.DefaultRetainAge
-	DefaultStormRebalances    = timeline.DefaultStormRebalances
-	DefaultStormWindow        = timeline.DefaultStormWindow
-	DefaultAdmin              = "127.0.0.1:9644"
-	DefaultMetricsMaxGroups   = 1000
-	DefaultLogFormat          = "console"
-	DefaultLogLevel           = "info"
+	DefaultListen             string = "127.0.0.1:19092"
+	DefaultBrokerPortBase     int    = 0 // the port after Listen's
+	DefaultTLSReloadInterval         = proxy.DefaultTLSReloadInterval
+	DefaultMaxFrameSize              = proxy.DefaultMaxFrameSize // 100 MiB
+	DefaultDialTimeout               = proxy.DefaultDialTimeout
+	DefaultShutdownTimeout           = proxy.DefaultShutdownTimeout
+	DefaultObserverQueue             = proxy.DefaultObserverQueue
+	DefaultObserverQueueBytes        = proxy.DefaultObserverQueueBytes   // 64 MiB
+	DefaultMaxObservedFrame          = proxy.DefaultMaxObservedFrameSize // 4 MiB
+	DefaultMaxBufferedBytes          = proxy.DefaultMaxBufferedBytes     // 256 MiB
+	DefaultFrameReadTimeout          = proxy.DefaultFrameReadTimeout
+	DefaultMaxConnections     int    = 0 // from the file-descriptor limit (proxy.DefaultMaxConnections)
+	DefaultMaxConnsPerIP      int    = 0 // no limit
+	DefaultIdleTimeout               = proxy.DefaultIdleTimeout
+	DefaultJournalFsync              = journal.Fsync(journal.DefaultFsyncInterval)
+	DefaultJournalSegmentSize        = journal.DefaultSegmentBytes // 64 MiB
+	DefaultJournalSegmentAge         = journal.DefaultSegmentAge
+	DefaultJournalRetainSize         = journal.DefaultRetainBytes // 1 GiB
+	DefaultJournalRetainAge          = journal.DefaultRetainAge
+	DefaultStormRebalances           = timeline.DefaultStormRebalances
+	DefaultStormWindow               = timeline.DefaultStormWindow
+	DefaultAdmin              string = "127.0.0.1:9644"
+	DefaultMetricsMaxGroups   int    = 1000
+	DefaultLogFormat          string = "console"
+	DefaultLogLevel           string = "info"
 )
 
 // DefaultTimelineRetain is the timeline's own default.

@@ -24,8 +24,10 @@ const (
 // Defaults of the fleet settings.
 const (
 	DefaultEventsPartitions = fleet.DefaultPartitions
-	DefaultEventsRetention  = 7 * 24 * time.Hour
-	DefaultMaxSkew          = fleet.DefaultMaxSkew
+	// DefaultEventsRetention is serve's own: fleet.EnsureTopic's 0 means
+	// the cluster's default, so the fleet package has none to take.
+	DefaultEventsRetention time.Duration = 7 * 24 * time.Hour
+	DefaultMaxSkew                       = fleet.DefaultMaxSkew
 	// MaxMaxSkew bounds max-skew: the merge holds every record this long
 	// and more, and clocks further apart than this want fixing (NTP).
 	MaxMaxSkew = time.Minute
@@ -73,13 +75,13 @@ func fleetOptions() []Option {
 			Usage: "seed brokers of the cluster holding events-topic and fleet-topic, HOST:PORT[,HOST:PORT], dialed with the upstream TLS and SASL settings; empty means upstream"},
 		{Key: KeyEventsPartitions, Flag: true, kind: kindInt, Default: strconv.Itoa(d.EventsPartitions),
 			Usage: "partitions of events-topic when kproxy creates it"},
-		{Key: KeyEventsRetention, Flag: true, kind: kindDuration, Default: "168h",
+		{Key: KeyEventsRetention, Flag: true, kind: kindDuration, Default: formatDuration(d.EventsRetention),
 			Usage: "retention of events-topic when kproxy creates it; 0 means the cluster's default"},
 		{Key: KeyInstanceID, Flag: true, kind: kindString,
 			Usage: "this instance's id in the events topic's records; empty means HOSTNAME/LISTEN"},
 		{Key: KeyFleetTopic, Flag: true, kind: kindString,
 			Usage: "show on the timeline, the web page and /metrics the merged story of every instance publishing to this topic (instead of this instance's own)"},
-		{Key: KeyMaxSkew, Flag: true, kind: kindDuration, Default: d.MaxSkew.String(),
+		{Key: KeyMaxSkew, Flag: true, kind: kindDuration, Default: formatDuration(d.MaxSkew),
 			Usage: "largest clock offset between instances fleet-topic corrects, learnt from the coordinator's simultaneous answers"},
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // FuzzDecode feeds arbitrary request and response frames to the Decoder.
 // It must never panic (a recovered panic is ErrPanic, and fails here), and
-// decoding the same bytes twice must give the same events. The committed
+// decoding the same bytes twice must give the same events, and
+// ReadGenerationAnswer must read what the Decoder decodes. The committed
 // seed corpus (testdata/fuzz/FuzzDecode, rewritten by TestGolden -update)
 // holds valid frames of every API and some garbage.
 func FuzzDecode(f *testing.F) {
@@ -33,6 +34,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil && evs != nil {
 			t.Fatalf("got %d events with error %v; want none", len(evs), err)
 		}
+		checkGenerationAnswer(t, x, evs, err)
 		again, err2 := NewDecoder().Decode(x)
 		if (err == nil) != (err2 == nil) {
 			t.Fatalf("second decode: got error %v; first %v", err2, err)

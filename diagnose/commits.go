@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -12,11 +14,11 @@ import (
 // from a generation (or member epoch) the coordinator no longer accepts:
 // the offsets are lost, and the next owner starts from the last good one.
 var revocationErrors = map[int16]bool{
-	22:  true, // ILLEGAL_GENERATION
-	25:  true, // UNKNOWN_MEMBER_ID
-	27:  true, // REBALANCE_IN_PROGRESS
-	110: true, // FENCED_MEMBER_EPOCH (KIP-848)
-	113: true, // STALE_MEMBER_EPOCH (KIP-848)
+	kerr.IllegalGeneration.Code:   true,
+	kerr.UnknownMemberID.Code:     true,
+	kerr.RebalanceInProgress.Code: true,
+	kerr.FencedMemberEpoch.Code:   true, // KIP-848
+	kerr.StaleMemberEpoch.Code:    true, // KIP-848
 }
 
 // offsetCommit remembers the partitions' committed offsets and makes a

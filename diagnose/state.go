@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
@@ -299,7 +301,7 @@ func (e *Engine) event(ev *decode.Event) {
 	case ev.SyncGroup != nil:
 		sg := ev.SyncGroup
 		m := touch(sg.MemberID, sg.InstanceID)
-		if sg.ErrorCode == 82 {
+		if sg.ErrorCode == kerr.FencedInstanceID.Code {
 			e.fenced(g, ev, sg.MemberID, sg.InstanceID)
 		}
 		if m != nil && ev.Responded() && sg.ErrorCode == 0 && sg.Assignment != nil {
@@ -326,12 +328,12 @@ func (e *Engine) event(ev *decode.Event) {
 				}
 				m.lastHeartbeat = ev.At
 			}
-		case 27:
+		case kerr.RebalanceInProgress.Code:
 			if m != nil {
 				m.lastHeartbeat = time.Time{} // the cadence restarts after the rebalance
 				e.checkLateJoin(g, m, ev.At)
 			}
-		case 82:
+		case kerr.FencedInstanceID.Code:
 			e.fenced(g, ev, hb.MemberID, hb.InstanceID)
 		}
 	case ev.LeaveGroup != nil:
@@ -355,14 +357,14 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	if id == "" {
 		id = jg.MemberID
 	}
-	if jg.ErrorCode == 82 {
+	if jg.ErrorCode == kerr.FencedInstanceID.Code {
 		e.fenced(g, ev, jg.MemberID, jg.InstanceID)
 		e.fencedRejoin(g, ev, jg.MemberID, jg.InstanceID)
 	}
-	if jg.ErrorCode == 23 && g.once("inconsistent:"+ev.ClientAddr) {
+	if jg.ErrorCode == kerr.InconsistentGroupProtocol.Code && g.once("inconsistent:"+ev.ClientAddr) {
 		f := newFinding(MixedAssignors, g.id, Warning, ev.At, "")
 		f.Members = []Member{{MemberID: jg.MemberID, ClientID: ev.ClientID, InstanceID: jg.InstanceID, ClientAddr: ev.ClientAddr}}
-		f.Evidence["error"] = "INCONSISTENT_GROUP_PROTOCOL"
+		f.Evidence["error"] = kerr.InconsistentGroupProtocol.Message
 		f.Evidence["offered"] = protocolKey(jg)
 		f.Explanation = "the coordinator refused this member's JoinGroup with INCONSISTENT_GROUP_PROTOCOL: it offers no assignor (or another protocol type) in common with the members already in the group, so it cannot join at all"
 		f.Suggestion = advice(MixedAssignors)

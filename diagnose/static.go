@@ -3,6 +3,8 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
@@ -70,7 +72,7 @@ func (e *Engine) fenced(g *groupState, ev *decode.Event, id, instance string) {
 	f.Members = []Member{m}
 	f.Evidence["instanceId"] = instance
 	f.Evidence["api"] = decode.APIName(ev.APIKey)
-	f.Evidence["error"] = "FENCED_INSTANCE_ID"
+	f.Evidence["error"] = kerr.FencedInstanceID.Message
 	replacedBy := ""
 	if is := g.instances[instance]; is != nil && len(is.members) > 0 {
 		replacedBy = is.members[len(is.members)-1]
@@ -106,7 +108,7 @@ func (e *Engine) fencedRejoin(g *groupState, ev *decode.Event, id, instance stri
 	}
 	f.Evidence["instanceId"] = instance
 	f.Evidence["clientAddrs"] = addrs
-	f.Evidence["error"] = "FENCED_INSTANCE_ID"
+	f.Evidence["error"] = kerr.FencedInstanceID.Message
 	f.Explanation = fmt.Sprintf("group.instance.id %q is used by two live processes: after another process took the instance over, the fenced one (%s, from %s) tried to join again. One of them cannot consume; if it ever wins the instance back, the other is fenced in turn",
 		instance, id, ev.ClientAddr)
 	f.Suggestion = advice(DuplicateInstanceID)

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
@@ -183,9 +181,7 @@ type Merger struct {
 	parts     map[int32]*partState
 	watermark time.Time // the latest corrected time read
 	sync      map[syncKey]syncSample
-	pruned    time.Time // when sync was last pruned, in the merged stream's time
-	dec       *decode.Decoder
-	events    []decode.Event
+	pruned    time.Time        // when sync was last pruned, in the merged stream's time
 	dropped   uint64           // lost since the last exchange handed out
 	lastOut   time.Time        // the corrected time of the last exchange handed out
 	found     []pipeline.Blind // found silent, by At, not yet due
@@ -203,7 +199,7 @@ type Merger struct {
 func NewMerger(cfg MergeConfig) *Merger {
 	cfg.defaults()
 	return &Merger{cfg: cfg, runs: map[string]*run{}, parts: map[int32]*partState{},
-		sync: map[syncKey]syncSample{}, dec: decode.NewDecoder(), stats: MergeStats{Offsets: map[string]time.Duration{}},
+		sync: map[syncKey]syncSample{}, stats: MergeStats{Offsets: map[string]time.Duration{}},
 		addrs: map[string]*addrOwner{}, estimates: map[string][]time.Duration{}}
 }
 
@@ -304,33 +300,28 @@ func later(a, b time.Time) time.Time {
 }
 
 // sample learns from a JoinGroup or SyncGroup exchange whose answer the
-// coordinator sent to several members at once.
+// coordinator sent to several members at once. It reads the exchange with
+// decode.ReadGenerationAnswer, not a Decoder of its own: the pipeline's is
+// the one Decoder, and the group, generation and error code are all the
+// sample needs.
 func (m *Merger) sample(r *run, x *decode.Exchange) {
-	if (x.APIKey != int16(kmsg.JoinGroup) && x.APIKey != int16(kmsg.SyncGroup)) || x.ResponseAt.IsZero() {
+	if x.ResponseAt.IsZero() {
 		return
 	}
-	var err error
-	m.events, err = m.dec.DecodeAppend(m.events[:0], x)
-	if err != nil {
+	a, ok := decode.ReadGenerationAnswer(x)
+	if !ok || a.Group == "" || a.ErrorCode != 0 || a.Generation < 0 {
 		return
 	}
-	for i := range m.events {
-		e := &m.events[i]
-		s := e.Summary()
-		if e.Group == "" || s.ErrorCode != 0 || s.Generation < 0 || !e.Responded() {
-			continue
-		}
-		k := syncKey{group: e.Group, api: x.APIKey, gen: s.Generation}
-		first, ok := m.sync[k]
-		if !ok {
-			m.sync[k] = syncSample{r: r, at: x.ResponseAt}
-			continue
-		}
-		if first.r.instance == r.instance {
-			continue
-		}
-		m.learn(first.r, first.at, r, x.ResponseAt)
+	k := syncKey{group: a.Group, api: x.APIKey, gen: a.Generation}
+	first, ok := m.sync[k]
+	if !ok {
+		m.sync[k] = syncSample{r: r, at: x.ResponseAt}
+		return
 	}
+	if first.r.instance == r.instance {
+		return
+	}
+	m.learn(first.r, first.at, r, x.ResponseAt)
 }
 
 // qualify makes x's client address name instance too when another
