@@ -21,22 +21,29 @@ const (
 // whole plan, and each member gets its share, shifted by one member per
 // rebalance so that every partition moves.
 type bigGroup struct {
-	ids  []string
-	subs *decode.Subscription
+	ids        []string
+	partitions int // over the group's members, evenly
+	subs       *decode.Subscription
 }
 
 func newBigGroup() *bigGroup {
-	bg := &bigGroup{subs: consumerSub(benchTopic)}
-	for i := 0; i < benchMembers; i++ {
+	return newGroupOf(benchMembers, benchPartitions)
+}
+
+// newGroupOf is a bigGroup of members over partitions, a multiple of
+// members.
+func newGroupOf(members, partitions int) *bigGroup {
+	bg := &bigGroup{partitions: partitions, subs: consumerSub(benchTopic)}
+	for i := 0; i < members; i++ {
 		bg.ids = append(bg.ids, fmt.Sprintf("consumer-%04d-6f1c2a9e-3b7d-4c0e-9a51-%012d", i, i))
 	}
 	return bg
 }
 
 // share is member i's partitions in rebalance n.
-func share(i, n int) []decode.TopicPartitions {
-	per := benchPartitions / benchMembers
-	j := (i + n) % benchMembers
+func (bg *bigGroup) share(i, n int) []decode.TopicPartitions {
+	per := bg.partitions / len(bg.ids)
+	j := (i + n) % len(bg.ids)
 	ps := make([]int32, per)
 	for k := range ps {
 		ps[k] = int32(j*per + k)
@@ -50,12 +57,12 @@ func (bg *bigGroup) rebalance(n int, t time.Time) []decode.Event {
 	gen := int32(n + 1)
 	leader := bg.ids[0]
 	joinEnd := t.Add(2 * time.Second)
-	evs := make([]decode.Event, 0, 2*benchMembers)
-	members := make([]decode.JoinMember, benchMembers)
-	plan := make([]decode.MemberAssignment, benchMembers)
+	evs := make([]decode.Event, 0, 2*len(bg.ids))
+	members := make([]decode.JoinMember, len(bg.ids))
+	plan := make([]decode.MemberAssignment, len(bg.ids))
 	for i, id := range bg.ids {
 		members[i] = decode.JoinMember{MemberID: id, Subscription: bg.subs}
-		plan[i] = decode.MemberAssignment{MemberID: id, Assignment: &decode.Assignment{Partitions: share(i, n)}}
+		plan[i] = decode.MemberAssignment{MemberID: id, Assignment: &decode.Assignment{Partitions: bg.share(i, n)}}
 	}
 	for i, id := range bg.ids {
 		j := &decode.JoinGroup{MemberID: id, ProtocolType: "consumer", SessionTimeout: 45 * time.Second,
@@ -70,7 +77,7 @@ func (bg *bigGroup) rebalance(n int, t time.Time) []decode.Event {
 	syncAt := joinEnd.Add(10 * time.Millisecond)
 	for i, id := range bg.ids {
 		s := &decode.SyncGroup{MemberID: id, Generation: gen, ProtocolType: "consumer", ProtocolName: "range",
-			Assignment: &decode.Assignment{Partitions: share(i, n)}}
+			Assignment: &decode.Assignment{Partitions: bg.share(i, n)}}
 		if i == 0 {
 			s.Plan = plan
 		}
@@ -141,13 +148,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	for i, id := range bg.ids {
 		evs = append(evs, decode.Event{Group: "big-group", APIKey: 12,
 			Heartbeat: &decode.Heartbeat{MemberID: id, Generation: 1}})
-		offsets := share(i, 0)[0].Partitions
-		ct := decode.CommitTopic{Topic: benchTopic}
-		for _, p := range offsets {
-			ct.Partitions = append(ct.Partitions, decode.CommitPartition{Partition: p, Offset: 1})
-		}
-		evs = append(evs, decode.Event{Group: "big-group", APIKey: 8,
-			OffsetCommit: &decode.OffsetCommit{MemberID: id, Generation: 1, Topics: []decode.CommitTopic{ct}}})
+		evs = append(evs, bg.commit(id, 1, bg.share(i, 0), 1))
 	}
 	t := base.Add(3 * time.Second)
 	b.ResetTimer()
@@ -155,6 +156,96 @@ func BenchmarkSteadyState(b *testing.B) {
 		ev := evs[n%len(evs)]
 		if n%len(evs) == 0 {
 			t = t.Add(time.Second) // every member heartbeats and commits once a second
+		}
+		ev.At, ev.RespondedAt = t, t.Add(time.Millisecond)
+		e.add(&ev)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// commit is member id's commit, naming generation gen, of offset in each
+// of parts.
+func (bg *bigGroup) commit(id string, gen int32, parts []decode.TopicPartitions, offset int64) decode.Event {
+	var topics []decode.CommitTopic
+	for _, tp := range parts {
+		ct := decode.CommitTopic{Topic: tp.Topic}
+		for _, p := range tp.Partitions {
+			ct.Partitions = append(ct.Partitions, decode.CommitPartition{Partition: p, Offset: offset})
+		}
+		topics = append(topics, ct)
+	}
+	return decode.Event{Group: "big-group", APIKey: 8,
+		OffsetCommit: &decode.OffsetCommit{MemberID: id, Generation: gen, Topics: topics}}
+}
+
+// BenchmarkCommits measures commits per second in a stable group of
+// 1,000, 100 or 10 members over 10,000 partitions, each member committing
+// all its partitions (10, 100 or 1,000) once a second: the commit path
+// alone, and with it the check of what the member owns.
+func BenchmarkCommits(b *testing.B) {
+	for _, members := range []int{1000, 100, 10} {
+		b.Run(fmt.Sprintf("members=%d", members), func(b *testing.B) {
+			bg := newGroupOf(members, benchPartitions)
+			e := New(Config{OnEntry: func(Entry) {}})
+			for _, ev := range bg.rebalance(0, base) {
+				e.Add(ev)
+			}
+			evs := make([]decode.Event, 0, members)
+			for i, id := range bg.ids {
+				evs = append(evs, bg.commit(id, 1, bg.share(i, 0), 1))
+			}
+			benchCommits(b, e, evs)
+		})
+	}
+}
+
+// BenchmarkSuspectCommits measures commits per second in a stable
+// 1,000-member group over 10,000 partitions where 1 or 10 members (strays)
+// also commit, each second, the 10 partitions each held before the last
+// rebalance (which moved every partition), naming the new generation:
+// late commits of revoked partitions, as a faulty client build would make,
+// each partition flagged not owned and its owner named (10 or 100
+// suspects a second among 1,001 or 1,010 commits).
+func BenchmarkSuspectCommits(b *testing.B) {
+	for _, strays := range []int{1, 10} {
+		b.Run(fmt.Sprintf("strays=%d", strays), func(b *testing.B) {
+			e, evs := suspectCommits(strays, func(Entry) {})
+			benchCommits(b, e, evs)
+		})
+	}
+}
+
+// suspectCommits is BenchmarkSuspectCommits's engine, its group past its
+// two rebalances, and a second of its commits.
+func suspectCommits(strays int, onEntry func(Entry)) (*Engine, []decode.Event) {
+	bg := newBigGroup()
+	e := New(Config{OnEntry: onEntry})
+	for n := 0; n < 2; n++ {
+		for _, ev := range bg.rebalance(n, base.Add(time.Duration(n)*20*time.Second)) {
+			e.Add(ev)
+		}
+	}
+	every := benchMembers / strays
+	evs := make([]decode.Event, 0, benchMembers+strays)
+	for i, id := range bg.ids {
+		evs = append(evs, bg.commit(id, 2, bg.share(i, 1), 1))
+		if i%every == every/2 { // mid-range: no search order finds the owner first
+			evs = append(evs, bg.commit(id, 2, bg.share(i, 0), 1))
+		}
+	}
+	return e, evs
+}
+
+// benchCommits feeds evs to e once a second of event time, from 3 s past
+// the group's last rebalance, over and over, and reports events per
+// second.
+func benchCommits(b *testing.B, e *Engine, evs []decode.Event) {
+	t := e.now.Add(3 * time.Second)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		ev := evs[n%len(evs)]
+		if n%len(evs) == 0 {
+			t = t.Add(time.Second)
 		}
 		ev.At, ev.RespondedAt = t, t.Add(time.Millisecond)
 		e.add(&ev)
@@ -181,5 +272,30 @@ func TestBigGroup(t *testing.T) {
 	}
 	if moved != benchPartitions || g2.Trigger.Kind != TriggerLeaderRejoined {
 		t.Errorf("moved %d, trigger %s; want %d, leader_rejoined", moved, g2.Trigger.Kind, benchPartitions)
+	}
+}
+
+// TestSuspectCommits checks that a second of BenchmarkSuspectCommits's
+// commits with 10 strays flags what it claims: 100 partitions not owned,
+// each with its owner named.
+func TestSuspectCommits(t *testing.T) {
+	var suspects []Entry
+	e, evs := suspectCommits(10, func(en Entry) {
+		if en.Kind == KindSuspectCommit {
+			suspects = append(suspects, en)
+		}
+	})
+	at := e.now.Add(3 * time.Second)
+	for i := range evs {
+		evs[i].At, evs[i].RespondedAt = at, at.Add(time.Millisecond)
+		e.add(&evs[i])
+	}
+	if len(suspects) != 100 {
+		t.Fatalf("got %d suspect commits; want 100", len(suspects))
+	}
+	for _, s := range suspects {
+		if s.Fields["owner"] == "" || len(s.Fields["reasons"].([]string)) != 1 {
+			t.Fatalf("got %s; want one reason and an owner", s.Text)
+		}
 	}
 }

@@ -450,6 +450,15 @@ func (g *group) ownedSetOf(p partitions) ownedSet {
 
 // memberOwned is what member id owned in gen, a classic generation kept
 // by the group, cached in lm, the member's registry entry (nil: none).
+//
+// The cache is a speed shortcut, kept because it saves more than 5% where
+// large groups commit: against the plain check (the member looked up in
+// gen, its assignment searched once per topic of the commit), one core,
+// 6 alternated pairs, CPU time of BenchmarkSteadyState (1,000 members
+// heartbeating and committing) 1.52 s against 1.75 s, 13% saved, and of
+// BenchmarkCommits/members=1000 2.62 s against 3.03 s, 14%; with 100
+// members committing 100 partitions each, no difference. Replay of the
+// realistic mix, mostly small groups, moved within the host's noise.
 func (g *group) memberOwned(gen *generation, id string, lm *liveMember) ownedSet {
 	if lm != nil && lm.ownedSerial == gen.serial && lm.ownedVer == gen.assignVer {
 		return lm.owned

@@ -105,7 +105,7 @@ type generation struct {
 
 	unassigned partitions
 	nothing    []string
-	owners     map[string]map[int32]string // partition owner cache
+	owners     map[string]map[int32]string // partition owner cache (see ownerOf)
 	// serial tells the generations kept by a group apart (1, 2, ...: see
 	// group.keep), and assignVer counts the changes to its members'
 	// assignments (see assignmentsChanged), for the caches of what a
@@ -269,7 +269,17 @@ func (gen *generation) active(id string) bool {
 }
 
 // ownerOf returns the member owning a partition in this generation, "" when
-// none is known.
+// none is known (when two members claim it, the greatest id).
+//
+// It is asked once per suspect partition, and gen.owners, built at the
+// first ask and dropped by assignmentsChanged, is a speed shortcut kept
+// because it saves more than 5% in a large group with suspect commits:
+// against searching the members at each ask, one core, 6 alternated pairs,
+// CPU time of BenchmarkSuspectCommits/strays=1 (1 member in 1,000
+// committing 10 partitions it no longer owns, each second) 1.42 s against
+// 1.71 s, 17% saved, and strays=10 1.65 s against 5.62 s, 71%. Replay of
+// the realistic mix has no suspects and moved within the host's noise. It
+// costs a map of every partition per generation that had a suspect.
 func (gen *generation) ownerOf(topic string, part int32) string {
 	if gen.owners == nil {
 		gen.owners = map[string]map[int32]string{}

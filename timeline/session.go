@@ -40,7 +40,7 @@ func (g *group) nextChange() time.Time {
 		next = earliest(next, a.at.Add(forgetAfter))
 	}
 	latest := g.latest()
-	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil {
+	if !g.watchesSessions(latest) {
 		return next
 	}
 	for id := range latest.members {
@@ -51,12 +51,21 @@ func (g *group) nextChange() time.Time {
 	return next
 }
 
+// watchesSessions reports whether sweeps infer session timeouts in g,
+// latest its latest generation: a classic group whose latest generation
+// formed in view and is stable, with no rebalance detected since, and not
+// blind (see Engine.Blind). In a group mid-rebalance, members held in
+// JoinGroup send no heartbeats and the coordinator keeps them alive.
+func (g *group) watchesSessions(latest *generation) bool {
+	return g.consumer == nil && latest != nil && latest.phase == phaseStable && !latest.midway && g.next == nil && !g.blind
+}
+
 // sweepNow prunes the member registry and infers session timeouts as of
 // now.
 func (g *group) sweepNow(now time.Time) {
 	g.prune(now)
 	latest := g.latest()
-	if g.consumer != nil || latest == nil || latest.phase != phaseStable || latest.midway || g.next != nil || g.blind {
+	if !g.watchesSessions(latest) {
 		return
 	}
 	if !g.anyExpired(latest, now) {
