@@ -8,6 +8,14 @@
 // diagnosis). serve, replay, diagnose, journal inspect, the demo and the
 // tests all run it.
 //
+// Strings that consumers keep long are interned here, where events enter,
+// so that consumers work with plain values and still share one copy of
+// each: right after decoding, the topic names of OffsetCommit and
+// OffsetFetch events are replaced with canonical copies (intern.go), before
+// any consumer or Inspect sees the events. Nothing else is interned: the
+// decoder's own copies of an event's strings are one allocation per event,
+// and the timeline keeps one copy of each group and member id already.
+//
 // A Pipeline is run by one goroutine, which owns the decoder and calls
 // every consumer: nothing in it is locked, and consumers are called in
 // order, never concurrently. Only Stats may be called from elsewhere.
@@ -211,6 +219,7 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 		p.undecoded.Add(1)
 		p.warnUndecoded(x, err)
 	}
+	intern(p.batch[before:])
 	if p.cfg.Inspect != nil {
 		p.cfg.Inspect(x, p.batch[before:], err)
 	}

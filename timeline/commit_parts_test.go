@@ -57,18 +57,18 @@ func TestCommitPartsMatchMaps(t *testing.T) {
 					}
 				}
 			}
-			if !reflect.DeepEqual(g.commitOffsets(got), offsets) {
-				t.Errorf("offsets %v; want %v", g.commitOffsets(got), offsets)
+			if !reflect.DeepEqual(commitOffsets(got), offsets) {
+				t.Errorf("offsets %v; want %v", commitOffsets(got), offsets)
 			}
-			if !reflect.DeepEqual(g.commitErrors(got), errs) {
-				t.Errorf("errors %v; want %v", g.commitErrors(got), errs)
+			if !reflect.DeepEqual(commitErrors(got), errs) {
+				t.Errorf("errors %v; want %v", commitErrors(got), errs)
 			}
 			if got.failed != failed || (len(got.parts) == 0) != (len(offsets) == 0) {
 				t.Errorf("failed %v, %d parts; want failed %v, %d topics", got.failed, len(got.parts), failed, len(offsets))
 			}
 			for i := 1; i < len(got.parts); i++ {
 				a, b := got.parts[i-1], got.parts[i]
-				at, bt := g.commitTopics[a.topic].name, g.commitTopics[b.topic].name
+				at, bt := a.topic, b.topic
 				if at > bt || at == bt && a.partition >= b.partition {
 					t.Errorf("parts out of order: %v then %v", a, b)
 				}

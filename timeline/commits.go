@@ -3,6 +3,7 @@ package timeline
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -34,53 +35,66 @@ type commit struct {
 }
 
 // commitPart is one partition of a commit: the offset committed and, when
-// the commit of it failed, the error code (0 when it succeeded). It holds
-// no pointer (its topic is an index in the group's commitTopics), so the
-// collector need not scan the parts of the commits kept.
+// the commit of it failed, the error code (0 when it succeeded).
 type commitPart struct {
+	topic     string
 	offset    int64
-	topic     int32 // index in group.commitTopics
 	partition int32
 	code      int16
 }
 
+// byTopic yields each topic of c with its parts: c's parts are sorted by
+// topic, so that what a commit's handlers look up by topic is looked up
+// once per topic, not once per partition.
+func (c *commit) byTopic() iter.Seq2[string, []commitPart] {
+	return func(yield func(string, []commitPart) bool) {
+		for parts := c.parts; len(parts) > 0; {
+			n := 1
+			for n < len(parts) && parts[n].topic == parts[0].topic {
+				n++
+			}
+			if !yield(parts[0].topic, parts[:n]) {
+				return
+			}
+			parts = parts[n:]
+		}
+	}
+}
+
 // commitOffsets is c's offsets by topic and partition.
-func (g *group) commitOffsets(c *commit) map[string]map[int32]int64 {
+func commitOffsets(c *commit) map[string]map[int32]int64 {
 	m := map[string]map[int32]int64{}
 	for _, p := range c.parts {
-		t := g.commitTopics[p.topic].name
-		if m[t] == nil {
-			m[t] = map[int32]int64{}
+		if m[p.topic] == nil {
+			m[p.topic] = map[int32]int64{}
 		}
-		m[t][p.partition] = p.offset
+		m[p.topic][p.partition] = p.offset
 	}
 	return m
 }
 
 // commitErrors is c's error names by topic and partition, nil when every
 // partition succeeded.
-func (g *group) commitErrors(c *commit) map[string]map[int32]string {
+func commitErrors(c *commit) map[string]map[int32]string {
 	var m map[string]map[int32]string
 	for _, p := range c.parts {
 		if p.code == 0 {
 			continue
 		}
-		t := g.commitTopics[p.topic].name
 		if m == nil {
 			m = map[string]map[int32]string{}
 		}
-		if m[t] == nil {
-			m[t] = map[int32]string{}
+		if m[p.topic] == nil {
+			m[p.topic] = map[int32]string{}
 		}
-		m[t][p.partition] = errorName(p.code)
+		m[p.topic][p.partition] = errorName(p.code)
 	}
 	return m
 }
 
-// commitTopic is a topic the group's commits or offset fetches named: its
-// name, and the last offset committed successfully for each partition.
+// commitTopic is what the group's commits and offset fetches say of one
+// topic: the last offset committed successfully for each partition.
 type commitTopic struct {
-	name string
 	// committed is by partition number for the partitions below
 	// denseParts (every real one: a topic has at most a few thousand);
 	// sparse holds any other number a client sends.
@@ -100,8 +114,12 @@ type committedOffset struct {
 }
 
 // lastCommitted is the last offset committed successfully for partition
-// p, if known.
+// p, if known. A nil commitTopic, a topic nothing was committed to, knows
+// none.
 func (t *commitTopic) lastCommitted(p int32) (committedOffset, bool) {
+	if t == nil {
+		return committedOffset{}, false
+	}
 	if p < 0 || p >= denseParts {
 		co, ok := t.sparse[p]
 		return co, ok
@@ -131,19 +149,17 @@ func (t *commitTopic) setCommitted(p int32, offset int64, member string) {
 	co.offset, co.member, co.known = offset, member, true
 }
 
-// topicIndex is the index of topic name in g.commitTopics, added when new.
-// A kept commit thus shares the group's copy of each topic name.
-func (g *group) topicIndex(name string) int32 {
-	if i, ok := g.topicIndexes[name]; ok {
-		return i
+// commitTopic is what was committed to topic, added when new.
+func (g *group) commitTopic(topic string) *commitTopic {
+	ct := g.commitTopics[topic]
+	if ct == nil {
+		if g.commitTopics == nil {
+			g.commitTopics = map[string]*commitTopic{}
+		}
+		ct = &commitTopic{}
+		g.commitTopics[topic] = ct
 	}
-	if g.topicIndexes == nil {
-		g.topicIndexes = map[string]int32{}
-	}
-	i := int32(len(g.commitTopics))
-	g.commitTopics = append(g.commitTopics, commitTopic{name: name})
-	g.topicIndexes[name] = i
-	return i
+	return ct
 }
 
 // suspect is a commit that can make the next owner re-process records.
@@ -176,9 +192,7 @@ func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 	c := commit{member: oc.MemberID, at: ev.At, generation: oc.Generation,
 		latency: ev.Latency(), responded: ev.Responded()}
 	// A commit is kept up to a minute (remember): it shares the registry's
-	// copy of its member id and names its topics by index in the group's
-	// table instead of keeping the event's strings, so the collector has
-	// fewer objects to mark.
+	// copy of its member id rather than keeping the event's.
 	if lm != nil {
 		c.member = lm.id
 	}
@@ -188,7 +202,7 @@ func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 	}
 	c.parts = make([]commitPart, 0, n)
 	for _, t := range oc.Topics {
-		topic := g.topicIndex(g.e.topics.topic(t.Topic, t.TopicID)) // v10 names topics by id
+		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
 		for _, p := range t.Partitions {
 			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset, code: p.ErrorCode}
 			if p.ErrorCode != 0 {
@@ -197,20 +211,20 @@ func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 			c.parts = append(c.parts, cp)
 		}
 	}
-	c.parts = g.mergeParts(c.parts)
+	c.parts = mergeParts(c.parts)
 	return c
 }
 
 // mergeParts sorts parts by topic name and partition (stably: decode sorts
 // them already, so this is usually only a check) and merges the entries of
 // one partition into the last, keeping the last error listed.
-func (g *group) mergeParts(parts []commitPart) []commitPart {
-	if g.inOrder(parts) {
+func mergeParts(parts []commitPart) []commitPart {
+	if inOrder(parts) {
 		return parts // nothing to sort or merge: the common case, checked without calls
 	}
 	cmpPart := func(a, b commitPart) int {
-		if a.topic != b.topic {
-			return strings.Compare(g.commitTopics[a.topic].name, g.commitTopics[b.topic].name)
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
 		}
 		return cmp.Compare(a.partition, b.partition)
 	}
@@ -233,14 +247,14 @@ func (g *group) mergeParts(parts []commitPart) []commitPart {
 
 // inOrder reports whether parts are sorted by topic name and partition,
 // each partition once.
-func (g *group) inOrder(parts []commitPart) bool {
+func inOrder(parts []commitPart) bool {
 	for i := 1; i < len(parts); i++ {
 		a, b := &parts[i-1], &parts[i]
 		if a.topic == b.topic {
 			if a.partition >= b.partition {
 				return false
 			}
-		} else if g.commitTopics[a.topic].name >= g.commitTopics[b.topic].name {
+		} else if a.topic > b.topic {
 			return false
 		}
 	}
@@ -281,9 +295,12 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 	if !c.responded {
 		return onlyAlive
 	}
-	for _, p := range c.parts {
-		if p.code == 0 {
-			g.commitTopics[p.topic].setCommitted(p.partition, p.offset, c.member)
+	for topic, parts := range c.byTopic() {
+		ct := g.commitTopic(topic)
+		for _, p := range parts {
+			if p.code == 0 {
+				ct.setCommitted(p.partition, p.offset, c.member)
+			}
 		}
 	}
 	return onlyAlive
@@ -412,44 +429,10 @@ func (g *group) refilterCommits(gen *generation) {
 	gen.commits = kept
 }
 
-// ownedSet is what a member may commit, for the commit checks: its
-// partitions as sorted keys (see partKey); known is false when what it owns
-// is unknown.
-type ownedSet struct {
-	known bool
-	keys  []uint64
-}
-
-// partKey is the key of a partition in an ownedSet: its topic's index in
-// group.commitTopics, then its number.
-func partKey(topic, partition int32) uint64 {
-	return uint64(uint32(topic))<<32 | uint64(uint32(partition))
-}
-
-func (s ownedSet) has(topic, partition int32) bool {
-	_, ok := slices.BinarySearch(s.keys, partKey(topic, partition))
-	return ok
-}
-
-// ownedSetOf is p (nil: unknown) as an ownedSet; its topics join
-// g.commitTopics.
-func (g *group) ownedSetOf(p partitions) ownedSet {
-	if p == nil {
-		return ownedSet{}
-	}
-	s := ownedSet{known: true, keys: make([]uint64, 0, p.count())}
-	for _, tp := range p {
-		i := g.topicIndex(tp.topic)
-		for _, part := range tp.parts {
-			s.keys = append(s.keys, partKey(i, part))
-		}
-	}
-	slices.Sort(s.keys)
-	return s
-}
-
 // memberOwned is what member id owned in gen, a classic generation kept
-// by the group, cached in lm, the member's registry entry (nil: none).
+// by the group (nil: unknown), cached in lm, the member's registry entry
+// (nil: none). The cached set is the member's own: partitions sets are
+// replaced, never changed in place.
 //
 // The cache is a speed shortcut, kept because it saves more than 5% where
 // large groups commit: against the plain check (the member looked up in
@@ -459,13 +442,13 @@ func (g *group) ownedSetOf(p partitions) ownedSet {
 // BenchmarkCommits/members=1000 2.62 s against 3.03 s, 14%; with 100
 // members committing 100 partitions each, no difference. Replay of the
 // realistic mix, mostly small groups, moved within the host's noise.
-func (g *group) memberOwned(gen *generation, id string, lm *liveMember) ownedSet {
+func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitions {
 	if lm != nil && lm.ownedSerial == gen.serial && lm.ownedVer == gen.assignVer {
 		return lm.owned
 	}
-	var owned ownedSet
+	var owned partitions
 	if m := gen.members[id]; m != nil {
-		owned = g.ownedSetOf(m.resolved())
+		owned = m.resolved()
 	}
 	if lm != nil {
 		lm.ownedSerial, lm.ownedVer, lm.owned = gen.serial, gen.assignVer, owned
@@ -480,47 +463,50 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 	if !c.responded {
 		return // nothing is flagged without the result
 	}
-	var owned ownedSet
+	var owned partitions // nil: unknown
 	var ownerGen *generation
 	if g.consumer != nil {
-		owned = g.ownedSetOf(g.consumerOwned(c.member))
+		owned = g.consumerOwned(c.member)
 	} else if c.generation >= 0 && c.member != "" {
 		if ownerGen = g.numbered(c.generation); ownerGen != nil && !ownerGen.midway {
 			owned = g.memberOwned(ownerGen, c.member, lm)
 		}
 	}
 	var target *generation // where c's suspects are kept
-	for _, cp := range c.parts {
-		if cp.code != 0 {
-			continue
-		}
-		t, p := g.commitTopics[cp.topic].name, cp.partition
-		s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
-		if owned.known && !owned.has(cp.topic, p) {
-			s.reasons = append(s.reasons, SuspectNotOwned)
-			s.owner = g.ownerOf(ownerGen, t, p)
-		}
-		if prev, ok := g.commitTopics[cp.topic].lastCommitted(p); ok {
-			s.committed, s.committedKnown, s.committedBy = prev.offset, true, prev.member
-			if s.offset < prev.offset {
-				s.reasons = append(s.reasons, SuspectBackwards)
-				if s.owner == "" {
-					s.owner = g.ownerOf(ownerGen, t, p)
+	for t, parts := range c.byTopic() {
+		ownedParts, committed := owned.of(t), g.commitTopics[t]
+		for _, cp := range parts {
+			if cp.code != 0 {
+				continue
+			}
+			p := cp.partition
+			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
+			if _, ok := slices.BinarySearch(ownedParts, p); owned != nil && !ok {
+				s.reasons = append(s.reasons, SuspectNotOwned)
+				s.owner = g.ownerOf(ownerGen, t, p)
+			}
+			if prev, ok := committed.lastCommitted(p); ok {
+				s.committed, s.committedKnown, s.committedBy = prev.offset, true, prev.member
+				if s.offset < prev.offset {
+					s.reasons = append(s.reasons, SuspectBackwards)
+					if s.owner == "" {
+						s.owner = g.ownerOf(ownerGen, t, p)
+					}
 				}
 			}
+			if len(s.reasons) == 0 {
+				continue
+			}
+			if target == nil {
+				target = g.suspectTarget(c, during) // once per commit, with its first suspect
+			}
+			if target != nil {
+				target.suspects = append(target.suspects, s)
+			}
+			g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
+				"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
+				"owner": s.owner, "reasons": s.reasons})
 		}
-		if len(s.reasons) == 0 {
-			continue
-		}
-		if target == nil {
-			target = g.suspectTarget(c, during) // once per commit, with its first suspect
-		}
-		if target != nil {
-			target.suspects = append(target.suspects, s)
-		}
-		g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
-			"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
-			"owner": s.owner, "reasons": s.reasons})
 	}
 }
 
@@ -585,7 +571,7 @@ func (g *group) commitText(head string, c *commit) string {
 	for i, cp := range c.parts[:min(len(c.parts), maxListed)] {
 		b.WriteByte(' ')
 		if i == 0 || cp.topic != c.parts[i-1].topic {
-			b.WriteString(g.commitTopics[cp.topic].name)
+			b.WriteString(cp.topic)
 		}
 		writeOffset(&b, cp.partition, cp.offset)
 	}
@@ -601,7 +587,7 @@ func (g *group) commitText(head string, c *commit) string {
 				continue
 			}
 			if failed++; listed < maxListed {
-				fmt.Fprintf(&b, " %s[%d] %s", g.commitTopics[cp.topic].name, cp.partition, errorName(cp.code))
+				fmt.Fprintf(&b, " %s[%d] %s", cp.topic, cp.partition, errorName(cp.code))
 				listed++
 			}
 		}
@@ -616,8 +602,8 @@ func (g *group) commitText(head string, c *commit) string {
 }
 
 func (g *group) commitFields(c *commit) map[string]any {
-	f := map[string]any{"offsets": g.commitOffsets(c), "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
-	if errs := g.commitErrors(c); errs != nil {
+	f := map[string]any{"offsets": commitOffsets(c), "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
+	if errs := commitErrors(c); errs != nil {
 		f["errors"] = errs
 	}
 	return f
@@ -632,12 +618,16 @@ func (g *group) offsetFetch(ev *decode.Event) {
 	}
 	for _, t := range of.Offsets {
 		topic := g.e.topics.topic(t.Topic, t.TopicID)
+		ct := g.commitTopics[topic] // nil until an offset is known
 		for _, p := range t.Partitions {
-			if p.ErrorCode == 0 && p.Offset >= 0 {
-				ct := &g.commitTopics[g.topicIndex(topic)]
-				if cur, ok := ct.lastCommitted(p.Partition); !ok || cur.offset != p.Offset {
-					ct.setCommitted(p.Partition, p.Offset, "")
+			if p.ErrorCode != 0 || p.Offset < 0 {
+				continue
+			}
+			if cur, ok := ct.lastCommitted(p.Partition); !ok || cur.offset != p.Offset {
+				if ct == nil {
+					ct = g.commitTopic(topic)
 				}
+				ct.setCommitted(p.Partition, p.Offset, "")
 			}
 		}
 	}

@@ -34,11 +34,9 @@ type group struct {
 	pendingIDs map[string]*attempt // MEMBER_ID_REQUIRED: assigned id -> first attempt
 	causes     []cause             // candidate triggers not yet consumed by a formation
 	recent     commitQueue         // commits not attached to a rebalance, kept a while
-	// commitTopics are the topics the group's commits and offset fetches
-	// named, in the order first named, with what was committed; a
-	// commit's parts name them by index (see topicIndex).
-	commitTopics []commitTopic
-	topicIndexes map[string]int32 // name -> index in commitTopics
+	// commitTopics is, by topic name, what the group's commits and offset
+	// fetches say was committed (see lastCommitted, setCommitted).
+	commitTopics map[string]*commitTopic
 
 	errSeen  map[string]bool // errors already named in this generation
 	storm    stormState
@@ -65,7 +63,7 @@ type liveMember struct {
 	// is ownedSerial, as of that generation's assignVer ownedVer (see
 	// memberOwned): most commits name the same generation as the last.
 	ownedSerial, ownedVer uint64
-	owned                 ownedSet
+	owned                 partitions // nil: unknown
 }
 
 // attempt is a JoinGroup answered MEMBER_ID_REQUIRED, waiting for its retry.
