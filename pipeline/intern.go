@@ -1,43 +1,51 @@
 package pipeline
 
-import (
-	"unique"
+import "github.com/kproxy-dev/kproxy/decode"
 
-	"github.com/kproxy-dev/kproxy/decode"
-)
+// maxInterned bounds the names an interner holds: past it, it starts
+// afresh, so that a cluster whose jobs create topics without end does not
+// grow it without end. (A real cluster names far fewer topics.)
+const maxInterned = 1 << 16
 
-// intern replaces the strings of events that consumers keep well past the
-// exchange with canonical copies, so that what they keep shares one copy
+// interner replaces the strings of events that consumers keep well past
+// the exchange with shared copies, so that what they keep shares one copy
 // of each instead of the one the decoder made per frame (a decoder copies
 // all of an event's strings into one allocation: a topic name kept would
 // keep them all). These are the topic names of commits and offset fetches:
 // the timeline keeps each commit up to a minute, a suspect commit for as
 // long as its generation, and the committed offsets by topic. Group and
 // member ids need none: the timeline keeps one copy of each, in its group
-// and member registries.
-func intern(events []decode.Event) {
+// and member registries. The pipeline's goroutine owns it, as it owns
+// the decoder: a plain map, no lock.
+type interner struct {
+	names map[string]string
+}
+
+// events interns the topic names of events' commits and offset fetches.
+func (in *interner) events(events []decode.Event) {
 	for i := range events {
 		ev := &events[i]
 		if oc := ev.OffsetCommit; oc != nil {
 			for j := range oc.Topics {
-				internString(&oc.Topics[j].Topic)
+				in.string(&oc.Topics[j].Topic)
 			}
 		}
 		if of := ev.OffsetFetch; of != nil {
 			for j := range of.Offsets {
-				internString(&of.Offsets[j].Topic)
+				in.string(&of.Offsets[j].Topic)
 			}
 		}
 	}
 }
 
-// internString replaces *s with its canonical copy. The copy lasts as
-// long as some copy of it is in use and a garbage collection has not run
-// since: unique keeps a value only while one of its handles is reachable,
-// and the pipeline keeps none. A name in use thus has a few copies over
-// time, one per collection cycle at most, not one per frame.
-func internString(s *string) {
-	if *s != "" {
-		*s = unique.Make(*s).Value()
+// string replaces *s with the interner's copy, which it keeps when new.
+func (in *interner) string(s *string) {
+	if c, ok := in.names[*s]; ok {
+		*s = c
+		return
 	}
+	if in.names == nil || len(in.names) >= maxInterned {
+		in.names = map[string]string{}
+	}
+	in.names[*s] = *s
 }

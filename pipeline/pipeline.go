@@ -11,7 +11,7 @@
 // Strings that consumers keep long are interned here, where events enter,
 // so that consumers work with plain values and still share one copy of
 // each: right after decoding, the topic names of OffsetCommit and
-// OffsetFetch events are replaced with canonical copies (intern.go), before
+// OffsetFetch events are replaced with shared copies (intern.go), before
 // any consumer or Inspect sees the events. Nothing else is interned: the
 // decoder's own copies of an event's strings are one allocation per event,
 // and the timeline keeps one copy of each group and member id already.
@@ -131,6 +131,7 @@ type Pipeline struct {
 	batch     []decode.Event // events not yet handed on
 	// warned holds the API versions whose decode failure was logged.
 	warned map[[2]int16]bool
+	names  interner // the shared copies of kept strings (intern.go)
 
 	exchanges atomic.Uint64
 	undecoded atomic.Uint64
@@ -219,7 +220,7 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 		p.undecoded.Add(1)
 		p.warnUndecoded(x, err)
 	}
-	intern(p.batch[before:])
+	p.names.events(p.batch[before:])
 	if p.cfg.Inspect != nil {
 		p.cfg.Inspect(x, p.batch[before:], err)
 	}
