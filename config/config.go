@@ -159,7 +159,8 @@ type Config struct {
 // Default values of the settings that have one. Those of the proxy, the
 // journal and the timeline are their packages' own, so that serve and
 // those packages agree; the typed ones are serve's own (no package below
-// applies a default of its own for them). Options renders each into the
+// has a default constant for them; a 0 max-connections is the one the
+// proxy works out from the file-descriptor limit). Options renders each into the
 // help text and the README from these values.
 const (
 	DefaultListen             string = "127.0.0.1:19092"

@@ -348,7 +348,8 @@ func (l *Live) Findings() []Finding {
 // The page's groups are those q.Groups names (none: every group the
 // timeline or the diagnosis keeps) whose ids sort after q.After, at most
 // q.Limit of them (0: no limit), in id order; a page may hold no finding.
-// Of their findings, those at or after q.Since are kept, sorted by time.
+// Of their findings, those at or after q.Since (or of unknown time) are
+// kept, sorted by time.
 // Only the page's groups' reports are decoded, and mu is held for one
 // group at a time (a group's findings do not depend on other groups'),
 // so that reading findings does not hold up the pipeline, whose every
@@ -378,12 +379,8 @@ func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
 	}
 	var out []Finding
 	for _, id := range page {
-		r, _ := snap.Report(timeline.Query{Groups: []string{id}})
-		l.mu.Lock()
-		fs := l.d.findingsOf(map[string]bool{id: true}, r)
-		l.mu.Unlock()
-		for _, f := range fs {
-			if !f.at.Before(q.Since) {
+		for _, f := range l.groupFindings(snap, id) {
+			if f.at.IsZero() || !f.at.Before(q.Since) { // of unknown time: kept, as Query keeps it
 				out = append(out, f)
 			}
 		}
@@ -392,11 +389,17 @@ func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
 }
 
 // GroupFindings is the findings of group as of the timeline's last
-// snapshot; [] none. It decodes that group's report alone (not every
-// group's, as Findings does), so that a page polling one group stays
-// cheap.
+// snapshot; [] none. It decodes that group's report alone, and does not
+// list every group as FindingsPage does, so that a page polling one group
+// stays cheap.
 func (l *Live) GroupFindings(group string) []Finding {
-	r, _ := l.tl.Snapshot().Report(timeline.Query{Groups: []string{group}})
+	return l.groupFindings(l.tl.Snapshot(), group)
+}
+
+// groupFindings is the findings of group as of snap, from its report
+// alone, under mu.
+func (l *Live) groupFindings(snap *timeline.Snapshot, group string) []Finding {
+	r, _ := snap.Report(timeline.Query{Groups: []string{group}})
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.d.findingsOf(map[string]bool{group: true}, r)

@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/kproxy-dev/kproxy/decode"
+import (
+	"strings"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
 
 // maxInterned bounds the names an interner holds: past it, it starts
 // afresh, so that a cluster whose jobs create topics without end does not
@@ -38,7 +42,9 @@ func (in *interner) events(events []decode.Event) {
 	}
 }
 
-// string replaces *s with the interner's copy, which it keeps when new.
+// string replaces *s with the interner's copy. A new name is copied
+// first: *s shares its event's allocation, which the interner must not
+// keep alive.
 func (in *interner) string(s *string) {
 	if c, ok := in.names[*s]; ok {
 		*s = c
@@ -47,5 +53,7 @@ func (in *interner) string(s *string) {
 	if in.names == nil || len(in.names) >= maxInterned {
 		in.names = map[string]string{}
 	}
-	in.names[*s] = *s
+	c := strings.Clone(*s)
+	in.names[c] = c
+	*s = c
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -90,7 +91,16 @@ func TestInternTopics(t *testing.T) {
 		}
 	}
 
+	// The copy kept is the interner's own, not a view of the event's
+	// allocation of strings, which it would keep alive.
+	block := strings.Repeat("x", 100) + "orders"
+	view := block[100:]
 	var in interner
+	in.string(&view)
+	if view != "orders" || unsafe.StringData(view) == unsafe.StringData(block[100:]) {
+		t.Errorf("interned %q shares the event's allocation", view)
+	}
+	in = interner{}
 	for i := range maxInterned {
 		s := fmt.Sprint("t", i)
 		in.string(&s)

@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -297,5 +298,43 @@ func TestSuspectCommits(t *testing.T) {
 		if s.Fields["owner"] == "" || len(s.Fields["reasons"].([]string)) != 1 {
 			t.Fatalf("got %s; want one reason and an owner", s.Text)
 		}
+	}
+}
+
+// TestSuspectCommitsBounded: a generation keeps its first maxSuspects
+// suspect commits and counts the others, which are all still told as
+// entries: a faulty client committing revoked partitions every second
+// for as long as the generation lasts must not grow the timeline.
+func TestSuspectCommitsBounded(t *testing.T) {
+	told := 0
+	e, evs := suspectCommits(10, func(en Entry) {
+		if en.Kind == KindSuspectCommit {
+			told++
+		}
+	})
+	at := e.now
+	for range 3 { // 100 suspects a second
+		at = at.Add(time.Second)
+		for i := range evs {
+			ev := evs[i]
+			ev.At, ev.RespondedAt = at, at.Add(time.Millisecond)
+			e.add(&ev)
+		}
+	}
+	r := e.Report()
+	if len(r.Groups) != 1 || told != 300 {
+		t.Fatalf("%d groups, %d suspect commits told; want 1 group and 300", len(r.Groups), told)
+	}
+	kept, dropped := 0, ""
+	for _, gen := range r.Groups[0].Generations {
+		kept += len(gen.SuspectCommits)
+		for _, u := range gen.Unknown {
+			if u.What == "droppedSuspectCommits" {
+				dropped = u.Why
+			}
+		}
+	}
+	if kept != maxSuspects || !strings.HasPrefix(dropped, "200 more suspect commits") {
+		t.Errorf("kept %d suspect commits, dropped %q; want %d kept and 200 more counted", kept, dropped, maxSuspects)
 	}
 }

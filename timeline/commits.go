@@ -435,18 +435,11 @@ func (g *group) refilterCommits(gen *generation) {
 // replaced, never changed in place.
 //
 // The cache is a speed shortcut, kept because it saves more than 5% where
-// large groups commit: against the plain check (the member looked up in
-// gen, its assignment searched once per topic of the commit), one core,
-// 6 alternated pairs, CPU time of BenchmarkSteadyState (1,000 members
-// heartbeating and committing) 1.52 s against 1.75 s, 13% saved, and of
-// BenchmarkCommits/members=1000 2.62 s against 3.03 s, 14%; with 100
-// members committing 100 partitions each, no difference. Replay of the
-// realistic mix, mostly small groups, moved within the host's noise.
-// Since commit topics are strings and the cache holds the member's
-// partitions set instead of sorted keys, it saves a lookup of the member
-// in gen: still 9% of BenchmarkSteadyState's CPU time (median of 6
-// alternated pairs, 2026-12-02; BenchmarkCommits/members=1000 within the
-// host's noise).
+// large groups commit: without it (the member looked up in gen at each
+// commit), BenchmarkSteadyState (1,000 members heartbeating and
+// committing) takes about 9% more CPU time; replay of the realistic mix,
+// mostly small groups, does not show it (docs/benchmarks.md, "Timeline
+// shortcuts").
 func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitions {
 	if lm != nil && lm.ownedSerial == gen.serial && lm.ownedVer == gen.assignVer {
 		return lm.owned
@@ -506,13 +499,29 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 				target = g.suspectTarget(c, during) // once per commit, with its first suspect
 			}
 			if target != nil {
-				target.suspects = append(target.suspects, s)
+				target.keepSuspect(s)
 			}
 			g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
 				"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
 				"owner": s.owner, "reasons": s.reasons})
 		}
 	}
+}
+
+// maxSuspects is how many suspect commits a generation keeps: a stable
+// generation may last for weeks while a faulty client commits offsets it
+// no longer owns every second. Those beyond are counted (the report says
+// how many) and still told as entries, so the log and the journal keep
+// them all.
+const maxSuspects = 100
+
+// keepSuspect keeps s in gen, unless gen keeps maxSuspects already.
+func (gen *generation) keepSuspect(s suspect) {
+	if len(gen.suspects) >= maxSuspects {
+		gen.suspectsDropped++
+		return
+	}
+	gen.suspects = append(gen.suspects, s)
 }
 
 // suspectTarget is the generation a suspect of c belongs to: the one c

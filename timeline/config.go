@@ -25,11 +25,13 @@ type Config struct {
 	// machine it is produced on.
 	Location *time.Location
 	// Groups, when not empty, are the only groups whose story is told.
-	// The events of the others still move the clock, and so when the
-	// told groups' sessions are found to have expired, exactly as if they
-	// were told too; but they keep no state, so that a reader of a few
-	// groups' history from a long journal (the admin API, replay --group)
-	// holds only theirs.
+	// The events of the others keep no state but still move the clock, so
+	// that sweeps, and with them inferred session timeouts, come as if
+	// every group were told: a reader of a few groups' history from a
+	// long journal (the admin API, replay --group) holds only theirs, and
+	// gets the story a whole replay tells of them. (Only a Blind notice
+	// of a group not told moves no clock: one comes from the fleet topic,
+	// at most as late as the events around it.)
 	Groups []string
 	// OnEntry receives each live entry as soon as it is known, on the
 	// goroutine calling Add, AddEvents or Close. Nil: entries are dropped

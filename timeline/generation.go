@@ -97,7 +97,9 @@ type generation struct {
 	rejoins  []rejoin
 	commits  []commit
 	suspects []suspect
-	unknown  []unknown
+	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect).
+	suspectsDropped int
+	unknown         []unknown
 
 	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
 	chain      int   // consecutive follow-ups up to and including this one

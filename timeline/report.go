@@ -414,6 +414,10 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 		}
 		r.SuspectCommits = append(r.SuspectCommits, sr)
 	}
+	if gen.suspectsDropped > 0 {
+		r.Unknown = append(r.Unknown, UnknownReport{What: "droppedSuspectCommits",
+			Why: fmt.Sprintf("%d more suspect commits were not kept (the first %d are): the timeline's entries tell them all", gen.suspectsDropped, maxSuspects)})
+	}
 	return r
 }
 

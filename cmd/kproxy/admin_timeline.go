@@ -81,42 +81,49 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 		r, next := snap.Report(q)
 		return r, next, 0, nil
 	}
-	r, err := h.fromJournal(ctx, q)
+	r, picked, err := h.fromJournal(ctx, q)
 	if err != nil {
 		return nil, "", http.StatusInternalServerError, err
 	}
 	hdr.Set("Kproxy-Source", "journal")
 	r, next := q.Filter(r)
+	if next == "" && q.Limit > 0 && len(picked) > q.Limit {
+		// A group of the page left the journal (retention) between the
+		// passes: the page is short, but the groups after it are there.
+		next = picked[q.Limit-1]
+	}
 	return r, next, 0, nil
 }
 
 // fromJournal tells the story of the journal's exchanges completed since
 // q.Since again, as replay does, for the groups q asks for only: those it
-// names or, when it names none, those of its page (pageGroups reads the
-// journal once more to find them). One request thus holds at most a
-// page of groups' history, however long the journal.
-func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, error) {
+// names or, when it names none, those of its page, which it returns too
+// (pageGroups reads the journal once more to find them). One request thus
+// holds at most a page of groups' history, however long the journal.
+func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, []string, error) {
 	cfg := h.cfg.storm
 	cfg.Groups = q.Groups
+	var picked []string
 	if len(cfg.Groups) == 0 {
 		var err error
-		if cfg.Groups, err = h.pageGroups(ctx, q); err != nil {
-			return nil, err
+		if picked, err = h.pageGroups(ctx, q); err != nil {
+			return nil, nil, err
 		}
-		if len(cfg.Groups) == 0 {
-			return timeline.New(cfg).Report(), nil // none: an engine told nothing
+		if len(picked) == 0 {
+			return timeline.New(cfg).Report(), nil, nil // none: an engine told nothing
 		}
+		cfg.Groups = picked
 	}
 	eng := timeline.New(cfg)
 	in, err := openJournalInput([]string{h.cfg.dir}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, nil, fmt.Errorf("history: %w", err)
 	}
 	defer in.close()
 	if _, err := tell(ctx, in, story{timeline: eng, batch: replayBatch, since: q.Since}); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, nil, fmt.Errorf("history: %w", err)
 	}
-	return eng.Report(), nil
+	return eng.Report(), picked, nil
 }
 
 // pageGroups is the ids of the groups of q's page, as q.Filter would pick
