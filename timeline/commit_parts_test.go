@@ -29,7 +29,7 @@ func TestCommitPartsMatchMaps(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := New(Config{})
-			e.topics.add(&decode.Metadata{Topics: []decode.MetadataTopic{{Name: "t", TopicID: id, Partitions: 5}}})
+			e.topics.add(&decode.Metadata{Topics: []decode.MetadataTopic{{Name: "t", TopicID: id, Partitions: 5}}}, base)
 			g := e.group("g")
 			ev := &decode.Event{At: time.Unix(0, 0), RespondedAt: time.Unix(1, 0), Group: "g",
 				OffsetCommit: &decode.OffsetCommit{MemberID: "m", Generation: 1, Topics: c.topics}}

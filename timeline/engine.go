@@ -79,7 +79,7 @@ func (e *Engine) add(ev *decode.Event) {
 	e.advance(ev.At)
 	e.advance(ev.RespondedAt)
 	if ev.Metadata != nil {
-		e.topics.add(ev.Metadata)
+		e.topics.add(ev.Metadata, e.now)
 		return
 	}
 	if ev.Unobserved != nil {

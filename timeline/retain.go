@@ -84,7 +84,8 @@ func (r Retention) Validate() error {
 }
 
 // Retain drops, as of the latest event time, what r does not keep: groups
-// quiet for r.MaxAge, then of each group the generations that ended more
+// quiet for r.MaxAge, topics no Metadata answer named for r.MaxAge, then
+// of each group the generations that ended more
 // than r.MaxAge ago, and the storms that ended before the first generation
 // kept (an active storm keeps its latest r.Generations rebalances). The
 // count of generations, r.Generations, is the engine's
@@ -109,6 +110,9 @@ func (e *Engine) Retain(r Retention) {
 	}
 	clear(e.groups[len(kept):])
 	e.groups = kept
+	if !cutoff.IsZero() {
+		e.topics.forget(cutoff)
+	}
 	e.quiet = e.quiet[:0]
 	for range e.groups {
 		e.quiet = append(e.quiet, time.Time{}) // the next sweep visits every group once

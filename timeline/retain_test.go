@@ -149,3 +149,31 @@ func TestParseRetention(t *testing.T) {
 		t.Errorf("DefaultRetention: %v", err)
 	}
 }
+
+// TestRetainForgetsTopics: Retain forgets the topics no Metadata answer
+// named for the age, and their ids, and keeps those still named, however
+// often answers repeat (each answer notes its topics as seen).
+func TestRetainForgetsTopics(t *testing.T) {
+	oldID, liveID := decode.TopicID{1}, decode.TopicID{2}
+	md := func(at float64, topics ...decode.MetadataTopic) decode.Event {
+		return decode.Event{At: sec(at), RespondedAt: sec(at), Metadata: &decode.Metadata{Topics: topics}}
+	}
+	old := decode.MetadataTopic{Name: "old", TopicID: oldID, Partitions: 3}
+	live := decode.MetadataTopic{Name: "live", TopicID: liveID, Partitions: 6}
+	e := New(Config{})
+	e.Add(md(0, old, live))
+	for at := 60.0; at <= 7200; at += 60 { // answers every minute name live alone
+		e.Add(md(at, live))
+	}
+	e.Retain(Retention{MaxAge: time.Hour})
+	if n, ok := e.topics.name(oldID); ok || e.topics.count("old") != 0 {
+		t.Errorf("old, last named 2 h ago: still kept (name %q, %d partitions); want it forgotten", n, e.topics.count("old"))
+	}
+	if n, ok := e.topics.name(liveID); !ok || n != "live" || e.topics.count("live") != 6 {
+		t.Errorf("live, named a minute ago: name %q (%v), %d partitions; want live with 6", n, ok, e.topics.count("live"))
+	}
+	e.Add(md(7260, old)) // named again: known again
+	if n, ok := e.topics.name(oldID); !ok || n != "old" {
+		t.Errorf("old named again: name %q (%v); want old", n, ok)
+	}
+}

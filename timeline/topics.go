@@ -2,12 +2,15 @@ package timeline
 
 import (
 	"encoding/base64"
+	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // topicNames maps KIP-516 topic ids to names, and names to partition
-// counts, from Metadata responses.
+// counts, from Metadata responses. Retain forgets the topics no answer
+// named for the retention age (forget): clusters whose jobs create topics
+// without end would otherwise grow it without end.
 type topicNames struct {
 	names map[[16]byte]string
 	// byName is, by topic name, its partition count (0: unknown) and
@@ -26,7 +29,14 @@ type topicInfo struct {
 	// leaves names as it is.
 	id  [16]byte
 	ver uint64
+	// seen is when an answer last named the topic, to the minute (see
+	// add): forget drops the topics unseen for the retention age.
+	seen time.Time
 }
+
+// seenEvery is how stale topicInfo.seen may be: an answer that changes
+// nothing else writes it once a minute at most.
+const seenEvery = time.Minute
 
 func newTopicNames() topicNames {
 	return topicNames{names: map[[16]byte]string{}, byName: map[string]topicInfo{}}
@@ -37,18 +47,21 @@ func (t *topicNames) count(name string) int32 {
 	return t.byName[name].partitions
 }
 
-// add applies a Metadata answer. The same answers come again and again:
-// the maps are written only when they change, and an answer's topic that
-// changes nothing costs one lookup by name.
-func (t *topicNames) add(md *decode.Metadata) {
+// add applies a Metadata answer of time at. The same answers come again
+// and again: the maps are written only when they change (or a minute after
+// the topic was last noted as seen), and an answer's topic that changes
+// nothing costs one lookup by name.
+func (t *topicNames) add(md *decode.Metadata, at time.Time) {
 	for _, mt := range md.Topics {
 		if mt.ErrorCode != 0 || mt.Name == "" {
 			continue
 		}
 		info, ok := t.byName[mt.Name]
-		if ok && info.id == mt.TopicID && info.ver == t.namesWrites && (mt.Partitions <= 0 || info.partitions == mt.Partitions) {
+		if ok && info.id == mt.TopicID && info.ver == t.namesWrites && (mt.Partitions <= 0 || info.partitions == mt.Partitions) &&
+			at.Sub(info.seen) < seenEvery {
 			continue // names[mt.TopicID] is mt.Name, and the count is the same
 		}
+		info.seen = at
 		if mt.TopicID != ([16]byte{}) {
 			if n, ok := t.names[mt.TopicID]; !ok || n != mt.Name {
 				t.names[mt.TopicID] = mt.Name
@@ -60,6 +73,20 @@ func (t *topicNames) add(md *decode.Metadata) {
 		}
 		info.id, info.ver = mt.TopicID, t.namesWrites
 		t.byName[mt.Name] = info
+	}
+}
+
+// forget drops the topics no answer named since cutoff, and their ids.
+func (t *topicNames) forget(cutoff time.Time) {
+	for name, info := range t.byName {
+		if !info.seen.Before(cutoff) {
+			continue
+		}
+		delete(t.byName, name)
+		if t.names[info.id] == name {
+			delete(t.names, info.id)
+			t.namesWrites++ // what add checked of the other topics is stale
+		}
 	}
 }
 
