@@ -227,20 +227,17 @@ func (h *harness) phase(w way, phase string, round int) error {
 	if h.opts.noCompression {
 		args = append(args, "-no-compression")
 	}
-	// kproxy's bytes forwarded in a produce or fetch phase come from its
-	// /metrics, read before and after the phase, never while CPU is being
-	// counted (a scrape costs kproxy CPU).
-	timed := w.v != nil && (phase == "produce" || phase == "fetch")
 	var f0 float64
-	if timed {
+	var k0 time.Duration
+	var s0 int64
+	if w.v != nil {
+		// kproxy's bytes forwarded in a produce or fetch phase come from
+		// its /metrics, read before and after the phase, never while its
+		// CPU is being counted (a scrape costs kproxy CPU).
 		var err error
 		if f0, err = w.v.forwarded(); err != nil {
 			return err
 		}
-	}
-	var k0 time.Duration
-	var s0 int64
-	if w.v != nil {
 		k0, s0 = procCPU(w.v.cmd.Process.Pid), procSwitches(w.v.cmd.Process.Pid)
 	}
 	b0 := procCPU(h.broker)
