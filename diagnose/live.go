@@ -361,22 +361,7 @@ func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
 	l.mu.Unlock()
 	ids = append(ids, snap.IDs()...)
 	slices.Sort(ids)
-	want := map[string]bool{}
-	for _, id := range q.Groups {
-		want[id] = true
-	}
-	var page []string
-	next := ""
-	for _, id := range slices.Compact(ids) {
-		if len(want) > 0 && !want[id] || q.After != "" && id <= q.After {
-			continue
-		}
-		if q.Limit > 0 && len(page) == q.Limit {
-			next = page[len(page)-1]
-			break
-		}
-		page = append(page, id)
-	}
+	page, next := q.Page(slices.Compact(ids))
 	var out []Finding
 	for _, id := range page {
 		for _, f := range l.groupFindings(snap, id) {

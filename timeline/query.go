@@ -42,6 +42,28 @@ func (q Query) Filter(r *Report) (*Report, string) {
 	return q.page(groups)
 }
 
+// Page is the part of ids, sorted and each once, that q's page holds:
+// those q.Groups names (none: all) whose ids sort after q.After, at most
+// q.Limit of them (0: no limit); and the id to pass as Query.After for the
+// next page ("" when no id follows the page). For readers that page by
+// group id what is not a Report (the findings, the journal's groups).
+func (q Query) Page(ids []string) (page []string, next string) {
+	want := map[string]bool{}
+	for _, id := range q.Groups {
+		want[id] = true
+	}
+	for _, id := range ids {
+		if len(want) > 0 && !want[id] || q.After != "" && id <= q.After {
+			continue
+		}
+		if q.Limit > 0 && len(page) == q.Limit {
+			return page, page[len(page)-1]
+		}
+		page = append(page, id)
+	}
+	return page, ""
+}
+
 // page is the report of groups, those q selects in id order (at most one
 // more than q.Limit, which says there is a next page), each trimmed to
 // q.Since, and the id to pass as Query.After for the next page.

@@ -53,3 +53,30 @@ func TestQueryFilter(t *testing.T) {
 		t.Errorf("Filter changed the report: c has generations %v", got)
 	}
 }
+
+// TestQueryPage: a page of ids holds the named ones after After, at most
+// Limit, and names the next page only when an id follows.
+func TestQueryPage(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e"}
+	for _, tt := range []struct {
+		name string
+		q    Query
+		page []string
+		next string
+	}{
+		{"all", Query{}, ids, ""},
+		{"first page", Query{Limit: 2}, []string{"a", "b"}, "b"},
+		{"next page", Query{After: "b", Limit: 2}, []string{"c", "d"}, "d"},
+		{"last page, full", Query{After: "c", Limit: 2}, []string{"d", "e"}, ""},
+		{"named", Query{Groups: []string{"e", "b", "z"}, Limit: 1}, []string{"b"}, "b"},
+		{"named, after", Query{Groups: []string{"e", "b"}, After: "b", Limit: 1}, []string{"e"}, ""},
+		{"none after", Query{After: "e"}, nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			page, next := tt.q.Page(ids)
+			if !slices.Equal(page, tt.page) || next != tt.next {
+				t.Errorf("Page = %v, %q; want %v, %q", page, next, tt.page, tt.next)
+			}
+		})
+	}
+}

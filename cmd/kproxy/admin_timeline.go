@@ -81,78 +81,77 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 		r, next := snap.Report(q)
 		return r, next, 0, nil
 	}
-	r, picked, err := h.fromJournal(ctx, q)
+	r, next, err := h.fromJournal(ctx, q)
 	if err != nil {
 		return nil, "", http.StatusInternalServerError, err
 	}
 	hdr.Set("Kproxy-Source", "journal")
-	r, next := q.Filter(r)
-	if next == "" && q.Limit > 0 && len(picked) > q.Limit {
-		// A group of the page left the journal (retention) between the
-		// passes: the page is short, but the groups after it are there.
-		next = picked[q.Limit-1]
-	}
 	return r, next, 0, nil
 }
 
 // fromJournal tells the story of the journal's exchanges completed since
 // q.Since again, as replay does, for the groups q asks for only: those it
-// names or, when it names none, those of its page, which it returns too
-// (pageGroups reads the journal once more to find them). One request thus
-// holds at most a page of groups' history, however long the journal.
-func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, []string, error) {
+// names or, when it names none, those of its page (pageGroups reads the
+// journal once more to find them, and says which page is next). One
+// request thus holds at most a page of groups' history, however long the
+// journal. It returns the page, and the group to start the next page
+// after.
+func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.Report, string, error) {
 	cfg := h.cfg.storm
 	cfg.Groups = q.Groups
-	var picked []string
-	if len(cfg.Groups) == 0 {
+	pageNext := ""
+	if len(q.Groups) == 0 {
 		var err error
-		if picked, err = h.pageGroups(ctx, q); err != nil {
-			return nil, nil, err
+		if cfg.Groups, pageNext, err = h.pageGroups(ctx, q); err != nil {
+			return nil, "", err
 		}
-		if len(picked) == 0 {
-			return timeline.New(cfg).Report(), nil, nil // none: an engine told nothing
+		if len(cfg.Groups) == 0 {
+			return timeline.New(cfg).Report(), "", nil // none: an engine told nothing
 		}
-		cfg.Groups = picked
 	}
 	eng := timeline.New(cfg)
 	in, err := openJournalInput([]string{h.cfg.dir}, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("history: %w", err)
+		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	defer in.close()
 	if _, err := tell(ctx, in, story{timeline: eng, batch: replayBatch, since: q.Since}); err != nil {
-		return nil, nil, fmt.Errorf("history: %w", err)
+		return nil, "", fmt.Errorf("history: %w", err)
 	}
-	return eng.Report(), picked, nil
+	r, next := q.Filter(eng.Report())
+	if len(q.Groups) == 0 {
+		// Told the page's groups alone, the report has no next page; the
+		// first pass knows it (even if retention dropped a group of the
+		// page between the passes).
+		next = pageNext
+	}
+	return r, next, nil
 }
 
 // pageGroups is the ids of the groups of q's page, as q.Filter would pick
-// them from the whole story of the journal since q.Since, and of the group
-// after it, if any (which says there is a next page): the groups whose
-// ids sort after q.After and that were seen at or after q.Since, in id
-// order, at most q.Limit+1 of them.
-func (h *history) pageGroups(ctx context.Context, q timeline.Query) ([]string, error) {
+// them from the whole story of the journal since q.Since: the groups seen
+// at or after q.Since, paged as q says (Query.Page); and the id to start
+// the next page after.
+func (h *history) pageGroups(ctx context.Context, q timeline.Query) ([]string, string, error) {
 	in, err := openJournalInput([]string{h.cfg.dir}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	defer in.close()
 	seen := groupsSeen{}
 	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{seen}, Batch: replayBatch, Since: q.Since})
 	if err := pl.Run(ctx, in); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	var ids []string
 	for id, last := range seen {
-		if id > q.After && !last.Before(q.Since) {
+		if !last.Before(q.Since) {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
-	if q.Limit > 0 && len(ids) > q.Limit+1 {
-		ids = ids[:q.Limit+1]
-	}
-	return ids, nil
+	page, next := q.Page(ids)
+	return page, next, nil
 }
 
 // groupsSeen is, by group id, the latest time carried by its events (its
