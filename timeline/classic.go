@@ -231,10 +231,35 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 		text = fmt.Sprintf("static member %s restarted: %s replaces %s, no rebalance (generation %d kept, assignment %s)",
 			jg.InstanceID, id, replaces, gen.num, orNone(m.planned))
 	}
-	gen.rejoins = append(gen.rejoins, rejoin{at: ev.At, member: id, instanceID: jg.InstanceID, replaces: replaces,
+	gen.keepRejoin(rejoin{at: ev.At, member: id, instanceID: jg.InstanceID, replaces: replaces,
 		clientID: ev.ClientID, clientAddr: ev.ClientAddr})
 	g.emit(ev.At, KindStaticRejoin, gen.num, id, text, map[string]any{
 		"instance_id": jg.InstanceID, "replaces": replaces, "client_id": ev.ClientID, "client_addr": ev.ClientAddr})
+}
+
+// maxRejoins is how many rejoins without a rebalance a generation keeps:
+// a static member crash-looping inside a stable generation that lasts for
+// days restarts without end. Those beyond are counted (the report says how
+// many) and still told as entries, so the log and the journal keep them
+// all.
+const maxRejoins = 100
+
+// keepRejoin keeps rj in gen, unless gen keeps maxRejoins already. Then
+// the member rj replaces is forgotten too when it came in a rejoin not
+// kept, so that a crash loop keeps the generation's first maxRejoins
+// replacements and its current members, and no more.
+func (gen *generation) keepRejoin(rj rejoin) {
+	if len(gen.rejoins) < maxRejoins {
+		gen.rejoins = append(gen.rejoins, rj)
+		return
+	}
+	gen.rejoinsDropped++
+	if om := gen.members[rj.replaces]; om != nil && om.replaces != "" &&
+		!slices.ContainsFunc(gen.rejoins, func(k rejoin) bool { return k.member == rj.replaces }) {
+		delete(gen.members, rj.replaces)
+		gen.ids = nil
+		gen.assignmentsChanged()
+	}
 }
 
 // syncGroup handles a SyncGroup exchange (key 14): the leader's plan, and

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -279,6 +280,55 @@ var scenarios = []scenario{
 			}
 			if kinds(entries)[KindRebalanceStarted] != 1 || kinds(entries)[KindSessionExpired] != 0 {
 				t.Errorf("entries %v; want one rebalance_started (gen 1) and no session expiry", kinds(entries))
+			}
+		},
+	},
+	{
+		name: "static member crash loop keeps the first rejoins",
+		script: func() *script {
+			s := newScript("loop")
+			j := jg("", 1, "inst-a-1", "inst-a-1")
+			j.InstanceID, j.AssignedMemberID = "inst-a", "inst-a-1"
+			s.join(cA, 0, 0.010, j)
+			s.sync(cA, 0.011, 0.012, "inst-a-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"inst-a-1": tp("round_topic", 0, 1)})
+			for k := 2; k <= 301; k++ { // restarts every 100 ms, within the session timeout
+				at := 1 + float64(k)/10
+				id := fmt.Sprintf("inst-a-%d", k)
+				j := jg("", 1, id)
+				j.InstanceID, j.AssignedMemberID = "inst-a", id
+				s.join(cA, at, at+0.001, j)
+				s.sync(cA, at+0.002, at+0.003, id, 1, tp("round_topic", 0, 1), nil)
+			}
+			return s
+		},
+		closeAt: 32,
+		check: func(t *testing.T, entries []Entry, r *Report) {
+			if n := len(r.Groups[0].Generations); n != 1 {
+				t.Fatalf("generations = %d; want 1 (no rebalance)", n)
+			}
+			g1 := genOf(t, r, "loop", 1)
+			if n := kinds(entries)[KindStaticRejoin]; n != 300 {
+				t.Errorf("%d rejoin entries; want 300, one per restart", n)
+			}
+			if n := len(g1.RejoinsWithoutRebalance); n != maxRejoins {
+				t.Errorf("%d rejoins kept; want %d", n, maxRejoins)
+			}
+			dropped := ""
+			for _, u := range g1.Unknown {
+				if u.What == "droppedRejoins" {
+					dropped = u.Why
+				}
+			}
+			if !strings.HasPrefix(dropped, "200 more rejoins") {
+				t.Errorf("dropped = %q; want 200 more rejoins counted", dropped)
+			}
+			// inst-a-1, the 100 replacements kept, and the current member.
+			if n := len(g1.Members); n != 2+maxRejoins {
+				t.Errorf("%d members; want %d", n, 2+maxRejoins)
+			}
+			last := memberOf(t, g1, "inst-a-301")
+			if last.Replaces != "inst-a-300" || g1.Leader != "inst-a-301" || len(last.Assignment) == 0 {
+				t.Errorf("current member %+v, leader %s; want inst-a-301 replacing inst-a-300, leading, with the assignment", last, g1.Leader)
 			}
 		},
 	},

@@ -97,9 +97,10 @@ type generation struct {
 	rejoins  []rejoin
 	commits  []commit
 	suspects []suspect
-	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect).
-	suspectsDropped int
-	unknown         []unknown
+	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect),
+	// rejoinsDropped the rejoins beyond maxRejoins (keepRejoin).
+	suspectsDropped, rejoinsDropped int
+	unknown                         []unknown
 
 	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
 	chain      int   // consecutive follow-ups up to and including this one

@@ -401,6 +401,10 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 		r.RejoinsWithoutRebalance = append(r.RejoinsWithoutRebalance, RejoinReport{At: stamp(rj.at), MemberID: rj.member,
 			InstanceID: rj.instanceID, Replaces: rj.replaces, ClientID: rj.clientID, ClientAddr: rj.clientAddr})
 	}
+	if gen.rejoinsDropped > 0 {
+		r.Unknown = append(r.Unknown, UnknownReport{What: "droppedRejoins",
+			Why: fmt.Sprintf("%d more rejoins without a rebalance were not kept (the first %d are), nor the members they brought that were replaced in turn: the timeline's entries tell them all", gen.rejoinsDropped, maxRejoins)})
+	}
 	for _, c := range gen.commits {
 		r.CommitsDuringRevocation = append(r.CommitsDuringRevocation, g.commitReport(&c))
 	}
