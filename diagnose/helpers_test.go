@@ -35,6 +35,14 @@ type item struct {
 	x  *decode.Exchange
 }
 
+// when is the request time of the item's exchange (its event's start).
+func (it item) when() time.Time {
+	if it.x != nil {
+		return it.x.RequestAt
+	}
+	return it.ev.At
+}
+
 // script builds a synthetic stream for one group.
 type script struct {
 	group string

@@ -22,10 +22,14 @@ import (
 // taken (Entry is called under the timeline's lock and takes mu).
 //
 // Each finding is handed to onFinding once, when it is first seen:
-// warnings as they are raised, the others after the exchange (or the
-// tick) that revealed them. Callbacks run under mu.
+// warnings as they are raised, the others within publishEvery of the
+// exchange (or the tick) that revealed them. Callbacks run under mu.
 type Live struct {
 	tl *timeline.Live
+
+	// pub makes publishes one at a time (the pipeline's and the ticker's),
+	// so that none recounts a group from an older report than the last.
+	pub sync.Mutex
 
 	mu        sync.Mutex
 	d         *Engine
@@ -38,8 +42,10 @@ type Live struct {
 	// dirty are the groups in which something may have revealed a new
 	// finding since the last publish: an entry that may reveal one in the
 	// report, or an event the engine says changed the group's findings
-	// (Engine.takeChanged). publish recomputes these groups' findings only.
-	dirty map[string]bool
+	// (Engine.takeChanged). publish recomputes these groups' findings only,
+	// and published is the event time it last did.
+	dirty     map[string]bool
+	published time.Time
 	// afterStorm is told each storm's findings once it ended; stormsEnded
 	// are the groups whose storm ended since the last publish.
 	afterStorm  func(group string, fs []Finding)
@@ -86,6 +92,14 @@ func CountFindings(fs []Finding) map[string]FindingCount {
 	}
 	return out
 }
+
+// publishEvery is how long, in event time, the findings of the groups
+// something changed in may wait to be recomputed: a busy proxy recomputes
+// them once per publishEvery, all together, however many exchanges of a
+// rebalance touched them (every partition that moves settles a handover
+// when its new owner fetches it), and a quiet one at once. The end of a
+// storm is published at once (its findings block follows its entry).
+const publishEvery = time.Second
 
 // revealing are the entry kinds after which the report may hold a new
 // finding: a generation formed, a departure, a storm, a suspect commit.
@@ -172,17 +186,22 @@ func (l *Live) AddDecoded(d *pipeline.Decoded) {
 	l.publish(false)
 }
 
-// Advance moves the diagnosis clock to now (see Engine.Advance).
+// Advance moves the diagnosis clock to now (see Engine.Advance), and
+// tells what is due.
 func (l *Live) Advance(now time.Time) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.d.Advance(now)
+	l.mu.Unlock()
+	l.publish(false)
 }
 
 // publish tells the findings not told yet of the groups something may
 // have revealed one of (all of them: every group kept), and the blocks of
-// the storms that ended.
+// the storms that ended, once publishEvery has passed since it last did
+// (at once with all, or when a storm ended).
 func (l *Live) publish(all bool) {
+	l.pub.Lock()
+	defer l.pub.Unlock()
 	l.mu.Lock()
 	if l.d.now.Sub(l.toldPrun) >= pruneEvery {
 		l.toldPrun = l.d.now
@@ -196,10 +215,11 @@ func (l *Live) publish(all bool) {
 		l.dirty[g] = true
 	}
 	l.staleCounts()
-	if len(l.dirty) == 0 && len(l.stormsEnded) == 0 && !all {
+	if !all && len(l.stormsEnded) == 0 && (len(l.dirty) == 0 || l.d.now.Sub(l.published) < publishEvery) {
 		l.mu.Unlock()
-		return // nothing new: most exchanges
+		return // nothing new (most exchanges), or not yet
 	}
+	l.published = l.d.now
 	only := make(map[string]bool, len(l.dirty)+len(l.stormsEnded))
 	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {

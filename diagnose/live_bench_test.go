@@ -102,47 +102,61 @@ func BenchmarkLiveCost(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkLive feeds generated traffic (internal/synth's realistic mix,
-// 200 groups, 200,000 exchanges: about the traffic of a few minutes) through
-// the pipeline as serve builds it: the live timeline alone
-// (diagnosis=off), or with the live diagnosis beside it (diagnosis=on),
-// whose findings Live publishes as the exchanges reveal them. It reports
+// BenchmarkLive feeds generated traffic (200,000 exchanges of
+// internal/synth) through the pipeline as serve builds it: the live
+// timeline alone (diagnosis=off), or with the live diagnosis beside it
+// (diagnosis=on), whose findings Live publishes as the exchanges reveal
+// them. The traffic is the realistic mix of 200 groups (about the traffic
+// of a few minutes), the rebalance-heavy mix of 200 groups (each
+// rebalancing every 15 s to 2 minutes), and the rebalance-heavy mix of 20
+// groups of up to 200 members (a rebalance moves hundreds of partitions,
+// and each new owner's first Fetch settles a handover). It reports
 // exchanges per second. Run it for two commits side by side (go test -c at
 // each, rounds alternated) to compare them.
 //
 //	go test ./diagnose -run '^$' -bench BenchmarkLive -benchtime 3x
 func BenchmarkLive(b *testing.B) {
-	tr := synth.New(synth.Options{Seed: 1, Groups: 200})
-	xs := make([]*decode.Exchange, 200_000)
-	for i := range xs {
-		xs[i] = tr.Next()
-	}
-	for _, on := range []bool{false, true} {
-		name := "diagnosis=off"
-		if on {
-			name = "diagnosis=on"
+	for _, tc := range []struct {
+		name            string
+		mix             synth.Mix
+		groups, members int
+	}{
+		{"realistic", synth.Realistic, 200, 32},
+		{"rebalancing", synth.RebalanceHeavy, 200, 32},
+		{"rebalancing-large", synth.RebalanceHeavy, 20, 200},
+	} {
+		tr := synth.New(synth.Options{Seed: 1, Groups: tc.groups, MaxMembers: tc.members, Mix: tc.mix})
+		xs := make([]*decode.Exchange, 200_000)
+		for i := range xs {
+			xs[i] = tr.Next()
 		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			start := time.Now()
-			for b.Loop() {
-				var cfg pipeline.Config
-				var closeAt func(time.Time)
-				if on {
-					l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, func(Finding) {}, func(string, []Finding) {})
-					cfg.Events, cfg.Decoded = []pipeline.EventConsumer{l.Timeline()}, []pipeline.DecodedConsumer{l}
-					closeAt = l.Close
-				} else {
-					tl := timeline.NewLive(timeline.Config{}, timeline.DefaultRetention)
-					cfg.Events = []pipeline.EventConsumer{tl}
-					closeAt = tl.Close
-				}
-				if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
-					b.Fatal(err)
-				}
-				closeAt(time.Time{})
+		for _, on := range []bool{false, true} {
+			name := tc.name + "/diagnosis=off"
+			if on {
+				name = tc.name + "/diagnosis=on"
 			}
-			b.ReportMetric(float64(len(xs))*float64(b.N)/time.Since(start).Seconds(), "exchanges/s")
-		})
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				start := time.Now()
+				for b.Loop() {
+					var cfg pipeline.Config
+					var closeAt func(time.Time)
+					if on {
+						l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, func(Finding) {}, func(string, []Finding) {})
+						cfg.Events, cfg.Decoded = []pipeline.EventConsumer{l.Timeline()}, []pipeline.DecodedConsumer{l}
+						closeAt = l.Close
+					} else {
+						tl := timeline.NewLive(timeline.Config{}, timeline.DefaultRetention)
+						cfg.Events = []pipeline.EventConsumer{tl}
+						closeAt = tl.Close
+					}
+					if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
+						b.Fatal(err)
+					}
+					closeAt(time.Time{})
+				}
+				b.ReportMetric(float64(len(xs))*float64(b.N)/time.Since(start).Seconds(), "exchanges/s")
+			})
+		}
 	}
 }

@@ -106,43 +106,52 @@ func slowHeartbeats() *script {
 }
 
 // TestLiveTellsAtTheRevealingExchange: a finding the events show is told
-// right after the exchange that revealed it, not at some later exchange
-// or at Close, even when that exchange adds no finding or handover to the
+// once the exchange that revealed it is in, and within publishEvery of
+// event time after it (at the first exchange or tick that late), not at
+// Close, even when that exchange adds no finding or handover to the
 // group: the heartbeat that makes the cadence too slow, and a Fetch
 // request (no event at all) by the new owner of a partition that settles
-// a duplicate window.
+// a duplicate window. Alone in its second, the exchange is told at once;
+// when nothing comes after it, the diagnosis' tick tells it.
 func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		script func() *script
 		kind   Kind
 		at     float64 // request time of the revealing exchange
+		alone  bool    // no publish within publishEvery before it
+		quiet  bool    // nothing comes after it
 	}{
-		{"heartbeat_too_slow", slowHeartbeats, HeartbeatTooSlow, 23},
-		{"duplicate_window_on_fetch", duplicateWindow, DuplicateWindow, 11},
+		{"heartbeat_too_slow", slowHeartbeats, HeartbeatTooSlow, 23, true, false},
+		{"duplicate_window_on_fetch", duplicateWindow, DuplicateWindow, 11, false, false},
+		{"duplicate_window_then_quiet", duplicateWindow, DuplicateWindow, 11, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var told []Kind
 			l := NewLive(timeline.Config{}, timeline.Retention{}, Config{}, func(f Finding) { told = append(told, f.Kind) }, nil)
+			at, due := sec(c.at), sec(c.at).Add(publishEvery)
 			for _, it := range c.script().ordered() {
+				if c.quiet && it.when().After(at) {
+					break
+				}
 				var evs []decode.Event
 				if it.ev != nil {
 					evs = []decode.Event{*it.ev}
 					l.Timeline().AddEvents(evs)
 				}
 				l.AddDecoded(pipeline.NewDecoded(it.x, evs))
-				var req time.Time
-				if it.x != nil {
-					req = it.x.RequestAt
-				} else {
-					req = it.ev.At
-				}
+				req := it.when()
 				switch was := slices.Contains(told, c.kind); {
-				case req.Before(sec(c.at)) && was:
-					t.Fatalf("%s told after the exchange at %s; want first after the one at %s", c.kind, req, sec(c.at))
-				case req.Equal(sec(c.at)) && !was:
+				case req.Before(at) && was:
+					t.Fatalf("%s told after the exchange at %s; want first after the one at %s", c.kind, req, at)
+				case req.Equal(at) && c.alone && !was:
 					t.Fatalf("%s not told right after the exchange at %s that revealed it; told so far %v", c.kind, req, told)
+				case !req.Before(due) && !was:
+					t.Fatalf("%s not told by the exchange at %s, %s after the one that revealed it; told so far %v", c.kind, req, publishEvery, told)
 				}
+			}
+			if l.Advance(due); !slices.Contains(told, c.kind) {
+				t.Fatalf("%s not told by a tick %s after the exchange that revealed it; told so far %v", c.kind, publishEvery, told)
 			}
 		})
 	}
