@@ -37,6 +37,12 @@ type Config struct {
 	// with the proxy's uptime any more than the timeline's. Zero keeps
 	// everything, as a journal's diagnosis does.
 	Forget time.Duration
+	// Groups, when not empty, are the only groups the engine keeps state
+	// for and finds anything of: the other groups' events and entries only
+	// move its clock (as timeline.Config.Groups, for replay --group and
+	// diagnose --group). Connections are still kept for every client: a
+	// connection is attributed to a member only when its findings are made.
+	Groups []string
 }
 
 func (c Config) withDefaults() Config {
@@ -85,6 +91,8 @@ type Engine struct {
 	// a heartbeat cadence found too slow. Live recomputes the findings of
 	// these groups only.
 	changed map[string]bool
+	// only is Config.Groups as a set; nil finds every group.
+	only map[string]bool
 }
 
 // farFuture is checkAt when no threshold is pending.
@@ -119,10 +127,21 @@ type topicCount struct {
 
 // New returns an Engine with cfg, defaults applied.
 func New(cfg Config) *Engine {
-	return &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
+	e := &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
 		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]topicCount{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
+	for _, id := range cfg.Groups {
+		if e.only == nil {
+			e.only = map[string]bool{}
+		}
+		e.only[id] = true
+	}
+	return e
 }
+
+// finds reports whether the engine keeps state for the group id (see
+// Config.Groups).
+func (e *Engine) finds(id string) bool { return e.only == nil || e.only[id] }
 
 // mark records that g's event findings may have changed.
 func (e *Engine) mark(g *groupState) { e.changed[g.id] = true }
@@ -188,7 +207,9 @@ func completedAt(x *decode.Exchange, events []decode.Event) time.Time {
 // applyEntries applies the entries received since the last call.
 func (e *Engine) applyEntries() {
 	for _, en := range e.pending {
-		e.entry(en)
+		if e.finds(en.Group) {
+			e.entry(en)
+		}
 	}
 	e.pending = e.pending[:0]
 }
@@ -381,7 +402,7 @@ func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding 
 	}
 	if r != nil {
 		for i := range r.Groups {
-			if in(r.Groups[i].Group) {
+			if in(r.Groups[i].Group) && e.finds(r.Groups[i].Group) {
 				out = append(out, e.fromReport(&r.Groups[i])...)
 			}
 		}

@@ -201,7 +201,7 @@ func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick fl
 	t.Helper()
 	cfg.OnFinding = func(f Finding) { live = append(live, f) }
 	d := New(cfg)
-	tl := timeline.New(timeline.Config{OnEntry: d.Entry})
+	tl := timeline.New(timeline.Config{Groups: cfg.Groups, OnEntry: d.Entry})
 	clock := 0.0
 	for _, it := range s.ordered() {
 		if tick > 0 {

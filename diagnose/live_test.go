@@ -3,12 +3,14 @@ package diagnose
 import (
 	"bytes"
 	"context"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -354,5 +356,100 @@ func TestLiveFindingsPaged(t *testing.T) {
 	g := whole[0].Group
 	if got, next := l.FindingsPage(timeline.Query{Groups: []string{g}, Limit: 7}); !slices.Equal(ids(got), ids(l.GroupFindings(g))) || next != "" {
 		t.Errorf("group %s: findings %v, next %q; want %v and no next page", g, ids(got), next, ids(l.GroupFindings(g)))
+	}
+}
+
+// TestGroupsAsInWholeDiagnosis: an engine that finds only some groups
+// (Config.Groups), beside a timeline that tells only those, finds for
+// each of them what the engine of every group finds, and keeps no state
+// for the others: over generated rebalancing traffic of many groups that
+// share topics and hosts, and over the scripts of the findings that read
+// connections (Fetch, silences, commits) beside a second group of the
+// same clients.
+func TestGroupsAsInWholeDiagnosis(t *testing.T) {
+	t.Run("scripts", func(t *testing.T) {
+		for _, c := range []struct {
+			name    string
+			script  func() *script
+			closeAt float64
+		}{
+			{"session_timeout", sessionTimeout, 50},
+			{"poll_timeout_deadline", pollDeadline, 70},
+			{"rolling_restart", rollingRestart, 80},
+			{"commits", commits, 40},
+			{"duplicate_window", duplicateWindow, 40},
+			{"heartbeat_too_slow", slowHeartbeats, 50},
+		} {
+			s := c.script()
+			for _, it := range slices.Clone(s.items) { // group h: the same clients, members and exchanges
+				if it.ev != nil {
+					ev := *it.ev
+					ev.Group = "h"
+					s.items = append(s.items, item{ev: &ev})
+				}
+			}
+			whole, _ := diagnoseScript(t, Config{}, s, c.closeAt)
+			alone, _ := diagnoseScript(t, Config{Groups: []string{s.group}}, s, c.closeAt)
+			var want []Finding
+			for _, f := range whole {
+				if f.Group == s.group {
+					want = append(want, f)
+				}
+			}
+			if len(want) == 0 || len(want) == len(whole) {
+				t.Fatalf("%s: %d findings of %s among %d: the case tests nothing", c.name, len(want), s.group, len(whole))
+			}
+			var got, wantJSON bytes.Buffer
+			if err := WriteJSON(&got, alone); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteJSON(&wantJSON, want); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), wantJSON.Bytes()) {
+				t.Errorf("%s: %s alone:\n%s\nwant, as in the whole diagnosis:\n%s", c.name, s.group, got.String(), wantJSON.String())
+			}
+		}
+	})
+
+	tr := synth.New(synth.Options{Seed: 3, Groups: 40, MaxMembers: 12, Mix: synth.RebalanceHeavy})
+	xs := make([]*decode.Exchange, 60_000)
+	for i := range xs {
+		xs[i] = tr.Next()
+	}
+	diagnosis := func(groups []string) map[string][]Finding {
+		d := New(Config{Groups: groups})
+		eng := timeline.New(timeline.Config{Groups: groups, OnEntry: d.Entry})
+		cfg := pipeline.Config{Events: []pipeline.EventConsumer{eng}, Decoded: []pipeline.DecodedConsumer{d}}
+		if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
+			t.Fatal(err)
+		}
+		if len(groups) > 0 && len(d.groups) > len(groups) {
+			t.Errorf("the engine of %v keeps %d groups", groups, len(d.groups))
+		}
+		eng.Close(time.Time{})
+		d.Advance(xs[len(xs)-1].ResponseAt)
+		out := map[string][]Finding{}
+		for _, f := range d.Findings(eng.Report()) {
+			out[f.Group] = append(out[f.Group], f)
+		}
+		return out
+	}
+	whole := diagnosis(nil)
+	if len(whole) < 5 {
+		t.Fatalf("findings in %d groups: the traffic tests little", len(whole))
+	}
+	for _, id := range slices.Sorted(maps.Keys(whole))[:5] {
+		alone := diagnosis([]string{id})
+		var got, want bytes.Buffer
+		if err := WriteJSON(&got, alone[id]); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&want, whole[id]); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s alone:\n%s\nwant, as in the whole diagnosis:\n%s", id, got.String(), want.String())
+		}
 	}
 }

@@ -267,7 +267,7 @@ func (e *Engine) event(ev *decode.Event) {
 		}
 		return
 	}
-	if ev.Group == "" {
+	if ev.Group == "" || !e.finds(ev.Group) {
 		return
 	}
 	g := e.group(ev.Group)

@@ -56,8 +56,12 @@ The same journal gives the same bytes.`,
 // runDiagnose runs the journals at paths through the pipeline, which feeds
 // the timeline and the diagnosis, and writes the findings to out, warnings to errOut.
 func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, errOut io.Writer) error {
-	diag := diagnose.New(diagnose.Config{})
-	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry})
+	var groups []string // the others' exchanges only move the clocks
+	if o.group != "" {
+		groups = []string{o.group}
+	}
+	diag := diagnose.New(diagnose.Config{Groups: groups})
+	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry, Groups: groups})
 	in, err := openJournalInput(paths, nil)
 	if err != nil {
 		return fmt.Errorf("diagnose: %w", err)
@@ -69,15 +73,6 @@ func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, er
 	}
 	diag.Advance(o.until)
 	fs := diag.Findings(eng.Report())
-	if o.group != "" {
-		keep := []diagnose.Finding{}
-		for _, f := range fs {
-			if f.Group == o.group {
-				keep = append(keep, f)
-			}
-		}
-		fs = keep
-	}
 	w := bufio.NewWriter(out)
 	if o.format == "json" {
 		err = diagnose.WriteJSON(w, fs)

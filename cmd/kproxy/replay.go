@@ -174,7 +174,8 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 		// that the blocks are the ones serve logs. Its report must still
 		// hold a storm once it has ended, so the timeline does not stream:
 		// the retention's generations bound its memory instead.
-		live := diagnose.NewLive(cfg, timeline.DefaultRetention, diagnose.Config{Forget: timeline.DefaultRetention.MaxAge}, nil,
+		dcfg := diagnose.Config{Forget: timeline.DefaultRetention.MaxAge, Groups: cfg.Groups}
+		live := diagnose.NewLive(cfg, timeline.DefaultRetention, dcfg, nil,
 			func(group string, fs []diagnose.Finding) {
 				if o.group == "" || group == o.group {
 					write(func() error { _, err := io.WriteString(w, stormFindingsBlock(group, fs)+"\n"); return err })

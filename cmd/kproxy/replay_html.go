@@ -35,7 +35,7 @@ func pageDiagnosis(format string, cfg *timeline.Config) *diagnose.Engine {
 	if format != "html" {
 		return nil
 	}
-	diag := diagnose.New(diagnose.Config{})
+	diag := diagnose.New(diagnose.Config{Groups: cfg.Groups})
 	next := cfg.OnEntry
 	cfg.OnEntry = func(en timeline.Entry) {
 		if next != nil {
