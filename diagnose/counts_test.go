@@ -50,18 +50,7 @@ func checkCounts(t *testing.T, l *Live, groups []string, when string) map[string
 // and with Forget the diagnosis too).
 func TestLiveCounts(t *testing.T) {
 	const age = 30 * time.Minute // longer than the engine keeps silent connections
-	for _, c := range []struct {
-		name    string
-		script  func() *script
-		closeAt float64
-	}{
-		{"session_timeout", sessionTimeout, 50},
-		{"poll_timeout_deadline", pollDeadline, 70},
-		{"rolling_restart", rollingRestart, 80},
-		{"commits", commits, 40},
-		{"duplicate_window", duplicateWindow, 40},
-		{"heartbeat_too_slow", slowHeartbeats, 50},
-	} {
+	for _, c := range liveScripts {
 		for _, forget := range []time.Duration{age, 0} {
 			t.Run(c.name+"/forget="+forget.String(), func(t *testing.T) {
 				l := NewLive(timeline.Config{}, timeline.Retention{MaxAge: age}, Config{Forget: forget}, nil, nil)

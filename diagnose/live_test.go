@@ -15,23 +15,28 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
+// liveScripts are the scripts of the findings Live tells from events and
+// connections (silences, restarts, commits, Fetch, heartbeat cadence),
+// each with the second it is closed at.
+var liveScripts = []struct {
+	name    string
+	script  func() *script
+	closeAt float64
+}{
+	{"session_timeout", sessionTimeout, 50},
+	{"poll_timeout_deadline", pollDeadline, 70},
+	{"rolling_restart", rollingRestart, 80},
+	{"commits", commits, 40},
+	{"duplicate_window", duplicateWindow, 40},
+	{"heartbeat_too_slow", slowHeartbeats, 50},
+}
+
 // TestLiveTellsEachFindingOnce runs scenarios through Live as serve does
 // and checks that every finding is told exactly once, that what was told
 // is what Findings returns at the end, and that warnings come before the
 // evictions they link.
 func TestLiveTellsEachFindingOnce(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		script  func() *script
-		closeAt float64
-	}{
-		{"session_timeout", sessionTimeout, 50},
-		{"poll_timeout_deadline", pollDeadline, 70},
-		{"rolling_restart", rollingRestart, 80},
-		{"commits", commits, 40},
-		{"duplicate_window", duplicateWindow, 40},
-		{"heartbeat_too_slow", slowHeartbeats, 50},
-	} {
+	for _, c := range liveScripts {
 		t.Run(c.name, func(t *testing.T) {
 			var told []string
 			l := NewLive(timeline.Config{}, timeline.Retention{}, Config{}, func(f Finding) { told = append(told, f.ID) }, nil)
@@ -368,18 +373,7 @@ func TestLiveFindingsPaged(t *testing.T) {
 // same clients.
 func TestGroupsAsInWholeDiagnosis(t *testing.T) {
 	t.Run("scripts", func(t *testing.T) {
-		for _, c := range []struct {
-			name    string
-			script  func() *script
-			closeAt float64
-		}{
-			{"session_timeout", sessionTimeout, 50},
-			{"poll_timeout_deadline", pollDeadline, 70},
-			{"rolling_restart", rollingRestart, 80},
-			{"commits", commits, 40},
-			{"duplicate_window", duplicateWindow, 40},
-			{"heartbeat_too_slow", slowHeartbeats, 50},
-		} {
+		for _, c := range liveScripts {
 			s := c.script()
 			for _, it := range slices.Clone(s.items) { // group h: the same clients, members and exchanges
 				if it.ev != nil {
@@ -412,44 +406,46 @@ func TestGroupsAsInWholeDiagnosis(t *testing.T) {
 		}
 	})
 
-	tr := synth.New(synth.Options{Seed: 3, Groups: 40, MaxMembers: 12, Mix: synth.RebalanceHeavy})
-	xs := make([]*decode.Exchange, 60_000)
-	for i := range xs {
-		xs[i] = tr.Next()
-	}
-	diagnosis := func(groups []string) map[string][]Finding {
-		d := New(Config{Groups: groups})
-		eng := timeline.New(timeline.Config{Groups: groups, OnEntry: d.Entry})
-		cfg := pipeline.Config{Events: []pipeline.EventConsumer{eng}, Decoded: []pipeline.DecodedConsumer{d}}
-		if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
-			t.Fatal(err)
+	t.Run("generated", func(t *testing.T) {
+		tr := synth.New(synth.Options{Seed: 3, Groups: 40, MaxMembers: 12, Mix: synth.RebalanceHeavy})
+		xs := make([]*decode.Exchange, 60_000)
+		for i := range xs {
+			xs[i] = tr.Next()
 		}
-		if len(groups) > 0 && len(d.groups) > len(groups) {
-			t.Errorf("the engine of %v keeps %d groups", groups, len(d.groups))
+		diagnosis := func(groups []string) map[string][]Finding {
+			d := New(Config{Groups: groups})
+			eng := timeline.New(timeline.Config{Groups: groups, OnEntry: d.Entry})
+			cfg := pipeline.Config{Events: []pipeline.EventConsumer{eng}, Decoded: []pipeline.DecodedConsumer{d}}
+			if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
+				t.Fatal(err)
+			}
+			if len(groups) > 0 && len(d.groups) > len(groups) {
+				t.Errorf("the engine of %v keeps %d groups", groups, len(d.groups))
+			}
+			eng.Close(time.Time{})
+			d.Advance(xs[len(xs)-1].ResponseAt)
+			out := map[string][]Finding{}
+			for _, f := range d.Findings(eng.Report()) {
+				out[f.Group] = append(out[f.Group], f)
+			}
+			return out
 		}
-		eng.Close(time.Time{})
-		d.Advance(xs[len(xs)-1].ResponseAt)
-		out := map[string][]Finding{}
-		for _, f := range d.Findings(eng.Report()) {
-			out[f.Group] = append(out[f.Group], f)
+		whole := diagnosis(nil)
+		if len(whole) < 5 {
+			t.Fatalf("findings in %d groups: the traffic tests little", len(whole))
 		}
-		return out
-	}
-	whole := diagnosis(nil)
-	if len(whole) < 5 {
-		t.Fatalf("findings in %d groups: the traffic tests little", len(whole))
-	}
-	for _, id := range slices.Sorted(maps.Keys(whole))[:5] {
-		alone := diagnosis([]string{id})
-		var got, want bytes.Buffer
-		if err := WriteJSON(&got, alone[id]); err != nil {
-			t.Fatal(err)
+		for _, id := range slices.Sorted(maps.Keys(whole))[:5] {
+			alone := diagnosis([]string{id})
+			var got, want bytes.Buffer
+			if err := WriteJSON(&got, alone[id]); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteJSON(&want, whole[id]); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s alone:\n%s\nwant, as in the whole diagnosis:\n%s", id, got.String(), want.String())
+			}
 		}
-		if err := WriteJSON(&want, whole[id]); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("%s alone:\n%s\nwant, as in the whole diagnosis:\n%s", id, got.String(), want.String())
-		}
-	}
+	})
 }
