@@ -32,8 +32,8 @@ import org.apache.kafka.streams.kstream.Produced;
  * seen so far to the counts topic (a KTable count, String keys, Long values;
  * with the record cache off every update is written, so the counts of a key
  * are 1, 2, ... n). It prints "state" at each state change of the application
- * and "error" for an exception that stops it; SIGTERM closes it cleanly
- * ("closed").
+ * and "error" for an exception that stops it, which ends the process with
+ * status 1; SIGTERM closes it cleanly ("closed").
  */
 final class StreamsApp {
   private StreamsApp() {}
@@ -80,5 +80,8 @@ final class StreamsApp {
     emit("started", "client_id", str(p.getProperty(StreamsConfig.CLIENT_ID_CONFIG)));
     done.await();
     emit("closed", "state", str(ks.state().name()));
+    if (ks.state() == KafkaStreams.State.ERROR) {
+      System.exit(1);
+    }
   }
 }
