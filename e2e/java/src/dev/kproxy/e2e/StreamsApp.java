@@ -81,7 +81,9 @@ final class StreamsApp {
     done.await();
     emit("closed", "state", str(ks.state().name()));
     if (ks.state() == KafkaStreams.State.ERROR) {
-      System.exit(1);
+      // Not System.exit: the shutdown hook would wait for this thread.
+      System.out.flush();
+      Runtime.getRuntime().halt(1);
     }
   }
 }
