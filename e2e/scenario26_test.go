@@ -26,7 +26,9 @@ func TestScenario26(t *testing.T) {
 		topic, group := "txn_topic_"+leg, "txn_reader_"+leg
 		freshTopic(t, topic, 3, group)
 
-		prod := javaClient(t, "producer", "txn-produce", "--bootstrap", bs, "--topic", topic,
+		// The requests the producer sends and their versions, in its log.
+		debug := []string{"JAVA_TOOL_OPTIONS=-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=debug"}
+		prod := javaClientEnv(t, "producer", debug, "txn-produce", "--bootstrap", bs, "--topic", topic,
 			"--transactional-id", "txn-producer-26-"+leg, "--transactions", itoa(txns), "--records", itoa(per),
 			"--abort", "1,4", "--client-id", "java-txn-producer")
 		prod.waitDone(90 * time.Second)
