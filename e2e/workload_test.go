@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -320,13 +319,5 @@ func failOnExit(t *testing.T, ps ...*proc) {
 		if p.waitExit(0) || p.has("error") {
 			t.Fatalf("%s failed\n%s", p.name, p.tail())
 		}
-	}
-}
-
-// writeFile keeps a text file in the test's run directory.
-func writeFile(t *testing.T, name, text string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(runDir(t), name), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
