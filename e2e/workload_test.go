@@ -46,7 +46,7 @@ func bothWays[R any](t *testing.T, leg func(t *testing.T, bs, name string, k *kp
 			})
 		}
 		proxied = leg(t, bootstrap(k), "kproxy", k)
-		t.Logf("run through kproxy: %s", time.Since(start).Round(100*time.Millisecond))
+		t.Logf("kproxy run: %s", time.Since(start).Round(100*time.Millisecond))
 	})
 	return direct, proxied, okD && okP
 }
