@@ -52,18 +52,23 @@ func bothWays[R any](t *testing.T, leg func(t *testing.T, bs, name string, k *kp
 }
 
 // workloadCounters are the kproxy counters a workload run logs; the first
-// two must stay at zero.
+// mustBeZero of them count harm to the clients' traffic and must stay at zero.
 var workloadCounters = []string{
 	"kproxy_rewrite_failures_total",
 	"kproxy_correlation_mismatches_total",
 	"kproxy_malformed_frames_total",
+	"kproxy_short_frames_total",
+	"kproxy_oversized_frames_total",
+	"kproxy_nodes_refused_total",
+	"kproxy_upstream_dial_failures_total",
 	"kproxy_truncated_frames_total",
 	"kproxy_unobserved_frames_total",
 	"kproxy_observer_drops_total",
-	"kproxy_nodes_refused_total",
 	"kproxy_request_frames_total",
 	"kproxy_response_frames_total",
 }
+
+const mustBeZero = 7
 
 // logCounters logs workloadCounters from kproxy's /metrics, or why it could
 // not read them, and returns them (nil then).
@@ -82,8 +87,9 @@ func logCounters(t *testing.T, what string) map[string]float64 {
 	return m
 }
 
-// checkWorkloadProxy requires kproxy to have counted no rewrite failure and
-// no correlation mismatch, stops it, requires its journal to replay to the
+// checkWorkloadProxy requires kproxy to have counted no rewrite failure, no
+// correlation mismatch, and none of the other counters of harm
+// (workloadCounters), stops it, requires its journal to replay to the
 // report it wrote live, and that report to tell each of groups. A nil kproxy
 // (E2E_MODE=direct) has nothing to check.
 func checkWorkloadProxy(t *testing.T, k *kproxy, groups ...string) {
@@ -95,7 +101,7 @@ func checkWorkloadProxy(t *testing.T, k *kproxy, groups ...string) {
 	if m == nil {
 		t.Fatal("kproxy's /metrics does not answer")
 	}
-	for _, name := range workloadCounters[:2] {
+	for _, name := range workloadCounters[:mustBeZero] {
 		if m[name] != 0 {
 			t.Errorf("%s = %v; want 0 (kproxy log: %s)", name, m[name], filepath.Join(runDir(t), "kproxy.err"))
 		}
