@@ -22,15 +22,19 @@ import (
 func TestScenario26(t *testing.T) {
 	const txns, per = 6, 50
 	aborted := []int{1, 4}
-	direct, proxied, ok := bothWays(t, func(t *testing.T, bs, leg string, k *kproxy) map[int32][]string {
-		topic, group := "txn_topic_"+leg, "txn_reader_"+leg
+	var abortFlag []string
+	for _, a := range aborted {
+		abortFlag = append(abortFlag, itoa(a))
+	}
+	direct, proxied, ok := bothWays(t, func(t *testing.T, l *leg) map[int32][]string {
+		topic, group := "txn_topic_"+l.name, "txn_reader_"+l.name
 		freshTopic(t, topic, 3, group)
 
 		// The requests the producer sends and their versions, in its log.
 		debug := []string{"JAVA_TOOL_OPTIONS=-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=debug"}
-		prod := javaClientEnv(t, "producer", debug, "txn-produce", "--bootstrap", bs, "--topic", topic,
-			"--transactional-id", "txn-producer-26-"+leg, "--transactions", itoa(txns), "--records", itoa(per),
-			"--abort", "1,4", "--client-id", "java-txn-producer")
+		prod := l.client(javaClientEnv(t, "producer", debug, "txn-produce", "--bootstrap", l.bs, "--topic", topic,
+			"--transactional-id", "txn-producer-26-"+l.name, "--transactions", itoa(txns), "--records", itoa(per),
+			"--abort", strings.Join(abortFlag, ","), "--client-id", "java-txn-producer"))
 		prod.waitDone(90 * time.Second)
 		results := map[int]string{}
 		for _, e := range prod.snapshot() {
@@ -69,8 +73,8 @@ func TestScenario26(t *testing.T) {
 			t.Fatalf("producer told %d records written, %d committed; want %d, %d", written.count(), committed.count(), txns*per, (txns-len(aborted))*per)
 		}
 
-		rd := javaClient(t, "reader", "txn-read", "--bootstrap", bs, "--topic", topic, "--group", group,
-			"--client-id", "java-txn-reader", "--timeout-s", "60")
+		rd := l.client(javaClient(t, "reader", "txn-read", "--bootstrap", l.bs, "--topic", topic, "--group", group,
+			"--client-id", "java-txn-reader", "--timeout-s", "60"))
 		rd.waitDone(90 * time.Second)
 		done := rd.waitFor(0, 0, "read", func(e event) bool { return e.Name == "read" })
 		if !done.Complete {
@@ -93,8 +97,8 @@ func TestScenario26(t *testing.T) {
 			t.Errorf("the broker's log (read_uncommitted) differs from what the producer wrote:\n%s", diffPartitions(log.values(), written.values()))
 		}
 		t.Logf("%s: %d records in %d transactions written, %d committed; read_committed read %d",
-			leg, written.count(), txns, committed.count(), read.count())
-		checkWorkloadProxy(t, k, group)
+			l.name, written.count(), txns, committed.count(), read.count())
+		l.check(t, group)
 		return read.values()
 	})
 	if ok {

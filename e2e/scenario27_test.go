@@ -24,9 +24,9 @@ import (
 func TestScenario27(t *testing.T) {
 	const n, keys = 1500, 25
 	type outcome struct{ output, counts map[int32][]string }
-	direct, proxied, ok := bothWays(t, func(t *testing.T, bs, leg string, k *kproxy) outcome {
-		input, output, counts := "streams_in_"+leg, "streams_out_"+leg, "streams_counts_"+leg
-		app := "streams_app_27_" + leg
+	direct, proxied, ok := bothWays(t, func(t *testing.T, l *leg) outcome {
+		input, output, counts := "streams_in_"+l.name, "streams_out_"+l.name, "streams_counts_"+l.name
+		app := "streams_app_27_" + l.name
 		freshTopic(t, input, 3, app)
 		freshTopic(t, output, 3, "")
 		freshTopic(t, counts, 3, "")
@@ -36,9 +36,9 @@ func TestScenario27(t *testing.T) {
 		})
 		in := readBack(t, input, false)
 
-		st := javaClient(t, "streams", "streams", "--bootstrap", bs, "--app-id", app, "--input", input,
+		st := l.client(javaClient(t, "streams", "streams", "--bootstrap", l.bs, "--app-id", app, "--input", input,
 			"--output", output, "--counts", counts, "--state-dir", runDir(t)+"/streams-state",
-			"--client-id", "java-streams")
+			"--client-id", "java-streams"))
 		st.waitFor(0, 90*time.Second, "the application RUNNING", func(e event) bool {
 			return e.Name == "state" && e.State == "RUNNING"
 		})
@@ -103,8 +103,8 @@ func TestScenario27(t *testing.T) {
 		if cnt.count() != n || len(seen) != keys || bad > 0 {
 			t.Errorf("counts topic: %d updates of %d keys, %d out of sequence; want %d of %d, none", cnt.count(), len(seen), bad, n, keys)
 		}
-		t.Logf("%s: %d input records; output %d records, counts %d updates of %d keys", leg, n, out.count(), cnt.count(), len(seen))
-		checkWorkloadProxy(t, k, app)
+		t.Logf("%s: %d input records; output %d records, counts %d updates of %d keys", l.name, n, out.count(), cnt.count(), len(seen))
+		l.check(t, app)
 		// Counts as numbers, so that failure messages read.
 		cv := map[int32][]string{}
 		for p, rs := range cnt {

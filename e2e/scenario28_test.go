@@ -21,15 +21,15 @@ import (
 // are compared by offset.)
 func TestScenario28(t *testing.T) {
 	const n = 1000
-	direct, proxied, ok := bothWays(t, func(t *testing.T, bs, leg string, k *kproxy) map[int32][]string {
-		topic, group := "share_topic_"+leg, "share_group_28_"+leg
+	direct, proxied, ok := bothWays(t, func(t *testing.T, l *leg) map[int32][]string {
+		topic, group := "share_topic_"+l.name, "share_group_28_"+l.name
 		freshTopic(t, topic, 4, group)
 		setGroupConfig(t, group, "share.auto.offset.reset", "earliest")
 		args := func(id string) []string {
-			return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id}
+			return []string{"--bootstrap", l.bs, "--group", group, "--topic", topic, "--client-id", id}
 		}
-		a := javaClient(t, "share-A", "share", args("share-A")...)
-		b := javaClient(t, "share-B", "share", args("share-B")...)
+		a := l.client(javaClient(t, "share-A", "share", args("share-A")...))
+		b := l.client(javaClient(t, "share-B", "share", args("share-B")...))
 
 		// Both members hold partitions before the first record exists, so
 		// that neither can take them all.
@@ -102,8 +102,8 @@ func TestScenario28(t *testing.T) {
 		if na == 0 || nb == 0 {
 			t.Errorf("share-A received %d records, share-B %d; want both to have received some", na, nb)
 		}
-		t.Logf("%s: %d records; share-A received and accepted %d, share-B %d", leg, n, na, nb)
-		checkWorkloadProxy(t, k)
+		t.Logf("%s: %d records; share-A received and accepted %d, share-B %d", l.name, n, na, nb)
+		l.check(t)
 		return got.values()
 	})
 	if ok {

@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,22 +26,31 @@ import (
 // and once through kproxy, each on topics and groups of its own, check each
 // run on its own, then require both to have the same outcome.
 
-// bothWays runs leg as the subtest "direct", its clients seeded with the
+// leg is one run of a workload scenario.
+type leg struct {
+	name string  // "direct" or "kproxy"
+	bs   string  // the address the clients are seeded with
+	k    *kproxy // nil on the direct run (and with E2E_MODE=direct)
+	w    *bypassWatch
+}
+
+// bothWays runs run as the subtest "direct", its clients seeded with the
 // broker's address, then as "kproxy", seeded with a journaled kproxy's (with
-// its admin server on proxyAdmin), which it checks afterwards
-// (checkWorkloadProxy). It returns both outcomes, and ok when both legs
-// passed.
-func bothWays[R any](t *testing.T, leg func(t *testing.T, bs, name string, k *kproxy) R) (direct, proxied R, ok bool) {
+// its admin server on proxyAdmin). It returns both outcomes, and ok when
+// both runs passed.
+func bothWays[R any](t *testing.T, run func(t *testing.T, l *leg) R) (direct, proxied R, ok bool) {
 	t.Helper()
 	okD := t.Run("direct", func(t *testing.T) {
 		start := time.Now()
-		direct = leg(t, brokerAddr, "direct", nil)
+		direct = run(t, &leg{name: "direct", bs: brokerAddr})
 		t.Logf("direct run: %s", time.Since(start).Round(100*time.Millisecond))
 	})
 	okP := t.Run("kproxy", func(t *testing.T) {
 		start := time.Now()
 		k := startKproxyWith(t, true, brokerAddr, "--admin", proxyAdmin)
+		l := &leg{name: "kproxy", bs: bootstrap(k), k: k}
 		if k != nil {
+			l.w = watchBypass(t)
 			// A failed run shows what kproxy counted, while it still runs.
 			t.Cleanup(func() {
 				if t.Failed() && !k.stopped {
@@ -45,10 +58,31 @@ func bothWays[R any](t *testing.T, leg func(t *testing.T, bs, name string, k *kp
 				}
 			})
 		}
-		proxied = leg(t, bootstrap(k), "kproxy", k)
+		proxied = run(t, l)
 		t.Logf("kproxy run: %s", time.Since(start).Round(100*time.Millisecond))
 	})
 	return direct, proxied, okD && okP
+}
+
+// client registers p, a client of the workload, to be watched for
+// connections that bypass kproxy.
+func (l *leg) client(p *proc) *proc {
+	if l.w != nil {
+		l.w.add(p)
+	}
+	return p
+}
+
+// check ends a run through kproxy: no client may have connected to the
+// broker itself, and checkWorkloadProxy. The direct run has nothing to
+// check.
+func (l *leg) check(t *testing.T, groups ...string) {
+	t.Helper()
+	if l.k == nil {
+		return
+	}
+	l.w.check(t)
+	checkWorkloadProxy(t, l.k, groups...)
 }
 
 // workloadCounters are the kproxy counters a workload run logs; the first
@@ -325,5 +359,120 @@ func failOnExit(t *testing.T, ps ...*proc) {
 		if p.waitExit(0) || p.has("error") {
 			t.Fatalf("%s failed\n%s", p.name, p.tail())
 		}
+	}
+}
+
+// bypassWatch samples, every 100 ms, the TCP connections of the clients
+// of a run through kproxy, and keeps those to the broker's port: a client
+// that learned the broker's address (from a response kproxy did not rewrite)
+// and went around kproxy.
+type bypassWatch struct {
+	port string // the broker's port, as /proc/net/tcp writes it (hex)
+	mu   sync.Mutex
+	ps   []*proc
+	seen map[string]bool
+	stop chan struct{}
+	done chan struct{}
+}
+
+func watchBypass(t *testing.T) *bypassWatch {
+	t.Helper()
+	_, port, err := net.SplitHostPort(brokerAddr)
+	n, err2 := strconv.Atoi(port)
+	if err != nil || err2 != nil {
+		t.Fatalf("broker address %s: %v %v", brokerAddr, err, err2)
+	}
+	w := &bypassWatch{port: fmt.Sprintf("%04X", n), seen: map[string]bool{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			w.sample()
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(w.end)
+	return w
+}
+
+func (w *bypassWatch) add(p *proc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ps = append(w.ps, p)
+}
+
+func (w *bypassWatch) end() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+}
+
+// sample records each watched client's established connections to the
+// broker's port.
+func (w *bypassWatch) sample() {
+	w.mu.Lock()
+	ps := slices.Clone(w.ps)
+	w.mu.Unlock()
+	// The socket inodes of connections to the broker's port.
+	toBroker := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			// rem_address is HEXIP:HEXPORT; st 01 is ESTABLISHED.
+			if len(fs) < 10 || fs[3] != "01" || !strings.HasSuffix(fs[2], ":"+w.port) {
+				continue
+			}
+			toBroker[fs[9]] = true
+		}
+	}
+	if len(toBroker) == 0 {
+		return
+	}
+	for _, p := range ps {
+		if p.waitExit(0) || p.cmd.Process == nil {
+			continue
+		}
+		fd := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+		ents, err := os.ReadDir(fd)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			link, err := os.Readlink(filepath.Join(fd, e.Name()))
+			inode, ok := strings.CutPrefix(link, "socket:[")
+			if err != nil || !ok {
+				continue
+			}
+			if _, ok := toBroker[strings.TrimSuffix(inode, "]")]; ok {
+				w.mu.Lock()
+				w.seen[p.name] = true
+				w.mu.Unlock()
+			}
+		}
+	}
+}
+
+// check stops the watch and fails the test for every client seen connected
+// to the broker itself.
+func (w *bypassWatch) check(t *testing.T) {
+	t.Helper()
+	w.end()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range slices.Sorted(maps.Keys(w.seen)) {
+		t.Errorf("%s connected to the broker (%s) itself, around kproxy", c, brokerAddr)
 	}
 }
