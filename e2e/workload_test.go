@@ -95,6 +95,7 @@ var workloadCounters = []string{
 	"kproxy_oversized_frames_total",
 	"kproxy_nodes_refused_total",
 	"kproxy_upstream_dial_failures_total",
+	"kproxy_endpoints_dropped_total",
 	"kproxy_truncated_frames_total",
 	"kproxy_unobserved_frames_total",
 	"kproxy_observer_drops_total",
