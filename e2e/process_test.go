@@ -48,14 +48,12 @@ type event struct {
 	Reauthentications int64  `json:"reauthentications"`
 	MemberID          string `json:"member_id"`
 	// record (Java txn-produce, txn-read, share): one record, and the
-	// transaction it was written in (txn-produce) or how many times it was
-	// delivered (share).
-	Txn           int    `json:"txn"`
-	Partition     int32  `json:"partition"`
-	Offset        int64  `json:"offset"`
-	Key           string `json:"key"`
-	Value         string `json:"value"`
-	DeliveryCount int    `json:"delivery_count"`
+	// transaction it was written in (txn-produce).
+	Txn       int    `json:"txn"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Key       string `json:"key"`
+	Value     string `json:"value"`
 	// txn: committed or aborted. produced (txn-produce): records aborted.
 	// read (txn-read): whether every partition was read to its end.
 	// state (streams): the application's state.

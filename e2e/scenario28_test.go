@@ -14,11 +14,11 @@ import (
 // share group, share.auto.offset.reset=earliest set on the group as an
 // operator would, subscribe to a four-partition topic; once the broker has
 // assigned partitions to both, 1,000 records are written. Every record must
-// be delivered once (delivery count 1) to one of the two, accepted, and its
-// acknowledgement committed without error; both members must have received
-// records. Run directly and through kproxy: both runs must deliver the same
-// records. (A share group promises no order, so the records of a partition
-// are compared by offset.)
+// be delivered once, to one of the two (a record delivered again, to either,
+// shows twice), accepted, and its acknowledgement committed without error;
+// both members must have received records. Run directly and through kproxy:
+// both runs must deliver the same records. (A share group promises no
+// order, so the records of a partition are compared by offset.)
 func TestScenario28(t *testing.T) {
 	const n = 1000
 	direct, proxied, ok := bothWays(t, func(t *testing.T, l *leg) map[int32][]string {
@@ -85,9 +85,6 @@ func TestScenario28(t *testing.T) {
 			for _, e := range p.snapshot() {
 				if e.Name == "acked" && e.Error != "" {
 					t.Errorf("%s: committing acknowledgements failed: %s", p.name, e)
-				}
-				if e.Name == "record" && e.DeliveryCount != 1 {
-					t.Errorf("%s: delivery count %d: %s", p.name, e.DeliveryCount, e)
 				}
 			}
 		}

@@ -30,7 +30,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * </pre>
  *
  * For every record it receives it prints a "record" event (partition,
- * offset, key, value, delivery_count) and accepts it; after each batch it
+ * offset, key, value) and accepts it; after each batch it
  * commits the acknowledgements (commitSync) and prints "acked" with how many
  * it committed and the first failure, if any. SIGTERM closes it ("closed",
  * with the total); an exception from the consumer is printed as "error" and
@@ -45,7 +45,9 @@ final class ShareMember {
     security(p);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, need(a, "group"));
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-share"));
-    p.put(ConsumerConfig.SHARE_ACKNOWLEDGEMENT_MODE_CONFIG, "explicit");
+    // By name: kafka-clients 3.9 has KafkaShareConsumer but not
+    // ConsumerConfig's constant for this, nor ConsumerRecord.deliveryCount.
+    p.put("share.acknowledgement.mode", "explicit");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     KafkaShareConsumer<String, String> c = new KafkaShareConsumer<>(p);
@@ -71,8 +73,7 @@ final class ShareMember {
         }
         for (ConsumerRecord<String, String> r : rs) {
           emit("record", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
-              "key", str(r.key()), "value", str(r.value()),
-              "delivery_count", String.valueOf(r.deliveryCount().orElse((short) 0)));
+              "key", str(r.key()), "value", str(r.value()));
           c.acknowledge(r, AcknowledgeType.ACCEPT);
         }
         String firstErr = "";
