@@ -133,3 +133,21 @@ func observable(key, version int16) bool {
 func saslAPI(key int16) bool {
 	return key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate)
 }
+
+// VersionCap is one API whose versions kproxy caps in ApiVersions answers,
+// for audits: clients get at most MaxVersion, for Reason.
+type VersionCap struct {
+	Key        int16
+	MaxVersion int16
+	Reason     string
+}
+
+// VersionCaps lists every API whose versions kproxy caps; every other API
+// and every feature reaches clients as the broker advertises it.
+func VersionCaps() []VersionCap {
+	caps := make([]VersionCap, 0, len(versionPolicy))
+	for _, c := range versionPolicy {
+		caps = append(caps, VersionCap{Key: int16(c.key), MaxVersion: versionCaps[int16(c.key)], Reason: c.reason})
+	}
+	return caps
+}
