@@ -163,6 +163,9 @@ type Config struct {
 
 	// certs are the certificates validation read, for Warnings.
 	certs []certFile
+	// unknownEnv are Load's warnings about KPROXY_* variables that are no
+	// setting's, for Warnings.
+	unknownEnv []string
 }
 
 // Default values of the settings that have one. Those of the proxy, the

@@ -70,6 +70,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	cfg, p := fromViper(v)
+	cfg.unknownEnv = unknownEnv(os.Environ())
 	// Secrets' files are read here, once; Validate only checks that a
 	// password came.
 	readSecretFile(KeyUpstreamSASLPasswordFile, cfg.UpstreamSASLPasswordFile, &cfg.UpstreamSASLPassword, &p)
