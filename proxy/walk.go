@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -17,30 +18,75 @@ const maxTail = 1 << 20
 
 // walker forwards one response frame while it reads the frame's structure,
 // so that the tail that names brokers (endpoints.go) can be read whole and
-// rewritten while the record batches before it stream as any body does:
-// spliced from socket to socket, or copied through a pooled buffer. It
-// reads each field of the structure it needs from the connection's read
-// buffer and keeps it in out to be written with the next body or the tail.
+// rewritten while the record batches before it stream as any body does. It
+// reads the frame through a buffer of its own (walkBufSize, pooled), never
+// past the frame's end, and keeps what it read in out, written whenever out
+// holds copyBufSize bytes or before a body is spliced: record batches of
+// walkSpliceMin bytes or more are spliced from socket to socket when both
+// ends are plaintext TCP, the others go through out with the structure.
 //
 // The structure walked is that of kmsg's own readers (kmsg reads whole
 // frames only); FuzzWalk checks every walk against kmsg's parse. A frame
 // whose structure does not parse is forwarded untouched (bad).
 type walker struct {
 	dst, src net.Conn
-	br       *bufio.Reader
 	mode     copyMode
-	left     int    // bytes of the frame not read yet
-	out      []byte // read, not written yet
+	frame    *frameReader  // the frame's bytes after its prefix, from the connection
+	in       *bufio.Reader // over frame
+	left     int           // bytes of the frame not taken yet
+	out      []byte        // read, not written yet
 	written  int64
 	err      error // the first read or write error: the frame is cut
 	bad      bool  // the structure did not parse
 }
 
-// newWalker starts walking a frame of size bytes after its size prefix.
+// walkBufSize is the walker's read buffer: a Fetch response's partitions
+// hold tens of bytes of structure between their batches, and reading them
+// 4 KiB at a time (the connection's buffer) cost a read and a splice per
+// partition. BenchmarkWalk, 1 MiB responses, walked against streamed whole:
+// 0.14x the throughput over 512 partitions and 0.45x over 64 that way;
+// 0.63x and 0.75x with this buffer and small batches copied (one partition:
+// the same).
+const walkBufSize = 64 << 10
+
+// walkSpliceMin is the smallest body the walker splices rather than
+// copies.
+const walkSpliceMin = 64 << 10
+
+var walkBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, walkBufSize) }}
+
+// frameReader reads the next n bytes of a connection's buffered reader,
+// and no more.
+type frameReader struct {
+	br *bufio.Reader
+	n  int
+}
+
+func (r *frameReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	m, err := r.br.Read(p[:min(len(p), r.n)])
+	r.n -= m
+	return m, err
+}
+
+// newWalker starts walking a frame of size bytes after its size prefix,
+// read from br (src's buffered reader). release gives its buffers back.
 func newWalker(dst net.Conn, br *bufio.Reader, src net.Conn, mode copyMode, prefix [4]byte, size int32) *walker {
-	w := &walker{dst: dst, src: src, br: br, mode: mode, left: int(size)}
-	w.out = append(make([]byte, 0, 256), prefix[:]...)
+	w := &walker{dst: dst, src: src, mode: mode, left: int(size), frame: &frameReader{br: br, n: int(size)}}
+	w.in = walkBufs.Get().(*bufio.Reader)
+	w.in.Reset(w.frame)
+	w.out = append((*copyBufs.Get().(*[]byte))[:0], prefix[:]...)
 	return w
+}
+
+// release gives the walker's buffers back to their pools.
+func (w *walker) release() {
+	w.in.Reset(nil)
+	walkBufs.Put(w.in)
+	out := w.out[:cap(w.out)] // the pool's buffers are used at their full length
+	copyBufs.Put(&out)
 }
 
 // ok reports whether the walk goes on.
@@ -55,13 +101,13 @@ func (w *walker) take(n int) []byte {
 		w.bad = true
 		return nil
 	}
-	b, err := w.br.Peek(n)
+	b, err := w.in.Peek(n)
 	if err != nil {
 		w.err = readErr(err)
 		return nil
 	}
 	w.out = append(w.out, b...)
-	w.br.Discard(n)
+	w.in.Discard(n)
 	w.left -= n
 	return w.out[len(w.out)-n:]
 }
@@ -109,9 +155,8 @@ func (w *walker) tags() {
 	}
 }
 
-// pass forwards the next n bytes as a body: what the read buffer holds
-// already with the structure, the rest spliced, or copied when either end
-// is TLS.
+// pass forwards the next n bytes as a body: with the structure when small
+// or when an end is TLS, else spliced.
 func (w *walker) pass(n int) {
 	if w.err != nil || n == 0 {
 		return
@@ -120,36 +165,53 @@ func (w *walker) pass(n int) {
 		w.bad = true
 		return
 	}
-	ahead := min(w.br.Buffered(), n)
-	b, _ := w.br.Peek(ahead)
-	w.out = append(w.out, b...)
-	w.br.Discard(ahead)
-	w.left -= ahead
-	n -= ahead
-	if n == 0 {
-		if len(w.out) >= copyBufSize {
-			w.flush()
+	w.left -= n
+	if n >= walkSpliceMin {
+		if dt, ok := w.dst.(*net.TCPConn); ok && w.mode == copySplice {
+			if st, ok := w.src.(*net.TCPConn); ok {
+				w.splice(dt, st, n)
+				return
+			}
 		}
-		return
+	}
+	for n > 0 && w.err == nil {
+		if len(w.out) == cap(w.out) {
+			w.flush()
+			continue
+		}
+		m, err := w.in.Read(w.out[len(w.out):min(cap(w.out), len(w.out)+n)])
+		w.out = w.out[:len(w.out)+m]
+		n -= m
+		if err != nil && n > 0 {
+			w.err = readErr(err)
+		}
+	}
+	if len(w.out) >= cap(w.out)/2 {
+		w.flush()
+	}
+}
+
+// splice forwards the next n bytes: those already read (in the walker's
+// buffer, then the connection's) with out, the rest spliced.
+func (w *walker) splice(dst, src *net.TCPConn, n int) {
+	for _, r := range []*bufio.Reader{w.in, w.frame.br} {
+		ahead := min(r.Buffered(), n)
+		b, _ := r.Peek(ahead)
+		w.out = append(w.out, b...)
+		r.Discard(ahead)
+		n -= ahead
+		if r == w.frame.br {
+			w.frame.n -= ahead
+		}
 	}
 	w.flush()
-	if w.err != nil {
+	if w.err != nil || n == 0 {
 		return
 	}
-	var m int64
-	if dt, ok := w.dst.(*net.TCPConn); ok && w.mode == copySplice {
-		if st, ok := w.src.(*net.TCPConn); ok {
-			m, w.err = spliceBody(dt, st, n)
-			w.written += m
-			w.left -= n
-			return
-		}
-	}
-	bp := copyBufs.Get().(*[]byte)
-	m, w.err = copyThrough(w.dst, w.br, *bp, 0, n)
-	copyBufs.Put(bp)
+	m, err := spliceBody(dst, src, n)
 	w.written += m
-	w.left -= n
+	w.frame.n -= n
+	w.err = err
 }
 
 // flush writes what was read and not written yet.
@@ -169,7 +231,7 @@ func (w *walker) rest() []byte {
 		return nil
 	}
 	b := make([]byte, w.left)
-	if _, err := io.ReadFull(w.br, b); err != nil {
+	if _, err := io.ReadFull(w.in, b); err != nil {
 		w.err = readErr(err)
 		return nil
 	}
@@ -216,6 +278,7 @@ func walkResponse(w *walker, r router, key, version int16) (dropped bool, failur
 	}
 	w.pass(w.left) // what was not walked, untouched
 	w.flush()
+	w.release()
 	return dropped, failure
 }
 

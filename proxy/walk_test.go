@@ -342,3 +342,70 @@ func (c bufConn) RemoteAddr() net.Addr             { return nil }
 func (c bufConn) SetDeadline(time.Time) error      { return nil }
 func (c bufConn) SetReadDeadline(time.Time) error  { return nil }
 func (c bufConn) SetWriteDeadline(time.Time) error { return nil }
+
+// BenchmarkWalk moves Fetch v17 responses of 1 MiB between two TCP
+// connections, streamed as a whole frame (what kproxy did while it capped
+// Fetch at v15) and walked (what it does for v16+, to rewrite their
+// endpoints), with the records in one partition or spread over 64 or 512.
+// In one process on loopback, so the ratio, not the figure, is what to read.
+func BenchmarkWalk(b *testing.B) {
+	for _, parts := range []int{1, 64, 512} {
+		sizes := make([]int, parts/2) // fetchWith makes two topics
+		for i := range sizes {
+			sizes[i] = (1 << 20) / parts
+		}
+		if parts == 1 {
+			sizes = []int{1 << 20}
+		}
+		resp := fetchWith(sizes, nil)
+		resp.SetVersion(17)
+		frame := sized(responseFrame(resp, 1))
+		for _, mode := range []string{"stream", "walk"} {
+			b.Run(fmt.Sprintf("partitions=%d/%s", len(sizes)*2, mode), func(b *testing.B) {
+				benchWalk(b, frame, mode)
+			})
+		}
+	}
+}
+
+func benchWalk(b *testing.B, frame []byte, mode string) {
+	feedW, feedR := tcpPair(b)
+	outW, outR := tcpPair(b)
+	n := b.N
+	go func() {
+		for range n {
+			if _, err := feedW.Write(frame); err != nil {
+				return
+			}
+		}
+	}()
+	drained := make(chan int64, 1)
+	go func() {
+		m, _ := io.CopyN(io.Discard, outR, int64(n)*int64(len(frame)))
+		drained <- m
+	}()
+	br := bufio.NewReaderSize(readerOf(feedR), readBufSize)
+	r := &fakeRouter{learned: make(map[int32]string)}
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range n {
+		prefix, size, err := frameSize(br)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if mode == "stream" {
+			_, err = streamFrame(outW, br, feedR, prefix, nil, int(size), copySplice)
+		} else {
+			w := newWalker(outW, br, feedR, copySplice, prefix, size)
+			walkResponse(w, r, int16(kmsg.Fetch), 17)
+			err = w.err
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if got := <-drained; got != int64(n)*int64(len(frame)) {
+		b.Fatalf("drained %d bytes; want %d", got, int64(n)*int64(len(frame)))
+	}
+}
