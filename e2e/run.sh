@@ -6,7 +6,7 @@
 #   - the release of e2e/broker/pom.xml (the current one, 4.4.0): every
 #     scenario;
 #   - 3.9.2, the last 3.x, which many clusters still run: the core scenarios,
-#     1-8 but 4 (see older_scenarios).
+#     1-8 but 4, and the SASL scenarios 21, 22 and 24 (see older_scenarios).
 # The Java client is always of the broker's release. With no argument every
 # scenario a release runs is run; `run.sh 1 8` runs scenarios 1 and 8
 # (TestScenario1, TestScenario8 in e2e/*_test.go, build tag e2e) on each
@@ -27,13 +27,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 
 # The older release, and the scenarios it runs: the core stories of each
-# client family (1-3, 5, 6), the coordinator lookup (7) and the byte-exact
-# round trip (8). Scenario 4 (and 23) is KIP-848, which 3.9 has only as a
-# preview, off by default; the fault, SASL, SNI and diagnosis scenarios
-# (9-13, 21-25, 41-45) exercise kproxy more than the broker, and run on the
-# current release.
+# client family (1-3, 5, 6), the coordinator lookup (7), the byte-exact round
+# trip (8), and the SASL_SSL listeners broker.sh configures (SCRAM users made
+# by kafka-storage format --add-scram, PLAIN, KIP-368 re-authentication: 21,
+# 22, 24). Scenario 4 (and 23) is KIP-848, which 3.9 has only as a preview,
+# off by default; the fault, SNI and diagnosis scenarios (9-13, 25, 41-45)
+# exercise kproxy more than the broker, and run on the current release.
 older_version=3.9.2
-older_scenarios=(1 2 3 5 6 7 8)
+older_scenarios=(1 2 3 5 6 7 8 21 22 24)
 
 for s in "$@"; do
 	[[ "$s" =~ ^[0-9]+$ ]] || { echo "run.sh: scenario must be a number, got '$s'" >&2; exit 2; }
