@@ -73,6 +73,12 @@ scenarios_on() {
 	done
 }
 
+# What each release runs, checked before anything is installed.
+declare -A lists
+for v in "${releases[@]}"; do
+	lists[$v]="$(scenarios_on "$v" "$@")" || exit 2
+done
+
 start=$SECONDS
 "$here/install.sh" "${releases[@]}"
 [[ -x "$here/.cache/bin/kproxy" && -f "$root/cmd/kproxy/main.go" ]] ||
@@ -105,7 +111,7 @@ cd "$root"
 status=0
 summary=()
 for v in "${releases[@]}"; do
-	list="$(scenarios_on "$v" "$@")" || exit 2
+	list="${lists[$v]}"
 	if [[ -z "$list" && $# -gt 0 ]]; then
 		echo "run.sh: Kafka $v: none of scenarios $* runs on it (3.x runs ${older_scenarios[*]})" >&2
 		continue
