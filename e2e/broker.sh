@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# broker.sh start|stop|kill|resume|status|install: a single-node Apache Kafka 4.x broker
-# (KRaft, broker and controller in one JVM) on loopback for the e2e suite.
+# broker.sh start|stop|kill|resume|status|install|version: a single-node Apache
+# Kafka broker (KRaft, broker and controller in one JVM) on loopback for the
+# e2e suite, of the release E2E_KAFKA_VERSION names (by default the one of
+# e2e/broker/pom.xml, the current release; the suite also runs on 3.9.2).
 #
-# install  fetches the server jars from Maven Central with Maven (cached in
-#          e2e/.cache; a second call does nothing).
+# install  fetches that release's server jars from Maven Central with Maven
+#          into e2e/.cache/kafka-VERSION/libs (a second call does nothing).
 # start    installs, formats a fresh KRaft log dir, starts the broker and waits
-#          until it answers. Does nothing when it already runs.
+#          until it answers. Does nothing when that release already runs; a
+#          broker of another release is stopped first. The release that runs
+#          is written to e2e/.cache/broker/version, where the suite reads it
+#          (to pick the Java client of the same release).
 # stop     stops it (SIGTERM, then SIGKILL after 30 s). The log stays in
 #          e2e/.cache/broker/logs for a failed run to read.
 # kill     kills it at once (SIGKILL): a broker crash, whatever it was
 #          writing cut short. `resume` brings it back.
-# resume   starts it again on the data it had when stopped (a broker outage).
+# resume   starts it again on the data it had when stopped (a broker outage),
+#          with the release that formatted that data.
 # status   exits 0 when the broker runs and answers.
+# version  prints the release E2E_KAFKA_VERSION selects.
 #
 # Environment:
+#   E2E_KAFKA_VERSION     Apache Kafka release (default: kafka.version in
+#                         e2e/broker/pom.xml); 3.x and 4.x KRaft releases
 #   E2E_BROKER_PORT       client listener port (default 61092)
 #   E2E_CONTROLLER_PORT   controller listener port (default 61093)
 #   E2E_INITIAL_DELAY_MS  group.initial.rebalance.delay.ms (default 3000,
@@ -37,9 +46,18 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="$here/.cache"
-kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/broker/pom.xml")"
-libs="$cache/kafka-$kafka_version/libs"
 state="$cache/broker"
+default_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/broker/pom.xml")"
+kafka_version="${E2E_KAFKA_VERSION:-$default_version}"
+if [[ "${1:-}" == resume && -f "$state/version" ]]; then
+	# The data on disk was formatted by the release that ran last.
+	kafka_version="$(cat "$state/version")"
+fi
+[[ "$kafka_version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || {
+	echo "broker.sh: E2E_KAFKA_VERSION must be a release like 4.4.0, got '$kafka_version'" >&2
+	exit 2
+}
+libs="$cache/kafka-$kafka_version/libs"
 port="${E2E_BROKER_PORT:-61092}"
 cport="${E2E_CONTROLLER_PORT:-61093}"
 delay="${E2E_INITIAL_DELAY_MS:-3000}"
@@ -62,10 +80,14 @@ install() {
 	command -v java >/dev/null || die "java not found: install a JDK 17+"
 	log "fetching Apache Kafka $kafka_version jars from Maven Central"
 	rm -rf "$libs"
-	mvn -B -f "$here/broker/pom.xml" -Dmaven.repo.local="$cache/m2" \
+	mkdir -p "$cache"
+	local props=(-Dkafka.version="$kafka_version")
+	# 3.x's Log4jController calls the log4j 1 API (see the pom).
+	[[ "$kafka_version" == 3.* ]] && props+=(-Dkafka.log4j1=true)
+	mvn -B -f "$here/broker/pom.xml" -Dmaven.repo.local="$cache/m2" "${props[@]}" \
 		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" \
-		>"$cache/mvn-broker.log" 2>&1 ||
-		{ cat "$cache/mvn-broker.log" >&2; die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (is Maven Central reachable?)"; }
+		>"$cache/mvn-broker-$kafka_version.log" 2>&1 ||
+		{ cat "$cache/mvn-broker-$kafka_version.log" >&2; die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (is Maven Central reachable?)"; }
 	[[ -f "$libs/kafka_2.13-$kafka_version.jar" ]] || die "kafka_2.13-$kafka_version.jar missing in $libs"
 	touch "$libs/.complete"
 }
@@ -164,8 +186,8 @@ EOF
 
 start() {
 	install
-	if pid_alive && answers; then
-		log "already running (pid $(cat "$state/pid")) on 127.0.0.1:$port"
+	if pid_alive && answers && [[ "$(cat "$state/version" 2>/dev/null)" == "$kafka_version" ]]; then
+		log "Kafka $kafka_version already running (pid $(cat "$state/pid")) on 127.0.0.1:$port"
 		return
 	fi
 	if pid_alive; then
@@ -178,6 +200,7 @@ start() {
 		mv "$state/logs" "$state/logs.prev"
 	fi
 	mkdir -p "$state/logs" "$state/data"
+	echo "$kafka_version" >"$state/version"
 	make_tls
 	write_config
 	chmod 600 "$state/server.properties"
@@ -279,7 +302,7 @@ kill_broker() {
 
 status() {
 	if pid_alive && answers; then
-		echo "running pid $(cat "$state/pid") on 127.0.0.1:$port"
+		echo "running Kafka $(cat "$state/version" 2>/dev/null) pid $(cat "$state/pid") on 127.0.0.1:$port"
 		return 0
 	fi
 	echo "not running"
@@ -293,5 +316,6 @@ resume) resume ;;
 stop) stop ;;
 kill) kill_broker ;;
 status) status ;;
-*) die "usage: broker.sh start|stop|kill|resume|status|install" ;;
+version) echo "$kafka_version" ;;
+*) die "usage: broker.sh start|stop|kill|resume|status|install|version" ;;
 esac

@@ -11,9 +11,10 @@ import (
 // The clients the suite drives. Each takes the flags its program documents;
 // bootstrap is always kproxy's address (see bootstrap in kproxy_test.go).
 
-// javaClient runs the Java client (e2e/java) with the command consume,
-// produce or read. Small heap and C1 only: many short-lived JVMs share two
-// cores. Options go through the environment to keep the logged command short.
+// javaClient runs the Java client (e2e/java), built with kafka-clients of the
+// broker's release (kafkaVersion), with the command consume, produce or read.
+// Small heap and C1 only: many short-lived JVMs share two cores. Options go
+// through the environment to keep the logged command short.
 func javaClient(t *testing.T, name, command string, args ...string) *proc {
 	t.Helper()
 	return javaClientEnv(t, name, nil, command, args...)
@@ -30,7 +31,9 @@ func javaClientEnv(t *testing.T, name string, more []string, command string, arg
 		// Not the full config dump at every start.
 		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
 		"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.metrics=warn"}
-	env := []string{"CLASSPATH=" + filepath.Join(cacheDir, "java", "classes") + ":" + filepath.Join(cacheDir, "java", "libs", "*")}
+	// The client of the broker's release (install.sh builds one per release).
+	java := filepath.Join(cacheDir, "java-"+kafkaVersion)
+	env := []string{"CLASSPATH=" + filepath.Join(java, "classes") + ":" + filepath.Join(java, "libs", "*")}
 	for _, kv := range more {
 		if o, ok := strings.CutPrefix(kv, "JAVA_TOOL_OPTIONS="); ok {
 			opts = append(opts, o)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,8 +40,59 @@ var (
 	e2eDir   = mustGetwd()
 	cacheDir = filepath.Join(e2eDir, ".cache")
 	binDir   = filepath.Join(cacheDir, "bin")
-	runsDir  = filepath.Join(cacheDir, "runs")
+	// brokerDir is broker.sh's state: the running release, TLS material,
+	// logs.
+	brokerDir = filepath.Join(cacheDir, "broker")
+	// kafkaVersion is the Apache Kafka release of the running broker
+	// (broker.sh start writes it); the Java client is of the same
+	// release.
+	kafkaVersion = brokerVersion()
+	// runsDir keeps each test's run directory: runs/ on the release of
+	// e2e/broker/pom.xml, runs-VERSION/ on another (run.sh runs the core
+	// scenarios on 3.9.2 after the whole suite), so that neither run
+	// overwrites the other's logs.
+	runsDir = runsDirFor(kafkaVersion)
 )
+
+// defaultKafkaVersion is kafka.version of e2e/broker/pom.xml, the release
+// broker.sh starts when E2E_KAFKA_VERSION is not set.
+func defaultKafkaVersion() string {
+	pom, err := os.ReadFile(filepath.Join(e2eDir, "broker", "pom.xml"))
+	if err != nil {
+		panic(err)
+	}
+	m := regexp.MustCompile(`<kafka.version>([^<]+)</kafka.version>`).FindSubmatch(pom)
+	if m == nil {
+		panic("e2e/broker/pom.xml has no kafka.version")
+	}
+	return string(m[1])
+}
+
+// brokerVersion is the release broker.sh started last, or the default one
+// when it never ran (TestMain then fails on the missing broker).
+func brokerVersion() string {
+	b, err := os.ReadFile(filepath.Join(brokerDir, "version"))
+	if err != nil {
+		return defaultKafkaVersion()
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func runsDirFor(version string) string {
+	if version == defaultKafkaVersion() {
+		return filepath.Join(cacheDir, "runs")
+	}
+	return filepath.Join(cacheDir, "runs-"+version)
+}
+
+// kafkaAtLeast reports whether the broker's release is major.minor or newer.
+func kafkaAtLeast(major, minor int) bool {
+	var ma, mi int
+	if _, err := fmt.Sscanf(kafkaVersion, "%d.%d", &ma, &mi); err != nil {
+		panic(fmt.Sprintf("kafka version %q: %v", kafkaVersion, err))
+	}
+	return ma > major || ma == major && mi >= minor
+}
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
@@ -67,6 +120,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: broker %s does not answer (start it with e2e/broker.sh start, or run e2e/run.sh): %v\n", brokerAddr, err)
 		os.Exit(1)
 	}
+	fmt.Fprintf(os.Stderr, "e2e: Apache Kafka %s at %s; Java client kafka-clients %s; runs in %s\n", kafkaVersion, brokerAddr, kafkaVersion, runsDir)
 	os.Exit(m.Run())
 }
 

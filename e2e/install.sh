@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# install.sh: installs everything the e2e suite runs, cached under e2e/.cache,
-# and does nothing for a part whose inputs have not changed:
-#   - the Apache Kafka broker jars (broker.sh install; Maven Central)
-#   - the Java client: kafka-clients via Maven, compiled with javac
+# install.sh [KAFKA_VERSION...]: installs everything the e2e suite runs, cached
+# under e2e/.cache, and does nothing for a part whose inputs have not changed:
+#   - the Apache Kafka broker jars of each release named (broker.sh install;
+#     Maven Central); with no argument, the release of e2e/broker/pom.xml
+#   - the Java client of each of those releases: kafka-clients of the same
+#     version via Maven, compiled with javac into .cache/java-VERSION
 #   - kafka-python and confluent-kafka in a venv (PyPI)
 #   - kafkajs (npm registry, from e2e/node/package-lock.json)
 #   - the franz-go client and kproxy itself (go build; Go module proxy)
@@ -38,22 +40,30 @@ stamp() {
 	hash_of "$@" >"$cache/.stamp-$name"
 }
 
-# The broker.
-"$here/broker.sh" install
-
-# The Java client.
-java_inputs=("$here/java/pom.xml" "$here"/java/src/dev/kproxy/e2e/*.java)
-if ! fresh java "${java_inputs[@]}"; then
-	log "Java client: fetching kafka-clients with Maven, compiling"
-	rm -rf "$cache/java"
-	mvn -B -f "$here/java/pom.xml" -Dmaven.repo.local="$cache/m2" \
-		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$cache/java/libs" \
-		>"$cache/mvn-java.log" 2>&1 ||
-		{ cat "$cache/mvn-java.log" >&2; die "mvn could not fetch the Java client's dependencies (is Maven Central reachable?)"; }
-	mkdir -p "$cache/java/classes"
-	javac -nowarn -d "$cache/java/classes" -cp "$cache/java/libs/*" "$here"/java/src/dev/kproxy/e2e/*.java
-	stamp java "${java_inputs[@]}"
+versions=("$@")
+if ((${#versions[@]} == 0)); then
+	versions=("$("$here/broker.sh" version)")
 fi
+
+java_inputs=("$here/java/pom.xml" "$here"/java/src/dev/kproxy/e2e/*.java)
+for v in "${versions[@]}"; do
+	# The broker.
+	E2E_KAFKA_VERSION="$v" "$here/broker.sh" install
+
+	# The Java client, with kafka-clients of the broker's release.
+	if ! fresh "java-$v" "${java_inputs[@]}"; then
+		log "Java client $v: fetching kafka-clients $v with Maven, compiling"
+		rm -rf "$cache/java-$v"
+		mvn -B -f "$here/java/pom.xml" -Dmaven.repo.local="$cache/m2" -Dkafka.version="$v" \
+			dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$cache/java-$v/libs" \
+			>"$cache/mvn-java-$v.log" 2>&1 ||
+			{ cat "$cache/mvn-java-$v.log" >&2; die "mvn could not fetch the Java client's dependencies for Kafka $v (is Maven Central reachable?)"; }
+		[[ -f "$cache/java-$v/libs/kafka-clients-$v.jar" ]] || die "kafka-clients-$v.jar missing in $cache/java-$v/libs"
+		mkdir -p "$cache/java-$v/classes"
+		javac -nowarn -d "$cache/java-$v/classes" -cp "$cache/java-$v/libs/*" "$here"/java/src/dev/kproxy/e2e/*.java
+		stamp "java-$v" "${java_inputs[@]}"
+	fi
+done
 
 # The Python clients.
 if ! fresh venv "$here/python/requirements.txt"; then

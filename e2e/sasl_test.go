@@ -33,7 +33,7 @@ var (
 	saslAdmin = envOr("E2E_SASL_ADMIN", "127.0.0.1:61190")
 	// brokerTLSDir holds the broker's CA (ca.pem) and the users'
 	// passwords, made fresh by each broker.sh start.
-	brokerTLSDir = filepath.Join(cacheDir, "broker", "tls")
+	brokerTLSDir = filepath.Join(brokerDir, "tls")
 )
 
 // brokerPasswords reads the passwords broker.sh made for this start, by

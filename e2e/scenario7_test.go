@@ -81,11 +81,20 @@ func TestScenario7(t *testing.T) {
 	}
 
 	// The broker's group coordinator logs the partition that holds the group.
-	log, err := os.ReadFile(filepath.Join(cacheDir, "broker", "logs", "server.log"))
+	log, err := os.ReadFile(filepath.Join(brokerDir, "logs", "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Kafka 4's group coordinator (org.apache.kafka.coordinator.group) names
+	// it in its log context, "[GroupCoordinator id=1
+	// topic=__consumer_offsets partition=30] ... group test_group_1";
+	// 3.x's default, the classic Scala one (kafka.coordinator.group), in
+	// parentheses, "[GroupCoordinator 1]: Stabilized group test_group_1
+	// generation 1 (__consumer_offsets-30) ...".
 	re := regexp.MustCompile(`topic=__consumer_offsets partition=(\d+)\][^\n]*group ` + regexp.QuoteMeta(group) + `\b`)
+	if !kafkaAtLeast(4, 0) {
+		re = regexp.MustCompile(`\[GroupCoordinator \d+\]: [^\n]*group ` + regexp.QuoteMeta(group) + `\b[^\n]*\(__consumer_offsets-(\d+)\)`)
+	}
 	lines := re.FindAllSubmatch(log, -1)
 	if len(lines) == 0 {
 		t.Fatalf("the broker log has no coordinator line for %s", group)
