@@ -9,7 +9,7 @@
 # timeline in e2e/.cache/runs/TestScenarioN/; the broker's log stays in
 # e2e/.cache/broker/logs/. Exit status: that of go test.
 #
-# Environment: E2E_TIMEOUT (go test -timeout, default 11m), and those of
+# Environment: E2E_TIMEOUT (go test -timeout, default 15m), and those of
 # broker.sh (ports, E2E_INITIAL_DELAY_MS).
 set -euo pipefail
 
@@ -59,7 +59,7 @@ trap cleanup EXIT
 
 cd "$root"
 status=0
-go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-11m}" -run "$run" ./e2e || status=$?
+go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-15m}" -run "$run" ./e2e || status=$?
 echo "run.sh: finished in $((SECONDS - start)) s (status $status)" >&2
 if ((status != 0)); then
 	echo "run.sh: logs in $here/.cache/runs/ and $here/.cache/broker/logs/" >&2

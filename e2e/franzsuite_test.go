@@ -1,0 +1,245 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// franz-go's own integration tests (package github.com/twmb/franz-go/pkg/kgo
+// at the version in go.mod), as scenario 31 runs them. install.sh builds the
+// test binary from the module cache (`go test -c`) into .cache/bin/kgo.test.
+// The binary writes test2json's framed verbose output (-test.v=test2json) to
+// stdout, which `go tool test2json` turns into events after the run; the
+// clients' logs (franz-go's BasicLogger, KGO_LOG_LEVEL) go to stderr.
+
+// kgoSuiteRun selects the tests: the group and transactional ETL chains,
+// and the share-group chain, which skips itself when the broker it is
+// seeded with advertises no ShareFetch v2 and ShareAcknowledge v2.
+const kgoSuiteRun = "^(TestGroupETL|TestTxnEtl|TestShareGroupETL)$"
+
+func kgoTestBin() string { return filepath.Join(binDir, "kgo.test") }
+
+// kgoTest is the outcome of one test or subtest of a run.
+type kgoTest struct {
+	name string
+	// action is pass, fail or skip; "" when the test started and never
+	// ended (the run timed out or crashed).
+	action  string
+	elapsed float64 // seconds, as the test reported it
+	output  []string
+}
+
+// outcome names the test's result for a report.
+func (k *kgoTest) outcome() string {
+	if k == nil {
+		return "absent"
+	}
+	if k.action == "" {
+		return "unfinished"
+	}
+	return k.action
+}
+
+// kgoRun is one run of the suite's binary.
+type kgoRun struct {
+	name     string
+	seeds    string
+	proc     *proc
+	started  time.Time
+	took     time.Duration
+	timedOut bool     // the binary's -test.timeout fired: something hung
+	running  []string // then, the tests it said were still running
+	killed   bool     // and it did not exit by itself after that
+	exit     error
+	tests    map[string]*kgoTest
+}
+
+// startKgoSuite runs the suite's binary with every client seeded at seeds,
+// KGO_TEST_RECORDS records per chain, and -test.timeout timeout.
+func startKgoSuite(t *testing.T, name, seeds string, records int, timeout time.Duration) *kgoRun {
+	t.Helper()
+	if _, err := os.Stat(kgoTestBin()); err != nil {
+		t.Fatalf("franz-go's test binary is missing (e2e/install.sh builds it): %v", err)
+	}
+	argv := []string{kgoTestBin(),
+		"-test.v=test2json",
+		"-test.run", kgoSuiteRun,
+		"-test.timeout", timeout.String(),
+	}
+	env := []string{
+		"KGO_SEEDS=" + seeds,
+		"KGO_TEST_RF=1",
+		"KGO_TEST_RECORDS=" + itoa(records),
+	}
+	t.Logf("%s: %s", name, strings.Join(env, " "))
+	return &kgoRun{name: name, seeds: seeds, started: time.Now(),
+		proc: startProc(t, name, env, argv...)}
+}
+
+// wait waits for the run to end, at most grace after its -test.timeout
+// (the binary then panics on its own, printing the tests still running),
+// kills it if it is still there, and reads its results.
+func (r *kgoRun) wait(t *testing.T, timeout, grace time.Duration) {
+	t.Helper()
+	if !r.proc.waitExit(time.Until(r.started.Add(timeout + grace))) {
+		r.killed = true
+		r.proc.kill()
+	}
+	r.took = time.Since(r.started)
+	r.proc.mu.Lock()
+	r.exit = r.proc.waitErr
+	r.proc.mu.Unlock()
+	errLog, _ := os.ReadFile(filepath.Join(runDir(t), r.name+".err"))
+	if _, after, ok := bytes.Cut(errLog, []byte("panic: test timed out after")); ok {
+		r.timedOut = true
+		_, after, _ = bytes.Cut(after, []byte("running tests:\n"))
+		for _, l := range strings.Split(string(after), "\n") {
+			if l = strings.TrimSpace(l); l == "" {
+				break
+			}
+			r.running = append(r.running, l)
+		}
+	}
+	r.tests = parseKgoRun(t, filepath.Join(runDir(t), r.name+".out"))
+}
+
+// parseKgoRun converts the binary's framed output with go tool test2json,
+// keeping the JSON next to it, and gathers each test's events.
+func parseKgoRun(t *testing.T, out string) map[string]*kgoTest {
+	t.Helper()
+	in, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var js, stderr bytes.Buffer
+	// -t: test2json gives the elapsed time of a test only with timestamps.
+	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", "github.com/twmb/franz-go/pkg/kgo")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &js, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go tool test2json < %s: %v\n%s", out, err, stderr.String())
+	}
+	if err := os.WriteFile(strings.TrimSuffix(out, ".out")+".json", js.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]*kgoTest{}
+	sc := bufio.NewScanner(&js)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Action  string
+			Test    string
+			Output  string
+			Elapsed float64
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("go tool test2json wrote %q: %v", sc.Text(), err)
+		}
+		if ev.Test == "" {
+			continue
+		}
+		k := tests[ev.Test]
+		if k == nil {
+			k = &kgoTest{name: ev.Test}
+			tests[ev.Test] = k
+		}
+		switch ev.Action {
+		case "output":
+			k.output = append(k.output, strings.TrimRight(ev.Output, "\n"))
+		case "pass", "fail", "skip":
+			k.action, k.elapsed = ev.Action, ev.Elapsed
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tests
+}
+
+// logLines are a failed test's own log lines (t.Errorf, t.Logf: the lines
+// naming a _test.go file), distinct, most frequent first, at most max, each
+// with its count: a failure repeated for 20,000 records is one line.
+func (k *kgoTest) logLines(max int) []string {
+	count := map[string]int{}
+	var order []string
+	lineRE := regexp.MustCompile(`^\s+\S+_test\.go:\d+: `)
+	for _, l := range k.output {
+		if !lineRE.MatchString(l) {
+			continue
+		}
+		l = strings.TrimSpace(l)
+		if count[l] == 0 {
+			order = append(order, l)
+		}
+		count[l]++
+	}
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	var out []string
+	for i, l := range order {
+		if i == max {
+			out = append(out, fmt.Sprintf("... and %d more distinct lines", len(order)-max))
+			break
+		}
+		out = append(out, fmt.Sprintf("%6d× %s", count[l], l))
+	}
+	return out
+}
+
+// brokerSupportsShareGroups reports whether the broker itself (not kproxy)
+// advertises what franz-go's share-group tests require: ShareFetch v2 and
+// ShareAcknowledge v2 (Kafka 4.2+).
+func brokerSupportsShareGroups(t *testing.T) bool {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokerAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("ApiVersions from the broker: %v", err)
+	}
+	max := map[int16]int16{}
+	for _, k := range resp.ApiKeys {
+		max[k.ApiKey] = k.MaxVersion
+	}
+	sf, sfOK := max[kmsg.ShareFetch.Int16()]
+	sa, saOK := max[kmsg.ShareAcknowledge.Int16()]
+	return sfOK && saOK && sf >= 2 && sa >= 2
+}
+
+// sortedTests are the names of the tests of the runs, parents before their
+// subtests.
+func sortedTests(runs ...*kgoRun) []string {
+	var names []string
+	for _, r := range runs {
+		for n := range r.tests {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
