@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,53 +121,58 @@ func (r *kgoRun) wait(t *testing.T, timeout, grace time.Duration) {
 	r.tests = parseKgoRun(t, filepath.Join(runDir(t), r.name+".out"))
 }
 
-// parseKgoRun converts the binary's framed output with go tool test2json,
-// keeping the JSON next to it, and gathers each test's events.
+// parseKgoRun reads a run's outcomes from its framed output, and each
+// test's output lines from go tool test2json's conversion of it (kept next
+// to it as NAME.json). The outcomes come from the report lines themselves
+// (\x16--- PASS: name (1.23s)): test2json holds back the reports of
+// parallel tests until the binary's final line, which a run that timed out
+// never writes.
 func parseKgoRun(t *testing.T, out string) map[string]*kgoTest {
 	t.Helper()
-	in, err := os.Open(out)
+	raw, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
+	tests := map[string]*kgoTest{}
+	test := func(name string) *kgoTest {
+		k := tests[name]
+		if k == nil {
+			k = &kgoTest{name: name}
+			tests[name] = k
+		}
+		return k
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if m := kgoRunLine.FindStringSubmatch(l); m != nil {
+			test(m[1])
+		} else if m := kgoReportLine.FindStringSubmatch(l); m != nil {
+			k := test(m[2])
+			k.action = strings.ToLower(m[1])
+			k.elapsed, _ = strconv.ParseFloat(m[3], 64)
+		}
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var js, stderr bytes.Buffer
-	// -t: test2json gives the elapsed time of a test only with timestamps.
-	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", "github.com/twmb/franz-go/pkg/kgo")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &js, &stderr
+	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-p", "github.com/twmb/franz-go/pkg/kgo")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(raw), &js, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("go tool test2json < %s: %v\n%s", out, err, stderr.String())
 	}
 	if err := os.WriteFile(strings.TrimSuffix(out, ".out")+".json", js.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := map[string]*kgoTest{}
 	sc := bufio.NewScanner(&js)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		var ev struct {
-			Action  string
-			Test    string
-			Output  string
-			Elapsed float64
-		}
+		var ev struct{ Action, Test, Output string }
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("go tool test2json wrote %q: %v", sc.Text(), err)
 		}
-		if ev.Test == "" {
-			continue
-		}
-		k := tests[ev.Test]
-		if k == nil {
-			k = &kgoTest{name: ev.Test}
-			tests[ev.Test] = k
-		}
-		switch ev.Action {
-		case "output":
+		if ev.Test != "" && ev.Action == "output" {
+			k := test(ev.Test)
 			k.output = append(k.output, strings.TrimRight(ev.Output, "\n"))
-		case "pass", "fail", "skip":
-			k.action, k.elapsed = ev.Action, ev.Elapsed
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -174,6 +180,12 @@ func parseKgoRun(t *testing.T, out string) map[string]*kgoTest {
 	}
 	return tests
 }
+
+// The framed lines of -test.v=test2json that start and end a test.
+var (
+	kgoRunLine    = regexp.MustCompile(`^\x16=== RUN\s+(\S+)$`)
+	kgoReportLine = regexp.MustCompile(`^\x16--- (PASS|FAIL|SKIP): (\S+) \(([0-9.]+)s\)$`)
+)
 
 // logLines are a failed test's own log lines (t.Errorf, t.Logf: the lines
 // naming a _test.go file), distinct, most frequent first, at most max, each
