@@ -96,6 +96,16 @@ func copyFrame(dst net.Conn, br *bufio.Reader, prefix [4]byte, consumed []byte, 
 	} else {
 		k += copy(buf[k:], consumed)
 	}
+	m, err := copyThrough(dst, br, buf, k, n)
+	return written + m, err
+}
+
+// copyThrough moves the next n bytes of br to dst through buf, whose first
+// k bytes are already there to be written with them. It writes each time buf
+// is full or the bytes read so far are all there is for now, so a large
+// body flows as it arrives.
+func copyThrough(dst net.Conn, br *bufio.Reader, buf []byte, k, n int) (int64, error) {
+	var written int64
 	for n > 0 {
 		m, err := br.Read(buf[k:min(len(buf), k+n)])
 		k += m

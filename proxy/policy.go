@@ -5,104 +5,114 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Sentinels for versionCap.max.
+// rewriteKind says how kproxy rewrites the responses of an API.
+type rewriteKind uint8
+
 const (
-	// kmsgMax caps an API at the highest version kmsg knows.
-	kmsgMax int16 = -1
-	// hidden removes an API from the ApiVersions response.
-	hidden int16 = -2
+	// rewriteNone: responses pass untouched (observed ones are read whole,
+	// the others streamed).
+	rewriteNone rewriteKind = iota
+	// rewriteWhole: responses are read whole, parsed with kmsg, rewritten
+	// and encoded again (rewrite.go). Only small responses: they are held
+	// to the maximum frame size.
+	rewriteWhole
+	// rewriteTail: responses are streamed, their record batches never
+	// held, and only the part at their end that names brokers
+	// (NodeEndpoints) is read whole and rewritten in the same number of
+	// bytes (endpoints.go, walk.go).
+	rewriteTail
 )
 
 // versionCap is one entry of the version policy.
 type versionCap struct {
 	key kmsg.Key
-	max int16 // a version, kmsgMax or hidden
-	// rewrite marks the APIs whose responses kproxy rewrites, which are
-	// therefore read whole and parsed: those carrying broker addresses,
-	// and ApiVersions itself.
-	rewrite bool
-	reason  string
+	// rewrite is how responses at versions from rewriteFrom on are
+	// rewritten; every version of an API with a rewrite is capped at the
+	// highest kmsg knows, since kproxy must parse what it rewrites.
+	rewrite     rewriteKind
+	rewriteFrom int16
+	reason      string
 }
 
-// versionPolicy is the one list of the APIs kproxy treats specially on the
-// wire: what it advertises in ApiVersions responses, which responses it
-// rewrites, and why. Every cap is also bounded by what kmsg knows, so an
-// API is never advertised above a version kproxy could parse; an API whose
-// broker minimum is above its cap is removed. APIs not listed pass through
-// unchanged at every version the broker supports. TestPolicyCoversDecodedAPIs
-// checks that every API the decoder observes is listed.
+// versionPolicy is the one list of the APIs whose responses kproxy
+// rewrites: which, from which version, how, and why. kproxy never changes
+// the versions or the features a client sees but for one reason: a
+// response it rewrites is advertised up to the highest version kmsg can
+// parse (versionCaps), so that it is never left unrewritten. Every other API
+// passes at every version the broker supports, APIs the decoder observes
+// included: a request above the version kmsg reads is forwarded and not
+// observed (observable). TestPolicyCoversRewrittenAPIs checks the list's
+// form; e2e's TestApiVersionsAudit compares a real broker's ApiVersions
+// with what clients get through kproxy and allows only these caps.
+//
+// Responses that name addresses but pass untouched, and why clients
+// cannot tell:
+//   - DescribeQuorum v2+ (KIP-853) and DescribeCluster with EndpointType 2
+//     (KIP-919) list the controllers' listeners. Clients reach controllers
+//     with bootstrap.controllers, never through a broker connection, and
+//     kproxy fronts brokers only: the addresses are reported to the user
+//     (kafka-metadata-quorum), never dialled through kproxy.
+//   - The KRaft APIs that carry NodeEndpoints (Vote, BeginQuorumEpoch,
+//     EndQuorumEpoch, FetchSnapshot) are spoken between controllers, not by
+//     clients.
 var versionPolicy = []versionCap{
-	// KIP-951: Produce v10+ responses may carry NodeEndpoints (broker
-	// addresses). Rewriting them would mean decoding every produce
-	// response, so clients are kept on v9.
-	{key: kmsg.Produce, max: 9, reason: "KIP-951 NodeEndpoints in Produce v10+ responses"},
-	// KIP-951: Fetch v16+ responses may carry NodeEndpoints; fetch
-	// responses are the largest frames and are never decoded.
-	{key: kmsg.Fetch, max: 15, reason: "KIP-951 NodeEndpoints in Fetch v16+ responses"},
-	// DescribeQuorum v2+ lists the controllers' listener addresses.
-	{key: kmsg.DescribeQuorum, max: 1, reason: "DescribeQuorum v2+ responses carry controller endpoints"},
-	// KIP-932 share groups: ShareFetch and ShareAcknowledge responses
-	// carry NodeEndpoints from v0, which kproxy does not rewrite. The
-	// share-group APIs are hidden rather than let share consumers learn
-	// broker addresses; kproxy supports classic and KIP-848 groups.
-	{key: kmsg.ShareGroupHeartbeat, max: hidden, reason: "KIP-932 share groups: NodeEndpoints not rewritten"},
-	{key: kmsg.ShareFetch, max: hidden, reason: "KIP-932 ShareFetch responses carry NodeEndpoints from v0"},
-	{key: kmsg.ShareAcknowledge, max: hidden, reason: "KIP-932 ShareAcknowledge responses carry NodeEndpoints from v0"},
-
-	// Responses kproxy rewrites must parse.
-	{key: kmsg.Metadata, max: kmsgMax, rewrite: true, reason: "Metadata: Brokers rewritten"},
-	{key: kmsg.FindCoordinator, max: kmsgMax, rewrite: true, reason: "FindCoordinator: coordinator (v0-3) and Coordinators (v4+) rewritten; group API decoded"},
-	{key: kmsg.ApiVersions, max: kmsgMax, rewrite: true, reason: "ApiVersions: clamped by this policy; kproxy answers a request above kmsg's version itself (apiversions.go)"},
-	{key: kmsg.DescribeCluster, max: kmsgMax, rewrite: true, reason: "DescribeCluster: Brokers rewritten"},
-
-	// Group APIs the decoder turns into events must parse.
-	{key: kmsg.OffsetCommit, max: kmsgMax, reason: "OffsetCommit decoded"},
-	{key: kmsg.OffsetFetch, max: kmsgMax, reason: "OffsetFetch decoded"},
-	{key: kmsg.JoinGroup, max: kmsgMax, reason: "JoinGroup decoded"},
-	{key: kmsg.Heartbeat, max: kmsgMax, reason: "Heartbeat decoded"},
-	{key: kmsg.LeaveGroup, max: kmsgMax, reason: "LeaveGroup decoded"},
-	{key: kmsg.SyncGroup, max: kmsgMax, reason: "SyncGroup decoded"},
-	{key: kmsg.ConsumerGroupHeartbeat, max: kmsgMax, reason: "KIP-848 ConsumerGroupHeartbeat decoded"},
+	{key: kmsg.Metadata, rewrite: rewriteWhole, reason: "Metadata: Brokers rewritten"},
+	{key: kmsg.FindCoordinator, rewrite: rewriteWhole, reason: "FindCoordinator: coordinator (v0-3) and Coordinators (v4+) rewritten; group API decoded"},
+	{key: kmsg.ApiVersions, rewrite: rewriteWhole, reason: "ApiVersions: the rewritten APIs capped at kmsg's versions; kproxy answers a request above kmsg's version itself (apiversions.go)"},
+	{key: kmsg.DescribeCluster, rewrite: rewriteWhole, reason: "DescribeCluster: Brokers rewritten"},
+	// KIP-951: a Produce answer naming a partition's new leader carries
+	// the leader's address (NodeEndpoints) from v10. Produce responses
+	// hold no records, so they are small: read whole from v10.
+	{key: kmsg.Produce, rewrite: rewriteWhole, rewriteFrom: 10, reason: "KIP-951 NodeEndpoints in Produce v10+ responses rewritten"},
+	// KIP-951: the same in Fetch from v16, at the end of the response, in
+	// a tagged field: the largest frames stay streamed.
+	{key: kmsg.Fetch, rewrite: rewriteTail, rewriteFrom: 16, reason: "KIP-951 NodeEndpoints in Fetch v16+ responses rewritten at the frame's end"},
+	// KIP-932 share groups: ShareFetch ends with NodeEndpoints, after its
+	// records; ShareAcknowledge answers are small.
+	{key: kmsg.ShareFetch, rewrite: rewriteTail, reason: "KIP-932 NodeEndpoints in ShareFetch responses rewritten at the frame's end"},
+	{key: kmsg.ShareAcknowledge, rewrite: rewriteWhole, reason: "KIP-932 NodeEndpoints in ShareAcknowledge responses rewritten"},
 }
 
-// versionCaps maps an API key to its effective maximum version (or hidden),
-// and rewrittenKeys marks the APIs whose responses are rewritten; both are
-// built from versionPolicy.
+// versionCaps maps an API key of versionPolicy to the highest version
+// kproxy advertises (kmsg's), and rewrites maps an API key to its entry;
+// both are built from versionPolicy.
 var (
-	versionCaps   = buildVersionCaps(versionPolicy)
-	rewrittenKeys = buildRewritten(versionPolicy)
+	versionCaps = buildVersionCaps(versionPolicy)
+	rewrites    = buildRewrites(versionPolicy)
 )
 
 func buildVersionCaps(policy []versionCap) map[int16]int16 {
 	caps := make(map[int16]int16, len(policy))
 	for _, c := range policy {
-		if c.max == hidden {
-			caps[int16(c.key)] = hidden
-			continue
+		if r := kmsg.ResponseForKey(int16(c.key)); r != nil {
+			caps[int16(c.key)] = r.MaxVersion()
 		}
-		max := c.max
-		if r := kmsg.ResponseForKey(int16(c.key)); r != nil && (max == kmsgMax || r.MaxVersion() < max) {
-			max = r.MaxVersion()
-		}
-		caps[int16(c.key)] = max
 	}
 	return caps
 }
 
-func buildRewritten(policy []versionCap) (keys [128]bool) {
+func buildRewrites(policy []versionCap) (keys [128]versionCap) {
 	for _, c := range policy {
-		if c.rewrite {
-			keys[c.key] = true
-		}
+		keys[c.key] = c
 	}
 	return keys
 }
 
-// rewritten reports whether responses of this API are rewritten, so must be
-// read whole (versionPolicy's rewrite).
-func rewritten(key int16) bool {
-	return key >= 0 && int(key) < len(rewrittenKeys) && rewrittenKeys[key]
+// rewriteOf says how a response of this API and version is rewritten.
+func rewriteOf(key, version int16) rewriteKind {
+	if key < 0 || int(key) >= len(rewrites) {
+		return rewriteNone
+	}
+	c := rewrites[key]
+	if version < c.rewriteFrom {
+		return rewriteNone
+	}
+	return c.rewrite
 }
+
+// rewritten reports whether responses of this API and version are read
+// whole to be rewritten.
+func rewritten(key, version int16) bool { return rewriteOf(key, version) == rewriteWhole }
 
 // observed reports whether exchanges of this API go to the Queue. SASL
 // never does, whatever the decoder says: its payloads carry credentials.
@@ -110,8 +120,34 @@ func observed(key int16) bool {
 	return !saslAPI(key) && decode.Observed(key)
 }
 
+// observable reports whether an exchange of an observed API at this version
+// can be decoded: one above the versions kmsg knows is forwarded without
+// being observed, rather than the API capped for every client.
+func observable(key, version int16) bool {
+	r := kmsg.ResponseForKey(key)
+	return r != nil && version <= r.MaxVersion()
+}
+
 // saslAPI reports whether key is one of the SASL APIs (SaslHandshake,
 // SaslAuthenticate).
 func saslAPI(key int16) bool {
 	return key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate)
+}
+
+// VersionCap is one API whose versions kproxy caps in ApiVersions answers,
+// for audits: clients get at most MaxVersion, for Reason.
+type VersionCap struct {
+	Key        int16
+	MaxVersion int16
+	Reason     string
+}
+
+// VersionCaps lists every API whose versions kproxy caps; every other API
+// and every feature reaches clients as the broker advertises it.
+func VersionCaps() []VersionCap {
+	caps := make([]VersionCap, 0, len(versionPolicy))
+	for _, c := range versionPolicy {
+		caps = append(caps, VersionCap{Key: int16(c.key), MaxVersion: versionCaps[int16(c.key)], Reason: c.reason})
+	}
+	return caps
 }

@@ -100,12 +100,12 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 	c.p.stats.bytesFromClients.Add(uint64(size) + 4)
 
 	if decode.RequestOnly(key) {
-		if observeRequestOnly && size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) {
+		if observeRequestOnly && size <= min(maxObservedRequest, c.p.cfg.MaxObservedFrameSize) && c.observable(p) {
 			return false, c.forwardObservedRequest(br, prefix, size, p)
 		}
 		// Larger (thousands of partitions in one Fetch): streamed and not
 		// observed; the diagnosis does without this consumer's positions.
-	} else if handshake := key == int16(kmsg.SASLHandshake) && p.version == 0; handshake || observed(key) {
+	} else if handshake := key == int16(kmsg.SASLHandshake) && p.version == 0; handshake || observed(key) && c.observable(p) {
 		if size <= c.p.cfg.MaxObservedFrameSize {
 			return handshake, c.forwardWhole(br, prefix, size, p)
 		}
@@ -143,6 +143,21 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		return false, err
 	}
 	return false, nil
+}
+
+// observable reports whether kproxy can decode an exchange of this API at
+// this version, and logs once per API and version when it cannot: the
+// broker supports a version newer than kmsg's, which clients use through
+// kproxy as they would directly, unobserved.
+func (c *conn) observable(p pending) bool {
+	if observable(p.key, p.version) {
+		return true
+	}
+	if c.p.once.first("unobservable", p.key, p.version) {
+		c.log.Info("request at a version newer than kproxy decodes: forwarded without being observed "+
+			"(logged once per api and version)", zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version))
+	}
+	return false
 }
 
 // forwardWhole forwards a request frame read whole: an observed request,

@@ -99,8 +99,8 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	if p.internal != nil {
 		return c.takeInternal(br, prefix, size, p)
 	}
-	buffered := p.request != nil || rewritten(p.key) || p.sasl == saslHandshake
-	if buffered && !rewritten(p.key) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
+	buffered := p.request != nil || rewritten(p.key, p.version) || p.sasl == saslHandshake
+	if buffered && !rewritten(p.key, p.version) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
 		buffered = false
 		c.unobserved(&p, "unobserved", "response of interest larger than the maximum observed frame size: "+
 			"forwarded without being observed", size, zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
@@ -117,7 +117,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	if buffered {
 		// A rewritten response (and a SaslHandshake's) must be whole;
 		// an observed one can be streamed unobserved instead of waiting.
-		must := rewritten(p.key) || p.sasl == saslHandshake
+		must := rewritten(p.key, p.version) || p.sasl == saslHandshake
 		h, ok := takeResponse(c.p.budget, 4+int64(size), must)
 		if !ok {
 			buffered = false
@@ -130,7 +130,13 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	c.p.stats.responseFrames.Add(1)
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 	if !buffered {
-		if _, err := streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode); err != nil {
+		var err error
+		if rewriteOf(p.key, p.version) == rewriteTail {
+			err = c.forwardWalked(br, prefix, size, p)
+		} else {
+			_, err = streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode)
+		}
+		if err != nil {
 			c.responseCut(err)
 			return err
 		}
@@ -152,7 +158,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	}
 	at := time.Now()
 	out := frame
-	if rewritten(p.key) {
+	if rewritten(p.key, p.version) {
 		rw, err := rewriteResponse(c.p, p.key, p.version, frame[4:])
 		switch {
 		case err != nil:
@@ -186,6 +192,33 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		return c.handshakeAnswered(p, frame[4:])
 	}
 	return nil
+}
+
+// forwardWalked streams a response whose tail names brokers (rewriteTail),
+// rewriting that tail in place (walkResponse). A response whose structure
+// or tail does not parse is forwarded untouched and counted as a rewrite
+// failure; one whose endpoints do not fit is counted as dropped.
+func (c *conn) forwardWalked(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+	w := newWalker(c.client, br, c.upstream, c.p.copyMode, prefix, size)
+	dropped, failure := walkResponse(w, c.p, p.key, p.version)
+	if dropped {
+		c.p.stats.endpointsDropped.Add(1)
+		if c.p.once.first("endpoints_dropped", p.key) {
+			c.log.Warn("broker addresses (NodeEndpoints) in a streamed response do not fit in place once rewritten "+
+				"(kproxy's advertised host is longer than the broker's): dropped, so clients dial the new leader at the "+
+				"address they have for it, or ask for Metadata (logged once per api, then counted)",
+				zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version))
+		}
+	}
+	if failure != nil {
+		c.p.stats.rewriteFailures.Add(1)
+		if c.p.once.first("rewrite", p.key, p.version) {
+			c.log.Warn("response not rewritten: it does not parse; forwarded untouched, so the client may learn "+
+				"broker addresses kproxy did not vet (logged once per api and version, then counted)",
+				zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(failure))
+		}
+	}
+	return w.err
 }
 
 var errMismatch = errors.New("proxy: response correlation id mismatch")

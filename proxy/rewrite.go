@@ -77,7 +77,7 @@ func routeCoordinator(r router, nodeID *int32, host *string, port *int32, code *
 	return true
 }
 
-// rewriteResponse rewrites a response of an API for which rewritten(key)
+// rewriteResponse rewrites a response for which rewritten(key, version)
 // holds. frame is the response without its size prefix. It returns the new
 // frame with its size prefix, or nil when nothing changed. The response
 // header (the correlation id and, for flexible versions, its tags) is kept
@@ -167,11 +167,28 @@ func rewriteBody(r router, resp kmsg.Response) bool {
 		return changed
 	case *kmsg.ApiVersionsResponse:
 		return clampVersions(resp)
+	case *kmsg.ProduceResponse:
+		// KIP-951: the new leaders of partitions answered
+		// NOT_LEADER_OR_FOLLOWER, which clients dial without asking
+		// for Metadata.
+		changed := len(resp.Brokers) > 0
+		resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.ProduceResponseBroker) (*int32, *string, *int32) {
+			return &b.NodeID, &b.Host, &b.Port
+		})
+		return changed
+	case *kmsg.ShareAcknowledgeResponse:
+		changed := len(resp.NodeEndpoints) > 0
+		resp.NodeEndpoints = routeBrokers(r, resp.NodeEndpoints, func(b *kmsg.ShareAcknowledgeResponseNodeEndpoint) (*int32, *string, *int32) {
+			return &b.NodeID, &b.Host, &b.Port
+		})
+		return changed
 	}
 	return false
 }
 
-// clampVersions applies versionCaps to an ApiVersions response.
+// clampVersions applies versionCaps to an ApiVersions response. An API
+// whose broker minimum is above its cap is left out: kproxy could rewrite
+// none of its versions.
 func clampVersions(resp *kmsg.ApiVersionsResponse) bool {
 	changed := false
 	keys := resp.ApiKeys[:0]
@@ -179,7 +196,7 @@ func clampVersions(resp *kmsg.ApiVersionsResponse) bool {
 		max, ok := versionCaps[k.ApiKey]
 		switch {
 		case !ok || k.MaxVersion <= max:
-		case max == hidden || k.MinVersion > max:
+		case k.MinVersion > max:
 			changed = true
 			continue
 		default:

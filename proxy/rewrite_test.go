@@ -115,6 +115,48 @@ func TestRewriteFindCoordinator(t *testing.T) {
 	})
 }
 
+// TestRewriteLeaderEndpoints: the new leaders' addresses in Produce v10+
+// (KIP-951) and ShareAcknowledge (KIP-932) answers are kproxy's; a node
+// without a listener port is left out.
+func TestRewriteLeaderEndpoints(t *testing.T) {
+	produce := func(host string, port int32, ids ...int32) *kmsg.ProduceResponse {
+		resp := kmsg.NewPtrProduceResponse()
+		for _, id := range ids {
+			b := kmsg.NewProduceResponseBroker()
+			b.NodeID, b.Host, b.Port = id, host, port+id
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		return resp
+	}
+	for v := int16(10); v <= kmsg.NewPtrProduceResponse().MaxVersion(); v++ {
+		t.Run(fmt.Sprintf("Produce v%d", v), func(t *testing.T) {
+			checkRewrite(t, produce("broker.internal", 9092, 1, 2, refusedNode), produce("kproxy.test", 30000, 1, 2), v, true,
+				map[int32]string{1: "broker.internal:9093", 2: "broker.internal:9094"})
+		})
+	}
+	t.Run("Produce without endpoints", func(t *testing.T) {
+		checkRewrite(t, produce("", 0), produce("", 0), 12, false, nil)
+	})
+	ack := func(host string, port int32, ids ...int32) *kmsg.ShareAcknowledgeResponse {
+		resp := kmsg.NewPtrShareAcknowledgeResponse()
+		for _, id := range ids {
+			b := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
+			b.NodeID, b.Host, b.Port = id, host, port+id
+			resp.NodeEndpoints = append(resp.NodeEndpoints, b)
+		}
+		return resp
+	}
+	for v := range kmsg.NewPtrShareAcknowledgeResponse().MaxVersion() + 1 {
+		t.Run(fmt.Sprintf("ShareAcknowledge v%d", v), func(t *testing.T) {
+			checkRewrite(t, ack("broker.internal", 9092, 3), ack("kproxy.test", 30000, 3), v, true,
+				map[int32]string{3: "broker.internal:9095"})
+		})
+	}
+	if rewriteOf(int16(kmsg.Produce), 9) != rewriteNone || !rewritten(int16(kmsg.Produce), 10) {
+		t.Error("Produce must be read whole from v10 only")
+	}
+}
+
 func TestRewriteDescribeCluster(t *testing.T) {
 	build := func(host string, port int32, endpointType int8) *kmsg.DescribeClusterResponse {
 		resp := kmsg.NewPtrDescribeClusterResponse()
@@ -146,21 +188,27 @@ func TestClampApiVersions(t *testing.T) {
 		resp.ApiKeys = keys
 		return resp
 	}
+	produceMax := kmsg.NewPtrProduceResponse().MaxVersion()
+	fetchMax := kmsg.NewPtrFetchResponse().MaxVersion()
+	// Produce and Fetch above kmsg's versions are capped (kproxy rewrites
+	// them); JoinGroup, only decoded, passes at the broker's versions, as do
+	// the share-group and quorum APIs.
 	in := func() *kmsg.ApiVersionsResponse {
-		return build(key(0, 3, 13), key(1, 4, 18), key(11, 0, joinMax+5), key(32, 0, 4), key(55, 0, 2),
+		return build(key(0, 3, produceMax+2), key(1, 4, fetchMax+1), key(11, 0, joinMax+5), key(32, 0, 4), key(55, 0, 2),
 			key(78, 0, 1), key(76, 0, 1))
 	}
-	want := build(key(0, 3, 9), key(1, 4, 15), key(11, 0, joinMax), key(32, 0, 4), key(55, 0, 1))
+	want := build(key(0, 3, produceMax), key(1, 4, fetchMax), key(11, 0, joinMax+5), key(32, 0, 4), key(55, 0, 2),
+		key(78, 0, 1), key(76, 0, 1))
 	for v := range kmsg.NewPtrApiVersionsResponse().MaxVersion() + 1 {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			checkRewrite(t, in(), want, v, true, nil)
 		})
 	}
 	t.Run("minimum above cap removes the api", func(t *testing.T) {
-		checkRewrite(t, build(key(0, 10, 13), key(32, 0, 4)), build(key(32, 0, 4)), 3, true, nil)
+		checkRewrite(t, build(key(0, produceMax+1, produceMax+3), key(32, 0, 4)), build(key(32, 0, 4)), 3, true, nil)
 	})
 	t.Run("nothing to clamp", func(t *testing.T) {
-		in := build(key(0, 3, 9), key(32, 0, 4))
+		in := build(key(0, 3, produceMax), key(11, 0, joinMax+1), key(32, 0, 4))
 		checkRewrite(t, in, in, 3, false, nil)
 	})
 	t.Run("v0 answer to an unsupported version (KIP-511)", func(t *testing.T) {
@@ -185,22 +233,28 @@ func TestRewriteGarbageFails(t *testing.T) {
 	}
 }
 
-// TestPolicyCoversDecodedAPIs: every API the decoder observes or kproxy
-// rewrites is capped at what kmsg knows, and every entry says why.
-func TestPolicyCoversDecodedAPIs(t *testing.T) {
+// TestPolicyCoversRewrittenAPIs: each API of the policy is listed once,
+// with its reason and a rewrite; an API is capped in ApiVersions only if its
+// responses are rewritten, and then at the version kmsg knows; SASL is
+// never observed.
+func TestPolicyCoversRewrittenAPIs(t *testing.T) {
 	listed := make(map[int16]bool)
 	for _, c := range versionPolicy {
-		if listed[int16(c.key)] {
-			t.Errorf("key %d listed twice", c.key)
+		key := int16(c.key)
+		if listed[key] {
+			t.Errorf("key %d listed twice", key)
 		}
-		listed[int16(c.key)] = true
-		if c.reason == "" {
-			t.Errorf("key %d has no reason", c.key)
+		listed[key] = true
+		if c.reason == "" || c.rewrite == rewriteNone {
+			t.Errorf("%s: reason %q, rewrite %d; want both", kmsg.NameForKey(key), c.reason, c.rewrite)
+		}
+		if max := kmsg.ResponseForKey(key).MaxVersion(); versionCaps[key] != max {
+			t.Errorf("%s capped at v%d; want kmsg's v%d", kmsg.NameForKey(key), versionCaps[key], max)
 		}
 	}
-	for key := range int16(100) {
-		if (observed(key) || rewritten(key)) && !listed[key] {
-			t.Errorf("%s (key %d) is decoded or rewritten but not capped in versionPolicy", kmsg.NameForKey(key), key)
+	for key := range int16(128) {
+		if _, capped := versionCaps[key]; capped != listed[key] {
+			t.Errorf("%s (key %d): capped %v, listed %v", kmsg.NameForKey(key), key, capped, listed[key])
 		}
 	}
 	if observed(int16(kmsg.SASLHandshake)) || observed(int16(kmsg.SASLAuthenticate)) {

@@ -20,6 +20,10 @@ type Stats struct {
 	// addresses rewritten or versions clamped but did not parse. They were
 	// forwarded untouched.
 	RewriteFailures uint64
+	// EndpointsDropped counts streamed responses (Fetch v16+, ShareFetch)
+	// whose broker addresses could not be rewritten in place, kproxy's
+	// being longer than the broker's: they were left out (endpoints.go).
+	EndpointsDropped uint64
 	// ObserverDrops counts exchanges not handed out because the Queue was
 	// full (ObserverQueue or ObserverQueueBytes).
 	ObserverDrops uint64
@@ -99,6 +103,7 @@ type counters struct {
 	bytesFromClients      atomic.Uint64
 	bytesFromBrokers      atomic.Uint64
 	rewriteFailures       atomic.Uint64
+	endpointsDropped      atomic.Uint64
 	observerDrops         atomic.Uint64
 	oversizedFrames       atomic.Uint64
 	correlationMismatches atomic.Uint64
@@ -131,6 +136,7 @@ func (c *counters) snapshot() Stats {
 		BytesFromClients:      c.bytesFromClients.Load(),
 		BytesFromBrokers:      c.bytesFromBrokers.Load(),
 		RewriteFailures:       c.rewriteFailures.Load(),
+		EndpointsDropped:      c.endpointsDropped.Load(),
 		ObserverDrops:         c.observerDrops.Load(),
 		OversizedFrames:       c.oversizedFrames.Load(),
 		CorrelationMismatches: c.correlationMismatches.Load(),

@@ -34,6 +34,8 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.BytesFromBrokers) }},
 	{"kproxy_rewrite_failures_total", "counter", "Responses whose addresses or versions could not be rewritten (forwarded untouched).",
 		func(s proxy.Stats) float64 { return float64(s.RewriteFailures) }},
+	{"kproxy_endpoints_dropped_total", "counter", "Streamed responses (Fetch v16+, ShareFetch) whose broker addresses did not fit once rewritten and were left out.",
+		func(s proxy.Stats) float64 { return float64(s.EndpointsDropped) }},
 	{"kproxy_observer_drops_total", "counter", "Exchanges not observed because the observer queue was full.",
 		func(s proxy.Stats) float64 { return float64(s.ObserverDrops) }},
 	{"kproxy_oversized_frames_total", "counter", "Frames above max-frame-size; each closed its connection.",

@@ -1,0 +1,344 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// walkOver streams frame (with its size prefix) through a walker between
+// two loopback TCP connections, as the response pump does, and returns what
+// the client side received.
+func walkOver(t *testing.T, frame []byte, key, version int16, mode copyMode) (out []byte, dropped bool, failure error) {
+	t.Helper()
+	brokerEnd, proxyUp := tcpPair(t)
+	proxyDown, clientEnd := tcpPair(t)
+	go brokerEnd.Write(frame)
+	got := make(chan []byte, 1)
+	go func() {
+		clientEnd.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b := make([]byte, len(frame))
+		n, _ := io.ReadFull(clientEnd, b)
+		got <- b[:n]
+	}()
+	br := bufio.NewReaderSize(readerOf(proxyUp), readBufSize)
+	prefix, size, err := frameSize(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWalker(proxyDown, br, proxyUp, mode, prefix, size)
+	dropped, failure = walkResponse(w, &fakeRouter{learned: make(map[int32]string)}, key, version)
+	if w.err != nil {
+		t.Fatalf("walk: %v", w.err)
+	}
+	if w.written != int64(len(frame)) {
+		t.Errorf("walker wrote %d bytes; want the frame's %d", w.written, len(frame))
+	}
+	return <-got, dropped, failure
+}
+
+// sized puts a response frame (header and body) behind its size prefix.
+func sized(b []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// records returns n bytes standing for record batches (never decoded).
+func records(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	return b
+}
+
+// fetchWith builds a Fetch response of two topics whose partitions carry
+// record batches of the given sizes (-1: null), aborted transactions and
+// partition tags, naming the given brokers.
+func fetchWith(sizes []int, brokers map[int32]string) *kmsg.FetchResponse {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SessionID = 7
+	for ti := range 2 {
+		topic := kmsg.NewFetchResponseTopic()
+		topic.TopicID[0] = byte(ti + 1)
+		for pi, n := range sizes {
+			p := kmsg.NewFetchResponseTopicPartition()
+			p.Partition = int32(pi)
+			p.HighWatermark = int64(1000 + pi)
+			if n >= 0 {
+				p.RecordBatches = records(n)
+			}
+			if pi == 1 {
+				a := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				a.ProducerID, a.FirstOffset = 9, 10
+				p.AbortedTransactions = append(p.AbortedTransactions, a)
+				p.ErrorCode = 6 // NOT_LEADER_OR_FOLLOWER
+				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 5
+			}
+			topic.Partitions = append(topic.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, topic)
+	}
+	for id, host := range sortedBrokers(brokers) {
+		b := kmsg.NewFetchResponseBroker()
+		b.NodeID, b.Host, b.Port = id, host, 9092
+		resp.Brokers = append(resp.Brokers, b)
+	}
+	return resp
+}
+
+// shareFetchWith is fetchWith for ShareFetch.
+func shareFetchWith(sizes []int, brokers map[int32]string) *kmsg.ShareFetchResponse {
+	resp := kmsg.NewPtrShareFetchResponse()
+	resp.AcquisitionLockTimeoutMillis = 30000
+	for ti := range 2 {
+		topic := kmsg.NewShareFetchResponseTopic()
+		topic.TopicID[0] = byte(ti + 1)
+		for pi, n := range sizes {
+			p := kmsg.NewShareFetchResponseTopicPartition()
+			p.Partition = int32(pi)
+			if n >= 0 {
+				p.Records = records(n)
+				a := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
+				a.FirstOffset, a.LastOffset, a.DeliveryCount = 0, int64(n), 1
+				p.AcquiredRecords = append(p.AcquiredRecords, a)
+			}
+			if pi == 1 {
+				msg := "not the leader"
+				p.ErrorCode, p.ErrorMessage = 6, &msg
+				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 5
+			}
+			topic.Partitions = append(topic.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, topic)
+	}
+	for id, host := range sortedBrokers(brokers) {
+		b := kmsg.NewShareFetchResponseNodeEndpoint()
+		b.NodeID, b.Host, b.Port = id, host, 9092
+		resp.NodeEndpoints = append(resp.NodeEndpoints, b)
+	}
+	return resp
+}
+
+// sortedBrokers iterates brokers by node id.
+func sortedBrokers(brokers map[int32]string) func(func(int32, string) bool) {
+	return func(yield func(int32, string) bool) {
+		for id := range int32(refusedNode + 1) {
+			if host, ok := brokers[id]; ok && !yield(id, host) {
+				return
+			}
+		}
+	}
+}
+
+// endpointsOf returns the brokers a parsed Fetch or ShareFetch response
+// names, as "id=host:port", and the response with them removed.
+func endpointsOf(resp kmsg.Response) []string {
+	var out []string
+	switch r := resp.(type) {
+	case *kmsg.FetchResponse:
+		for _, b := range r.Brokers {
+			out = append(out, fmt.Sprintf("%d=%s", b.NodeID, hostPort(b.Host, b.Port)))
+		}
+		r.Brokers, r.UnknownTags = nil, kmsg.Tags{}
+	case *kmsg.ShareFetchResponse:
+		for _, b := range r.NodeEndpoints {
+			out = append(out, fmt.Sprintf("%d=%s", b.NodeID, hostPort(b.Host, b.Port)))
+		}
+		r.NodeEndpoints, r.UnknownTags = nil, kmsg.Tags{}
+	}
+	return out
+}
+
+// TestWalkRewritesEndpoints: a Fetch v16+ or ShareFetch response streamed
+// through the walker reaches the client with the same length and the same
+// topics, partitions and record batches, its broker addresses rewritten to
+// kproxy's (padded), or dropped when they do not fit; a refused node is left
+// out; a response naming no broker goes untouched. Batches of 300 KiB take
+// the splice path, small ones the read buffer's.
+func TestWalkRewritesEndpoints(t *testing.T) {
+	sizes := []int{0, -1, 10, 300 << 10, 5000}
+	long := "broker-1.kafka.internal.example" // longer than kproxy.test
+	cases := []struct {
+		name    string
+		brokers map[int32]string
+		want    []string // nil: untouched
+		dropped bool
+	}{
+		{"rewritten and padded", map[int32]string{1: long, 2: long}, []string{"1=kproxy.test:30001", "2=kproxy.test:30002"}, false},
+		{"rewritten, same length", map[int32]string{1: "kproxy.fake"}, []string{"1=kproxy.test:30001"}, false},
+		{"rewritten, two bytes shorter", map[int32]string{1: "kproxy.test.1"}, []string{"1=kproxy.test:30001"}, false},
+		{"one byte shorter: dropped", map[int32]string{1: "kproxy.test1"}, []string{}, true},
+		{"longer: dropped", map[int32]string{1: "b1", 2: "b2"}, []string{}, true},
+		{"one longer, one shorter: fits", map[int32]string{1: "b1", 2: long}, []string{"1=kproxy.test:30001", "2=kproxy.test:30002"}, false},
+		{"refused node left out", map[int32]string{1: long, refusedNode: long}, []string{"1=kproxy.test:30001"}, false},
+		{"no brokers: untouched", nil, nil, false},
+	}
+	type api struct {
+		key      kmsg.Key
+		versions []int16
+		build    func(sizes []int, brokers map[int32]string) kmsg.Response
+	}
+	apis := []api{
+		{kmsg.Fetch, []int16{16, 17, 18}, func(s []int, b map[int32]string) kmsg.Response { return fetchWith(s, b) }},
+		{kmsg.ShareFetch, []int16{0, 1, 2}, func(s []int, b map[int32]string) kmsg.Response { return shareFetchWith(s, b) }},
+	}
+	for _, a := range apis {
+		for _, v := range a.versions {
+			for _, tc := range cases {
+				for _, mode := range []copyMode{copySplice, copyPooled} {
+					name := fmt.Sprintf("%s/v%d/%s/mode%d", kmsg.NameForKey(int16(a.key)), v, tc.name, mode)
+					t.Run(name, func(t *testing.T) {
+						in := a.build(sizes, tc.brokers)
+						in.SetVersion(v)
+						if sf, ok := in.(*kmsg.ShareFetchResponse); ok && v == 0 {
+							sf.AcquisitionLockTimeoutMillis = 0 // v1+
+						}
+						frame := sized(responseFrame(in, 77))
+						out, dropped, failure := walkOver(t, frame, int16(a.key), v, mode)
+						if failure != nil {
+							t.Fatalf("failure: %v", failure)
+						}
+						if len(out) != len(frame) || !bytes.Equal(out[:9], frame[:9]) {
+							t.Fatalf("got %d bytes starting %x; want %d starting %x", len(out), out[:min(9, len(out))], len(frame), frame[:9])
+						}
+						if tc.want == nil {
+							if !bytes.Equal(out, frame) {
+								t.Fatal("changed; want the frame untouched")
+							}
+							return
+						}
+						if dropped != tc.dropped {
+							t.Errorf("dropped %v; want %v", dropped, tc.dropped)
+						}
+						got := kmsg.ResponseForKey(int16(a.key))
+						got.SetVersion(v)
+						if err := got.ReadFrom(out[9:]); err != nil {
+							t.Fatalf("rewritten response does not parse: %v", err)
+						}
+						if eps := endpointsOf(got); strings.Join(eps, " ") != strings.Join(tc.want, " ") {
+							t.Errorf("endpoints %v; want %v", eps, tc.want)
+						}
+						endpointsOf(in)
+						if !reflect.DeepEqual(got, in) {
+							t.Error("topics, partitions or records changed")
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestWalkUntouchedWhenMalformed: a response whose structure does not parse
+// (a record batch longer than the frame, a truncated topic, trailing bytes
+// in the tail) is forwarded byte for byte, and the failure reported.
+func TestWalkUntouchedWhenMalformed(t *testing.T) {
+	good := fetchWith([]int{10, 20}, map[int32]string{1: "broker-1.kafka.internal"})
+	good.SetVersion(16)
+	body := responseFrame(good, 77)
+	cases := map[string][]byte{
+		"records longer than the frame": func() []byte {
+			b := bytes.Clone(body)
+			// The first partition's records length: after the header (5),
+			// throttle, error, session (10), topics (1), topic id (16),
+			// partitions (1), the partition's fixed fields (30),
+			// aborted transactions (1) and preferred replica (4).
+			if b[68] != 11 {
+				t.Fatalf("byte 68 is %d; want the records length 10+1", b[68])
+			}
+			b[68], b[69] = 0xff, 0x7f // 16,383 bytes
+			return b
+		}(),
+		"truncated":                body[:40],
+		"tail with trailing bytes": append(bytes.Clone(body), 0, 0),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			frame := sized(b)
+			out, _, failure := walkOver(t, frame, int16(kmsg.Fetch), 16, copySplice)
+			if failure == nil {
+				t.Error("no failure reported")
+			}
+			if !bytes.Equal(out, frame) {
+				t.Error("changed; want the frame untouched")
+			}
+		})
+	}
+}
+
+// FuzzWalk: whatever the bytes, the walker forwards exactly as many as the
+// frame has; when kmsg parses the response, so does the walk, and the
+// client gets the same response with only its endpoints changed; when the
+// walk finds the structure bad, the frame goes untouched.
+func FuzzWalk(f *testing.F) {
+	for _, v := range []int16{16, 18} {
+		r := fetchWith([]int{3, -1}, map[int32]string{1: "broker-1.kafka.internal"})
+		r.SetVersion(v)
+		f.Add(int16(kmsg.Fetch), v, responseFrame(r, 1)[4:])
+	}
+	for _, v := range []int16{0, 1} {
+		r := shareFetchWith([]int{3, -1}, map[int32]string{1: "b", 2: "broker-2.kafka.internal"})
+		r.SetVersion(v)
+		f.Add(int16(kmsg.ShareFetch), v, responseFrame(r, 1)[4:])
+	}
+	f.Fuzz(func(t *testing.T, key, version int16, body []byte) {
+		if (key != int16(kmsg.Fetch) || version < 16 || version > 18) && (key != int16(kmsg.ShareFetch) || version < 0 || version > 2) {
+			return
+		}
+		// The correlation id and an empty header tag section, then body.
+		frame := sized(append([]byte{0, 0, 0, 1, 0}, body...))
+		var sink bytes.Buffer
+		br := bufio.NewReaderSize(bytes.NewReader(frame[4:]), readBufSize)
+		w := newWalker(bufConn{&sink}, br, nil, copyPooled, [4]byte(frame[:4]), int32(len(frame)-4))
+		_, failure := walkResponse(w, &fakeRouter{learned: make(map[int32]string)}, key, version)
+		out := sink.Bytes()
+		if w.err != nil || len(out) != len(frame) {
+			t.Fatalf("forwarded %d bytes of %d (%v)", len(out), len(frame), w.err)
+		}
+		if failure != nil && !bytes.Equal(out, frame) {
+			t.Fatalf("not rewritten (%v), but the frame changed", failure)
+		}
+		in := kmsg.ResponseForKey(key)
+		in.SetVersion(version)
+		if in.ReadFrom(body) != nil {
+			return
+		}
+		if w.bad {
+			t.Fatal("kmsg parses the response, the walk does not")
+		}
+		if failure != nil {
+			return // a tail that cannot keep its length: untouched, checked above
+		}
+		got := kmsg.ResponseForKey(key)
+		got.SetVersion(version)
+		if err := got.ReadFrom(out[9:]); err != nil {
+			t.Fatalf("forwarded response does not parse: %v", err)
+		}
+		endpointsOf(in)
+		endpointsOf(got)
+		if !reflect.DeepEqual(got, in) {
+			t.Fatal("the response changed beyond its endpoints")
+		}
+	})
+}
+
+// bufConn is a net.Conn whose writes go to a buffer, for walks in memory.
+type bufConn struct{ w *bytes.Buffer }
+
+func (c bufConn) Write(b []byte) (int, error)      { return c.w.Write(b) }
+func (c bufConn) Read([]byte) (int, error)         { return 0, io.EOF }
+func (c bufConn) Close() error                     { return nil }
+func (c bufConn) LocalAddr() net.Addr              { return nil }
+func (c bufConn) RemoteAddr() net.Addr             { return nil }
+func (c bufConn) SetDeadline(time.Time) error      { return nil }
+func (c bufConn) SetReadDeadline(time.Time) error  { return nil }
+func (c bufConn) SetWriteDeadline(time.Time) error { return nil }
