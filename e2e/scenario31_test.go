@@ -131,9 +131,9 @@ func TestScenario31(t *testing.T) {
 	// kproxy's own counters: nothing it could not rewrite, no response
 	// out of order, no broken frame.
 	m := scrape(t, proxyAdmin)
-	t.Logf("kproxy: %v requests, %v responses, %.1f MB from brokers; %v truncated frames, %v observer drops",
+	t.Logf("kproxy: %v requests, %v responses, %.1f MB from brokers; %v truncated frames, %v observer drops, %v responses whose broker endpoints were dropped",
 		m["kproxy_request_frames_total"], m["kproxy_response_frames_total"], m["kproxy_bytes_from_brokers_total"]/1e6,
-		m["kproxy_truncated_frames_total"], m["kproxy_observer_drops_total"])
+		m["kproxy_truncated_frames_total"], m["kproxy_observer_drops_total"], m["kproxy_endpoints_dropped_total"])
 	if m["kproxy_request_frames_total"] == 0 {
 		t.Errorf("kproxy forwarded no request: the proxied run did not go through it")
 	}
