@@ -27,8 +27,11 @@ import (
 // at the version in go.mod), as scenario 31 runs them. install.sh builds the
 // test binary from the module cache (`go test -c`) into .cache/bin/kgo.test.
 // The binary writes test2json's framed verbose output (-test.v=test2json) to
-// stdout, which `go tool test2json` turns into events after the run; the
-// clients' logs (franz-go's BasicLogger, KGO_LOG_LEVEL) go to stderr.
+// stdout, which `go tool test2json` turns into events after the run. In
+// that mode the testing package points os.Stderr at stdout, so the clients'
+// logs (franz-go's BasicLogger to os.Stderr, at KGO_LOG_LEVEL) are in the
+// same stream; only what the runtime writes to fd 2 reaches stderr: the
+// panic of -test.timeout, with the tests still running and every stack.
 
 // kgoSuiteRun selects the tests: the group and transactional ETL chains,
 // and the share-group chain, which skips itself when the broker it is
