@@ -67,6 +67,8 @@ type kgoRun struct {
 	seeds    string
 	proc     *proc
 	started  time.Time
+	exited   chan struct{} // closed when the process has exited, at ended
+	ended    time.Time
 	took     time.Duration
 	timedOut bool     // the binary's -test.timeout fired: something hung
 	running  []string // then, the tests it said were still running
@@ -93,8 +95,15 @@ func startKgoSuite(t *testing.T, name, seeds string, records int, timeout time.D
 		"KGO_TEST_RECORDS=" + itoa(records),
 	}
 	t.Logf("%s: %s", name, strings.Join(env, " "))
-	return &kgoRun{name: name, seeds: seeds, started: time.Now(),
+	r := &kgoRun{name: name, seeds: seeds, started: time.Now(), exited: make(chan struct{}),
 		proc: startProc(t, name, env, argv...)}
+	go func() {
+		// Returns at the latest when the test ends and kills the process.
+		r.proc.waitExit(24 * time.Hour)
+		r.ended = time.Now()
+		close(r.exited)
+	}()
+	return r
 }
 
 // wait waits for the run to end, at most grace after its -test.timeout
@@ -102,11 +111,14 @@ func startKgoSuite(t *testing.T, name, seeds string, records int, timeout time.D
 // kills it if it is still there, and reads its results.
 func (r *kgoRun) wait(t *testing.T, timeout, grace time.Duration) {
 	t.Helper()
-	if !r.proc.waitExit(time.Until(r.started.Add(timeout + grace))) {
+	select {
+	case <-r.exited:
+	case <-time.After(time.Until(r.started.Add(timeout + grace))):
 		r.killed = true
 		r.proc.kill()
+		<-r.exited
 	}
-	r.took = time.Since(r.started)
+	r.took = r.ended.Sub(r.started)
 	r.proc.mu.Lock()
 	r.exit = r.proc.waitErr
 	r.proc.mu.Unlock()

@@ -10,8 +10,8 @@ import (
 )
 
 // Scenario 31's sizes. 20,000 records make two transactions of the
-// producer of TestTxnEtl (it commits every 10,000) and a run of about two
-// minutes on this machine with both runs side by side.
+// producer of TestTxnEtl (it commits every 10,000) and runs of 80-110 s on
+// this machine, both side by side.
 const (
 	kgoSuiteRecords = 20000
 	// kgoSuiteTimeout is each run's -test.timeout: a test that hangs fails
@@ -29,9 +29,8 @@ const (
 // hangs directly fails the scenario too, named, since kproxy cannot be
 // judged on it. None is excluded: on Kafka 4.4.0 every subtest passes
 // directly, TestGroupETL/sticky/848/static included (it failed directly on
-// 4.1.1).
-// When the broker supports share groups, TestShareGroupETL must run
-// directly, not skip. Afterwards kproxy's counters must show no rewrite
+// 4.1.1). When the broker supports share groups, TestShareGroupETL must
+// run directly, not skip. Afterwards kproxy's counters must show no rewrite
 // failure, correlation mismatch or broken frame, and its journal must
 // replay to the report it wrote live.
 func TestScenario31(t *testing.T) {
