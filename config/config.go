@@ -123,6 +123,15 @@ type Config struct {
 	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
 	// means off. Loopback by default.
 	Admin string
+	// AdminHosts are the host names, besides IP addresses, localhost and
+	// Advertise's, that a request to the admin server may give in its Host
+	// header; the others are refused (DNS rebinding).
+	AdminHosts []string
+	// AdminTokenFile names the file Load reads AdminToken from.
+	AdminTokenFile string
+	// AdminToken, when set, is the bearer token every admin request but
+	// the probes must carry; from AdminTokenFile or KPROXY_ADMIN_TOKEN.
+	AdminToken Secret
 	// MetricsMaxGroups is how many consumer groups /metrics names; the
 	// others are summed under group="_other".
 	MetricsMaxGroups int
@@ -154,6 +163,9 @@ type Config struct {
 
 	// certs are the certificates validation read, for Warnings.
 	certs []certFile
+	// unknownEnv are Load's warnings about KPROXY_* variables that are no
+	// setting's, for Warnings.
+	unknownEnv []string
 }
 
 // Default values of the settings that have one. Those of the proxy, the

@@ -50,9 +50,14 @@ const (
 	KeyStormWindow                = "storm-window"
 	KeyTimelineRetain             = "timeline-retain"
 	KeyAdmin                      = "admin"
-	KeyMetricsMaxGroups           = "metrics-max-groups"
-	KeyLogFormat                  = "log-format"
-	KeyLogLevel                   = "log-level"
+	KeyAdminHosts                 = "admin-hosts"
+	KeyAdminTokenFile             = "admin-token-file"
+	// KeyAdminToken, like KeyUpstreamSASLPassword, is read only from its
+	// environment variable, KPROXY_ADMIN_TOKEN.
+	KeyAdminToken       = "admin-token"
+	KeyMetricsMaxGroups = "metrics-max-groups"
+	KeyLogFormat        = "log-format"
+	KeyLogLevel         = "log-level"
 
 	KeyUpstreamSASLMechanism    = "upstream-sasl-mechanism"
 	KeyUpstreamSASLUsername     = "upstream-sasl-username"
@@ -203,6 +208,12 @@ func Options() []Option {
 			Usage: "live timeline history kept in memory, GENERATIONS,AGE: the last GENERATIONS generations of each group (at least 4), none that ended more than AGE ago, and no group quiet for AGE; 0 means no limit. Older history stays in the journal, which the admin API reads for it"},
 		{Key: KeyAdmin, Flag: true, kind: kindString, Default: d.Admin,
 			Usage: "admin HTTP address serving the web page (/), /metrics, /healthz, /readyz, /timeline and /api/; empty means off"},
+		{Key: KeyAdminHosts, Flag: true, kind: kindList,
+			Usage: "host names the admin server answers to besides IP addresses, localhost and --advertise's; a request naming another is refused (DNS rebinding)"},
+		{Key: KeyAdminTokenFile, Flag: true, kind: kindString,
+			Usage: "file holding the bearer token every admin request but /healthz and /readyz must carry (a browser opens /?token=TOKEN once); or set KPROXY_ADMIN_TOKEN"},
+		{Key: KeyAdminToken, EnvOnly: true, kind: kindString,
+			Usage: "that bearer token, from the environment only (never a flag or file key); or use --admin-token-file"},
 		{Key: KeyMetricsMaxGroups, Flag: true, kind: kindInt, Default: strconv.Itoa(d.MetricsMaxGroups),
 			Usage: `consumer groups /metrics names; the others are summed under group="_other"`},
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,

@@ -70,14 +70,11 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		}
 	}
 	cfg, p := fromViper(v)
-	if cfg.UpstreamSASLPassword == "" && cfg.UpstreamSASLPasswordFile != "" {
-		// Read here, once; Validate only checks that a password came.
-		pw, err := readPasswordFile(cfg.UpstreamSASLPasswordFile)
-		if err != nil {
-			p.add(KeyUpstreamSASLPasswordFile, cfg.UpstreamSASLPasswordFile, err.Error())
-		}
-		cfg.UpstreamSASLPassword = pw
-	}
+	cfg.unknownEnv = unknownEnv(os.Environ())
+	// Secrets' files are read here, once; Validate only checks that a
+	// password came.
+	readSecretFile(KeyUpstreamSASLPasswordFile, cfg.UpstreamSASLPasswordFile, &cfg.UpstreamSASLPassword, &p)
+	readSecretFile(KeyAdminTokenFile, cfg.AdminTokenFile, &cfg.AdminToken, &p)
 	// Validate the settings that parsed; the others already have a problem.
 	failed := map[string]bool{}
 	for _, e := range p {
@@ -170,6 +167,8 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyStormWindow, parseDuration, &c.StormWindow)
 	read(v, &p, KeyTimelineRetain, parseRetention, &c.TimelineRetain)
 	read(v, &p, KeyAdmin, parseString, &c.Admin)
+	read(v, &p, KeyAdminHosts, parseList, &c.AdminHosts)
+	read(v, &p, KeyAdminTokenFile, parseString, &c.AdminTokenFile)
 	read(v, &p, KeyMetricsMaxGroups, parseInt, &c.MetricsMaxGroups)
 	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
 	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)
@@ -177,7 +176,8 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyUpstreamSASLUsername, parseString, &c.UpstreamSASLUsername)
 	read(v, &p, KeyUpstreamSASLPasswordFile, parseString, &c.UpstreamSASLPasswordFile)
 	read(v, &p, KeyAllowOpenSASLProxy, parseBool, &c.AllowOpenSASLProxy)
-	readUpstreamSASLPassword(&c, &p)
+	readSecretEnv(KeyUpstreamSASLPassword, KeyUpstreamSASLPasswordFile, c.UpstreamSASLPasswordFile, &c.UpstreamSASLPassword, &p)
+	readSecretEnv(KeyAdminToken, KeyAdminTokenFile, c.AdminTokenFile, &c.AdminToken, &p)
 	readFleet(v, &p, &c.Fleet)
 	return c, p
 }

@@ -24,20 +24,32 @@ func (s Secret) GoString() string { return s.String() }
 
 var _ fmt.GoStringer = Secret("")
 
-// readUpstreamSASLPassword takes the upstream SASL password from
-// KPROXY_UPSTREAM_SASL_PASSWORD, the only place besides the password file
-// it may come from. Both at once is a problem: which one wins would be a
-// guess.
-func readUpstreamSASLPassword(c *Config, p *problems) {
-	env, ok := os.LookupEnv(EnvVar(KeyUpstreamSASLPassword))
+// readSecretEnv takes a secret (the upstream SASL password, the admin
+// token) from its environment variable, the only place besides its file
+// (fileKey, file) it may come from. Both at once is a problem: which one
+// wins would be a guess.
+func readSecretEnv(key, fileKey, file string, dst *Secret, p *problems) {
+	env, ok := os.LookupEnv(EnvVar(key))
 	if !ok || env == "" {
 		return
 	}
-	c.UpstreamSASLPassword = Secret(env)
-	if c.UpstreamSASLPasswordFile != "" {
-		p.add(KeyUpstreamSASLPasswordFile, c.UpstreamSASLPasswordFile,
-			"set together with "+EnvVar(KeyUpstreamSASLPassword)+"; keep one")
+	*dst = Secret(env)
+	if file != "" {
+		p.add(fileKey, file, "set together with "+EnvVar(key)+"; keep one")
 	}
+}
+
+// readSecretFile reads *dst from file, unless it came from the
+// environment or no file is named.
+func readSecretFile(fileKey, file string, dst *Secret, p *problems) {
+	if *dst != "" || file == "" {
+		return
+	}
+	s, err := readPasswordFile(file)
+	if err != nil {
+		p.add(fileKey, file, err.Error())
+	}
+	*dst = s
 }
 
 // readPasswordFile reads a password file: its content without the

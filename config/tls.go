@@ -188,14 +188,15 @@ func parseCertificates(b []byte) ([]*x509.Certificate, error) {
 }
 
 // Warnings are what deserves a warning at start without being an error:
-// a certificate that has expired or expires within ExpiryWarningWindow
+// a KPROXY_* variable that is no setting's (naming the nearest), a
+// certificate that has expired or expires within ExpiryWarningWindow
 // (naming when), or that is not valid yet. Each names its setting. now is
 // the time to judge expiry by. It judges the certificates that Validate
 // (or Load, which validates) read: none before. (Unverified broker
 // certificates are warned about by the proxy itself,
 // proxy.InsecureUpstreamWarning.)
 func (c *Config) Warnings(now time.Time) []string {
-	var out []string
+	out := append([]string(nil), c.unknownEnv...)
 	for _, f := range c.certs {
 		for _, cert := range f.certs {
 			name := fmt.Sprintf("%s %q: certificate %q", f.key, f.file, cert.Subject.String())

@@ -190,3 +190,26 @@ func TestWarningsUseWhatValidateRead(t *testing.T) {
 		t.Errorf("got %q; want [%s]", got, want)
 	}
 }
+
+// TestUnknownEnvWarned: a KPROXY_* variable that is no setting's is warned
+// about at start, naming the variable it was probably meant to be; known
+// ones and other variables are not.
+func TestUnknownEnvWarned(t *testing.T) {
+	t.Setenv("KPROXY_UPSTREM", "kafka:9092")
+	t.Setenv("KPROXY_UPSTREAM", "127.0.0.1:9092")
+	t.Setenv("KPROXYISH", "x")
+	cfg, err := Load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range cfg.Warnings(time.Now()) {
+		if strings.Contains(w, "KPROXY") {
+			got = append(got, w)
+		}
+	}
+	want := "environment variable KPROXY_UPSTREM is not a kproxy setting and is ignored (did you mean KPROXY_UPSTREAM?)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("warnings %q; want [%q]", got, want)
+	}
+}

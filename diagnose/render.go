@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/kproxy-dev/kproxy/internal/printable"
 )
 
 // normalize sorts a finding's members and partitions, so that output
@@ -60,23 +62,26 @@ func WriteText(w io.Writer, fs []Finding) error {
 
 // TextBlock is one finding in the text form, lines ending in newlines.
 func TextBlock(f Finding) string {
+	// Ids, names and the sentences that quote them are the clients'
+	// choice: escaped (printable), so that none starts a line of its own.
+	p := printable.String
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s [%s]\n", f.At, f.Group, f.Kind, f.Severity)
+	fmt.Fprintf(&b, "%s %s %s [%s]\n", f.At, p(f.Group), f.Kind, f.Severity)
 	for _, m := range f.Members {
-		fmt.Fprintf(&b, "  member %s client %s", m.MemberID, orDash(m.ClientID))
+		fmt.Fprintf(&b, "  member %s client %s", p(m.MemberID), p(orDash(m.ClientID)))
 		if m.InstanceID != "" {
-			fmt.Fprintf(&b, " instance %s", m.InstanceID)
+			fmt.Fprintf(&b, " instance %s", p(m.InstanceID))
 		}
-		fmt.Fprintf(&b, " %s\n", orDash(m.ClientAddr))
+		fmt.Fprintf(&b, " %s\n", p(orDash(m.ClientAddr)))
 	}
 	for _, t := range sortedKeys(f.Partitions) {
-		fmt.Fprintf(&b, "  partitions %s%v\n", t, f.Partitions[t])
+		fmt.Fprintf(&b, "  partitions %s%v\n", p(t), f.Partitions[t])
 	}
 	for _, k := range sortedKeys(f.Evidence) {
 		v, _ := json.Marshal(f.Evidence[k])
 		fmt.Fprintf(&b, "  %s: %s\n", k, v)
 	}
-	fmt.Fprintf(&b, "  why: %s\n  fix: %s\n", f.Explanation, f.Suggestion)
+	fmt.Fprintf(&b, "  why: %s\n  fix: %s\n", p(f.Explanation), p(f.Suggestion))
 	for _, l := range f.Links {
 		fmt.Fprintf(&b, "  see: %s\n", l)
 	}

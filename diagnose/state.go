@@ -267,7 +267,9 @@ func (e *Engine) event(ev *decode.Event) {
 		}
 		return
 	}
-	if ev.Group == "" || !e.finds(ev.Group) {
+	// A transaction's or a share partition's coordinator key names no
+	// group, as in the timeline.
+	if ev.Group == "" || ev.FindCoordinator != nil && ev.FindCoordinator.KeyType != 0 || !e.finds(ev.Group) {
 		return
 	}
 	g := e.group(ev.Group)

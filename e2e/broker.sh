@@ -147,6 +147,7 @@ offsets.topic.replication.factor=1
 offsets.topic.num.partitions=50
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
+# Share groups need no switch: formatting at 4.4 finalizes share.version 2.
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=$delay

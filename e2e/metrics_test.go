@@ -16,10 +16,19 @@ import (
 // metrics without labels.
 func scrape(t *testing.T, admin string) map[string]float64 {
 	t.Helper()
+	m, err := scrapeMetrics(admin)
+	if err != nil {
+		t.Fatalf("kproxy /metrics: %v", err)
+	}
+	return m
+}
+
+// scrapeMetrics is scrape returning its error.
+func scrapeMetrics(admin string) (map[string]float64, error) {
 	cl := http.Client{Timeout: 5 * time.Second}
 	resp, err := cl.Get("http://" + admin + "/metrics")
 	if err != nil {
-		t.Fatalf("kproxy /metrics: %v", err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	out := map[string]float64{}
@@ -37,7 +46,7 @@ func scrape(t *testing.T, admin string) map[string]float64 {
 			out[name] = f
 		}
 	}
-	return out
+	return out, sc.Err()
 }
 
 // healthz returns the status and body of kproxy's /healthz at admin, or

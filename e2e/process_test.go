@@ -47,6 +47,20 @@ type event struct {
 	// closed (Java): KIP-368 re-authentications the client made.
 	Reauthentications int64  `json:"reauthentications"`
 	MemberID          string `json:"member_id"`
+	// record (Java txn-produce, txn-read, share): one record, and the
+	// transaction it was written in (txn-produce).
+	Txn       int    `json:"txn"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Key       string `json:"key"`
+	Value     string `json:"value"`
+	// txn: committed or aborted. produced (txn-produce): records aborted.
+	// read (txn-read): whether every partition was read to its end.
+	// state (streams): the application's state.
+	Result   string `json:"result"`
+	Aborted  int64  `json:"aborted"`
+	Complete bool   `json:"complete"`
+	State    string `json:"state"`
 
 	line string
 }

@@ -33,11 +33,11 @@ func (c *conn) acceptTLS() bool {
 	if !isTLSHello(prefix) {
 		c.p.stats.plaintextOnTLS.Add(1)
 		if size := int32(binary.BigEndian.Uint32(prefix[:])); size > 0 && size <= c.p.cfg.MaxFrameSize {
-			c.log.Warn("plaintext Kafka request on a TLS listener: kproxy listeners speak TLS; configure the "+
+			c.p.rate.warn(c.log, "plaintext_on_tls", "plaintext Kafka request on a TLS listener: kproxy listeners speak TLS; configure the "+
 				"client with TLS (security.protocol=SSL or SASL_SSL) and kproxy's CA; closing",
 				zap.Int32("frame_size", size))
 		} else {
-			c.log.Warn("a TLS listener received bytes that are neither TLS nor Kafka; closing",
+			c.p.rate.warn(c.log, "not_tls", "a TLS listener received bytes that are neither TLS nor Kafka; closing",
 				zap.String("prefix", describePrefix(prefix)))
 		}
 		return false
@@ -51,7 +51,9 @@ func (c *conn) acceptTLS() bool {
 			return false
 		}
 		c.p.stats.tlsHandshakeFailures.Add(1)
-		c.log.Warn("TLS handshake with the client failed; closing", zap.Error(err))
+		// Logged at most once a second, as any client can fail as often as
+		// it connects.
+		c.p.rate.warn(c.log, "tls_handshake", "TLS handshake with the client failed; closing", zap.Error(err))
 		return false
 	}
 	raw.SetDeadline(time.Time{})

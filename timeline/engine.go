@@ -86,7 +86,9 @@ func (e *Engine) add(ev *decode.Event) {
 		e.unobserved.add(ev)
 		return
 	}
-	if ev.Group == "" {
+	// A transaction's or a share partition's coordinator key (KIP-98,
+	// KIP-932) names no group: a transactional producer is not a group.
+	if ev.Group == "" || ev.FindCoordinator != nil && ev.FindCoordinator.KeyType != 0 {
 		return
 	}
 	if e.only != nil && !e.only[ev.Group] {
@@ -208,7 +210,7 @@ func (e *Engine) emit(en Entry) {
 // changes.
 func (g *group) findCoordinator(ev *decode.Event) {
 	fc := ev.FindCoordinator
-	if !ev.Responded() || fc.ErrorCode != 0 || fc.KeyType != 0 {
+	if !ev.Responded() || fc.ErrorCode != 0 {
 		return
 	}
 	if g.coordinator != nil && g.coordinator.NodeID == fc.NodeID && g.coordinator.Host == fc.Host && g.coordinator.Port == fc.Port {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/internal/printable"
 )
 
 // Kind names what an Entry is about. The values are stable: they appear in
@@ -90,12 +92,14 @@ func (e Entry) writeLine(b *strings.Builder) {
 	var buf [16]byte
 	b.Write(e.At.In(loc).AppendFormat(buf[:0], "15:04:05.000")) // clock, without a string
 	b.WriteByte(' ')
-	b.WriteString(e.Group)
+	// Ids and names are the clients' choice: escaped (printable), so that
+	// none can start a line of its own or reach the terminal.
+	b.WriteString(printable.String(e.Group))
 	b.WriteByte(' ')
 	if subKinds[e.Kind] {
 		b.WriteString("  ")
 	}
-	b.WriteString(e.Text)
+	b.WriteString(printable.String(e.Text))
 }
 
 // Lines renders Line followed by the Detail lines, indented.
@@ -103,7 +107,7 @@ func (e Entry) Lines() []string {
 	out := make([]string, 0, 1+len(e.Detail))
 	out = append(out, e.Line())
 	for _, d := range e.Detail {
-		out = append(out, "    "+d)
+		out = append(out, "    "+printable.String(d))
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/internal/printable"
 )
 
 // WriteText renders r for people: per group, each generation with its
@@ -43,7 +45,7 @@ func WriteEntryText(w io.Writer, e Entry) error {
 	e.writeLine(&b)
 	for _, d := range e.Detail {
 		b.WriteString("\n    ")
-		b.WriteString(d)
+		b.WriteString(printable.String(d))
 	}
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
@@ -51,63 +53,79 @@ func WriteEntryText(w io.Writer, e Entry) error {
 }
 
 func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
-	fmt.Fprintf(w, "group %s (%s protocol", g.Group, g.GroupProtocol)
+	// Each line is built whole, then written escaped (printable): the ids
+	// and names in it are the clients' choice, and none may start a line
+	// of its own.
+	var l strings.Builder
+	f := func(format string, args ...any) { fmt.Fprintf(&l, format, args...) }
+	end := func() {
+		w.WriteString(printable.String(l.String()))
+		w.WriteByte('\n')
+		l.Reset()
+	}
+	f("group %s (%s protocol", g.Group, g.GroupProtocol)
 	if g.ProtocolType != "" {
-		fmt.Fprintf(w, ", protocol type %s", g.ProtocolType)
+		f(", protocol type %s", g.ProtocolType)
 	}
-	fmt.Fprintf(w, ") seen %s to %s", clockOf(&g.FirstSeen, loc), clockOf(&g.LastSeen, loc))
+	f(") seen %s to %s", clockOf(&g.FirstSeen, loc), clockOf(&g.LastSeen, loc))
 	if c := g.Coordinator; c != nil {
-		fmt.Fprintf(w, ", coordinator node %d (%s:%d)", c.NodeID, c.Host, c.Port)
+		f(", coordinator node %d (%s:%d)", c.NodeID, c.Host, c.Port)
 	}
-	w.WriteString("\n")
+	end()
 	for _, gen := range g.Generations {
 		label := "gen"
 		if g.GroupProtocol == "consumer" {
 			label = "group epoch"
 		}
-		fmt.Fprintf(w, "  %s %d %s", label, gen.Generation, gen.Status)
+		f("  %s %d %s", label, gen.Generation, gen.Status)
 		if gen.StartedAt != nil {
-			fmt.Fprintf(w, ", started %s", clockOf(gen.StartedAt, loc))
+			f(", started %s", clockOf(gen.StartedAt, loc))
 		}
 		if gen.StableAt != nil {
-			fmt.Fprintf(w, ", stable %s", clockOf(gen.StableAt, loc))
+			f(", stable %s", clockOf(gen.StableAt, loc))
 		}
 		if d := durationText(gen); d != "" {
-			w.WriteString(": " + d)
+			f(": %s", d)
 		}
-		w.WriteString("\n")
-		for _, l := range summaryLines(gen, -1, loc) {
-			w.WriteString("    " + l + "\n")
+		end()
+		for _, s := range summaryLines(gen, -1, loc) {
+			f("    %s", s)
+			end()
 		}
 	}
 	if p := g.PendingRebalance; p != nil {
-		fmt.Fprintf(w, "  pending rebalance toward gen %d, started %s: %s\n", p.Generation, clockOf(p.StartedAt, loc), triggerLine(p.Trigger))
+		f("  pending rebalance toward gen %d, started %s: %s", p.Generation, clockOf(p.StartedAt, loc), triggerLine(p.Trigger))
+		end()
 	}
 	for _, s := range g.Storms {
 		state := "ongoing at the end of input"
 		if !s.Ongoing {
 			state = "ended " + clockOf(s.EndedAt, loc)
 		}
-		fmt.Fprintf(w, "  storm %s to %s: %d rebalances (gens %s), dominant trigger %s %s, members %s; %s\n",
+		f("  storm %s to %s: %d rebalances (gens %s), dominant trigger %s %s, members %s; %s",
 			clockOf(&s.From, loc), clockOf(&s.To, loc), s.Rebalances, joinInts(s.Generations), s.DominantTrigger,
 			countsText(s.Triggers), listNames(s.Members, 10), state)
+		end()
 	}
 	for _, cm := range g.ConsumerMembers {
-		fmt.Fprintf(w, "  member %s epoch %d %s", cm.MemberID, cm.MemberEpoch, partsText(cm.Assignment))
+		f("  member %s epoch %d %s", cm.MemberID, cm.MemberEpoch, partsText(cm.Assignment))
 		if !cm.Active {
-			w.WriteString(" (inactive)")
+			f(" (inactive)")
 		}
-		w.WriteString("\n")
+		end()
 		for _, e := range cm.Epochs {
-			fmt.Fprintf(w, "    %s epoch %d %s%s%s\n", clockOf(&e.At, loc), e.Epoch, partsText(e.Assignment),
+			f("    %s epoch %d %s%s%s", clockOf(&e.At, loc), e.Epoch, partsText(e.Assignment),
 				signed("+", e.Added), signed("-", e.Revoked))
+			end()
 		}
-		for _, f := range cm.Fences {
-			fmt.Fprintf(w, "    %s fenced at epoch %d: %s\n", clockOf(&f.At, loc), f.Epoch, f.Error)
+		for _, fence := range cm.Fences {
+			f("    %s fenced at epoch %d: %s", clockOf(&fence.At, loc), fence.Epoch, fence.Error)
+			end()
 		}
 	}
 	for _, u := range g.Unknown {
-		fmt.Fprintf(w, "  unknown %s: %s\n", u.What, u.Why)
+		f("  unknown %s: %s", u.What, u.Why)
+		end()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -71,6 +72,8 @@ type adminSources struct {
 	// ready is nil when kproxy can serve clients (proxy.Ready); nil
 	// means always ready.
 	ready func(ctx context.Context) error
+	// access says who may read the server.
+	access adminAccess
 }
 
 // readyTimeout bounds a /readyz probe's dials to the brokers.
@@ -83,12 +86,13 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
 	}
-	// probes answer at once; every other request waits for its turn
-	// (limited): reading the timeline, the findings or the metrics costs
-	// CPU that client traffic needs.
+	// The probes and /metrics answer at once; every other request waits
+	// for its turn to render (limited): reading the timeline or the
+	// findings costs CPU that client traffic needs. A scrape must never
+	// wait behind another reader.
 	probes, mux := http.NewServeMux(), http.NewServeMux()
 	probes.Handle("/", limited(adminConcurrency, mux))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src), promhttp.HandlerOpts{}))
+	probes.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src), promhttp.HandlerOpts{}))
 	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
@@ -153,12 +157,30 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			})
 		})
 	}
+	if beyondLoopback(ln.Addr()) && src.access.token == "" {
+		log.Warn("the admin server listens beyond loopback without a token: whoever reaches it reads the timeline, "+
+			"the group, member and client ids and the metrics; set --admin-token-file or KPROXY_ADMIN_TOKEN",
+			zap.String("admin", ln.Addr().String()))
+	}
 	return &adminServer{
-		ln:  ln,
-		srv: &http.Server{Handler: probes, ReadHeaderTimeout: 5 * time.Second},
+		ln: ln,
+		srv: &http.Server{Handler: src.access.guard(probes), ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout: 30 * time.Second, WriteTimeout: adminWriteTimeout, IdleTimeout: 2 * time.Minute},
 		log: log,
 	}, nil
 }
+
+// beyondLoopback reports whether a listener's address takes connections
+// from other hosts.
+func beyondLoopback(addr net.Addr) bool {
+	a, ok := addr.(*net.TCPAddr)
+	return !ok || !a.IP.IsLoopback()
+}
+
+// adminWriteTimeout bounds the writing of an answer that does not set its
+// own deadline (the probes, /metrics): a reader that stops reading holds
+// only its connection, and that for this long.
+const adminWriteTimeout = time.Minute
 
 // adminConcurrency is how many admin requests (probes aside) are served
 // at once; the others wait their turn. A reader of the API takes a core
@@ -169,18 +191,62 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 // it runs.
 const adminConcurrency = 1
 
-// limited serves h to at most n requests at a time; the others wait for
-// a turn, or until their client gives up.
+// limited serves h to at most n requests at a time; the others wait for a
+// turn, or until their client gives up. A turn covers rendering only: the
+// answer is held (heldAnswer) and written once the turn is given back, so
+// that a reader that does not read holds up no one else. It must then be
+// read within writeDeadline.
 func limited(n int, h http.Handler) http.Handler {
 	turns := make(chan struct{}, n)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held := &heldAnswer{header: w.Header()}
 		select {
 		case turns <- struct{}{}:
-			defer func() { <-turns }()
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(held, r)
+			<-turns
 		case <-r.Context().Done():
+			return
 		}
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeDeadline(held.body.Len())))
+		w.Header().Set("Content-Length", strconv.Itoa(held.body.Len()))
+		w.WriteHeader(held.status())
+		w.Write(held.body.Bytes())
 	})
+}
+
+// writeDeadline is how long a reader has to read an answer of n bytes: 30
+// seconds, and a second more per MiB (a web page's largest group is tens of
+// MiB).
+func writeDeadline(n int) time.Duration {
+	return 30*time.Second + time.Duration(n>>20)*time.Second
+}
+
+// heldAnswer is an http.ResponseWriter that keeps the answer to write it
+// later.
+type heldAnswer struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (a *heldAnswer) Header() http.Header { return a.header }
+
+func (a *heldAnswer) WriteHeader(code int) {
+	if a.code == 0 {
+		a.code = code
+	}
+}
+
+func (a *heldAnswer) Write(b []byte) (int, error) {
+	a.WriteHeader(http.StatusOK)
+	return a.body.Write(b)
+}
+
+func (a *heldAnswer) status() int {
+	if a.code == 0 {
+		return http.StatusOK
+	}
+	return a.code
 }
 
 // serveRendered renders into a buffer first, so that a rendering error is

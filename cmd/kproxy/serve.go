@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -150,6 +151,7 @@ func newServerWith(cfg config.Config, hooks serveHooks, log *zap.Logger) (*serve
 			},
 			warnings: healthWarnings(cfg),
 			ready:    func(ctx context.Context) error { return s.proxy.Ready(ctx) },
+			access:   adminAccess{hosts: append(slices.Clone(cfg.AdminHosts), cfg.Advertise), token: string(cfg.AdminToken)},
 
 			apis:          obs.apis,
 			groups:        obs.groups,

@@ -40,6 +40,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *         [--max-poll-interval-ms N]
  * produce --bootstrap B --topic T --count N [--every-ms MS]
  * read    --bootstrap B --group G --topic T --expect N [--timeout-s N]
+ * txn-produce, txn-read   (Transactional: a transactional producer, a read_committed consumer)
+ * streams                 (StreamsApp: a Kafka Streams application, exactly_once_v2)
+ * share                   (ShareMember: a KafkaShareConsumer in a share group)
  * </pre>
  *
  * SIGTERM closes a consumer cleanly (its revocation listener runs); SIGKILL is
@@ -57,11 +60,15 @@ public final class Client {
       case "consume" -> consume(a);
       case "produce" -> produce(a);
       case "read" -> read(a);
+      case "txn-produce" -> Transactional.produce(a);
+      case "txn-read" -> Transactional.read(a);
+      case "streams" -> StreamsApp.run(a);
+      case "share" -> ShareMember.run(a);
       default -> throw new IllegalArgumentException("unknown command " + argv[0]);
     }
   }
 
-  private static Map<String, String> flags(String[] argv) {
+  static Map<String, String> flags(String[] argv) {
     Map<String, String> m = new HashMap<>();
     for (int i = 1; i < argv.length; i++) {
       if (!argv[i].startsWith("--") || i + 1 >= argv.length) {
@@ -72,7 +79,7 @@ public final class Client {
     return m;
   }
 
-  private static String need(Map<String, String> a, String k) {
+  static String need(Map<String, String> a, String k) {
     String v = a.get(k);
     if (v == null) {
       throw new IllegalArgumentException("missing --" + k);
@@ -83,7 +90,7 @@ public final class Client {
   // ---- events ----
 
   /** emit prints one event line: {"event":name, "ms":epoch ms, ...fields}. */
-  private static void emit(String name, String... kv) {
+  static void emit(String name, String... kv) {
     StringBuilder b = new StringBuilder("{\"event\":").append(str(name));
     b.append(",\"ms\":").append(System.currentTimeMillis());
     for (int i = 0; i + 1 < kv.length; i += 2) {
@@ -96,7 +103,7 @@ public final class Client {
     }
   }
 
-  private static String str(String s) {
+  static String str(String s) {
     StringBuilder b = new StringBuilder("\"");
     for (char c : s.toCharArray()) {
       if (c == '"' || c == '\\') {
@@ -158,7 +165,7 @@ public final class Client {
    * E2E_SSL_CA (PEM file of the CA to trust), E2E_SASL_MECHANISM (PLAIN,
    * SCRAM-SHA-256), E2E_SASL_USERNAME, E2E_SASL_PASSWORD.
    */
-  private static void security(Properties p) {
+  static void security(Properties p) {
     String protocol = System.getenv().getOrDefault("E2E_SECURITY_PROTOCOL", "PLAINTEXT");
     p.put("security.protocol", protocol);
     String ca = System.getenv("E2E_SSL_CA");

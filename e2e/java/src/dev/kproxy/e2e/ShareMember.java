@@ -1,0 +1,98 @@
+package dev.kproxy.e2e;
+
+import static dev.kproxy.e2e.Client.emit;
+import static dev.kproxy.e2e.Client.need;
+import static dev.kproxy.e2e.Client.security;
+import static dev.kproxy.e2e.Client.str;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * ShareMember is scenario 28's workload: a KafkaShareConsumer (KIP-932) in a
+ * share group, acknowledging every record explicitly.
+ *
+ * <pre>
+ * share --bootstrap B --group G --topic T [--client-id C]
+ * </pre>
+ *
+ * For every record it receives it prints a "record" event (partition,
+ * offset, key, value) and accepts it; after each batch it
+ * commits the acknowledgements (commitSync) and prints "acked" with how many
+ * it committed and the first failure, if any. SIGTERM closes it ("closed",
+ * with the total); an exception from the consumer is printed as "error" and
+ * ends the process with status 1.
+ */
+final class ShareMember {
+  private ShareMember() {}
+
+  static void run(Map<String, String> a) throws Exception {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "bootstrap"));
+    security(p);
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, need(a, "group"));
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-share"));
+    // By name: kafka-clients 3.9 has KafkaShareConsumer but not
+    // ConsumerConfig's constant for this, nor ConsumerRecord.deliveryCount.
+    p.put("share.acknowledgement.mode", "explicit");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    KafkaShareConsumer<String, String> c = new KafkaShareConsumer<>(p);
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread main = Thread.currentThread();
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      stop.set(true);
+      c.wakeup();
+      try {
+        main.join(30_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }));
+    c.subscribe(List.of(need(a, "topic")));
+    emit("started", "client_id", str(p.getProperty(ConsumerConfig.CLIENT_ID_CONFIG)));
+    long total = 0;
+    try {
+      while (!stop.get()) {
+        ConsumerRecords<String, String> rs = c.poll(Duration.ofMillis(200));
+        if (rs.isEmpty()) {
+          continue;
+        }
+        for (ConsumerRecord<String, String> r : rs) {
+          emit("record", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
+              "key", str(r.key()), "value", str(r.value()));
+          c.acknowledge(r, AcknowledgeType.ACCEPT);
+        }
+        String firstErr = "";
+        for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : c.commitSync().entrySet()) {
+          if (e.getValue().isPresent() && firstErr.isEmpty()) {
+            firstErr = e.getKey() + ": " + e.getValue().get();
+          }
+        }
+        total += rs.count();
+        emit("acked", "count", String.valueOf(rs.count()), "total", String.valueOf(total), "error", str(firstErr));
+      }
+    } catch (WakeupException e) {
+      // SIGTERM: fall through to close.
+    } catch (Exception e) {
+      emit("error", "error", str(e.toString()));
+      c.close();
+      throw e;
+    }
+    c.close();
+    emit("closed", "total", String.valueOf(total));
+  }
+}

@@ -1,0 +1,89 @@
+package dev.kproxy.e2e;
+
+import static dev.kproxy.e2e.Client.emit;
+import static dev.kproxy.e2e.Client.need;
+import static dev.kproxy.e2e.Client.security;
+import static dev.kproxy.e2e.Client.str;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * StreamsApp is scenario 27's workload: a Kafka Streams application with
+ * processing.guarantee=exactly_once_v2.
+ *
+ * <pre>
+ * streams --bootstrap B --app-id A --input I --output O --counts C --state-dir D [--client-id C]
+ * </pre>
+ *
+ * From the input topic (String keys and values) it writes every record to the
+ * output topic with its value upper-cased, and, per key, the number of records
+ * seen so far to the counts topic (a KTable count, String keys, Long values;
+ * with the record cache off every update is written, so the counts of a key
+ * are 1, 2, ... n). It prints "state" at each state change of the application
+ * and "error" for an exception that stops it, which ends the process with
+ * status 1; SIGTERM closes it cleanly ("closed").
+ */
+final class StreamsApp {
+  private StreamsApp() {}
+
+  static void run(Map<String, String> a) throws Exception {
+    Properties p = new Properties();
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, need(a, "bootstrap"));
+    security(p);
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, need(a, "app-id"));
+    p.put(StreamsConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-streams"));
+    p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    p.put(StreamsConfig.STATE_DIR_CONFIG, need(a, "state-dir"));
+    p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
+    p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "1");
+
+    StreamsBuilder b = new StreamsBuilder();
+    KStream<String, String> in = b.stream(need(a, "input"), Consumed.with(Serdes.String(), Serdes.String()));
+    in.mapValues(v -> v.toUpperCase(Locale.ROOT)).to(need(a, "output"), Produced.with(Serdes.String(), Serdes.String()));
+    in.groupByKey().count(Materialized.as("counts-store")).toStream()
+        .to(need(a, "counts"), Produced.with(Serdes.String(), Serdes.Long()));
+
+    CountDownLatch done = new CountDownLatch(1);
+    KafkaStreams ks = new KafkaStreams(b.build(), p);
+    ks.setStateListener((now, before) -> {
+      emit("state", "state", str(now.name()), "before", str(before.name()));
+      if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) {
+        done.countDown();
+      }
+    });
+    ks.setUncaughtExceptionHandler(e -> {
+      emit("error", "error", str(e.toString()));
+      return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+    });
+    Thread main = Thread.currentThread();
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      ks.close();
+      try {
+        main.join(30_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }));
+    ks.start();
+    emit("started", "client_id", str(p.getProperty(StreamsConfig.CLIENT_ID_CONFIG)));
+    done.await();
+    emit("closed", "state", str(ks.state().name()));
+    if (ks.state() == KafkaStreams.State.ERROR) {
+      // Not System.exit: the shutdown hook would wait for this thread.
+      System.out.flush();
+      Runtime.getRuntime().halt(1);
+    }
+  }
+}
