@@ -64,7 +64,6 @@ func (k *kgoTest) outcome() string {
 // kgoRun is one run of the suite's binary.
 type kgoRun struct {
 	name     string
-	seeds    string
 	proc     *proc
 	started  time.Time
 	exited   chan struct{} // closed when the process has exited, at ended
@@ -95,7 +94,7 @@ func startKgoSuite(t *testing.T, name, seeds string, records int, timeout time.D
 		"KGO_TEST_RECORDS=" + itoa(records),
 	}
 	t.Logf("%s: %s", name, strings.Join(env, " "))
-	r := &kgoRun{name: name, seeds: seeds, started: time.Now(), exited: make(chan struct{}),
+	r := &kgoRun{name: name, started: time.Now(), exited: make(chan struct{}),
 		proc: startProc(t, name, env, argv...)}
 	go func() {
 		// Returns at the latest when the test ends and kills the process.

@@ -10,7 +10,7 @@ import (
 )
 
 // Scenario 31's sizes. 20,000 records make two transactions of the
-// producer of TestTxnEtl (it commits every 10,000) and runs of 80-110 s on
+// producer of TestTxnEtl (it commits every 10,000) and runs of 50-110 s on
 // this machine, both side by side.
 const (
 	kgoSuiteRecords = 20000
