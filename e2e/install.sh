@@ -8,6 +8,8 @@
 #   - kafka-python and confluent-kafka in a venv (PyPI)
 #   - kafkajs (npm registry, from e2e/node/package-lock.json)
 #   - the franz-go client and kproxy itself (go build; Go module proxy)
+#   - franz-go's own integration tests, the test binary of its package kgo
+#     at the version in go.mod, built from the module cache (go test -c)
 # A registry that cannot be reached fails the install loudly: no scenario is
 # ever skipped for want of a client.
 #
@@ -89,6 +91,11 @@ fi
 # Go: always rebuilt (go's own cache makes an unchanged build cheap).
 (cd "$root" && go build -o "$cache/bin/franzclient" ./e2e/franzclient) ||
 	die "go build ./e2e/franzclient failed"
+# Scenario 31 runs franz-go's integration tests (TestGroupETL, TestTxnEtl,
+# TestShareGroupETL): go test builds a dependency's test package from the
+# module cache like any other, so the binary is the franz-go of go.mod.
+(cd "$root" && go test -c -o "$cache/bin/kgo.test" github.com/twmb/franz-go/pkg/kgo) ||
+	die "go test -c github.com/twmb/franz-go/pkg/kgo failed (is the Go module proxy reachable?)"
 if [[ -f "$root/cmd/kproxy/main.go" ]]; then
 	(cd "$root" && go build -o "$cache/bin/kproxy" ./cmd/kproxy) || die "go build ./cmd/kproxy failed"
 else

@@ -20,7 +20,7 @@
 # last go test that failed.
 #
 # Environment: E2E_KAFKA_VERSION, E2E_TIMEOUT (go test -timeout per release,
-# default 11m), and those of broker.sh (ports, E2E_INITIAL_DELAY_MS).
+# default 15m), and those of broker.sh (ports, E2E_INITIAL_DELAY_MS).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -124,7 +124,7 @@ for v in "${releases[@]}"; do
 	E2E_KAFKA_VERSION="$v" "$here/broker.sh" start
 	echo "run.sh: Kafka $v: go test -run '$run'" >&2
 	st=0
-	go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-11m}" -run "$run" ./e2e || st=$?
+	go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-15m}" -run "$run" ./e2e || st=$?
 	cleanup
 	summary+=("Kafka $v: status $st in $((SECONDS - t0)) s")
 	if ((st != 0)); then
