@@ -106,6 +106,9 @@ func (w *walker) take(n int) []byte {
 		w.err = readErr(err)
 		return nil
 	}
+	if len(w.out)+n > cap(w.out) {
+		w.flush() // out stays within its pooled buffer
+	}
 	w.out = append(w.out, b...)
 	w.in.Discard(n)
 	w.left -= n
