@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A streamed response (rewriteTail) names brokers only at its end: Fetch
-// v16+ in its top-level tagged field 0 (KIP-951), ShareFetch in its last
+// A streamed response (rewriteTail) names brokers only at its end: Produce
+// v10+ and Fetch v16+ in their top-level tagged field 0 (KIP-951), ShareFetch in its last
 // field, NodeEndpoints (KIP-932). kproxy walks the frame as it streams it
 // (walk.go) and reads only that tail whole. Its size prefix went out first,
 // so the rewritten tail must keep the tail's length:
@@ -34,11 +34,13 @@ var errTailUnchanged = errors.New("proxy: no endpoints to rewrite")
 
 // tailPrefix is the body of an empty response of this API and version up
 // to where a walked response's tail begins, so that prefix and tail parse
-// with kmsg as one response: Fetch's throttle time, error code and session
-// id, ShareFetch's throttle time, error code, no error message and (v1+)
+// with kmsg as one response: Produce's empty topic array and throttle
+// time, Fetch's throttle time, error code and session id, ShareFetch's throttle time, error code, no error message and (v1+)
 // acquisition lock timeout, each followed by an empty topic array.
 func tailPrefix(key, version int16) []byte {
 	switch kmsg.Key(key) {
+	case kmsg.Produce:
+		return []byte{1, 0, 0, 0, 0}
 	case kmsg.Fetch:
 		return []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}
 	case kmsg.ShareFetch:
@@ -68,6 +70,17 @@ func rewriteEndpoints(r router, key, version int16, tail []byte) (out []byte, dr
 	var tags *kmsg.Tags
 	var route, drop func()
 	switch resp := resp.(type) {
+	case *kmsg.ProduceResponse:
+		if len(resp.Brokers) == 0 {
+			return nil, false, errTailUnchanged
+		}
+		tags = &resp.UnknownTags
+		route = func() {
+			resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.ProduceResponseBroker) (*int32, *string, *int32) {
+				return &b.NodeID, &b.Host, &b.Port
+			})
+		}
+		drop = func() { resp.Brokers = nil }
 	case *kmsg.FetchResponse:
 		if len(resp.Brokers) == 0 {
 			return nil, false, errTailUnchanged

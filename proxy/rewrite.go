@@ -167,15 +167,6 @@ func rewriteBody(r router, resp kmsg.Response) bool {
 		return changed
 	case *kmsg.ApiVersionsResponse:
 		return clampVersions(resp)
-	case *kmsg.ProduceResponse:
-		// KIP-951: the new leaders of partitions answered
-		// NOT_LEADER_OR_FOLLOWER, which clients dial without asking
-		// for Metadata.
-		changed := len(resp.Brokers) > 0
-		resp.Brokers = routeBrokers(r, resp.Brokers, func(b *kmsg.ProduceResponseBroker) (*int32, *string, *int32) {
-			return &b.NodeID, &b.Host, &b.Port
-		})
-		return changed
 	case *kmsg.ShareAcknowledgeResponse:
 		changed := len(resp.NodeEndpoints) > 0
 		resp.NodeEndpoints = routeBrokers(r, resp.NodeEndpoints, func(b *kmsg.ShareAcknowledgeResponseNodeEndpoint) (*int32, *string, *int32) {

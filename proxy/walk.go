@@ -291,6 +291,8 @@ func (w *walker) walkToTail(key, version int16) {
 	w.take(4) // correlation id
 	w.tags()  // response header v1
 	switch kmsg.Key(key) {
+	case kmsg.Produce:
+		w.produce(version)
 	case kmsg.Fetch:
 		w.fetch()
 	case kmsg.ShareFetch:
@@ -298,6 +300,30 @@ func (w *walker) walkToTail(key, version int16) {
 	default:
 		w.bad = true
 	}
+}
+
+// produce walks a Produce v10+ response body up to its top-level tags, as
+// kmsg's ProduceResponse reads it.
+func (w *walker) produce(version int16) {
+	for t := w.length(2); t > 0 && w.ok(); t-- {
+		if version >= 13 {
+			w.take(16) // topic id
+		} else {
+			w.bytes() // topic name
+		}
+		for p := w.length(33); p > 0 && w.ok(); p-- {
+			w.take(4 + 2 + 8 + 8 + 8) // partition, error code, base offset, log append time, log start offset
+			for e := w.length(6); e > 0 && w.ok(); e-- {
+				w.take(4) // record error: relative offset
+				w.bytes() // its message
+				w.tags()
+			}
+			w.bytes() // error message
+			w.tags()  // current leader
+		}
+		w.tags()
+	}
+	w.take(4) // throttle
 }
 
 // fetch walks a Fetch v16+ response body up to its top-level tags, as

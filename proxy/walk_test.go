@@ -95,6 +95,39 @@ func fetchWith(sizes []int, brokers map[int32]string) *kmsg.FetchResponse {
 	return resp
 }
 
+// produceWith builds a Produce response of two topics with the given
+// number of partitions, one with record errors and its new leader, naming
+// the given brokers.
+func produceWith(partitions int, brokers map[int32]string) *kmsg.ProduceResponse {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.ThrottleMillis = 3
+	for ti := range 2 {
+		topic := kmsg.NewProduceResponseTopic()
+		topic.Topic = fmt.Sprintf("topic-%d", ti)
+		topic.TopicID[0] = byte(ti + 1)
+		for pi := range partitions {
+			p := kmsg.NewProduceResponseTopicPartition()
+			p.Partition, p.BaseOffset = int32(pi), int64(100*pi)
+			if pi == 1 {
+				msg := "not the leader"
+				p.ErrorCode, p.ErrorMessage = 6, &msg
+				e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+				e.RelativeOffset, e.ErrorMessage = 2, &msg
+				p.ErrorRecords = append(p.ErrorRecords, e)
+				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 5
+			}
+			topic.Partitions = append(topic.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, topic)
+	}
+	for id, host := range sortedBrokers(brokers) {
+		b := kmsg.NewProduceResponseBroker()
+		b.NodeID, b.Host, b.Port = id, host, 9092
+		resp.Brokers = append(resp.Brokers, b)
+	}
+	return resp
+}
+
 // shareFetchWith is fetchWith for ShareFetch.
 func shareFetchWith(sizes []int, brokers map[int32]string) *kmsg.ShareFetchResponse {
 	resp := kmsg.NewPtrShareFetchResponse()
@@ -144,6 +177,20 @@ func sortedBrokers(brokers map[int32]string) func(func(int32, string) bool) {
 func endpointsOf(resp kmsg.Response) []string {
 	var out []string
 	switch r := resp.(type) {
+	case *kmsg.ProduceResponse:
+		for _, b := range r.Brokers {
+			out = append(out, fmt.Sprintf("%d=%s", b.NodeID, hostPort(b.Host, b.Port)))
+		}
+		r.Brokers, r.UnknownTags = nil, kmsg.Tags{}
+		if r.Version >= 13 { // names are not written from v13, topic ids before
+			for i := range r.Topics {
+				r.Topics[i].Topic = ""
+			}
+		} else {
+			for i := range r.Topics {
+				r.Topics[i].TopicID = [16]byte{}
+			}
+		}
 	case *kmsg.FetchResponse:
 		for _, b := range r.Brokers {
 			out = append(out, fmt.Sprintf("%d=%s", b.NodeID, hostPort(b.Host, b.Port)))
@@ -158,7 +205,7 @@ func endpointsOf(resp kmsg.Response) []string {
 	return out
 }
 
-// TestWalkRewritesEndpoints: a Fetch v16+ or ShareFetch response streamed
+// TestWalkRewritesEndpoints: a Produce v10+, Fetch v16+ or ShareFetch response streamed
 // through the walker reaches the client with the same length and the same
 // topics, partitions and record batches, its broker addresses rewritten to
 // kproxy's (padded), or dropped when they do not fit; a refused node is left
@@ -188,6 +235,7 @@ func TestWalkRewritesEndpoints(t *testing.T) {
 		build    func(sizes []int, brokers map[int32]string) kmsg.Response
 	}
 	apis := []api{
+		{kmsg.Produce, []int16{10, 11, 12, 13}, func(s []int, b map[int32]string) kmsg.Response { return produceWith(len(s), b) }},
 		{kmsg.Fetch, []int16{16, 17, 18}, func(s []int, b map[int32]string) kmsg.Response { return fetchWith(s, b) }},
 		{kmsg.ShareFetch, []int16{0, 1, 2}, func(s []int, b map[int32]string) kmsg.Response { return shareFetchWith(s, b) }},
 	}
@@ -285,13 +333,18 @@ func FuzzWalk(f *testing.F) {
 		r.SetVersion(v)
 		f.Add(int16(kmsg.Fetch), v, responseFrame(r, 1)[4:])
 	}
+	for _, v := range []int16{10, 13} {
+		r := produceWith(3, map[int32]string{1: "broker-1.kafka.internal"})
+		r.SetVersion(v)
+		f.Add(int16(kmsg.Produce), v, responseFrame(r, 1)[4:])
+	}
 	for _, v := range []int16{0, 1} {
 		r := shareFetchWith([]int{3, -1}, map[int32]string{1: "b", 2: "broker-2.kafka.internal"})
 		r.SetVersion(v)
 		f.Add(int16(kmsg.ShareFetch), v, responseFrame(r, 1)[4:])
 	}
 	f.Fuzz(func(t *testing.T, key, version int16, body []byte) {
-		if (key != int16(kmsg.Fetch) || version < 16 || version > 18) && (key != int16(kmsg.ShareFetch) || version < 0 || version > 2) {
+		if rewriteOf(key, version) != rewriteTail || version > versionCaps[key] {
 			return
 		}
 		// The correlation id and an empty header tag section, then body.
