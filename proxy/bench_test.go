@@ -55,12 +55,29 @@ func BenchmarkPump(b *testing.B) {
 }
 
 func benchPump(b *testing.B, size int, mode string) {
-	feedW, feedR := tcpPair(b)
-	outW, outR := tcpPair(b)
 	frame := make([]byte, 4+size)
 	binary.BigEndian.PutUint32(frame, uint32(size))
 	fillRandom(rand.New(rand.NewPCG(1, 1)), frame[4:])
+	benchForward(b, frame, func(dst, src *net.TCPConn, br *bufio.Reader, prefix [4]byte, sz int32) error {
+		if mode == "buffered" {
+			f, err := readFrame(br, prefix, sz)
+			if err == nil {
+				_, err = dst.Write(f)
+			}
+			return err
+		}
+		m := map[string]copyMode{"pooled": copyPooled, "splice": copySplice}[mode]
+		_, err := streamFrame(dst, br, src, prefix, nil, int(sz), m)
+		return err
+	})
+}
 
+// benchForward measures forward moving b.N copies of frame from one TCP
+// connection to another: a feeder writes the frames and a drainer discards
+// them on goroutines of their own.
+func benchForward(b *testing.B, frame []byte, forward func(dst, src *net.TCPConn, br *bufio.Reader, prefix [4]byte, size int32) error) {
+	feedW, feedR := tcpPair(b)
+	outW, outR := tcpPair(b)
 	n := b.N
 	go func() {
 		for range n {
@@ -81,23 +98,11 @@ func benchPump(b *testing.B, size int, mode string) {
 	b.ResetTimer()
 	for range n {
 		prefix, sz, err := frameSize(br)
+		if err == nil {
+			err = forward(outW, feedR, br, prefix, sz)
+		}
 		if err != nil {
 			b.Fatal(err)
-		}
-		switch mode {
-		case "buffered":
-			f, err := readFrame(br, prefix, sz)
-			if err == nil {
-				_, err = outW.Write(f)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		default:
-			m := map[string]copyMode{"pooled": copyPooled, "splice": copySplice}[mode]
-			if _, err := streamFrame(outW, br, feedR, prefix, nil, int(sz), m); err != nil {
-				b.Fatal(err)
-			}
 		}
 	}
 	if got := <-drained; got != int64(n)*int64(len(frame)) {

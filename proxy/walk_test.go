@@ -422,43 +422,14 @@ func BenchmarkWalk(b *testing.B) {
 }
 
 func benchWalk(b *testing.B, frame []byte, mode string) {
-	feedW, feedR := tcpPair(b)
-	outW, outR := tcpPair(b)
-	n := b.N
-	go func() {
-		for range n {
-			if _, err := feedW.Write(frame); err != nil {
-				return
-			}
-		}
-	}()
-	drained := make(chan int64, 1)
-	go func() {
-		m, _ := io.CopyN(io.Discard, outR, int64(n)*int64(len(frame)))
-		drained <- m
-	}()
-	br := bufio.NewReaderSize(readerOf(feedR), readBufSize)
 	r := &fakeRouter{learned: make(map[int32]string)}
-	b.SetBytes(int64(len(frame)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range n {
-		prefix, size, err := frameSize(br)
-		if err != nil {
-			b.Fatal(err)
-		}
+	benchForward(b, frame, func(dst, src *net.TCPConn, br *bufio.Reader, prefix [4]byte, size int32) error {
 		if mode == "stream" {
-			_, err = streamFrame(outW, br, feedR, prefix, nil, int(size), copySplice)
-		} else {
-			w := newWalker(outW, br, feedR, copySplice, prefix, size)
-			walkResponse(w, r, int16(kmsg.Fetch), 17)
-			err = w.err
+			_, err := streamFrame(dst, br, src, prefix, nil, int(size), copySplice)
+			return err
 		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if got := <-drained; got != int64(n)*int64(len(frame)) {
-		b.Fatalf("drained %d bytes; want %d", got, int64(n)*int64(len(frame)))
-	}
+		w := newWalker(dst, br, src, copySplice, prefix, size)
+		walkResponse(w, r, int16(kmsg.Fetch), 17)
+		return w.err
+	})
 }
