@@ -6,8 +6,11 @@
 // By default the broker (`kproxy-bench broker`, kfake), kproxy (the
 // `kproxy serve` binary, built once) and the franz-go client of each phase
 // (`kproxy-bench client`) run as three processes, as users run them, and
-// it reports kproxy's CPU seconds per GiB forwarded and its resident
-// memory. -inprocess runs kfake, kproxy and the clients in this process
+// it reports kproxy's CPU seconds per GiB of records produced and fetched
+// (and per GiB forwarded, both phases together), its CPU per acks=all
+// produce request, and its resident memory. Latency is each synchronous
+// single-record produce (ProduceSync) timed on its own, on a connection
+// opened by an untimed first call. -inprocess runs kfake, kproxy and the clients in this process
 // instead, for profiling, and also measures memory per idle connection.
 //
 // Everything runs on loopback. Figures from a shared machine are noisy:

@@ -58,6 +58,16 @@ type procResult struct {
 	// and the bytes it forwarded in them (both directions).
 	kproxyCPU   time.Duration
 	kproxyBytes float64
+	// The same CPU time by phase, beside the bytes of records produced
+	// or fetched in them: a produce phase and a fetch phase cost kproxy
+	// differently, and a figure per GiB of records is what a user of
+	// kproxy pays for the records they move.
+	produceCPU, fetchCPU        time.Duration
+	producedBytes, fetchedBytes float64
+	// kproxy's CPU time over the latency phases (the client's connections
+	// and its untimed first call included): divided by the requests
+	// timed, its cost per acks=all produce exchange.
+	latencyCPU time.Duration
 	// kproxy's CPU seconds in each produce and fetch phase, in the order
 	// they ran: phases of the same index in two variants ran seconds
 	// apart, and their ratios are steadier than the totals'.
@@ -255,11 +265,19 @@ func (h *harness) phase(w way, phase string, round int) error {
 	if err != nil {
 		return err
 	}
+	bytes := float64(h.opts.records * h.opts.size)
 	switch phase {
 	case "produce", "fetch":
 		if w.v != nil {
 			d := procCPU(w.v.cmd.Process.Pid) - k0
 			r.kproxyCPU += d
+			if phase == "produce" {
+				r.produceCPU += d
+				r.producedBytes += bytes
+			} else {
+				r.fetchCPU += d
+				r.fetchedBytes += bytes
+			}
 			r.phaseCPU = append(r.phaseCPU, d.Seconds())
 			r.kproxySwitches += procSwitches(w.v.cmd.Process.Pid) - s0
 			f1, err := w.v.forwarded()
@@ -270,7 +288,6 @@ func (h *harness) phase(w way, phase string, round int) error {
 		}
 		r.brokerCPU += procCPU(h.broker) - b0
 		r.clientCPU += ccpu
-		bytes := float64(h.opts.records * h.opts.size)
 		r.payload += bytes
 		if phase == "produce" {
 			r.produceMBps = append(r.produceMBps, bytes/res.Seconds/1e6)
@@ -278,6 +295,9 @@ func (h *harness) phase(w way, phase string, round int) error {
 			r.fetchMBps = append(r.fetchMBps, bytes/res.Seconds/1e6)
 		}
 	case "latency":
+		if w.v != nil {
+			r.latencyCPU += procCPU(w.v.cmd.Process.Pid) - k0
+		}
 		for _, ns := range res.LatenciesNs {
 			r.latencies = append(r.latencies, time.Duration(ns))
 		}

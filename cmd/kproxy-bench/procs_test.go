@@ -61,6 +61,20 @@ func TestStatusRSS(t *testing.T) {
 	}
 }
 
+func TestPairDiffs(t *testing.T) {
+	us := time.Microsecond
+	lat := []time.Duration{1 * us, 2 * us, 3 * us, 10 * us, 20 * us, 30 * us} // two rounds of three
+	if got := roundP50s(lat, 3); len(got) != 2 || got[0] != 2*us || got[1] != 20*us {
+		t.Fatalf("roundP50s = %v; want [2µs 20µs]", got)
+	}
+	if got := pairDiffs([]time.Duration{30 * us, 25 * us, 40 * us}, []time.Duration{10 * us, 10 * us, 10 * us}); got != "20µs (15µs to 30µs)" {
+		t.Errorf("pairDiffs = %q", got)
+	}
+	if got := pairDiffs(nil, nil); got != "-" {
+		t.Errorf("pairDiffs(nil, nil) = %q; want -", got)
+	}
+}
+
 func TestPairRatios(t *testing.T) {
 	for _, tc := range []struct {
 		a, b []float64
@@ -91,7 +105,8 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	report := out.String()
 	for _, row := range []string{"produce MB/s (median)", "fetch MB/s (median)", "produce acks=all p50",
-		"kproxy CPU s/GiB forwarded", "kproxy RSS (end / peak) MiB"} {
+		"kproxy CPU s/GiB produced", "kproxy CPU s/GiB fetched", "kproxy CPU s/GiB forwarded",
+		"kproxy CPU µs / acks=all req", "kproxy RSS (end / peak) MiB"} {
 		line := lineOf(report, row)
 		if line == "" {
 			t.Fatalf("report has no %q row:\n%s", row, report)

@@ -114,7 +114,15 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 	line("fetch MB/s (median)", func(r *procResult) string { return fmt.Sprintf("%.1f", median(r.fetchMBps)) })
 	line("produce acks=all p50", func(r *procResult) string { return percentile(r.latencies, 50).String() })
 	line("produce acks=all p99", func(r *procResult) string { return percentile(r.latencies, 99).String() })
+	line("kproxy CPU s/GiB produced", func(r *procResult) string { return perGiB(r.produceCPU, r.producedBytes) })
+	line("kproxy CPU s/GiB fetched", func(r *procResult) string { return perGiB(r.fetchCPU, r.fetchedBytes) })
 	line("kproxy CPU s/GiB forwarded", func(r *procResult) string { return perGiB(r.kproxyCPU, r.kproxyBytes) })
+	line("kproxy CPU µs / acks=all req", func(r *procResult) string {
+		if r.latencyCPU == 0 || len(r.latencies) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", float64(r.latencyCPU.Nanoseconds())/1e3/float64(len(r.latencies)))
+	})
 	line("kproxy switches /MiB fwd", func(r *procResult) string {
 		if r.kproxyBytes == 0 {
 			return "-"
@@ -142,10 +150,11 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 	d := rs["direct"]
 	for _, n := range names[1:] {
 		r := rs[n]
-		fmt.Fprintf(w, "%-14s produce %s  fetch %s  added p50 %v  p99 %v  kproxy CPU %s s/GiB\n", n,
+		fmt.Fprintf(w, "%-14s produce %s  fetch %s  added p50 %v  p99 %v  kproxy CPU %s s/GiB (of records: produced %s, fetched %s)\n", n,
 			pairRatios(r.produceMBps, d.produceMBps), pairRatios(r.fetchMBps, d.fetchMBps),
 			percentile(r.latencies, 50)-percentile(d.latencies, 50), percentile(r.latencies, 99)-percentile(d.latencies, 99),
-			perGiB(r.kproxyCPU, r.kproxyBytes))
+			perGiB(r.kproxyCPU, r.kproxyBytes), perGiB(r.produceCPU, r.producedBytes), perGiB(r.fetchCPU, r.fetchedBytes))
+		fmt.Fprintf(w, "%-14s added p50 paired round by round %s\n", "", pairDiffs(roundP50s(r.latencies, opts.latencyN), roundP50s(d.latencies, opts.latencyN)))
 	}
 	if len(names) > 2 {
 		fmt.Fprintf(w, "\nratios to %s, paired round by round: median (min-max)\n", names[1])
@@ -171,6 +180,29 @@ func everyOther(xs []float64, from int) []float64 {
 		out = append(out, xs[i])
 	}
 	return out
+}
+
+// roundP50s returns the p50 of each round's n latencies (the latency
+// phases append n each, in round order).
+func roundP50s(ds []time.Duration, n int) []time.Duration {
+	var out []time.Duration
+	for i := 0; n > 0 && i+n <= len(ds); i += n {
+		out = append(out, percentile(ds[i:i+n], 50))
+	}
+	return out
+}
+
+// pairDiffs formats the median and range of a[i]-b[i].
+func pairDiffs(a, b []time.Duration) string {
+	var ds []time.Duration
+	for i := range min(len(a), len(b)) {
+		ds = append(ds, a[i]-b[i])
+	}
+	if len(ds) == 0 {
+		return "-"
+	}
+	slices.Sort(ds)
+	return fmt.Sprintf("%v (%v to %v)", ds[len(ds)/2], ds[0], ds[len(ds)-1])
 }
 
 // pairRatios formats the median and range of a[i]/b[i].
