@@ -42,7 +42,7 @@ type versionCap struct {
 // passes at every version the broker supports, APIs the decoder observes
 // included: a request above the version kmsg reads is forwarded and not
 // observed (observable). TestPolicyCoversRewrittenAPIs checks the list's
-// form; e2e's TestApiVersionsAudit compares a real broker's ApiVersions
+// form; e2e scenario 50 (TestScenario50) compares a real broker's ApiVersions
 // with what clients get through kproxy and allows only these caps.
 //
 // Responses that name addresses but pass untouched, and why clients
