@@ -162,12 +162,7 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 		rw, err := rewriteResponse(c.p, p.key, p.version, frame[4:])
 		switch {
 		case err != nil:
-			c.p.stats.rewriteFailures.Add(1)
-			if c.p.once.first("rewrite", p.key, p.version) {
-				c.log.Warn("response not rewritten: it does not parse; forwarded untouched, so the client may learn "+
-					"broker addresses or versions kproxy did not vet (logged once per api and version, then counted)",
-					zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(err))
-			}
+			c.rewriteFailed(p, err)
 		case rw != nil:
 			out = rw
 		}
@@ -211,14 +206,20 @@ func (c *conn) forwardWalked(br *bufio.Reader, prefix [4]byte, size int32, p pen
 		}
 	}
 	if failure != nil {
-		c.p.stats.rewriteFailures.Add(1)
-		if c.p.once.first("rewrite", p.key, p.version) {
-			c.log.Warn("response not rewritten: it does not parse; forwarded untouched, so the client may learn "+
-				"broker addresses kproxy did not vet (logged once per api and version, then counted)",
-				zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(failure))
-		}
+		c.rewriteFailed(p, failure)
 	}
 	return w.err
+}
+
+// rewriteFailed counts a response forwarded untouched because kproxy could
+// not rewrite it, and logs the first of each api and version.
+func (c *conn) rewriteFailed(p pending, err error) {
+	c.p.stats.rewriteFailures.Add(1)
+	if c.p.once.first("rewrite", p.key, p.version) {
+		c.log.Warn("response not rewritten: it does not parse; forwarded untouched, so the client may learn "+
+			"broker addresses or versions kproxy did not vet (logged once per api and version, then counted)",
+			zap.String("api", decode.APIName(p.key)), zap.Int16("api_version", p.version), zap.Error(err))
+	}
 }
 
 var errMismatch = errors.New("proxy: response correlation id mismatch")
