@@ -80,6 +80,13 @@ type FindCoordinator struct {
 	Port      int32
 }
 
+// NamesNoGroup reports whether e's Group is a coordinator key that names
+// no group: a transactional id or a share partition (KIP-98, KIP-932),
+// which FindCoordinator also looks up.
+func (e *Event) NamesNoGroup() bool {
+	return e.FindCoordinator != nil && e.FindCoordinator.KeyType != 0
+}
+
 // JoinGroup is a JoinGroup exchange (key 11).
 type JoinGroup struct {
 	// Request.

@@ -267,9 +267,7 @@ func (e *Engine) event(ev *decode.Event) {
 		}
 		return
 	}
-	// A transaction's or a share partition's coordinator key names no
-	// group, as in the timeline.
-	if ev.Group == "" || ev.FindCoordinator != nil && ev.FindCoordinator.KeyType != 0 || !e.finds(ev.Group) {
+	if ev.Group == "" || ev.NamesNoGroup() || !e.finds(ev.Group) {
 		return
 	}
 	g := e.group(ev.Group)

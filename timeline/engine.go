@@ -86,9 +86,7 @@ func (e *Engine) add(ev *decode.Event) {
 		e.unobserved.add(ev)
 		return
 	}
-	// A transaction's or a share partition's coordinator key (KIP-98,
-	// KIP-932) names no group: a transactional producer is not a group.
-	if ev.Group == "" || ev.FindCoordinator != nil && ev.FindCoordinator.KeyType != 0 {
+	if ev.Group == "" || ev.NamesNoGroup() {
 		return
 	}
 	if e.only != nil && !e.only[ev.Group] {
