@@ -53,3 +53,13 @@ func (x *Exchange) Latency() time.Duration {
 	}
 	return x.ResponseAt.Sub(x.RequestAt)
 }
+
+// CompletedAt is when the exchange completed: its response's time, or its
+// request's when it had no response. Journals and sources hand exchanges
+// out in this order.
+func (x *Exchange) CompletedAt() time.Time {
+	if x.ResponseAt.IsZero() {
+		return x.RequestAt
+	}
+	return x.ResponseAt
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -66,13 +65,13 @@ func TestLiveCounts(t *testing.T) {
 				// A few seconds on, to the diagnosis only: the members
 				// silent since the end are warned of, without an entry.
 				soon := sec(c.closeAt + 8)
-				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: soon}}})
+				l.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: soon}}})
 				checkCounts(t, l, groups, "a few seconds on")
 
 				// Twelve minutes on, to the diagnosis only: the engine has
 				// forgotten the group's silent connections (and counted
 				// nothing again: no finding is older than Forget yet).
-				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: sec(c.closeAt).Add(12 * time.Minute)}}})
+				l.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: sec(c.closeAt).Add(12 * time.Minute)}}})
 				checkCounts(t, l, groups, "once the connections were forgotten")
 
 				// A client of the group still heartbeats (one the
@@ -84,7 +83,7 @@ func TestLiveCounts(t *testing.T) {
 				later := sec(c.closeAt).Add(age + 2*time.Minute)
 				hb := decode.Event{At: later, RespondedAt: later, ClientID: "z", ClientAddr: "10.0.0.99:40000", APIKey: 12, APIVersion: versions[12],
 					Group: s.group, BrokerID: 1, Heartbeat: &decode.Heartbeat{MemberID: "Z-1", Generation: 1}}
-				l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{hb}})
+				l.AddDecoded(&decode.Decoded{Events: []decode.Event{hb}})
 				checkCounts(t, l, groups, "after the warnings aged")
 
 				// The group is quiet for longer than the retention: the
@@ -92,14 +91,14 @@ func TestLiveCounts(t *testing.T) {
 				quiet := later.Add(age + 2*time.Minute)
 				evs := []decode.Event{{At: quiet}} // group-less: only the clocks move
 				l.Timeline().AddEvents(evs)
-				l.AddDecoded(&pipeline.Decoded{Events: evs})
+				l.AddDecoded(&decode.Decoded{Events: evs})
 				l.Timeline().Publish()
 				if _, ok := l.Timeline().Snapshot().GroupJSON(s.group); ok {
 					t.Fatalf("the timeline still holds %s %s after it was last seen", s.group, quiet.Sub(later))
 				}
 				evs = []decode.Event{{At: quiet.Add(time.Second)}}
 				l.Timeline().AddEvents(evs)
-				l.AddDecoded(&pipeline.Decoded{Events: evs})
+				l.AddDecoded(&decode.Decoded{Events: evs})
 				gone := checkCounts(t, l, groups, "after the group was forgotten")
 				if forget > 0 && len(gone) != 0 {
 					t.Errorf("counts %+v once the diagnosis forgot the group; want none", gone)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -165,7 +164,7 @@ func (e *Engine) takeChanged() []string {
 // completed, after the timeline engine has taken the same events (so that
 // the entries they caused came first, through Entry): the pipeline calls
 // it so (pipeline.Config.Decoded). Nothing of d is kept.
-func (e *Engine) AddDecoded(d *pipeline.Decoded) {
+func (e *Engine) AddDecoded(d *decode.Decoded) {
 	e.advance(completedAt(d.X, d.Events))
 	e.applyEntries()
 	if d.Fetch != nil {

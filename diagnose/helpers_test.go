@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -216,12 +215,12 @@ func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick fl
 			}
 		}
 		if it.x != nil {
-			d.AddDecoded(pipeline.NewDecoded(it.x, nil))
+			d.AddDecoded(decode.NewDecoded(it.x, nil))
 			continue
 		}
 		evs := []decode.Event{*it.ev}
 		tl.AddEvents(evs)
-		d.AddDecoded(&pipeline.Decoded{Events: evs})
+		d.AddDecoded(&decode.Decoded{Events: evs})
 	}
 	tl.Close(sec(closeAt))
 	d.Advance(sec(closeAt))

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -176,7 +176,7 @@ func (l *Live) forgotten(at time.Time) bool {
 
 // AddDecoded takes one exchange after the timeline has taken its events
 // (see Engine.AddDecoded) and tells what it revealed.
-func (l *Live) AddDecoded(d *pipeline.Decoded) {
+func (l *Live) AddDecoded(d *decode.Decoded) {
 	l.mu.Lock()
 	l.d.AddDecoded(d)
 	for _, g := range l.d.takeChanged() {
@@ -433,5 +433,3 @@ func (l *Live) settle(at time.Time) {
 	l.mu.Unlock()
 	l.publish(true)
 }
-
-var _ pipeline.DecodedConsumer = (*Live)(nil)

@@ -98,7 +98,7 @@ func feedLive(l *Live, s *script) {
 			evs = []decode.Event{*it.ev}
 			l.Timeline().AddEvents(evs)
 		}
-		l.AddDecoded(pipeline.NewDecoded(it.x, evs))
+		l.AddDecoded(decode.NewDecoded(it.x, evs))
 	}
 }
 
@@ -146,7 +146,7 @@ func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 					evs = []decode.Event{*it.ev}
 					l.Timeline().AddEvents(evs)
 				}
-				l.AddDecoded(pipeline.NewDecoded(it.x, evs))
+				l.AddDecoded(decode.NewDecoded(it.x, evs))
 				req := it.when()
 				switch was := slices.Contains(told, c.kind); {
 				case req.Before(at) && was:
@@ -223,7 +223,7 @@ func TestLiveFindingsGroupByGroup(t *testing.T) {
 		l := NewLive(timeline.Config{}, timeline.Retention{MaxAge: age}, Config{Forget: age}, nil, nil)
 		feedLive(l, sessionTimeout())
 		l.Close(sec(50))
-		l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: sec(58)}}}) // A, silent since 50, is warned of
+		l.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: sec(58)}}}) // A, silent since 50, is warned of
 		last := l.d.groups["g"].last
 		var after []Finding
 		for _, w := range l.d.warnings {
@@ -236,7 +236,7 @@ func TestLiveFindingsGroupByGroup(t *testing.T) {
 		}
 		evs := []decode.Event{{At: last.Add(age + time.Second)}}
 		l.Timeline().AddEvents(evs)
-		l.AddDecoded(&pipeline.Decoded{Events: evs})
+		l.AddDecoded(&decode.Decoded{Events: evs})
 		l.Timeline().Publish()
 		if _, ok := l.Timeline().Snapshot().GroupJSON("g"); ok || l.d.groups["g"] != nil {
 			t.Fatalf("g still kept (timeline %v, engine %v); want it forgotten", ok, l.d.groups["g"] != nil)

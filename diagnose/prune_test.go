@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -18,10 +17,10 @@ func TestPruneForgetsSilentConnections(t *testing.T) {
 	d := New(Config{})
 	for _, it := range s.ordered() {
 		if it.x != nil {
-			d.AddDecoded(pipeline.NewDecoded(it.x, nil))
+			d.AddDecoded(decode.NewDecoded(it.x, nil))
 			continue
 		}
-		d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{*it.ev}})
+		d.AddDecoded(&decode.Decoded{Events: []decode.Event{*it.ev}})
 	}
 	if len(d.conns) == 0 || len(d.byClient) == 0 {
 		t.Fatalf("%d connections, %d indexed by client after the fetches; want some", len(d.conns), len(d.byClient))
@@ -64,7 +63,7 @@ func TestForget(t *testing.T) {
 			}
 			n := len(told)
 			later := sec(50).Add(forget + 2*time.Minute)
-			l.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: later}}}) // a Metadata-less, group-less event: only the clock moves
+			l.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: later}}}) // a Metadata-less, group-less event: only the clock moves
 			l.Advance(later.Add(time.Second))
 			l.mu.Lock()
 			warnings, groups, remembered := len(l.d.warnings), len(l.d.groups), len(l.told)
@@ -121,7 +120,7 @@ func TestForgetQuietMembers(t *testing.T) {
 			}
 			d := New(Config{Forget: c.forget})
 			for _, it := range s.ordered() {
-				d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{*it.ev}})
+				d.AddDecoded(&decode.Decoded{Events: []decode.Event{*it.ev}})
 			}
 			g := d.groups["g"]
 			if g == nil {
@@ -162,7 +161,7 @@ func TestForgetUnnamedTopics(t *testing.T) {
 					{Name: "steady", TopicID: decode.TopicID{1}, Partitions: 3},
 					{Name: fmt.Sprintf("job-%d", i), TopicID: decode.TopicID{2, byte(i)}, Partitions: 1},
 				}
-				d.AddDecoded(&pipeline.Decoded{Events: []decode.Event{{At: sec(float64(i) * 600), Metadata: &decode.Metadata{Topics: topics}}}})
+				d.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: sec(float64(i) * 600), Metadata: &decode.Metadata{Topics: topics}}}})
 			}
 			d.Advance(sec(18 * 600))
 			if len(d.partitionCounts) != c.want || len(d.topics) != c.want {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -31,7 +30,7 @@ func TestLiveWarningBeforeEviction(t *testing.T) {
 		}
 		evs := []decode.Event{*it.ev}
 		tl.AddEvents(evs)
-		d.AddDecoded(&pipeline.Decoded{Events: evs})
+		d.AddDecoded(&decode.Decoded{Events: evs})
 	}
 	if want := sec(25); !raisedAt.Equal(want) {
 		t.Errorf("warning raised at %s; want %s (the first tick past 24.67 s, before the eviction at 28 s)", raisedAt, want)

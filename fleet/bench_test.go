@@ -10,7 +10,6 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/internal/synth"
-	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // BenchmarkPipelineWithPublisher measures what publishing adds to the
@@ -58,7 +57,7 @@ func BenchmarkPipelineWithPublisher(b *testing.B) {
 				x := xs[i%n]
 				events, _ = dec.DecodeAppend(events[:0], x)
 				if p != nil {
-					p.AddDecoded(&pipeline.Decoded{X: x, Events: events})
+					p.AddDecoded(&decode.Decoded{X: x, Events: events})
 					if i%flushEvery == flushEvery-1 {
 						// Within the buffer, untimed: what is measured is the
 						// pipeline goroutine's work (encoding, handing to the

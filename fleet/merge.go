@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/journal"
-	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // DefaultMaxSkew is the largest clock offset between instances the merge
@@ -181,11 +179,11 @@ type Merger struct {
 	parts     map[int32]*partState
 	watermark time.Time // the latest corrected time read
 	sync      map[syncKey]syncSample
-	pruned    time.Time        // when sync was last pruned, in the merged stream's time
-	dropped   uint64           // lost since the last exchange handed out
-	lastOut   time.Time        // the corrected time of the last exchange handed out
-	found     []pipeline.Blind // found silent, by At, not yet due
-	blind     []pipeline.Blind // due: the merged stream has passed their At
+	pruned    time.Time      // when sync was last pruned, in the merged stream's time
+	dropped   uint64         // lost since the last exchange handed out
+	lastOut   time.Time      // the corrected time of the last exchange handed out
+	found     []decode.Blind // found silent, by At, not yet due
+	blind     []decode.Blind // due: the merged stream has passed their At
 	// addrs are the client addresses handed out, by the instance that
 	// first saw each (see qualify).
 	addrs map[string]*addrOwner
@@ -254,7 +252,7 @@ func (m *Merger) Add(rec Record, p int32) {
 	case KindGap:
 		at = rec.At
 	case KindExchange:
-		at = journal.CompletedAt(rec.X)
+		at = rec.X.CompletedAt()
 		m.sample(r, rec.X)
 		if rec.Key != "" && rec.Key != rec.Instance && !r.groups[rec.Key] {
 			if r.groups == nil {
@@ -569,9 +567,9 @@ func (m *Merger) findSilent() {
 		}
 		r.silent = true
 		for _, grp := range sortedKeys(r.groups) {
-			m.found = append(m.found, pipeline.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
+			m.found = append(m.found, decode.Blind{Group: grp, Instance: r.instance, At: r.lastSeen})
 		}
-		slices.SortStableFunc(m.found, func(a, b pipeline.Blind) int { return a.At.Compare(b.At) })
+		slices.SortStableFunc(m.found, func(a, b decode.Blind) int { return a.At.Compare(b.At) })
 		g := Gap{Instance: r.instance, From: r.lastSeen}
 		m.stats.Gaps = append(m.stats.Gaps, g)
 		if m.cfg.OnGap != nil {
@@ -601,7 +599,7 @@ func (m *Merger) release(until time.Time, all bool) {
 // whose exchanges a run that went silent had published, once the merged
 // stream has handed out what came before the silence. Taken after each
 // Next, they belong before the exchange it returned.
-func (m *Merger) TakeBlind() []pipeline.Blind {
+func (m *Merger) TakeBlind() []decode.Blind {
 	b := m.blind
 	m.blind = nil
 	return b

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/journal"
-	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // Defaults of PublisherConfig.
@@ -108,8 +108,6 @@ type Publisher struct {
 	lastErr   atomic.Pointer[string]
 }
 
-var _ pipeline.DecodedConsumer = (*Publisher)(nil)
-
 // NewPublisher creates the producing client (it connects lazily) and
 // returns a Publisher; Run must run for markers and topic creation.
 func NewPublisher(cfg PublisherConfig, log *zap.Logger) (*Publisher, error) {
@@ -158,7 +156,7 @@ func (p *Publisher) now() time.Time { return p.cfg.Now().Add(p.cfg.Skew) }
 // AddDecoded publishes d's exchange, keyed by its group. SASL exchanges are
 // never published. The exchange is encoded at once: the Publisher keeps
 // nothing of d.
-func (p *Publisher) AddDecoded(d *pipeline.Decoded) {
+func (p *Publisher) AddDecoded(d *decode.Decoded) {
 	x := d.X
 	if x == nil {
 		return
@@ -178,11 +176,11 @@ func (p *Publisher) AddDecoded(d *pipeline.Decoded) {
 	defer p.mu.Unlock()
 	p.flushGapLocked()
 	if p.pending > 0 { // the buffer is still full: this one is lost too
-		p.noteLostLocked(1, journal.CompletedAt(x))
+		p.noteLostLocked(1, x.CompletedAt())
 		return
 	}
 	r := exchangeRecord(p.headers, p.seq, key, x)
-	p.tryLocked(r, 1, journal.CompletedAt(x))
+	p.tryLocked(r, 1, x.CompletedAt())
 }
 
 func shift(t time.Time, d time.Duration) time.Time {

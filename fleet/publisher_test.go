@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 const testTopic = "kproxy-events"
@@ -50,7 +49,7 @@ func newTestPublisher(t *testing.T, c *kfake.Cluster, maxRecords int) *Publisher
 
 // publish hands the publisher the heartbeat named id, of group g.
 func publish(p *Publisher, id uint64, at time.Time) {
-	p.AddDecoded(&pipeline.Decoded{X: heartbeat(id, "g", at), Events: []decode.Event{{Group: "g"}}})
+	p.AddDecoded(&decode.Decoded{X: heartbeat(id, "g", at), Events: []decode.Event{{Group: "g"}}})
 }
 
 // readMerged reads the whole topic through a Source: "id" per exchange,
@@ -155,7 +154,7 @@ func TestPublisherRefusesSASL(t *testing.T) {
 		frame(auth, authResp, 2, ms(2)),
 		mislabelled,
 	} {
-		p.AddDecoded(&pipeline.Decoded{X: x})
+		p.AddDecoded(&decode.Decoded{X: x})
 	}
 	publish(p, 4, ms(4))
 	p.Close(5 * time.Second)
@@ -190,7 +189,7 @@ func TestSilentInstance(t *testing.T) {
 	}
 	now := time.Now()
 	publish(a, 1, now)
-	b.AddDecoded(&pipeline.Decoded{X: heartbeat(2, "g-b", now), Events: []decode.Event{{Group: "g-b"}}})
+	b.AddDecoded(&decode.Decoded{X: heartbeat(2, "g-b", now), Events: []decode.Event{{Group: "g-b"}}})
 	ectx, ecancel := context.WithTimeout(ctx, 10*time.Second)
 	defer ecancel()
 	if err := b.cl.Flush(ectx); err != nil {
@@ -209,7 +208,7 @@ func TestSilentInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	var blind []pipeline.Blind
+	var blind []decode.Blind
 	for {
 		_, _, err := src.Next()
 		blind = append(blind, src.TakeBlind()...)

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // SourceConfig says which topic a Source reads and how.
@@ -66,11 +65,9 @@ type Source struct {
 	log     *zap.Logger
 }
 
-var _ pipeline.BlindSource = (*Source)(nil)
-
 // TakeBlind returns the groups the merge found blind since the last call
 // (see Merger.TakeBlind).
-func (s *Source) TakeBlind() []pipeline.Blind { return s.m.TakeBlind() }
+func (s *Source) TakeBlind() []decode.Blind { return s.m.TakeBlind() }
 
 // OpenSource checks that the topic exists, notes where each partition
 // ends, and starts consuming it.

@@ -17,10 +17,10 @@ import (
 // Reader streams the exchanges of one or more journals. Records of one
 // journal come in the order they were written, which is the order the proxy
 // observed them: when their responses arrived. Several journals are merged
-// by that same completion time (see CompletedAt), so the merged stream is
-// what one proxy in front of all those clients would have observed, the
-// order the timeline needs. Memory does not grow
-// with the journals' size: one segment of each journal is open at a time
+// by that same completion time (decode.Exchange.CompletedAt), so the
+// merged stream is what one proxy in front of all those clients would
+// have observed, the order the timeline needs. Memory does not grow with
+// the journals' size: one segment of each journal is open at a time
 // and one exchange of each is held. A Reader is not safe for concurrent
 // use.
 type Reader struct {
@@ -471,23 +471,13 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// CompletedAt is when the proxy observed x: its ResponseAt, or its
-// RequestAt when it had no response. A journal is written in this order,
-// and the Reader merges journals by it.
-func CompletedAt(x *decode.Exchange) time.Time {
-	if x.ResponseAt.IsZero() {
-		return x.RequestAt
-	}
-	return x.ResponseAt
-}
-
 // mergeHeap orders streams by their head's CompletedAt, then by stream
 // order so that equal times merge deterministically.
 type mergeHeap []*stream
 
 func (h mergeHeap) Len() int { return len(h) }
 func (h mergeHeap) Less(i, j int) bool {
-	a, b := CompletedAt(h[i].head), CompletedAt(h[j].head)
+	a, b := h[i].head.CompletedAt(), h[j].head.CompletedAt()
 	if !a.Equal(b) {
 		return a.Before(b)
 	}

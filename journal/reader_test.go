@@ -259,11 +259,11 @@ func TestMergeFollowsResponsesNotRequests(t *testing.T) {
 	writeJournal(t, b, Options{}, beats)
 	got, _ := readAll(t, a, b)
 	checkSame(t, got, append(append(beats, join), late))
-	if !CompletedAt(join).Equal(join.ResponseAt) {
-		t.Fatalf("CompletedAt %v; want the response time", CompletedAt(join))
+	if !join.CompletedAt().Equal(join.ResponseAt) {
+		t.Fatalf("CompletedAt %v; want the response time", join.CompletedAt())
 	}
-	if x := (&decode.Exchange{RequestAt: testBase}); !CompletedAt(x).Equal(testBase) {
-		t.Fatalf("CompletedAt without a response %v; want the request time", CompletedAt(x))
+	if x := (&decode.Exchange{RequestAt: testBase}); !x.CompletedAt().Equal(testBase) {
+		t.Fatalf("CompletedAt without a response %v; want the request time", x.CompletedAt())
 	}
 }
 

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // fullDisk wraps segment files: while full is set, every write fails with

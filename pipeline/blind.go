@@ -1,21 +1,17 @@
 package pipeline
 
-import "time"
+import (
+	"time"
 
-// Blind says that exchanges of Group are missing from At on: Instance, one
-// of the proxies whose exchanges a source merges (the fleet's events
-// topic), went silent.
-type Blind struct {
-	Group, Instance string
-	At              time.Time
-}
+	"github.com/kproxy-dev/kproxy/decode"
+)
 
 // BlindSource is a Source that also tells what it is blind to. After each
 // call of Next, the pipeline takes what it has noted since the previous
 // call, which comes before the exchange Next returned.
 type BlindSource interface {
 	Source
-	TakeBlind() []Blind
+	TakeBlind() []decode.Blind
 }
 
 // BlindConsumer learns what the source is blind to, in order with the

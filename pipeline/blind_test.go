@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // blindSource is a scriptedSource that, before the exchange of its
@@ -14,10 +16,10 @@ type blindSource struct {
 	blindBefore int
 }
 
-func (s *blindSource) TakeBlind() []Blind {
+func (s *blindSource) TakeBlind() []decode.Blind {
 	s.n++
 	if s.n == s.blindBefore {
-		return []Blind{{Group: "g", Instance: "zone-b", At: base}}
+		return []decode.Blind{{Group: "g", Instance: "zone-b", At: base}}
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func apiVersions(corr int32, sec int) *decode.Exchange {
 
 type traceDecoded struct{ t *trace }
 
-func (c traceDecoded) AddDecoded(d *Decoded) {
+func (c traceDecoded) AddDecoded(d *decode.Decoded) {
 	s := fmt.Sprintf("d%d:%d", d.X.CorrelationID, len(d.Events))
 	if d.Fetch != nil {
 		p := d.Fetch.Topics[0].Partitions[0]

@@ -32,7 +32,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // ExchangeConsumer receives every raw exchange the source hands out, in
@@ -228,7 +227,7 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 		c.Append(x)
 	}
 	if !p.cfg.Since.IsZero() || !p.cfg.Until.IsZero() {
-		at := journal.CompletedAt(x)
+		at := x.CompletedAt()
 		if !p.cfg.Since.IsZero() && at.Before(p.cfg.Since) {
 			p.batch = p.batch[:before]
 			return true
@@ -241,7 +240,7 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 	if len(p.cfg.Decoded) > 0 {
 		events := p.batch[before:]
 		p.flush() // leaves events' contents in place until the next decode
-		d := NewDecoded(x, events)
+		d := decode.NewDecoded(x, events)
 		for _, c := range p.cfg.Decoded {
 			c.AddDecoded(d)
 		}

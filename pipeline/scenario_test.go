@@ -14,15 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
-	"github.com/kproxy-dev/kproxy/proxy"
-	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // These scenarios run franz-go consumers against a kfake cluster through

@@ -4,11 +4,10 @@ import (
 	"io"
 
 	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // Source hands out raw exchanges in the order they completed. The proxy's
-// queue (proxy.Queue) is one, a journal reader another (Journal).
+// queue (proxy.Queue) is one, a journal reader another (journal.Reader.Source).
 type Source interface {
 	// Next returns the next exchange, and how many exchanges the source
 	// lost since the previous call (before this one). At the end it
@@ -16,25 +15,6 @@ type Source interface {
 	// valid until the next call, unless the source says it never reuses
 	// exchanges.
 	Next() (x *decode.Exchange, dropped uint64, err error)
-}
-
-// journalSource reads a journal into one exchange, again and again.
-type journalSource struct {
-	r *journal.Reader
-	x decode.Exchange
-}
-
-// Journal is a Source that reads r. It reuses one exchange: what a
-// consumer keeps of it, it must copy. Exchanges the journal's writer
-// dropped are in r.Stats(), not reported as losses: a replay says so
-// itself.
-func Journal(r *journal.Reader) Source { return &journalSource{r: r} }
-
-func (s *journalSource) Next() (*decode.Exchange, uint64, error) {
-	if err := s.r.NextInto(&s.x); err != nil {
-		return nil, 0, err
-	}
-	return &s.x, 0, nil
 }
 
 // sliceSource hands out the exchanges of a slice.

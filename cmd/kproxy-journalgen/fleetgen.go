@@ -10,7 +10,6 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/internal/synth"
-	"github.com/kproxy-dev/kproxy/journal"
 )
 
 // fleetTraffic hands out synth traffic as a fleet of kproxy sidecars
@@ -44,7 +43,7 @@ func (f *fleetTraffic) next() fleetExchange {
 		f.next1 = f.tr.Next()
 	}
 	x := f.next1
-	if len(f.fetches) > 0 && f.fetches[0].RequestAt.Before(journal.CompletedAt(x)) {
+	if len(f.fetches) > 0 && f.fetches[0].RequestAt.Before(x.CompletedAt()) {
 		x = heap.Pop(&f.fetches).(*decode.Exchange)
 	} else {
 		f.next1 = nil

@@ -97,7 +97,7 @@ func publishRun(args []string, out io.Writer) error {
 	var first fleetExchange
 	for {
 		first = ft.next()
-		if !journal.CompletedAt(first.x).Before(now) {
+		if !first.x.CompletedAt().Before(now) {
 			break
 		}
 	}
@@ -180,7 +180,7 @@ func (s *pacedSource) Next() (*decode.Exchange, uint64, error) {
 		e = s.ft.next()
 	}
 	x := e.x
-	done := journal.CompletedAt(x)
+	done := x.CompletedAt()
 	d := done.Sub(s.t0)
 	if d > s.span {
 		return nil, 0, io.EOF
@@ -209,7 +209,7 @@ type fleetRouter struct {
 	sizes *sizer
 }
 
-func (r *fleetRouter) AddDecoded(d *pipeline.Decoded) {
+func (r *fleetRouter) AddDecoded(d *decode.Decoded) {
 	i := instanceOf(d.X.ClientAddr, len(r.sizes.seq))
 	r.sizes.add(d, i)
 	if r.pubs != nil {
@@ -239,7 +239,7 @@ func newSizer(instances int) *sizer {
 	return &sizer{seq: make([]uint64, instances), byAPI: map[int16]*tally{}, gens: map[string]int32{}, perGen: map[groupGen]*genBytes{}}
 }
 
-func (s *sizer) add(d *pipeline.Decoded, inst int) {
+func (s *sizer) add(d *decode.Decoded, inst int) {
 	x := d.X
 	id := instanceName(inst)
 	key := id

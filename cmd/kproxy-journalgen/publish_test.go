@@ -21,7 +21,6 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/fleet"
 	"github.com/kproxy-dev/kproxy/internal/synth"
-	"github.com/kproxy-dev/kproxy/journal"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -92,7 +91,7 @@ func TestFleetTraffic(t *testing.T) {
 			var heartbeats, fetches int
 			for range tc.exchanges {
 				e := ft.next()
-				done := journal.CompletedAt(e.x)
+				done := e.x.CompletedAt()
 				if done.Before(last) {
 					t.Fatalf("exchange %s completed at %s, before the previous one at %s", decode.APIName(e.x.APIKey), done, last)
 				}

@@ -37,7 +37,7 @@ func retainedTimeline(t *testing.T, r timeline.Retention) (string, *timeline.Liv
 	}
 	defer rd.Close()
 	live := timeline.NewLive(timeline.Config{}, r)
-	if err := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{live}}).Run(context.Background(), pipeline.Journal(rd)); err != nil {
+	if err := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{live}}).Run(context.Background(), rd.Source()); err != nil {
 		t.Fatal(err)
 	}
 	live.Close(time.Time{})

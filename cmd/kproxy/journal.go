@@ -138,7 +138,7 @@ func each(r *journal.Reader, f inspectFilter, fn func(in inspected) error) error
 			stop()
 		}
 	}})
-	err := pl.Run(ctx, pipeline.Journal(r))
+	err := pl.Run(ctx, r.Source())
 	if fnErr != nil {
 		return fnErr
 	}

@@ -112,7 +112,7 @@ func openJournalInput(paths []string, bar io.Writer) (*storyInput, error) {
 	}
 	p := newProgress(bar, r.Stats().Bytes)
 	return &storyInput{
-		Source: &progressSource{Source: pipeline.Journal(r), r: r, bar: p},
+		Source: &progressSource{Source: r.Source(), r: r, bar: p},
 		close:  func() { r.Close() },
 		finish: func(errOut io.Writer) {
 			p.clear()

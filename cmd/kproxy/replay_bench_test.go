@@ -124,7 +124,7 @@ func replayStages(dir string, decoding, tl bool) error {
 	if tl {
 		cfg.Events = []pipeline.EventConsumer{eng}
 	}
-	err = pipeline.New(cfg).Run(context.Background(), pipeline.Journal(r))
+	err = pipeline.New(cfg).Run(context.Background(), r.Source())
 	eng.Close(time.Time{})
 	return err
 }
@@ -207,7 +207,7 @@ func retained(dir string, r timeline.Retention) (uint64, error) {
 	defer jr.Close()
 	eng := timeline.NewRetaining(timeline.Config{OnEntry: func(e timeline.Entry) { timeline.WriteEntryText(io.Discard, e) }}, r)
 	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}})
-	if err := pl.Run(context.Background(), pipeline.Journal(jr)); err != nil {
+	if err := pl.Run(context.Background(), jr.Source()); err != nil {
 		return 0, err
 	}
 	runtime.GC()

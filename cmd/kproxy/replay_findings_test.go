@@ -11,10 +11,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kproxy-dev/kproxy/internal/synth"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kproxy-dev/kproxy/internal/synth"
 )
 
 // TestReplayStormFindings runs a storm through `kproxy serve` with a

@@ -54,7 +54,7 @@ func timelineText(t *testing.T, dir string, keep timeline.Retention) (string, in
 	}
 	defer r.Close()
 	pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}})
-	if err := pl.Run(context.Background(), pipeline.Journal(r)); err != nil {
+	if err := pl.Run(context.Background(), r.Source()); err != nil {
 		t.Fatal(err)
 	}
 	if n := pl.Stats().Undecoded; n > 0 {

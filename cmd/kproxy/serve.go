@@ -364,6 +364,8 @@ var (
 	_ pipeline.BlindConsumer    = (*timeline.Live)(nil)
 	_ pipeline.DecodedConsumer  = (*fleet.Publisher)(nil)
 	_ pipeline.DropConsumer     = (*fleet.Publisher)(nil)
+	_ pipeline.BlindSource      = (*fleet.Source)(nil)
+	_ pipeline.Source           = (*journal.Source)(nil)
 )
 
 // publishEvery is how often the live timeline publishes a snapshot for the
