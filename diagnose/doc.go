@@ -10,8 +10,8 @@
 // (Findings). Like the timeline it is
 // deterministic: every inference uses the times carried by the exchanges,
 // never the wall clock, so the same journal gives the same findings, byte
-// for byte. The only clock it accepts is Advance, which serve calls from a
-// ticker so that a live warning ("this member's heartbeats stopped two
+// for byte. The only clock it accepts is Advance, which serve calls on the
+// source's ticks (pipeline.TickSource) so that a live warning ("this member's heartbeats stopped two
 // thirds of its session timeout ago") is not delayed until the next
 // exchange arrives; a warning is stamped with the time its threshold was
 // crossed, not with the time it was noticed, so live and replay agree.

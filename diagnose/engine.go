@@ -182,7 +182,7 @@ func (e *Engine) AddDecoded(d *decode.Decoded) {
 // entry takes effect at the next AddDecoded, Advance or Findings, after the
 // clock has moved to the completion of the exchange that caused it: the
 // live warnings are then decided on the state as it was before that
-// exchange, whether or not a ticker called Advance in between.
+// exchange, whether or not a tick called Advance in between.
 func (e *Engine) Entry(en timeline.Entry) {
 	e.pending = append(e.pending, en)
 }
@@ -231,7 +231,7 @@ func (e *Engine) entry(en timeline.Entry) {
 }
 
 // Advance moves the engine's clock to now when no exchange has for a
-// while: serve calls it from a ticker so that live warnings come when
+// while: serve calls it on the source's ticks so that live warnings come when
 // their threshold passes. A time not after the latest one seen does
 // nothing.
 func (e *Engine) Advance(now time.Time) {

@@ -13,7 +13,8 @@ import (
 // creates (Timeline). Both are consumers of serve's pipeline: the
 // pipeline's goroutine hands the timeline its events, the timeline hands
 // its entries to Entry, and the pipeline then hands each exchange to
-// AddDecoded; a ticker advances the clock when nothing arrives (Advance);
+// AddDecoded; the source's ticks advance the clock when nothing arrives
+// (Advance);
 // admin handlers ask for the findings (Findings, GroupFindings) and for
 // each group's count of them (Counts, kept by publish: no report read);
 // none holds mu while it reads a report.
@@ -27,7 +28,7 @@ import (
 type Live struct {
 	tl *timeline.Live
 
-	// pub makes publishes one at a time (the pipeline's and the ticker's),
+	// pub makes publishes one at a time (the pipeline's and Close's),
 	// so that none recounts a group from an older report than the last.
 	pub sync.Mutex
 

@@ -7,7 +7,7 @@ import (
 
 // Live early warnings. Both thresholds are two thirds of a timeout, and
 // both warnings are stamped with the time the threshold was crossed, not
-// the time it was noticed, so that live (Advance from a ticker) and replay
+// the time it was noticed, so that live (Advance on a tick) and replay
 // (the next exchange) give the same finding.
 
 // warnFraction is the part of a timeout after which a warning is raised.

@@ -446,6 +446,12 @@ func (m *Merger) safe() time.Time {
 	return s
 }
 
+// Ready is the merged stream's time before which every exchange has been
+// handed out by Next, as far as the merge can tell: an exchange read
+// later than the merge's Hold after its time may still come (it is
+// counted late, MergeStats.Late).
+func (m *Merger) Ready() time.Time { return m.safe().Add(-m.cfg.Hold) }
+
 // readAhead is how far, in the merged stream's time, a partition may be
 // read ahead of the one the merge waits for before its reader pauses it.
 // Pausing at once (0) makes the reader resume a partition for every fetch
@@ -466,7 +472,7 @@ func (m *Merger) Ahead(p int32) bool {
 // lost before it, or ok false when none may be handed out yet. final says
 // nothing more will be added: everything pending is handed out.
 func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) {
-	ready := m.safe().Add(-m.cfg.Hold)
+	ready := m.Ready()
 	m.findSilent()
 	for {
 		var best *run

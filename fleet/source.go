@@ -50,12 +50,14 @@ type SourceStats struct {
 // publishing to the events topic, merged (see Merger). It is read by one
 // goroutine (the pipeline's); Stats and Close may be called from others.
 type Source struct {
-	cfg    SourceConfig
-	cl     *kgo.Client
-	m      *Merger
-	end    map[int32]int64 // !Follow: where each partition ends
-	done   bool
-	n      int // exchanges handed out
+	cfg  SourceConfig
+	cl   *kgo.Client
+	m    *Merger
+	end  map[int32]int64 // !Follow: where each partition ends
+	done bool
+	n    int // exchanges handed out
+	// tickAt is the time of the last tick Next returned (see Tick).
+	tickAt time.Time
 	paused map[int32]bool
 	closed atomic.Bool
 
@@ -144,11 +146,14 @@ func OpenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 const fetchPartitionBytes = 256 << 10
 
 // Next returns the next exchange of the merged stream, and how many were
-// lost before it. It blocks while nothing is ready. At the end (the
-// topic's end when not following, Close otherwise) it hands out what is
-// pending and returns io.EOF.
+// lost before it. It blocks while nothing is ready; when a read of the
+// topic moved the merge's time on without releasing an exchange (the
+// instances' markers, every second), it returns a tick: a nil exchange
+// and a nil error (see Tick). At the end (the topic's end when not
+// following, Close otherwise) it hands out what is pending and returns
+// io.EOF.
 func (s *Source) Next() (*decode.Exchange, uint64, error) {
-	for {
+	for polled := false; ; polled = true {
 		x, dropped, ok := s.m.Next(s.done)
 		if ok {
 			if s.n++; s.n%statsEvery == 0 {
@@ -160,11 +165,20 @@ func (s *Source) Next() (*decode.Exchange, uint64, error) {
 		if s.done {
 			return nil, s.m.Dropped(), io.EOF
 		}
+		if at := s.m.Ready(); polled && at.After(s.tickAt) {
+			s.tickAt = at
+			return nil, 0, nil
+		}
 		if err := s.poll(); err != nil {
 			return nil, s.m.Dropped(), err
 		}
 	}
 }
+
+// Tick is the time of the tick Next last returned: the merged stream's
+// time before which every exchange has been handed out, as far as the
+// merge can tell (Merger.Ready).
+func (s *Source) Tick() time.Time { return s.tickAt }
 
 // statsEvery is how many exchanges Next hands out between two updates of
 // what Stats returns (and whenever it waits for records): copying the

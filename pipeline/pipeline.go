@@ -85,6 +85,9 @@ type Config struct {
 	Decoded []DecodedConsumer
 	// Blind learn what a BlindSource is blind to (blind.go).
 	Blind []BlindConsumer
+	// Ticks learn the ticks of a TickSource (source.go), once the events
+	// before them have been handed on.
+	Ticks []TickConsumer
 	// Drops learn, as Exchanges do, of the exchanges the source lost
 	// before they reached the pipeline: for consumers of Decoded that
 	// note losses too (the events topic's publisher).
@@ -191,9 +194,27 @@ func (p *Pipeline) Run(ctx context.Context, src Source) error {
 		if err != nil {
 			return fmt.Errorf("pipeline: %w", err)
 		}
+		if x == nil {
+			p.tick(src)
+			continue
+		}
 		if !p.handle(x) {
 			return nil
 		}
+	}
+}
+
+// tick hands the time of the tick src just gave to the consumers of
+// ticks, once the events before it have been handed on.
+func (p *Pipeline) tick(src Source) {
+	ts, ok := src.(TickSource)
+	if !ok {
+		return
+	}
+	at := ts.Tick()
+	p.flush()
+	for _, c := range p.cfg.Ticks {
+		c.Advance(at)
 	}
 }
 

@@ -81,7 +81,9 @@ func TestObserverQueueBytes(t *testing.T) {
 			if err != nil {
 				return
 			}
-			o.Append(x)
+			if x != nil { // not a tick
+				o.Append(x)
+			}
 		}
 	}()
 	t.Cleanup(func() {

@@ -44,7 +44,21 @@ type Queue struct {
 	// against ObserverQueueBytes until the reader asks for the next, so
 	// that a stuck reader holds the queue to its bound.
 	held int64
+	// idle fires when the queue has been empty for tickEvery, and tickAt
+	// is the time of the last tick (see Tick).
+	idle   *time.Timer
+	tickAt time.Time
 }
+
+// tickEvery is how long the queue stays empty before Next returns a tick
+// (pipeline.TickSource), and tickSlack how far behind the wall clock a
+// tick's time stays: longer than a connection takes between stamping an
+// exchange's completion and queueing it, so that no exchange queued after
+// a tick completed before it.
+const (
+	tickEvery = time.Second
+	tickSlack = 100 * time.Millisecond
+)
 
 // lazyDelay is the longest an exchange queued without waking the reader
 // waits to be read: the stories are told from exchanges' own times, so it
@@ -67,7 +81,9 @@ func newQueue(n int, stats *counters) *Queue {
 }
 
 // Next waits for the next exchange and returns it with the number of
-// exchanges dropped since the previous call, before it. Once Run has
+// exchanges dropped since the previous call, before it. When none has
+// come for tickEvery it returns a nil exchange and a nil error: a tick
+// (see Tick). Once Run has
 // stopped every connection and the queue is empty, it returns io.EOF with
 // the drops not reported yet. Exchanges are never reused nor modified
 // after they are handed out: a reader may keep them. Next must not be
@@ -91,9 +107,23 @@ func (q *Queue) Next() (*decode.Exchange, uint64, error) {
 		if ended {
 			return nil, q.drops(q.stats.observerDrops.Load()), io.EOF
 		}
-		<-q.wake
+		if q.idle == nil {
+			q.idle = time.NewTimer(tickEvery)
+		} else {
+			q.idle.Reset(tickEvery)
+		}
+		select {
+		case <-q.wake:
+		case now := <-q.idle.C:
+			q.tickAt = now.Add(-tickSlack)
+			return nil, 0, nil
+		}
 	}
 }
+
+// Tick is the time of the tick Next last returned: every exchange that
+// completed before it has been handed out.
+func (q *Queue) Tick() time.Time { return q.tickAt }
 
 // drops returns the drops up to the total upTo not reported yet.
 func (q *Queue) drops(upTo uint64) uint64 {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -71,30 +69,4 @@ func stormFindingsBlock(group string, fs []diagnose.Finding) string {
 		}
 	}
 	return b.String()
-}
-
-// tickEvery is how often serve advances the diagnosis clock when no
-// exchange arrives, and tickLag how far behind the wall clock it stays:
-// an exchange still in the observer queue must not be overtaken, or a
-// warning could be raised that the exchange would have prevented, and
-// replaying the journal would not raise it.
-const (
-	tickEvery = time.Second
-	tickLag   = time.Second
-)
-
-// tickDiagnosis advances the live diagnosis every tickEvery until ctx is
-// done, so that a member falling silent is warned about on time even when
-// no other exchange arrives.
-func tickDiagnosis(ctx context.Context, live *diagnose.Live) {
-	t := time.NewTicker(tickEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			live.Advance(now.Add(-tickLag))
-		}
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/fleet"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // eventsBrokers are the seed brokers of the events topics' cluster:
@@ -106,6 +107,9 @@ type serveHooks struct {
 	// eventsBuffer bounds the records the events publisher buffers; 0
 	// means its default.
 	eventsBuffer int
+	// exchanges are handed each exchange before the journal and the
+	// story (without fleet-topic): a pipeline slowed down.
+	exchanges []pipeline.ExchangeConsumer
 }
 
 // newEventsPublisher is the publisher of events-topic.

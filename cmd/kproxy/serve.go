@@ -247,11 +247,6 @@ func (s *server) run(ctx context.Context) error {
 		defer close(published)
 		s.obs.timeline.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
 	}()
-	ticked := make(chan struct{})
-	go func() {
-		defer close(ticked)
-		tickDiagnosis(pubCtx, s.obs.diagnosis) // ends with stopPublishing
-	}()
 	err := s.proxy.Run(ctx)
 	if perr := <-piped; perr != nil && err == nil {
 		err = perr
@@ -269,7 +264,6 @@ func (s *server) run(ctx context.Context) error {
 	}
 	stopPublishing()
 	<-published
-	<-ticked
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -302,6 +296,7 @@ func (s *server) openFleet(cfg config.Config, hooks serveHooks) error {
 	}
 	if cfg.FleetTopic == "" {
 		pc := s.obs.pipelineConfig(s.log)
+		pc.Exchanges = append(hooks.exchanges, pc.Exchanges...)
 		s.addEvents(&pc)
 		s.pipeline = pipeline.New(pc)
 		return nil
@@ -365,6 +360,9 @@ var (
 	_ pipeline.DecodedConsumer  = (*fleet.Publisher)(nil)
 	_ pipeline.DropConsumer     = (*fleet.Publisher)(nil)
 	_ pipeline.BlindSource      = (*fleet.Source)(nil)
+	_ pipeline.TickSource       = (*fleet.Source)(nil)
+	_ pipeline.TickSource       = (*proxy.Queue)(nil)
+	_ pipeline.TickConsumer     = (*diagnose.Live)(nil)
 	_ pipeline.Source           = (*journal.Source)(nil)
 )
 
@@ -394,7 +392,7 @@ type observers struct {
 // pipeline's goroutine too.
 func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
 	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline, o.apis},
-		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
+		Decoded: []pipeline.DecodedConsumer{o.diagnosis}, Ticks: []pipeline.TickConsumer{o.diagnosis}}
 	if o.journal != nil {
 		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
 	}
@@ -414,7 +412,8 @@ func (o *observers) fleetPipelineConfigs(log *zap.Logger) (local, merged pipelin
 	local.Exchanges = append(local.Exchanges, o.apis)
 	merged = pipeline.Config{Events: []pipeline.EventConsumer{o.timeline},
 		Blind:   []pipeline.BlindConsumer{o.timeline},
-		Decoded: []pipeline.DecodedConsumer{o.diagnosis}}
+		Decoded: []pipeline.DecodedConsumer{o.diagnosis},
+		Ticks:   []pipeline.TickConsumer{o.diagnosis}}
 	return local, merged
 }
 
