@@ -10,9 +10,10 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// checkCounts checks that Live's counts are, for every group it counts or
-// has findings of, the number of GroupFindings and their worst severity;
-// it returns the counts.
+// checkCounts checks that Live's published counts and findings are, for
+// every group it counts or has findings of, what the engine finds of the
+// group now (freshFindings): nothing changed without a publish saying so.
+// It returns the counts.
 func checkCounts(t *testing.T, l *Live, groups []string, when string) map[string]FindingCount {
 	t.Helper()
 	counts := l.Counts()
@@ -23,17 +24,26 @@ func checkCounts(t *testing.T, l *Live, groups []string, when string) map[string
 		}
 	}
 	for _, g := range all {
-		fs := l.GroupFindings(g)
+		fs := freshFindings(l, g)
 		want := CountFindings(fs)[g]
 		if got := counts[g]; got != want {
 			var kinds []string
 			for _, f := range fs {
 				kinds = append(kinds, string(f.Kind)+"@"+f.At)
 			}
-			t.Errorf("%s: group %s counted %+v; GroupFindings has %+v (%d findings: %v)", when, g, got, want, len(fs), kinds)
+			t.Errorf("%s: group %s counted %+v; the engine finds %+v (%d findings: %v)", when, g, got, want, len(fs), kinds)
+		}
+		if got := l.GroupFindings(g); !slices.EqualFunc(got, fs, func(a, b Finding) bool { return a.ID == b.ID }) {
+			t.Errorf("%s: group %s published %d findings; the engine finds %d", when, g, len(got), len(fs))
 		}
 	}
 	return counts
+}
+
+// freshFindings is what the engine finds of group now, from the group's
+// report built now.
+func freshFindings(l *Live, group string) []Finding {
+	return l.d.findingsOf(map[string]bool{group: true}, l.Timeline().GroupsReport([]string{group}))
 }
 
 // TestLiveCounts runs scenarios through Live as serve does, with the

@@ -1,8 +1,9 @@
 package diagnose
 
 import (
+	"maps"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -10,29 +11,20 @@ import (
 )
 
 // Live is the diagnosis of a live proxy, beside the live timeline it
-// creates (Timeline). Both are consumers of serve's pipeline: the
-// pipeline's goroutine hands the timeline its events, the timeline hands
-// its entries to Entry, and the pipeline then hands each exchange to
-// AddDecoded; the source's ticks advance the clock when nothing arrives
-// (Advance);
-// admin handlers ask for the findings (Findings, GroupFindings) and for
-// each group's count of them (Counts, kept by publish: no report read);
-// none holds mu while it reads a report.
-// The engine sits behind mu; the timeline keeps its own lock and its
-// lock-free snapshots, and mu is never held while the timeline's lock is
-// taken (Entry is called under the timeline's lock and takes mu).
+// creates (Timeline). One goroutine owns both, the pipeline's: it hands
+// the timeline its events, the timeline hands its entries to Entry, and
+// the pipeline then hands each exchange to AddDecoded; the source's ticks
+// advance the clock when nothing arrives (Advance). Readers on any
+// goroutine (the admin server) take the findings as last published
+// (Findings, FindingsPage, GroupFindings, Counts) without waiting for
+// anything. Every other method is the owner's; nothing is locked.
 //
 // Each finding is handed to onFinding once, when it is first seen:
 // warnings as they are raised, the others within publishEvery of the
-// exchange (or the tick) that revealed them. Callbacks run under mu.
+// exchange (or the tick) that revealed them.
 type Live struct {
 	tl *timeline.Live
 
-	// pub makes publishes one at a time (the pipeline's and Close's),
-	// so that none recounts a group from an older report than the last.
-	pub sync.Mutex
-
-	mu        sync.Mutex
 	d         *Engine
 	onFinding func(Finding)
 	// told is the findings already handed to onFinding, with their time:
@@ -52,12 +44,22 @@ type Live struct {
 	afterStorm  func(group string, fs []Finding)
 	stormsEnded []string
 	// counts is, by group, its findings at a glance as of the publish
-	// that last recomputed it (Counts); a group with none has no entry.
+	// that last recomputed it; a group with none has no entry.
 	// countsPruned is the engine's last prune publish has seen, and
 	// countsSnap the timeline snapshot it last checked counts against.
 	counts       map[string]counted
 	countsPruned time.Time
 	countsSnap   *timeline.Snapshot
+	// found is what readers read: each group's findings and counts as of
+	// the publish that last recomputed it.
+	found atomic.Pointer[foundSet]
+}
+
+// foundSet is the findings published for readers, by group. It is never
+// modified once published: a publish makes a new one.
+type foundSet struct {
+	findings map[string][]Finding // sorted; a group with none has no entry
+	counts   map[string]FindingCount
 }
 
 // FindingCount is one group's findings at a glance: how many, and the
@@ -122,7 +124,8 @@ var revealing = map[timeline.Kind]bool{
 func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
 	l := &Live{told: map[string]time.Time{}, onFinding: onFinding, afterStorm: afterStorm,
 		dirty: map[string]bool{}, counts: map[string]counted{}}
-	dcfg.OnFinding = func(f Finding) { // a warning, under mu
+	l.found.Store(&foundSet{findings: map[string][]Finding{}, counts: map[string]FindingCount{}})
+	dcfg.OnFinding = func(f Finding) { // a warning
 		if !l.forgotten(f.at) {
 			l.dirty[f.Group] = true // counted at the next publish
 		}
@@ -144,10 +147,8 @@ func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFin
 // consumer of events, and what the admin API's timeline shows.
 func (l *Live) Timeline() *timeline.Live { return l.tl }
 
-// entry takes one of the timeline's entries (under the timeline's lock).
+// entry takes one of the timeline's entries.
 func (l *Live) entry(en timeline.Entry) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.d.Entry(en)
 	if revealing[en.Kind] {
 		l.dirty[en.Group] = true
@@ -178,32 +179,26 @@ func (l *Live) forgotten(at time.Time) bool {
 // AddDecoded takes one exchange after the timeline has taken its events
 // (see Engine.AddDecoded) and tells what it revealed.
 func (l *Live) AddDecoded(d *decode.Decoded) {
-	l.mu.Lock()
 	l.d.AddDecoded(d)
 	for _, g := range l.d.takeChanged() {
 		l.dirty[g] = true
 	}
-	l.mu.Unlock()
 	l.publish(false)
 }
 
 // Advance moves the diagnosis clock to now (see Engine.Advance), and
 // tells what is due.
 func (l *Live) Advance(now time.Time) {
-	l.mu.Lock()
 	l.d.Advance(now)
-	l.mu.Unlock()
 	l.publish(false)
 }
 
 // publish tells the findings not told yet of the groups something may
 // have revealed one of (all of them: every group kept), and the blocks of
 // the storms that ended, once publishEvery has passed since it last did
-// (at once with all, or when a storm ended).
+// (at once with all, or when a storm ended), and publishes those groups'
+// findings for readers.
 func (l *Live) publish(all bool) {
-	l.pub.Lock()
-	defer l.pub.Unlock()
-	l.mu.Lock()
 	if l.d.now.Sub(l.toldPrun) >= pruneEvery {
 		l.toldPrun = l.d.now
 		for id, at := range l.told {
@@ -217,7 +212,6 @@ func (l *Live) publish(all bool) {
 	}
 	l.staleCounts()
 	if !all && len(l.stormsEnded) == 0 && (len(l.dirty) == 0 || l.d.now.Sub(l.published) < publishEvery) {
-		l.mu.Unlock()
 		return // nothing new (most exchanges), or not yet
 	}
 	l.published = l.d.now
@@ -234,17 +228,11 @@ func (l *Live) publish(all bool) {
 	clear(l.dirty)
 	ended := l.stormsEnded
 	l.stormsEnded = nil
-	l.mu.Unlock()
 	var r *timeline.Report
 	if all {
-		r = l.tl.Report()
+		r, only = l.tl.Report(), nil
 	} else {
 		r = l.tl.GroupsReport(ids)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if all {
-		only = nil
 	}
 	fs := l.d.findingsOf(only, r)
 	for _, f := range fs {
@@ -257,7 +245,7 @@ func (l *Live) publish(all bool) {
 }
 
 // staleCounts marks dirty the counted groups whose findings may have
-// changed without an entry or an event saying so (under mu): after the
+// changed without an entry or an event saying so: after the
 // engine pruned (once a minute of event time), those with a finding that
 // has become older than Config.Forget since they were counted (the prune
 // may have dropped it; what else it forgets, connections and settled
@@ -265,20 +253,25 @@ func (l *Live) publish(all bool) {
 // and those the timeline forgot (retention: the last published snapshot
 // no longer holds them; a group not published yet is not one). Those
 // whose state the prune dropped (the group was quiet for Config.Forget)
-// lose their count: the engine has forgotten them, and the timeline
-// forgets them within a minute of event time (serve gives both the same
-// age).
+// are counted again at once from the warnings the engine still keeps of
+// them, without the timeline's report: the timeline forgets them within
+// a minute of event time (serve gives both the same age), and their
+// report would build their state again.
 func (l *Live) staleCounts() {
 	if l.d.pruned != l.countsPruned {
 		l.countsPruned = l.d.pruned
 		cutoff := l.d.now.Add(-l.d.cfg.Forget)
+		gone := map[string]bool{}
 		for id, c := range l.counts {
 			switch {
 			case l.d.groups[id] == nil:
-				delete(l.counts, id)
+				gone[id] = true
 			case !c.next.IsZero() && c.next.Before(cutoff):
 				l.dirty[id] = true
 			}
+		}
+		if len(gone) > 0 {
+			l.recount(gone, l.d.findingsOf(gone, nil))
 		}
 	}
 	if snap, old := l.tl.Snapshot(), l.countsSnap; snap != old {
@@ -292,45 +285,53 @@ func (l *Live) staleCounts() {
 }
 
 // recount sets the counts of the groups in only (nil: every group) from
-// fs, their findings (under mu).
+// fs, their findings, and publishes their findings and counts for
+// readers; the other groups' stay as published.
 func (l *Live) recount(only map[string]bool, fs []Finding) {
+	old := l.found.Load()
+	found := &foundSet{findings: make(map[string][]Finding, len(old.findings)), counts: make(map[string]FindingCount, len(old.counts))}
 	if only == nil {
 		clear(l.counts)
 	} else {
 		for id := range only {
 			delete(l.counts, id)
 		}
+		for id, gfs := range old.findings {
+			if !only[id] {
+				found.findings[id] = gfs
+			}
+		}
+	}
+	for _, f := range fs {
+		found.findings[f.Group] = append(found.findings[f.Group], f)
 	}
 	fresh := CountFindings(fs)
 	for id, c := range fresh {
 		l.counts[id] = counted{FindingCount: c}
 	}
-	if l.d.cfg.Forget <= 0 {
-		return // nothing is pruned
-	}
-	cutoff := l.d.now.Add(-l.d.cfg.Forget)
-	for _, f := range fs { // groups in only, or every group
-		if c := l.counts[f.Group]; !f.at.Before(cutoff) && (c.next.IsZero() || f.at.Before(c.next)) {
-			c.next = f.at
-			l.counts[f.Group] = c
+	if l.d.cfg.Forget > 0 {
+		cutoff := l.d.now.Add(-l.d.cfg.Forget)
+		for _, f := range fs { // groups in only, or every group
+			if c := l.counts[f.Group]; !f.at.Before(cutoff) && (c.next.IsZero() || f.at.Before(c.next)) {
+				c.next = f.at
+				l.counts[f.Group] = c
+			}
 		}
 	}
+	for id, c := range l.counts {
+		found.counts[id] = c.FindingCount
+	}
+	l.found.Store(found)
 }
 
 // Counts is, by group, the count and the worst severity of its findings
 // as of the last time something revealed or dropped one of them (a new
 // generation, a departure, an event, the engine forgetting old findings,
-// the timeline forgetting the group): what GroupFindings returns once the
-// timeline's snapshot has caught up, without reading any report. Groups
-// without findings have no entry. The map is the caller's.
+// the timeline forgetting the group): what GroupFindings returns. Groups
+// without findings have no entry. The map is the caller's. Any goroutine
+// may call it.
 func (l *Live) Counts() map[string]FindingCount {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make(map[string]FindingCount, len(l.counts))
-	for id, c := range l.counts {
-		out[id] = c.FindingCount
-	}
-	return out
+	return maps.Clone(l.found.Load().counts)
 }
 
 // stormFindings is the findings of group from the first rebalance of its
@@ -356,36 +357,31 @@ func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
 	return out
 }
 
-// Findings is every finding as of the timeline's last snapshot: the one
-// page FindingsPage makes of every group.
+// Findings is every finding as published: the one page FindingsPage
+// makes of every group.
 func (l *Live) Findings() []Finding {
 	fs, _ := l.FindingsPage(timeline.Query{})
 	return fs
 }
 
-// FindingsPage is the findings of the groups of q's page, as of the
-// timeline's last snapshot (it does not wait for the timeline), and the
-// id to pass as q.After for the next page ("" when this is the last).
-// The page's groups are those q.Groups names (none: every group the
-// timeline or the diagnosis keeps) whose ids sort after q.After, at most
-// q.Limit of them (0: no limit), in id order; a page may hold no finding.
-// Of their findings, those at or after q.Since (or of unknown time) are
-// kept, sorted by time.
-// Only the page's groups' reports are decoded, and mu is held for one
-// group at a time (a group's findings do not depend on other groups'),
-// so that reading findings does not hold up the pipeline, whose every
-// exchange takes mu, for as long as they all take to compute.
+// FindingsPage is the findings of the groups of q's page, as published,
+// and the id to pass as q.After for the next page ("" when this is the
+// last). The page's groups are those q.Groups names (none: every group
+// the timeline's snapshot holds or with findings) whose ids sort after
+// q.After, at most q.Limit of them (0: no limit), in id order; a page may
+// hold no finding. Of their findings, those at or after q.Since (or of
+// unknown time) are kept, sorted by time. Any goroutine may call it.
 func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
-	snap := l.tl.Snapshot()
-	l.mu.Lock()
-	ids := l.d.groupIDs()
-	l.mu.Unlock()
-	ids = append(ids, snap.IDs()...)
+	found := l.found.Load()
+	ids := l.tl.Snapshot().IDs()
+	for id := range found.findings {
+		ids = append(ids, id)
+	}
 	slices.Sort(ids)
 	page, next := q.Page(slices.Compact(ids))
 	var out []Finding
 	for _, id := range page {
-		for _, f := range l.groupFindings(snap, id) {
+		for _, f := range found.findings[id] {
 			if f.at.IsZero() || !f.at.Before(q.Since) { // of unknown time: kept, as Query keeps it
 				out = append(out, f)
 			}
@@ -394,21 +390,10 @@ func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
 	return sortFindings(out), next
 }
 
-// GroupFindings is the findings of group as of the timeline's last
-// snapshot; [] none. It decodes that group's report alone, and does not
-// list every group as FindingsPage does, so that a page polling one group
-// stays cheap.
+// GroupFindings is the findings of group as published; [] none. Any
+// goroutine may call it.
 func (l *Live) GroupFindings(group string) []Finding {
-	return l.groupFindings(l.tl.Snapshot(), group)
-}
-
-// groupFindings is the findings of group as of snap, from its report
-// alone, under mu.
-func (l *Live) groupFindings(snap *timeline.Snapshot, group string) []Finding {
-	r, _ := snap.Report(timeline.Query{Groups: []string{group}})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.d.findingsOf(map[string]bool{group: true}, r)
+	return append([]Finding{}, l.found.Load().findings[group]...)
 }
 
 // Close settles the timeline as of at and publishes its final snapshot
@@ -429,8 +414,6 @@ func (l *Live) Settle(at time.Time) {
 
 // settle tells what settling the timeline as of at revealed.
 func (l *Live) settle(at time.Time) {
-	l.mu.Lock()
 	l.d.Advance(at)
-	l.mu.Unlock()
 	l.publish(true)
 }

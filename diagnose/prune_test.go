@@ -65,10 +65,8 @@ func TestForget(t *testing.T) {
 			later := sec(50).Add(forget + 2*time.Minute)
 			l.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: later}}}) // a Metadata-less, group-less event: only the clock moves
 			l.Advance(later.Add(time.Second))
-			l.mu.Lock()
 			warnings, groups, remembered := len(l.d.warnings), len(l.d.groups), len(l.told)
 			pending := len(l.dirty) + len(l.d.changed)
-			l.mu.Unlock()
 			if pending != 0 {
 				t.Errorf("%d groups still marked changed after publishing; want 0", pending)
 			}

@@ -27,8 +27,6 @@ func (e *Engine) Blind(group, instance string, at time.Time) {
 
 // Blind is Engine.Blind on the live engine.
 func (l *Live) Blind(group, instance string, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.e.Blind(group, instance, at)
 	l.touched[group] = true
 }

@@ -37,6 +37,11 @@ type Config struct {
 	// goroutine calling Add, AddEvents or Close. Nil: entries are dropped
 	// (Report still has everything).
 	OnEntry func(Entry)
+	// PublishEvery, for a Live engine, is how often at most AddEvents and
+	// Advance publish a Snapshot (wall clock), on the owner's goroutine:
+	// readers see the traffic at most this late. Zero: only Publish
+	// publishes (a replay, which reads no snapshot).
+	PublishEvery time.Duration
 }
 
 // Defaults of Config's storm detection.

@@ -1,12 +1,10 @@
 package timeline
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,19 +24,19 @@ const (
 )
 
 // Live is an Engine for a live proxy, and the boundary where its
-// retention policy is applied. The pipeline's goroutine adds events
-// (AddEvents); Run publishes, a few times a second, an immutable Snapshot
-// of what changed, which readers (the admin server) take with Snapshot at
-// any time without waiting for anything. mu is held by AddEvents, and by
-// Publish while it applies the retention and builds the reports of the
-// groups that changed (each at most once a second; encoding them comes
-// after): a reader never takes it.
+// retention policy is applied. One goroutine owns it, the pipeline's: it
+// adds events (AddEvents) and, a few times a second, publishes an
+// immutable Snapshot of what changed (Publish), which readers on any
+// goroutine take with Snapshot without waiting for anything. Every
+// method but Snapshot is the owner's; nothing is locked.
 type Live struct {
 	retain  Retention
 	onEntry func(Entry)
+	every   time.Duration // Config.PublishEvery
+	// publishedAt is when the last snapshot was published (wall clock).
+	publishedAt time.Time
 
-	mu sync.Mutex
-	e  *Engine
+	e *Engine
 	// told are the groups with entries since the last publish, touched
 	// those with events; built is when each group's published report was
 	// built (wall clock).
@@ -46,16 +44,14 @@ type Live struct {
 	built         map[string]time.Time
 	retainedAt    time.Time // event time of the last Retain
 
-	// pub makes publishes one at a time (Run's and Close's), so that none
-	// replaces a newer snapshot with an older one.
-	pub  sync.Mutex
 	snap atomic.Pointer[Snapshot]
 }
 
 // NewLive returns a Live engine with cfg (see Config), keeping what r says
 // (see Retention). Config.MaxGenerations is r.Generations when that is set.
 func NewLive(cfg Config, r Retention) *Live {
-	l := &Live{retain: r, onEntry: cfg.OnEntry, told: map[string]bool{}, touched: map[string]bool{}, built: map[string]time.Time{}}
+	l := &Live{retain: r, onEntry: cfg.OnEntry, every: cfg.PublishEvery,
+		told: map[string]bool{}, touched: map[string]bool{}, built: map[string]time.Time{}}
 	if r.Generations > 0 {
 		cfg.MaxGenerations = r.Generations
 	}
@@ -71,30 +67,29 @@ func NewLive(cfg Config, r Retention) *Live {
 }
 
 // AddEvents adds events (see Engine.AddEvents); entries go to
-// Config.OnEntry on the calling goroutine.
+// Config.OnEntry on the calling goroutine. It publishes when
+// Config.PublishEvery has passed since the last publish.
 func (l *Live) AddEvents(events []decode.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.e.AddEvents(events)
 	for i := range events {
 		if g := events[i].Group; g != "" {
 			l.touched[g] = true
 		}
 	}
+	l.publishDue()
 }
 
-// Run publishes every interval until ctx is done. Close publishes the
-// final state.
-func (l *Live) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			l.Publish()
-		}
+// Advance publishes what changed when Config.PublishEvery has passed
+// since the last publish: on the source's ticks (pipeline.TickSource),
+// so that what came last before the traffic paused is shown. The
+// engine's clock moves only with events.
+func (l *Live) Advance(time.Time) { l.publishDue() }
+
+// publishDue publishes when Config.PublishEvery is set and has passed
+// since the last publish.
+func (l *Live) publishDue() {
+	if l.every > 0 && time.Since(l.publishedAt) >= l.every {
+		l.publish(false)
 	}
 }
 
@@ -106,15 +101,13 @@ func (l *Live) Publish() { l.publish(false) }
 
 // publish is Publish; all rebuilds every group that changed at once.
 func (l *Live) publish(all bool) {
-	l.pub.Lock()
-	defer l.pub.Unlock()
-	l.mu.Lock()
 	now := time.Now()
+	l.publishedAt = now
 	if l.e.now.Sub(l.retainedAt) >= time.Minute {
 		l.e.Retain(l.retain)
 		l.retainedAt = l.e.now
 	}
-	var reports []GroupReport // encoded once mu is released
+	var changed []snapGroup
 	var gone []string
 	for id := range l.told {
 		l.touched[id] = true
@@ -128,7 +121,7 @@ func (l *Live) publish(all bool) {
 			!all && !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
 			continue // rebuilt at a later Publish
 		default:
-			reports = append(reports, g.report())
+			changed = append(changed, newSnapGroup(g.report()))
 			l.built[id] = now
 		}
 		delete(l.touched, id)
@@ -147,13 +140,7 @@ func (l *Live) publish(all bool) {
 	for _, id := range gone {
 		delete(l.built, id)
 	}
-	at, horizon := l.e.now, l.e.horizon
-	l.mu.Unlock()
-	changed := make([]snapGroup, len(reports))
-	for i, gr := range reports {
-		changed[i] = newSnapGroup(gr)
-	}
-	l.snap.Store(old.with(changed, gone, at, horizon))
+	l.snap.Store(old.with(changed, gone, l.e.now, l.e.horizon))
 }
 
 // Snapshot is the state last published. It never blocks.
@@ -169,19 +156,14 @@ func (l *Live) Close(at time.Time) {
 // Settle is Close without the final snapshot: for a reader of Report
 // alone (replay), which never reads a snapshot.
 func (l *Live) Settle(at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.e.Close(at)
 	for _, g := range l.e.groups {
 		l.told[g.id] = true
 	}
 }
 
-// Report is the whole report of what is kept (see Engine.Report), for the
-// end of serve, once events no longer come.
+// Report is the whole report of what is kept (see Engine.Report).
 func (l *Live) Report() *Report {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	return l.e.Report()
 }
 
@@ -190,8 +172,6 @@ func (l *Live) Report() *Report {
 // which reads the generations an entry just told of. Groups not kept are
 // left out.
 func (l *Live) GroupsReport(ids []string) *Report {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true

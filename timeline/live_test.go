@@ -2,24 +2,16 @@ package timeline
 
 import (
 	"bytes"
-	"context"
 	"reflect"
 	"testing"
-	"time"
 )
 
-// TestLive adds events on one goroutine while another publishes and reads
-// snapshots, as serve does (run with -race); once closed, the snapshot is
-// the engine's report.
+// TestLive adds events and publishes on one goroutine, the owner's, while
+// another reads snapshots, as serve does (run with -race); once closed,
+// the snapshot is the engine's report.
 func TestLive(t *testing.T) {
 	l := NewLive(Config{}, Retention{})
 	evs := seedScript().events()
-	ctx, cancel := context.WithCancel(context.Background())
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		l.Run(ctx, time.Millisecond)
-	}()
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -31,10 +23,9 @@ func TestLive(t *testing.T) {
 	}()
 	for i := range evs {
 		l.AddEvents(evs[i : i+1])
+		l.Publish()
 	}
 	<-read
-	cancel()
-	<-published
 	l.Close(sec(30))
 	got, _ := l.Snapshot().Report(Query{})
 	if g := got.Groups; len(g) != 1 || len(g[0].Generations) != 2 {

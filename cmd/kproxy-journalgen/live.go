@@ -53,7 +53,9 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	var gens uint64
 	entries, findings := map[timeline.Kind]uint64{}, map[diagnose.Kind]uint64{}
-	tcfg := timeline.Config{OnEntry: func(e timeline.Entry) {
+	// Snapshots are published as serve publishes them, on the pipeline's
+	// goroutine, so none is in progress while the memory is measured.
+	tcfg := timeline.Config{PublishEvery: 200 * time.Millisecond, OnEntry: func(e timeline.Entry) {
 		if e.Kind == timeline.KindStable {
 			gens++
 		}
@@ -77,17 +79,6 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// publishing runs as serve runs it, but is stopped while the memory is
-	// measured, so that no publish in progress counts as held.
-	publishing := func() (stop func()) {
-		pctx, pcancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			live.Run(pctx, 200*time.Millisecond)
-		}()
-		return func() { pcancel(); <-done }
-	}
 	src := &spanSource{batches: generate(ctx, tr)}
 	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
 	start := time.Now()
@@ -95,9 +86,7 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		"rss_mb", "heap_mb", "live_mb", "json_mb", "snap_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
-		stop := publishing()
 		err := pl.Run(context.Background(), src)
-		stop()
 		if err != nil {
 			return err
 		}

@@ -98,7 +98,8 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	// A live timeline, as serve's, so that the web page reads its
 	// snapshots while the pipeline adds events.
 	live := timeline.NewLive(timeline.Config{
-		Location: time.Local,
+		Location:     time.Local,
+		PublishEvery: publishEvery,
 		OnEntry: func(e timeline.Entry) {
 			for _, l := range e.Lines() {
 				printf("%s\n", l)
@@ -110,6 +111,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	apis := newAPIMetrics()
 	plCfg.Exchanges = append(plCfg.Exchanges, apis)
 	plCfg.Events = []pipeline.EventConsumer{live, apis}
+	plCfg.Ticks = []pipeline.TickConsumer{live}
 
 	listeners := map[int32]string{}
 	for n := int32(0); n < demoBrokers; n++ {
@@ -129,12 +131,6 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	pctx, stopProxy := context.WithCancel(context.Background())
 	proxyDone := make(chan error, 1)
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
-	pubCtx, stopPublishing := context.WithCancel(context.Background())
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		live.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
-	}()
 
 	if flags.admin != "" {
 		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, pipeline: pl.Stats, timeline: live.Snapshot,
@@ -143,8 +139,6 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 			stopProxy()
 			<-proxyDone
 			<-piped
-			stopPublishing()
-			<-published
 			return fmt.Errorf("demo: %w", err)
 		}
 		go admin.serve() // ends with admin.shutdown
@@ -174,8 +168,6 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	if err := <-piped; err != nil && runErr == nil {
 		runErr = fmt.Errorf("demo: %w", err)
 	}
-	stopPublishing()
-	<-published
 	live.Close(time.Time{})
 	if jw != nil {
 		if err := jw.Close(); err != nil && runErr == nil {

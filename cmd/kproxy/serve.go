@@ -241,12 +241,6 @@ func (s *server) run(ctx context.Context) error {
 		// Ends once s.fleet is closed, below, and what it held is handed on.
 		fleetPiped <- s.fleetPipeline.Run(context.Background(), s.fleet)
 	}()
-	pubCtx, stopPublishing := context.WithCancel(context.Background())
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		s.obs.timeline.Run(pubCtx, publishEvery) // ends with stopPublishing, once the pipeline has ended
-	}()
 	err := s.proxy.Run(ctx)
 	if perr := <-piped; perr != nil && err == nil {
 		err = perr
@@ -262,8 +256,6 @@ func (s *server) run(ctx context.Context) error {
 	if perr := <-fleetPiped; perr != nil && err == nil {
 		err = perr
 	}
-	stopPublishing()
-	<-published
 	if s.admin != nil {
 		s.admin.shutdown()
 	}
@@ -363,11 +355,14 @@ var (
 	_ pipeline.TickSource       = (*fleet.Source)(nil)
 	_ pipeline.TickSource       = (*proxy.Queue)(nil)
 	_ pipeline.TickConsumer     = (*diagnose.Live)(nil)
+	_ pipeline.TickConsumer     = (*timeline.Live)(nil)
 	_ pipeline.Source           = (*journal.Source)(nil)
 )
 
-// publishEvery is how often the live timeline publishes a snapshot for the
-// admin server: what it shows lags the traffic by at most this much.
+// publishEvery is how often at most the live timeline publishes a snapshot
+// for the admin server, on the pipeline's goroutine: what it shows lags
+// the traffic by about this much, and by a tick of the proxy's queue once
+// the traffic pauses.
 const publishEvery = 200 * time.Millisecond
 
 // observers are the pipeline's consumers: the journal when one is
@@ -392,7 +387,7 @@ type observers struct {
 // pipeline's goroutine too.
 func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
 	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline, o.apis},
-		Decoded: []pipeline.DecodedConsumer{o.diagnosis}, Ticks: []pipeline.TickConsumer{o.diagnosis}}
+		Decoded: []pipeline.DecodedConsumer{o.diagnosis}, Ticks: []pipeline.TickConsumer{o.timeline, o.diagnosis}}
 	if o.journal != nil {
 		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
 	}
@@ -413,7 +408,7 @@ func (o *observers) fleetPipelineConfigs(log *zap.Logger) (local, merged pipelin
 	merged = pipeline.Config{Events: []pipeline.EventConsumer{o.timeline},
 		Blind:   []pipeline.BlindConsumer{o.timeline},
 		Decoded: []pipeline.DecodedConsumer{o.diagnosis},
-		Ticks:   []pipeline.TickConsumer{o.diagnosis}}
+		Ticks:   []pipeline.TickConsumer{o.timeline, o.diagnosis}}
 	return local, merged
 }
 
@@ -436,6 +431,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 	tcfg := timeline.Config{
 		StormRebalances: cfg.StormRebalances,
 		StormWindow:     cfg.StormWindow,
+		PublishEvery:    publishEvery,
 		OnEntry: func(e timeline.Entry) {
 			logEntry(e)
 			o.requestErrors.Record(e)
