@@ -91,7 +91,8 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 	// findings costs CPU that client traffic needs. A scrape must never
 	// wait behind another reader.
 	probes, mux := http.NewServeMux(), http.NewServeMux()
-	probes.Handle("/", limited(adminConcurrency, mux))
+	general := limited(make(turns, adminConcurrency), 0, mux)
+	probes.Handle("/", general)
 	probes.Handle("GET /metrics", promhttp.HandlerFor(newMetricsRegistry(src), promhttp.HandlerOpts{}))
 	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -134,8 +135,23 @@ func newAdminServer(addr string, src adminSources, log *zap.Logger) (*adminServe
 			serveRendered(w, log, contentType, func(b io.Writer) error { return write(b, rep) })
 		}
 	}
-	mux.HandleFunc("GET /api/timeline", timelineHandler("application/json", timeline.WriteJSON))
-	mux.HandleFunc("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
+	// A timeline query that reaches back into the journal replays it:
+	// seconds of CPU per GiB. It has a turn of its own, so that it holds
+	// up no other reader, and a time limit (history.report).
+	journalReads := make(turns, historyConcurrency)
+	route := func(pattern string, hf http.HandlerFunc) {
+		mux.Handle(pattern, hf)
+		fromJournal := limited(journalReads, historyWait, hf)
+		probes.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if h.readsJournal(src.timeline(), r.URL.Query()) {
+				fromJournal.ServeHTTP(w, r)
+				return
+			}
+			general.ServeHTTP(w, r)
+		})
+	}
+	route("GET /api/timeline", timelineHandler("application/json", timeline.WriteJSON))
+	route("GET /timeline", timelineHandler("text/plain; charset=utf-8", func(b io.Writer, r *timeline.Report) error {
 		return timeline.WriteText(b, r, time.UTC)
 	}))
 	// The web page: /, /groups/{group}, /api/groups (with each group's
@@ -187,23 +203,36 @@ const adminWriteTimeout = time.Minute
 // while it renders, and kproxy often runs on few, beside the clients or
 // the broker: readers, however many, then take at most one from client
 // traffic. (Envoy serves its admin API on one thread, for the same
-// reason.) A request that replays the journal holds the others up while
-// it runs.
+// reason.) A request that replays the journal takes a turn of its own
+// (historyConcurrency).
 const adminConcurrency = 1
 
-// limited serves h to at most n requests at a time; the others wait for a
-// turn, or until their client gives up. A turn covers rendering only: the
+// turns are the turns of a limited handler: one slot per request that may
+// render at once.
+type turns chan struct{}
+
+// limited serves h to as many requests at a time as t has turns; the
+// others wait for a turn until their client gives up or, when wait is
+// set, for wait at most (then 503). A turn covers rendering only: the
 // answer is held (heldAnswer) and written once the turn is given back, so
 // that a reader that does not read holds up no one else. It must then be
 // read within writeDeadline.
-func limited(n int, h http.Handler) http.Handler {
-	turns := make(chan struct{}, n)
+func limited(t turns, wait time.Duration, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		held := &heldAnswer{header: w.Header()}
+		var timeout <-chan time.Time
+		if wait > 0 {
+			timer := time.NewTimer(wait)
+			defer timer.Stop()
+			timeout = timer.C
+		}
 		select {
-		case turns <- struct{}{}:
+		case t <- struct{}{}:
 			h.ServeHTTP(held, r)
-			<-turns
+			<-t
+		case <-timeout:
+			http.Error(w, fmt.Sprintf("busy: another request has held its turn for %s; try again", wait), http.StatusServiceUnavailable)
+			return
 		case <-r.Context().Done():
 			return
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -59,10 +60,31 @@ type historyConfig struct {
 
 // history serves the timeline endpoints from the live snapshot, or from
 // the journal when the query reaches before what memory keeps. A journal
-// replay costs seconds of CPU per GiB; the admin server serves one
-// request at a time (adminConcurrency), so one runs at a time.
+// replay costs seconds of CPU per GiB: historyConcurrency run at a time,
+// beside the other admin requests, and each for historyTimeout at most.
 type history struct {
 	cfg historyConfig
+}
+
+// How many journal replays the admin server runs at once, how long a
+// query waits for its turn, and how long one may run before it is
+// stopped (503).
+const (
+	historyConcurrency = 1
+	historyWait        = 30 * time.Second
+	historyTimeout     = 2 * time.Minute
+)
+
+// readsJournal says whether the timeline query v is answered from the
+// journal (see report); a query that does not parse is not.
+func (h *history) readsJournal(snap *timeline.Snapshot, v url.Values) bool {
+	q, err := parsePageQuery(v)
+	return err == nil && h.cfg.dir != "" && older(snap, q)
+}
+
+// older says whether q asks for history from before what snap keeps.
+func older(snap *timeline.Snapshot, q timeline.Query) bool {
+	return !q.Since.IsZero() && q.Since.Before(snap.Horizon)
 }
 
 // report answers q from snap, or from the journal when q.Since is before
@@ -72,16 +94,20 @@ type history struct {
 // report, the group to start the next page after, and on failure an HTTP
 // status.
 func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timeline.Query, hdr http.Header) (*timeline.Report, string, int, error) {
-	older := !q.Since.IsZero() && q.Since.Before(snap.Horizon)
-	if !older || h.cfg.dir == "" {
+	if !older(snap, q) || h.cfg.dir == "" {
 		hdr.Set("Kproxy-Source", "memory")
-		if older {
+		if older(snap, q) {
 			hdr.Set("Kproxy-History-From", snap.Horizon.UTC().Format(time.RFC3339Nano))
 		}
 		r, next := snap.Report(q)
 		return r, next, 0, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, historyTimeout)
+	defer cancel()
 	r, next, err := h.fromJournal(ctx, q)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, "", http.StatusServiceUnavailable, fmt.Errorf("history: reading the journal took longer than %s; ask for fewer groups or a later since", historyTimeout)
+	}
 	if err != nil {
 		return nil, "", http.StatusInternalServerError, err
 	}

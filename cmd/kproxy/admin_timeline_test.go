@@ -292,3 +292,34 @@ func TestAdminDiagnosisPaged(t *testing.T) {
 		t.Errorf("limit=0: status %d; want 400", resp.StatusCode)
 	}
 }
+
+// TestHistoryHasItsOwnTurn: a timeline query that reads the journal does
+// not wait for the turn of the other admin requests (here held by a
+// findings request that does not finish), nor they for it.
+func TestHistoryHasItsOwnTurn(t *testing.T) {
+	dir, live := retainedTimeline(t, timeline.Retention{Generations: 4})
+	release, held := make(chan struct{}), make(chan struct{})
+	base := startAdmin(t, adminSources{timeline: live.Snapshot, history: historyConfig{dir: dir},
+		diagnosis: func(timeline.Query) ([]diagnose.Finding, string) {
+			close(held)
+			<-release
+			return nil, ""
+		}})
+	defer close(release)
+	go http.Get(base + "/api/diagnosis") //nolint:errcheck // answers once released
+	<-held
+	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // the synthetic traffic's start
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, _ := getTimeline(t, base+"/api/timeline?limit=3&since="+since.Format(time.RFC3339))
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Kproxy-Source") != "journal" {
+			t.Errorf("history beside a held turn: status %d, source %q; want 200 from the journal", resp.StatusCode, resp.Header.Get("Kproxy-Source"))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("history from the journal waited for the turn of the other admin requests")
+	}
+}
