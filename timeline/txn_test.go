@@ -175,7 +175,7 @@ func TestEndTxnRefusedOrUnanswered(t *testing.T) {
 	s := eosScript(-1)
 	s.endTxn(cA, 12.104, -1, "eos-A", 4001, 4, true, 0)
 	s.endTxn(cA, 12.200, 12.201, "eos-A", 4001, 4, true, 51) // CONCURRENT_TRANSACTIONS
-	s.endTxn(cA, 12.050, 12.060, "other", 4001, 4, true, 0) // another transactional id
+	s.endTxn(cA, 12.050, 12.060, "other", 4001, 4, true, 0)  // another transactional id
 	entries, r, _ := run(t, Config{}, s.events(), 30)
 	if tr := genOf(t, r, "test_group_1", 2).CommitsDuringRevocation[0].Transaction; tr.Outcome != TxnPending {
 		t.Errorf("outcome %s after a refused and an unanswered EndTxn; want pending", tr.Outcome)
