@@ -144,8 +144,9 @@ func metadata(int16) (kmsg.Request, kmsg.Response) {
 // txnOffsetCommit adds two topics' offsets, in map order, to producer
 // 4001's transaction (epoch 7) for member A of generation 5; one partition
 // is refused with ILLEGAL_GENERATION (a zombie's commit, KIP-447), and the
-// broker answers one partition that was not sent.
-func txnOffsetCommit(int16) (kmsg.Request, kmsg.Response) {
+// broker answers one partition that was not sent. From v6 topics are
+// named by id.
+func txnOffsetCommit(v int16) (kmsg.Request, kmsg.Response) {
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID = "eos-app-0"
 	req.Group = group
@@ -159,15 +160,23 @@ func txnOffsetCommit(int16) (kmsg.Request, kmsg.Response) {
 		return x
 	}
 	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{
-		{Topic: "round_topic", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{part(2, 11), part(0, 12)}},
-		{Topic: "audit", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{part(0, 1001)}},
+		{Topic: "round_topic", TopicID: topicID(0x40), Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{part(2, 11), part(0, 12)}},
+		{Topic: "audit", TopicID: topicID(0x10), Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{part(0, 1001)}},
 	}
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
 	resp.Topics = []kmsg.TxnOffsetCommitResponseTopic{
-		{Topic: "audit", Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{{Partition: 0}}},
-		{Topic: "round_topic", Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{
+		{Topic: "audit", TopicID: topicID(0x10), Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{{Partition: 0}}},
+		{Topic: "round_topic", TopicID: topicID(0x40), Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{
 			{Partition: 0}, {Partition: 2, ErrorCode: 22}, {Partition: 7, ErrorCode: 3},
 		}},
+	}
+	if v >= 6 {
+		for i := range req.Topics {
+			req.Topics[i].Topic = ""
+		}
+		for i := range resp.Topics {
+			resp.Topics[i].Topic = ""
+		}
 	}
 	return req, resp
 }

@@ -276,7 +276,8 @@ type TxnOffsetCommit struct {
 	InstanceID string
 	Generation int32
 	// Topics are sorted by name, their partitions by number; ErrorCode
-	// is the response's, 0 without one.
+	// is the response's, 0 without one. From v6 topics are named by
+	// TopicID only (KIP-1319), as OffsetCommit's are from v10.
 	Topics []CommitTopic
 }
 

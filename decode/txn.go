@@ -10,10 +10,12 @@ package decode
 //     v2: per-partition LeaderEpoch.
 //     v3: flexible; Generation, MemberID and InstanceID (KIP-447), so
 //         that the group coordinator fences a zombie member's commits.
-//     v4: same as v3 (Kafka 3.6, KIP-890 part 1: verification).
-//     v5: same as v4 (Kafka 4.0, KIP-890 part 2: transactions V2).
-//     v6: same as v5 (Kafka 4.3, KIP-1251 assignment epochs; topics are
-//         still named, not numbered).
+//     v4: same as v3 (KIP-890 part 1: TRANSACTION_ABORTABLE).
+//     v5: same as v4 (KIP-890 part 2, transactions V2: the request also
+//         adds the group to the transaction, as AddOffsetsToTxn did).
+//     v6: topics named by TopicID instead of name (KIP-1319); a stale
+//         member epoch is STALE_MEMBER_EPOCH and a missing group
+//         GROUP_ID_NOT_FOUND, both ILLEGAL_GENERATION before.
 //   EndTxn v0-v5, flexible from v3:
 //     v0: TransactionalID, ProducerID, ProducerEpoch, Commit; response
 //         ErrorCode.
@@ -42,7 +44,7 @@ func decodeTxnOffsetCommit(_ *Decoder, dst []Event, e Event, req kmsg.Request, r
 	c.Topics = make([]CommitTopic, len(q.Topics))
 	for i, t := range q.Topics {
 		ct := &c.Topics[i]
-		ct.Topic = t.Topic
+		ct.Topic, ct.TopicID = t.Topic, t.TopicID
 		ct.Partitions = make([]CommitPartition, len(t.Partitions))
 		for j, p := range t.Partitions {
 			ct.Partitions[j] = CommitPartition{Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: str(p.Metadata)}
@@ -56,9 +58,9 @@ func decodeTxnOffsetCommit(_ *Decoder, dst []Event, e Event, req kmsg.Request, r
 		added := false
 		for _, t := range p.Topics {
 			for _, r := range t.Partitions {
-				i, j, ok := searchCommit(c.Topics, t.Topic, TopicID{}, r.Partition)
+				i, j, ok := searchCommit(c.Topics, t.Topic, t.TopicID, r.Partition)
 				if !ok {
-					c.Topics = addCommitResult(c.Topics, t.Topic, TopicID{}, r.Partition, r.ErrorCode)
+					c.Topics = addCommitResult(c.Topics, t.Topic, t.TopicID, r.Partition, r.ErrorCode)
 					added = true
 					continue
 				}
