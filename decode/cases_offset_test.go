@@ -13,6 +13,9 @@ func offsetCases() []goldenCase {
 		}},
 		{name: "offset_fetch", key: 9, build: offsetFetch, seed: true},
 		{name: "offset_fetch_all_topics", key: 9, build: offsetFetchAll},
+		{name: "txn_offset_commit", key: 28, build: txnOffsetCommit, seed: true},
+		{name: "end_txn_commit", key: 26, build: endTxn(true, 0), seed: true},
+		{name: "end_txn_abort_fenced", key: 26, build: endTxn(false, 90)},
 	}
 }
 
@@ -136,4 +139,58 @@ func metadata(int16) (kmsg.Request, kmsg.Response) {
 		{Topic: ptr("missing"), ErrorCode: 3, Partitions: parts(0)},
 	}
 	return req, resp
+}
+
+// txnOffsetCommit adds two topics' offsets, in map order, to producer
+// 4001's transaction (epoch 7) for member A of generation 5; one partition
+// is refused with ILLEGAL_GENERATION (a zombie's commit, KIP-447), and the
+// broker answers one partition that was not sent. From v6 topics are
+// named by id.
+func txnOffsetCommit(v int16) (kmsg.Request, kmsg.Response) {
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID = "eos-app-0"
+	req.Group = group
+	req.ProducerID, req.ProducerEpoch = 4001, 7
+	req.Generation = 5
+	req.MemberID = memberA
+	req.InstanceID = ptr("instance-a")
+	part := func(p int32, off int64) kmsg.TxnOffsetCommitRequestTopicPartition {
+		x := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		x.Partition, x.Offset, x.LeaderEpoch, x.Metadata = p, off, 3, ptr("")
+		return x
+	}
+	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{
+		{Topic: "round_topic", TopicID: topicID(0x40), Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{part(2, 11), part(0, 12)}},
+		{Topic: "audit", TopicID: topicID(0x10), Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{part(0, 1001)}},
+	}
+	resp := kmsg.NewPtrTxnOffsetCommitResponse()
+	resp.Topics = []kmsg.TxnOffsetCommitResponseTopic{
+		{Topic: "audit", TopicID: topicID(0x10), Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{{Partition: 0}}},
+		{Topic: "round_topic", TopicID: topicID(0x40), Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{
+			{Partition: 0}, {Partition: 2, ErrorCode: 22}, {Partition: 7, ErrorCode: 3},
+		}},
+	}
+	if v >= 6 {
+		for i := range req.Topics {
+			req.Topics[i].Topic = ""
+		}
+		for i := range resp.Topics {
+			resp.Topics[i].Topic = ""
+		}
+	}
+	return req, resp
+}
+
+// endTxn ends producer 4001's transaction (epoch 7), committing or
+// aborting it, answered with code; v5+ answers the next epoch, 8.
+func endTxn(commit bool, code int16) func(int16) (kmsg.Request, kmsg.Response) {
+	return func(int16) (kmsg.Request, kmsg.Response) {
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID = "eos-app-0"
+		req.ProducerID, req.ProducerEpoch, req.Commit = 4001, 7, commit
+		resp := kmsg.NewPtrEndTxnResponse()
+		resp.ErrorCode = code
+		resp.ProducerID, resp.ProducerEpoch = 4001, 8
+		return req, resp
+	}
 }

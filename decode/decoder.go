@@ -55,6 +55,8 @@ var apis = map[kmsg.Key]api{
 	kmsg.SyncGroup:              {group: true, decode: decodeSyncGroup},          // the plan and each member's assignment
 	kmsg.ApiVersions:            {},                                              // what versions clients will speak
 	kmsg.ConsumerGroupHeartbeat: {group: true, decode: decodeConsumerGroupHBeat}, // KIP-848 membership and assignment
+	kmsg.TxnOffsetCommit:        {group: true, decode: decodeTxnOffsetCommit},    // exactly-once commits, pending until EndTxn
+	kmsg.EndTxn:                 {decode: decodeEndTxn},                          // the fate of those commits: committed or aborted
 }
 
 // apiTable is apis indexed by key, for lookups on every exchange (an
@@ -86,7 +88,7 @@ func lookupAPI(key int16) (api, bool) {
 }
 
 // Observed reports whether the proxy hands exchanges of this API to the
-// pipeline: the group APIs, Metadata, ApiVersions and the requests of Fetch
+// pipeline: the group APIs, Metadata, ApiVersions, EndTxn and the requests of Fetch
 // (see RequestOnly). It is false for SASL APIs.
 func Observed(apiKey int16) bool {
 	_, ok := lookupAPI(apiKey)
@@ -104,7 +106,7 @@ func RequestOnly(apiKey int16) bool {
 
 // GroupAPI reports whether this API is one of the consumer-group APIs
 // (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-// OffsetCommit, OffsetFetch, ConsumerGroupHeartbeat).
+// OffsetCommit, OffsetFetch, ConsumerGroupHeartbeat, TxnOffsetCommit).
 func GroupAPI(apiKey int16) bool {
 	a, _ := lookupAPI(apiKey)
 	return a.group

@@ -18,7 +18,8 @@ type Event struct {
 	APIVersion    int16
 	CorrelationID int32
 
-	// Group is the group id the event concerns ("" for Metadata).
+	// Group is the group id the event concerns ("" for Metadata and
+	// EndTxn, which name no group).
 	Group string
 
 	FindCoordinator        *FindCoordinator        `json:",omitempty"`
@@ -29,6 +30,8 @@ type Event struct {
 	OffsetCommit           *OffsetCommit           `json:",omitempty"`
 	OffsetFetch            *OffsetFetch            `json:",omitempty"`
 	ConsumerGroupHeartbeat *ConsumerGroupHeartbeat `json:",omitempty"`
+	TxnOffsetCommit        *TxnOffsetCommit        `json:",omitempty"`
+	EndTxn                 *EndTxn                 `json:",omitempty"`
 	Metadata               *Metadata               `json:",omitempty"`
 	Unobserved             *Unobserved             `json:",omitempty"`
 }
@@ -255,6 +258,45 @@ type CommitPartition struct {
 	LeaderEpoch int32
 	Metadata    string
 	ErrorCode   int16 // from the response; 0 without one
+}
+
+// TxnOffsetCommit is a TxnOffsetCommit exchange (key 28): offsets a
+// transactional producer adds to its open transaction for a group member
+// (consume-transform-produce, KIP-98 and KIP-447). They become the
+// group's committed offsets only if the same producer's transaction
+// commits (see EndTxn); an abort discards them.
+type TxnOffsetCommit struct {
+	TransactionalID string
+	ProducerID      int64
+	ProducerEpoch   int16
+	// MemberID, InstanceID and Generation (KIP-848: the member epoch)
+	// are v3+ (KIP-447): "", "" and -1 before, as for a producer that
+	// does not name the consumer's group metadata.
+	MemberID   string
+	InstanceID string
+	Generation int32
+	// Topics are sorted by name, their partitions by number; ErrorCode
+	// is the response's, 0 without one. From v6 topics are named by
+	// TopicID only (KIP-1319), as OffsetCommit's are from v10.
+	Topics []CommitTopic
+}
+
+// EndTxn is an EndTxn exchange (key 26): a transactional producer ends its
+// transaction, committing or aborting it. Its event's Group is "": the
+// transaction names its group only in its TxnOffsetCommits, matched by
+// transactional id, producer id and epoch.
+type EndTxn struct {
+	TransactionalID string
+	ProducerID      int64
+	ProducerEpoch   int16
+	Commit          bool // true commit, false abort
+	// Response.
+	ErrorCode int16
+	// NextProducerID and NextProducerEpoch are what the producer uses for
+	// its next transaction (v5+, KIP-890: the epoch is bumped at every
+	// end); -1 before v5 or without a response.
+	NextProducerID    int64
+	NextProducerEpoch int16
 }
 
 // OffsetFetch is one group's part of an OffsetFetch exchange (key 9).

@@ -58,13 +58,13 @@ func (e *Event) Summary() Summary {
 	case e.OffsetCommit != nil:
 		c := e.OffsetCommit
 		s.Member, s.Instance, s.Generation = c.MemberID, c.InstanceID, c.Generation
-		for _, t := range c.Topics {
-			for _, p := range t.Partitions {
-				if s.ErrorCode == 0 {
-					s.ErrorCode = p.ErrorCode
-				}
-			}
-		}
+		s.ErrorCode = firstCommitError(c.Topics)
+	case e.TxnOffsetCommit != nil:
+		c := e.TxnOffsetCommit
+		s.Member, s.Instance, s.Generation = c.MemberID, c.InstanceID, c.Generation
+		s.ErrorCode = firstCommitError(c.Topics)
+	case e.EndTxn != nil:
+		s.ErrorCode = e.EndTxn.ErrorCode
 	case e.OffsetFetch != nil:
 		o := e.OffsetFetch
 		s.Member, s.ErrorCode = o.MemberID, o.ErrorCode
@@ -92,4 +92,16 @@ func (e *Event) Summary() Summary {
 		}
 	}
 	return s
+}
+
+// firstCommitError is the first partition error of a commit, or 0.
+func firstCommitError(ts []CommitTopic) int16 {
+	for _, t := range ts {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return p.ErrorCode
+			}
+		}
+	}
+	return 0
 }

@@ -10,36 +10,45 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// revocationErrors are the OffsetCommit errors that mean the commit came
-// from a generation (or member epoch) the coordinator no longer accepts:
-// the offsets are lost, and the next owner starts from the last good one.
+// revocationErrors are the OffsetCommit and TxnOffsetCommit errors that
+// mean the commit came from a generation (or member epoch) the
+// coordinator no longer accepts: the offsets are lost, and the next owner
+// starts from the last good one.
 var revocationErrors = map[int16]bool{
 	kerr.IllegalGeneration.Code:   true,
 	kerr.UnknownMemberID.Code:     true,
 	kerr.RebalanceInProgress.Code: true,
 	kerr.FencedMemberEpoch.Code:   true, // KIP-848
 	kerr.StaleMemberEpoch.Code:    true, // KIP-848
+	kerr.GroupIDNotFound.Code:     true, // TxnOffsetCommit v6+ (KIP-1319): ILLEGAL_GENERATION before
 }
 
 // offsetCommit remembers the partitions' committed offsets and makes a
 // failed_revocation_commit finding for a commit refused because of a
-// rebalance.
+// rebalance. It reads OffsetCommits and TxnOffsetCommits alike, except
+// that a transactional commit's accepted offsets are not remembered as
+// committed: they count only if the transaction commits, which the
+// timeline learns from the EndTxn (its suspect commits, read by suspects,
+// are told only then).
 func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
-	oc := ev.OffsetCommit
-	touch(oc.MemberID, oc.InstanceID)
+	member, instance, generation, topics := commitOf(ev)
+	touch(member, instance)
 	if !ev.Responded() {
 		return
 	}
+	txn := ev.TxnOffsetCommit
 	var failed map[tp]bool // made at the first refused partition: most commits succeed
 	var errs map[string]int
 	var lost, records int64
-	for _, t := range oc.Topics {
+	for _, t := range topics {
 		name := e.topicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			k := tp{name, p.Partition}
 			switch {
 			case p.ErrorCode == 0:
-				g.committed[k] = p.Offset
+				if txn == nil {
+					g.committed[k] = p.Offset
+				}
 			case revocationErrors[p.ErrorCode]:
 				if failed == nil {
 					failed, errs = map[tp]bool{}, map[string]int{}
@@ -56,12 +65,12 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	if len(failed) == 0 {
 		return
 	}
-	f := newFinding(FailedRevocationCommit, g.id, Critical, ev.At, oc.MemberID)
-	m := g.info(oc.MemberID)
+	f := newFinding(FailedRevocationCommit, g.id, Critical, ev.At, member)
+	m := g.info(member)
 	m.ClientID, m.ClientAddr = ev.ClientID, ev.ClientAddr
 	f.Members = []Member{m}
 	f.Partitions = partitionsMap(failed)
-	f.Evidence["generation"] = oc.Generation
+	f.Evidence["generation"] = generation
 	f.Evidence["errors"] = errs
 	f.Evidence["partitionsLost"] = lost
 	f.Evidence["recordsProcessedAgain"] = records
@@ -72,10 +81,33 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	for _, k := range sortedKeys(errs) {
 		names = append(names, k)
 	}
-	f.Explanation = fmt.Sprintf("this commit of generation %d was refused (%s): the member committed after the group had moved on (it was slow to reach its revocation callback, or it had already been removed). Those offsets are lost; the next owner of the partitions resumes from the last good commit and processes again the records after it (%d known)",
-		oc.Generation, strings.Join(names, ", "), records)
+	what := "this commit"
+	if txn != nil {
+		f.Evidence["transactionalId"] = txn.TransactionalID
+		f.Evidence["producerId"] = txn.ProducerID
+		f.Evidence["producerEpoch"] = txn.ProducerEpoch
+		what = fmt.Sprintf("this transactional commit (transaction %s, producer %d epoch %d)", txn.TransactionalID, txn.ProducerID, txn.ProducerEpoch)
+	}
+	f.Explanation = fmt.Sprintf("%s of generation %d was refused (%s): the member committed after the group had moved on (it was slow to reach its revocation callback, or it had already been removed). Those offsets are lost; the next owner of the partitions resumes from the last good commit and processes again the records after it (%d known)",
+		what, generation, strings.Join(names, ", "), records)
+	if errs[decode.ErrorName(kerr.StaleMemberEpoch.Code)] > 0 {
+		f.Explanation += ". STALE_MEMBER_EPOCH (KIP-848): from Kafka 4.3 (KIP-1251, assignment epochs) the coordinator accepts a commit whose member epoch is at least the epoch at which the partition was assigned to the member and at most the member's current epoch, so a commit sent just before the member learned a new epoch still counts; this one named an epoch older than the partition's assignment to it, or a partition it no longer owns"
+	}
+	if txn != nil {
+		f.Explanation += ". The producer must abort that transaction: its output is discarded with it, so nothing is written twice, but the records are processed again"
+	}
 	f.Suggestion = advice(FailedRevocationCommit)
 	g.findings = append(g.findings, f)
+}
+
+// commitOf is the member, instance id, generation (KIP-848: member epoch)
+// and topics of an OffsetCommit or TxnOffsetCommit event.
+func commitOf(ev *decode.Event) (member, instance string, generation int32, topics []decode.CommitTopic) {
+	if oc := ev.OffsetCommit; oc != nil {
+		return oc.MemberID, oc.InstanceID, oc.Generation, oc.Topics
+	}
+	tc := ev.TxnOffsetCommit
+	return tc.MemberID, tc.InstanceID, tc.Generation, tc.Topics
 }
 
 // topicName is the topic's name, resolving a topic id through Metadata

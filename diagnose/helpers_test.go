@@ -131,6 +131,27 @@ func (s *script) commit(c client, req, resp float64, id string, gen int32, topic
 	s.ev(c, 8, req, resp).OffsetCommit = &decode.OffsetCommit{MemberID: id, Generation: gen, Topics: []decode.CommitTopic{ct}}
 }
 
+// txnCommit appends a TxnOffsetCommit of one topic in transaction txn,
+// producer pid and epoch.
+func (s *script) txnCommit(c client, req, resp float64, id string, gen int32, txn string, pid int64, epoch int16,
+	topic string, offsets map[int32]int64, codes map[int32]int16) {
+	s.commit(c, req, resp, id, gen, topic, offsets, codes)
+	e := s.items[len(s.items)-1].ev
+	oc := e.OffsetCommit
+	e.APIKey, e.APIVersion, e.OffsetCommit = 28, 5, nil
+	e.TxnOffsetCommit = &decode.TxnOffsetCommit{TransactionalID: txn, ProducerID: pid, ProducerEpoch: epoch,
+		MemberID: oc.MemberID, Generation: oc.Generation, Topics: oc.Topics}
+}
+
+// endTxn appends an EndTxn of transaction txn, producer pid and epoch,
+// answered without error.
+func (s *script) endTxn(c client, req, resp float64, txn string, pid int64, epoch int16, commit bool) {
+	e := s.ev(c, 26, req, resp)
+	e.Group, e.APIVersion = "", 5
+	e.EndTxn = &decode.EndTxn{TransactionalID: txn, ProducerID: pid, ProducerEpoch: epoch, Commit: commit,
+		NextProducerID: pid, NextProducerEpoch: epoch + 1}
+}
+
 // requestExchange frames req as the proxy hands it over, without response.
 func requestExchange(c client, req kmsg.Request, at float64) *decode.Exchange {
 	b := kbin.AppendInt16(nil, req.Key())

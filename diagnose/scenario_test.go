@@ -289,6 +289,36 @@ func commits() *script {
 	return s
 }
 
+// txnCommits is commits made by an exactly-once application: A's
+// transactional commit of B's partition 3 is a stale-owner commit only in
+// the transaction that commits (epoch 1), not in the one that aborts
+// (epoch 0); A's late transactional commit is refused (KIP-447 fencing).
+func txnCommits() *script {
+	s := newScript("g")
+	s.round(0, 1, []mc{mA, mB}, map[string][]int32{"A-1": {0, 1, 2}, "B-1": {3, 4, 5}})
+	s.hbs(cA, "A-1", 1, 3, 20, 3)
+	s.hbs(cB, "B-1", 1, 3, 20, 3)
+	s.commit(cB, 6, 6.01, "B-1", 1, "t", map[int32]int64{3: 50}, nil)
+	s.txnCommit(cA, 7, 7.01, "A-1", 1, "eos-A", 9, 0, "t", map[int32]int64{0: 100, 3: 20}, nil)
+	s.endTxn(cA, 7.02, 7.03, "eos-A", 9, 0, false)
+	s.txnCommit(cA, 8, 8.01, "A-1", 1, "eos-A", 9, 1, "t", map[int32]int64{0: 110, 3: 60}, nil)
+	s.endTxn(cA, 8.02, 8.03, "eos-A", 9, 1, true)
+	s.join(cC, 20, 20.5, s.jg("C-1", 2, "A-1"))
+	s.hb(cA, 20.05, 20.051, "A-1", 1, 27)
+	s.txnCommit(cA, 20.1, 20.11, "A-1", 1, "eos-A", 9, 2, "t", map[int32]int64{0: 130, 1: 7}, map[int32]int16{0: 22, 1: 22})
+	s.endTxn(cA, 20.12, 20.13, "eos-A", 9, 2, false)
+	s.join(cA, 20.2, 20.5, s.jg("A-1", 2, "A-1", "A-1", "B-1", "C-1"))
+	s.join(cB, 20.2, 20.5, s.jg("B-1", 2, "A-1"))
+	plan := map[string][]decode.TopicPartitions{"A-1": parts("t", 0, 1), "B-1": parts("t", 2, 3), "C-1": parts("t", 4, 5)}
+	s.sync(cA, 20.6, 20.7, "A-1", 2, plan["A-1"], plan)
+	s.sync(cB, 20.6, 20.7, "B-1", 2, plan["B-1"], nil)
+	s.sync(cC, 20.6, 20.7, "C-1", 2, plan["C-1"], nil)
+	for _, m := range []mc{mA, mB, mC} {
+		s.hbs(m.c, m.id, 2, 23, 40, 3)
+	}
+	return s
+}
+
 func partitionsScript() *script {
 	s := newScript("g")
 	all := []mc{mA, mB, mC}
@@ -354,6 +384,7 @@ func TestScenarios(t *testing.T) {
 		{"static_duplicate", Config{}, staticDuplicate, 40, []Kind{StaticMemberFenced, DuplicateInstanceID, StaticMemberFenced}},
 		{"smells", Config{}, smells, 60, []Kind{TimeoutsMisordered, TimeoutsMisordered, HeterogeneousSubscriptions, MixedAssignors, HeartbeatTooSlow, HeartbeatTooSlow}},
 		{"commits", Config{}, commits, 40, []Kind{BackwardsCommit, StaleOwnerCommit, FailedRevocationCommit}},
+		{"txn_commits", Config{}, txnCommits, 40, []Kind{StaleOwnerCommit, FailedRevocationCommit}},
 		{"partitions", Config{EagerLargeGroup: 3, UnownedAfter: 5 * time.Second}, partitionsScript, 100,
 			[]Kind{EagerLargeGroup, MemberWithoutPartitions, RebalanceLoop, PartitionUnowned, PartitionFlap}},
 		{"duplicate_window", Config{}, duplicateWindow, 30, []Kind{DuplicateWindow}},

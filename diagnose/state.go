@@ -342,7 +342,7 @@ func (e *Engine) event(ev *decode.Event) {
 				m.gone = true
 			}
 		}
-	case ev.OffsetCommit != nil:
+	case ev.OffsetCommit != nil, ev.TxnOffsetCommit != nil:
 		e.offsetCommit(g, ev, touch)
 	case ev.OffsetFetch != nil:
 		e.offsetFetch(g, ev)

@@ -47,6 +47,8 @@ type event struct {
 	// closed (Java): KIP-368 re-authentications the client made.
 	Reauthentications int64  `json:"reauthentications"`
 	MemberID          string `json:"member_id"`
+	// txn (Java eos): the group generation sent with the offsets.
+	Generation int32 `json:"generation"`
 	// record (Java txn-produce, txn-read, share): one record, and the
 	// transaction it was written in (txn-produce).
 	Txn       int    `json:"txn"`

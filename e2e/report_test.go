@@ -89,6 +89,14 @@ type revCommit struct {
 	Errors     map[string]map[string]string `json:"errors"`
 	Result     string                       `json:"result"`
 	Failed     bool                         `json:"failed"`
+	// Transaction is set for a TxnOffsetCommit.
+	Transaction *struct {
+		TransactionalID string     `json:"transactionalId"`
+		ProducerID      int64      `json:"producerId"`
+		ProducerEpoch   int16      `json:"producerEpoch"`
+		Outcome         string     `json:"outcome"`
+		EndedAt         *time.Time `json:"endedAt"`
+	} `json:"transaction"`
 }
 
 // consumerMember is a KIP-848 member and its epoch history.

@@ -22,7 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The workload scenarios (26-28) run a workload once straight to the broker
+// The workload scenarios (26-29) run a workload once straight to the broker
 // and once through kproxy, each on topics and groups of its own, check each
 // run on its own, then require both to have the same outcome.
 

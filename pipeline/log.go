@@ -20,9 +20,21 @@ type exchangeLog struct {
 // per heartbeat (issue 11, point 4; issue 15, point 4). Every other group
 // exchange, and these with an error, are logged at info.
 var routineAPIs = map[int16]bool{
-	kmsg.Heartbeat.Int16():    true, // every heartbeat.interval.ms per member
-	kmsg.OffsetCommit.Int16(): true, // auto-commit every auto.commit.interval.ms
-	kmsg.OffsetFetch.Int16():  true, // on every assignment, and by tools and lag exporters
+	kmsg.Heartbeat.Int16():       true, // every heartbeat.interval.ms per member
+	kmsg.OffsetCommit.Int16():    true, // auto-commit every auto.commit.interval.ms
+	kmsg.OffsetFetch.Int16():     true, // on every assignment, and by tools and lag exporters
+	kmsg.TxnOffsetCommit.Int16(): true, // every transaction of an exactly-once application
+}
+
+// routineConsumerHeartbeat reports whether a KIP-848 ConsumerGroupHeartbeat
+// changed nothing, the consumer protocol's form of a Heartbeat (sent every
+// heartbeat interval): answered without error at the member epoch it
+// sent, with no new assignment, and no subscription or assignor change
+// asked. A join, a leave, a new epoch or assignment is logged at info.
+func routineConsumerHeartbeat(e *decode.Event) bool {
+	h := e.ConsumerGroupHeartbeat
+	return h != nil && e.Responded() && h.ErrorCode == 0 && h.MemberEpoch > 0 && h.AssignedEpoch == h.MemberEpoch &&
+		h.Assignment == nil && h.SubscribedTopicNames == nil && h.SubscribedTopicRegex == nil && h.ServerAssignor == nil
 }
 
 // eventLevel is the level of an event's line, given its error code.
@@ -45,7 +57,11 @@ func (l *exchangeLog) event(e *decode.Event) {
 		return
 	}
 	f := e.Summary()
-	ce := l.log.Check(eventLevel(e.APIKey, f.ErrorCode), "group exchange")
+	level := eventLevel(e.APIKey, f.ErrorCode)
+	if routineConsumerHeartbeat(e) {
+		level = zapcore.DebugLevel
+	}
+	ce := l.log.Check(level, "group exchange")
 	if ce == nil {
 		return
 	}

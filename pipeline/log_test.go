@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -12,9 +13,10 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// TestEventLogLevel: Heartbeat, OffsetCommit and OffsetFetch exchanges
-// without an error are logged at debug; with an error, and every other
-// group exchange, at info; non-group events not at all.
+// TestEventLogLevel: Heartbeat, OffsetCommit, OffsetFetch and
+// TxnOffsetCommit exchanges without an error, and KIP-848 heartbeats that
+// change nothing, are logged at debug; with an error, and every other
+// group exchange, at info; non-group events (EndTxn too) not at all.
 func TestEventLogLevel(t *testing.T) {
 	commit := func(errCode int16) *decode.OffsetCommit {
 		return &decode.OffsetCommit{MemberID: "m-1", Generation: 3, Topics: []decode.CommitTopic{
@@ -35,7 +37,14 @@ func TestEventLogLevel(t *testing.T) {
 		{"sync", decode.Event{APIKey: 14, SyncGroup: &decode.SyncGroup{}}, zapcore.InfoLevel},
 		{"leave", decode.Event{APIKey: 13, LeaveGroup: &decode.LeaveGroup{}}, zapcore.InfoLevel},
 		{"find coordinator", decode.Event{APIKey: 10, FindCoordinator: &decode.FindCoordinator{}}, zapcore.InfoLevel},
-		{"KIP-848 heartbeat", decode.Event{APIKey: 68, ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{}}, zapcore.InfoLevel},
+		{"KIP-848 join", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{AssignedEpoch: 3}}, zapcore.InfoLevel},
+		{"KIP-848 heartbeat, nothing changed", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3}}, zapcore.DebugLevel},
+		{"KIP-848 heartbeat, no response", decode.Event{APIKey: 68, ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3}}, zapcore.InfoLevel},
+		{"KIP-848 heartbeat, new epoch", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 4}}, zapcore.InfoLevel},
+		{"KIP-848 heartbeat, new assignment", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, Assignment: []decode.TopicIDPartitions{}}}, zapcore.InfoLevel},
+		{"KIP-848 heartbeat, fenced", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, ErrorCode: 110}}, zapcore.InfoLevel},
+		{"transactional commit", decode.Event{APIKey: 28, TxnOffsetCommit: &decode.TxnOffsetCommit{}}, zapcore.DebugLevel},
+		{"end txn", decode.Event{APIKey: 26, EndTxn: &decode.EndTxn{}}, zapcore.InvalidLevel},
 		{"metadata", decode.Event{APIKey: 3, Metadata: &decode.Metadata{}}, zapcore.InvalidLevel},
 	}
 	for _, tt := range tests {

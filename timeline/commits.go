@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -19,16 +20,19 @@ const recentKeep = time.Minute
 // recentMax bounds the commits kept per group for that purpose.
 const recentMax = 4096
 
-// commit is one OffsetCommit exchange of a group member. A group keeps
-// its commits up to a minute (see remember), so the fields are ordered to
-// make it 80 bytes, a size class, without padding.
+// commit is one OffsetCommit or TxnOffsetCommit exchange of a group
+// member. A group keeps its commits up to a minute (see remember), so the
+// fields are ordered to make it 88 bytes without padding.
 type commit struct {
 	member string
 	at     time.Time
 	// parts are the partitions committed, by topic then partition, each
 	// once (see newCommit).
-	parts      []commitPart
-	latency    time.Duration
+	parts   []commitPart
+	latency time.Duration
+	// txn is the transaction of a TxnOffsetCommit, nil for an
+	// OffsetCommit (see txn.go).
+	txn        *txnCommit
 	generation int32
 	responded  bool
 	failed     bool
@@ -183,25 +187,31 @@ const (
 	SuspectBackwards = "backwards"
 )
 
-// newCommit reads an OffsetCommit event. A partition listed twice (or
-// under two topic ids that name the same topic) is kept once: with the
-// offset listed last, and the error listed last, if any failed. lm is the
-// member's registry entry (see Engine.lookup).
+// newCommit reads an OffsetCommit or TxnOffsetCommit event. A partition
+// listed twice (or under two topic ids that name the same topic) is kept
+// once: with the offset listed last, and the error listed last, if any
+// failed. lm is the member's registry entry (see Engine.lookup).
 func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
-	oc := ev.OffsetCommit
-	c := commit{member: oc.MemberID, at: ev.At, generation: oc.Generation,
-		latency: ev.Latency(), responded: ev.Responded()}
+	c := commit{at: ev.At, latency: ev.Latency(), responded: ev.Responded()}
+	var topics []decode.CommitTopic
+	if oc := ev.OffsetCommit; oc != nil {
+		c.member, c.generation, topics = oc.MemberID, oc.Generation, oc.Topics
+	} else {
+		tc := ev.TxnOffsetCommit
+		c.member, c.generation, topics = tc.MemberID, tc.Generation, tc.Topics
+		c.txn = &txnCommit{key: txnKey{tc.TransactionalID, tc.ProducerID, tc.ProducerEpoch}, outcome: TxnPending}
+	}
 	// A commit is kept up to a minute (remember): it shares the registry's
 	// copy of its member id rather than keeping the event's.
 	if lm != nil {
 		c.member = lm.id
 	}
 	n := 0
-	for _, t := range oc.Topics {
+	for _, t := range topics {
 		n += len(t.Partitions)
 	}
 	c.parts = make([]commitPart, 0, n)
-	for _, t := range oc.Topics {
+	for _, t := range topics {
 		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
 		for _, p := range t.Partitions {
 			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset, code: p.ErrorCode}
@@ -261,11 +271,13 @@ func inOrder(parts []commitPart) bool {
 	return true
 }
 
-// offsetCommit handles an OffsetCommit exchange (key 8): commits during a
-// rebalance, failed commits, and suspect commits. lm is the member's
-// registry entry (see Engine.lookup). It reports whether all it changed
-// that a sweep depends on was a known member's last accepted request (see
-// Engine.quiet): commits do not change membership.
+// offsetCommit handles an OffsetCommit (key 8) or TxnOffsetCommit (key
+// 28) exchange: commits during a rebalance, failed commits, and suspect
+// commits. A transactional commit's offsets and suspects wait for its
+// transaction's end (see txn.go). lm is the member's registry entry (see
+// Engine.lookup). It reports whether all it changed that a sweep depends
+// on was a known member's last accepted request (see Engine.quiet):
+// commits do not change membership.
 func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 	cv := g.newCommit(ev, lm)
 	c := &cv
@@ -273,7 +285,9 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 		return true
 	}
 	onlyAlive = true
-	if c.responded && !c.failed && c.member != "" {
+	// A TxnOffsetCommit does not tell that the member is alive: the
+	// coordinator does not count it as a heartbeat.
+	if c.responded && !c.failed && c.member != "" && c.txn == nil {
 		lm, onlyAlive = g.aliveMember(lm, c.member, ev)
 	}
 	var gen *generation
@@ -286,15 +300,42 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 	case gen != nil:
 		g.attach(gen, c)
 	case c.failed:
+		if c.txn != nil {
+			c.txn.told = true
+		}
 		g.emit(c.at, KindCommit, c.generation, c.member, g.commitText("commit", c), g.commitFields(c))
 		g.remember(c)
 	default:
 		g.remember(c)
 	}
 	g.checkSuspects(c, lm, gen)
-	if !c.responded {
+	if c.txn != nil {
+		if c.pending() {
+			g.e.pendTxn(g, c)
+		}
 		return onlyAlive
 	}
+	if c.responded {
+		g.setCommitted(c)
+	}
+	return onlyAlive
+}
+
+// pending reports whether some partition of c, a transactional commit,
+// waits for its transaction's end: one that did not fail (or whose
+// result is unknown).
+func (c *commit) pending() bool {
+	for _, p := range c.parts {
+		if p.code == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// setCommitted records the partitions of c that succeeded as the last
+// committed offsets.
+func (g *group) setCommitted(c *commit) {
 	for topic, parts := range c.byTopic() {
 		ct := g.commitTopic(topic)
 		for _, p := range parts {
@@ -303,7 +344,6 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 			}
 		}
 	}
-	return onlyAlive
 }
 
 // revocationGen is the rebalance c was made during, if any: between the
@@ -325,6 +365,9 @@ func (g *group) revocationGen(c *commit) *generation {
 
 // attach records c as a commit during gen's revocation and tells it.
 func (g *group) attach(gen *generation, c *commit) {
+	if c.txn != nil {
+		c.txn.told = true
+	}
 	gen.commits = append(gen.commits, *c)
 	fields := g.commitFields(c)
 	fields["during_revocation"] = true
@@ -456,7 +499,9 @@ func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitio
 
 // checkSuspects flags partitions committed by a member that did not own
 // them in the generation it named, and commits moving an offset backwards.
-// lm is the member's registry entry (nil: none).
+// lm is the member's registry entry (nil: none). A transactional commit's
+// suspects are held until its transaction ends: they are told only if it
+// commits (see txnEnded).
 func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 	if !c.responded {
 		return // nothing is flagged without the result
@@ -498,14 +543,23 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 			if target == nil {
 				target = g.suspectTarget(c, during) // once per commit, with its first suspect
 			}
-			if target != nil {
-				target.keepSuspect(s)
+			if c.txn != nil {
+				c.txn.held, c.txn.heldIn = append(c.txn.held, s), target
+				continue
 			}
-			g.emit(c.at, KindSuspectCommit, s.generation, c.member, suspectText(s), map[string]any{
-				"topic": t, "partition": p, "offset": s.offset, "committed_offset": s.committed,
-				"owner": s.owner, "reasons": s.reasons})
+			g.tellSuspect(target, s)
 		}
 	}
+}
+
+// tellSuspect keeps s in target (nil: none) and tells it.
+func (g *group) tellSuspect(target *generation, s suspect) {
+	if target != nil {
+		target.keepSuspect(s)
+	}
+	g.emit(s.at, KindSuspectCommit, s.generation, s.member, suspectText(s), map[string]any{
+		"topic": s.topic, "partition": s.partition, "offset": s.offset, "committed_offset": s.committed,
+		"owner": s.owner, "reasons": s.reasons})
 }
 
 // maxSuspects is how many suspect commits a generation keeps: a stable
@@ -582,6 +636,10 @@ func (g *group) commitText(head string, c *commit) string {
 		b.WriteString("(no member)")
 	}
 	fmt.Fprintf(&b, " gen %d", c.generation)
+	if c.txn != nil {
+		b.WriteString(" in transaction ")
+		writeTxn(&b, c.txn)
+	}
 	for i, cp := range c.parts[:min(len(c.parts), maxListed)] {
 		b.WriteByte(' ')
 		if i == 0 || cp.topic != c.parts[i-1].topic {
@@ -607,11 +665,17 @@ func (g *group) commitText(head string, c *commit) string {
 		}
 		writeMore(&b, failed-listed)
 		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
+		if c.txn != nil && c.pending() {
+			b.WriteString("; the others count only if the transaction commits")
+		}
 		return b.String()
 	default:
 		b.WriteString(" ok")
 	}
 	fmt.Fprintf(&b, " (%s)", human(c.latency))
+	if c.txn != nil {
+		b.WriteString(": counts only if the transaction commits")
+	}
 	return b.String()
 }
 
@@ -619,6 +683,9 @@ func (g *group) commitFields(c *commit) map[string]any {
 	f := map[string]any{"offsets": commitOffsets(c), "latency_ms": ms(c.latency), "failed": c.failed, "commit_generation": c.generation}
 	if errs := commitErrors(c); errs != nil {
 		f["errors"] = errs
+	}
+	if c.txn != nil {
+		maps.Copy(f, g.txnFields(c))
 	}
 	return f
 }

@@ -37,6 +37,11 @@ type Engine struct {
 	// horizon is the latest time up to which history was dropped (see
 	// Horizon).
 	horizon time.Time
+
+	// txns are the transactional commits waiting for their EndTxn, by
+	// transaction; pendingTxns counts them (see txn.go).
+	txns        map[txnKey][]pendingTxn
+	pendingTxns int
 }
 
 // New returns an Engine with cfg, defaults applied (see Config).
@@ -86,6 +91,11 @@ func (e *Engine) add(ev *decode.Event) {
 		e.unobserved.add(ev)
 		return
 	}
+	if ev.EndTxn != nil {
+		e.endTxn(ev) // names no group: its commits do
+		e.maybeSweep()
+		return
+	}
 	if ev.Group == "" || ev.NamesNoGroup() {
 		return
 	}
@@ -120,7 +130,7 @@ func (e *Engine) add(ev *decode.Event) {
 		onlyAlive = g.heartbeat(ev, lm)
 	case ev.LeaveGroup != nil:
 		g.leaveGroup(ev)
-	case ev.OffsetCommit != nil:
+	case ev.OffsetCommit != nil, ev.TxnOffsetCommit != nil:
 		onlyAlive = g.offsetCommit(ev, lm)
 	case ev.OffsetFetch != nil:
 		g.offsetFetch(ev)
@@ -148,6 +158,8 @@ func (e *Engine) lookup(ev *decode.Event) (*group, *liveMember) {
 		return g, g.live[ev.Heartbeat.MemberID]
 	case ev.OffsetCommit != nil:
 		return g, g.live[ev.OffsetCommit.MemberID]
+	case ev.TxnOffsetCommit != nil:
+		return g, g.live[ev.TxnOffsetCommit.MemberID]
 	}
 	return g, nil
 }
@@ -181,7 +193,8 @@ func (e *Engine) maybeSweep() {
 // Close settles what is still pending at the end of the input, as of at
 // (usually the time of the last event, or the time the proxy stopped):
 // sessions that expired by then, join phases still open, rebalances that
-// never completed, cooperative chains that never settled, storms. Later
+// never completed, cooperative chains that never settled, storms,
+// transactional commits told whose transaction never ended. Later
 // calls do nothing.
 func (e *Engine) Close(at time.Time) {
 	if e.closed {
@@ -194,6 +207,7 @@ func (e *Engine) Close(at time.Time) {
 			g.close(e.now)
 		}
 	}
+	e.closeTxns()
 }
 
 func (e *Engine) emit(en Entry) {

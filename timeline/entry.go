@@ -32,6 +32,7 @@ const (
 	KindSuperseded       Kind = "superseded"        // a new rebalance began before the generation was stable
 	KindCommit           Kind = "commit"            // a commit during revocation, or a failed commit
 	KindSuspectCommit    Kind = "suspect_commit"    // a commit for a partition not owned, or moving backwards
+	KindTxnEnded         Kind = "txn_ended"         // the transaction of a transactional commit told, or aborted, ended
 	KindUnsettled        Kind = "unsettled"         // a cooperative chain that does not settle
 	KindStorm            Kind = "storm"             // too many rebalances within the storm window
 	KindStormEnded       Kind = "storm_ended"       // the storm window passed without another rebalance
@@ -47,7 +48,7 @@ const (
 // subKinds are printed indented under the rebalance they belong to.
 var subKinds = map[Kind]bool{
 	KindMemberJoined: true, KindMemberLeft: true, KindSessionExpired: true,
-	KindMemberDropped: true, KindCommit: true, KindSuspectCommit: true,
+	KindMemberDropped: true, KindCommit: true, KindSuspectCommit: true, KindTxnEnded: true,
 	KindEpoch: true, KindFenced: true, KindError: true, KindPartial: true,
 }
 

@@ -42,6 +42,7 @@ func TestGolden(t *testing.T) {
 		{"cooperative", cooperativeScript, 20},
 		{"kip848", kip848Script, 30},
 		{"partial", partialScript, 40},
+		{"eos", func() *script { return eosScript(0) }, 30},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

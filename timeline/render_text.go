@@ -349,6 +349,18 @@ func commitLine(c CommitReport, loc *time.Location) string {
 	if c.LatencyMs != nil {
 		b.WriteString(" (" + msText(c.LatencyMs) + ")")
 	}
+	if t := c.Transaction; t != nil {
+		fmt.Fprintf(&b, "; transaction %s (producer %d epoch %d) %s", t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.Outcome)
+		switch t.Outcome {
+		case TxnCommitted, TxnAborted:
+			b.WriteString(" at " + clockOf(t.EndedAt, loc))
+		default:
+			b.WriteString(": no EndTxn seen")
+		}
+		if t.Outcome == TxnAborted {
+			b.WriteString(", offsets discarded")
+		}
+	}
 	return b.String()
 }
 

@@ -89,9 +89,10 @@ type GenerationReport struct {
 	// Metadata) that no member got; null when some assignment is unknown.
 	Unassigned         map[string][]int32 `json:"unassigned"`
 	MembersWithNothing []string           `json:"membersWithNothing"` // members assigned no partition
-	// CommitsDuringRevocation are the OffsetCommits made between the start
-	// of the rebalance and the committing member's own SyncGroup response
-	// (KIP-848: while the member had partitions to revoke).
+	// CommitsDuringRevocation are the OffsetCommits and TxnOffsetCommits
+	// made between the start of the rebalance and the committing member's
+	// own SyncGroup response (KIP-848: while the member had partitions to
+	// revoke).
 	CommitsDuringRevocation []CommitReport `json:"commitsDuringRevocation"`
 	// SuspectCommits are the commits that make the next owner re-process
 	// records, attached to the generation the commit named.
@@ -189,8 +190,8 @@ type RejoinReport struct {
 	ClientAddr string `json:"clientAddr"` // the client's address
 }
 
-// CommitReport is an OffsetCommit made between the start of the rebalance
-// and the member's own SyncGroup response.
+// CommitReport is an OffsetCommit or TxnOffsetCommit made between the
+// start of the rebalance and the member's own SyncGroup response.
 type CommitReport struct {
 	MemberID   string                     `json:"memberId"`   // the committing member
 	At         string                     `json:"at"`         // request time
@@ -205,6 +206,24 @@ type CommitReport struct {
 	// Failed says some partition failed: those offsets are lost and the next
 	// owner re-processes from the last good commit.
 	Failed bool `json:"failed"`
+	// Transaction is set for a TxnOffsetCommit (exactly-once): its offsets
+	// count only if the transaction commits. Absent for an OffsetCommit.
+	Transaction *TransactionReport `json:"transaction,omitempty"`
+}
+
+// TransactionReport is the transaction a TxnOffsetCommit added its offsets
+// to, and its fate, learned from the same producer's EndTxn.
+type TransactionReport struct {
+	TransactionalID string `json:"transactionalId"` // the producer's transactional.id
+	ProducerID      int64  `json:"producerId"`      // the producer id of the commit
+	ProducerEpoch   int16  `json:"producerEpoch"`   // the producer epoch of the commit
+	// Outcome is "committed" (EndTxn commit succeeded: the offsets are the
+	// group's committed offsets), "aborted" (EndTxn abort succeeded: they
+	// were discarded, the next owner re-processes from the last committed
+	// offset) or "pending" (no successful EndTxn seen for that producer and
+	// epoch: the offsets count only if the transaction committed).
+	Outcome string  `json:"outcome"`
+	EndedAt *string `json:"endedAt"` // the EndTxn's response time; null while pending
 }
 
 // SuspectReport is a committed partition the next owner will re-process.
@@ -501,6 +520,7 @@ func (g *group) commitReport(c *commit) CommitReport {
 		cr.Result = "failed"
 	}
 	cr.LatencyMs = msPtr(c.latency, c.responded)
+	cr.Transaction = txnReport(c)
 	return cr
 }
 

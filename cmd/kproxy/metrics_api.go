@@ -134,6 +134,14 @@ func appendErrors(codes []int16, ev *decode.Event) []int16 {
 		}
 	case ev.ConsumerGroupHeartbeat != nil:
 		add(ev.ConsumerGroupHeartbeat.ErrorCode)
+	case ev.TxnOffsetCommit != nil:
+		for _, t := range ev.TxnOffsetCommit.Topics {
+			for _, p := range t.Partitions {
+				add(p.ErrorCode)
+			}
+		}
+	case ev.EndTxn != nil:
+		add(ev.EndTxn.ErrorCode)
 	}
 	return codes
 }

@@ -338,7 +338,15 @@
     var errs = c.errors ? ' errors ' + offsets(c.errors) : '';
     lane.items.push({ kind: 'commit', result: c.failed ? 'failed' : c.result, at: ms(c.at), gen: gen,
       title: 'commit during revocation (gen ' + c.generation + ') ' + offsets(c.offsets) + ' ' + c.result + errs +
-        (c.latencyMs != null ? ' (' + dur(c.latencyMs) + ')' : '') });
+        (c.latencyMs != null ? ' (' + dur(c.latencyMs) + ')' : '') + txnText(c.transaction) });
+  }
+
+  // txnText is a transactional commit's transaction and its outcome, '' for
+  // an OffsetCommit.
+  function txnText(t) {
+    if (!t) return '';
+    return '; transaction ' + t.transactionalId + ' (producer ' + t.producerId + ' epoch ' + t.producerEpoch + ') ' + t.outcome +
+      (t.outcome === 'aborted' ? ': offsets discarded' : t.outcome === 'pending' ? ': no EndTxn seen' : '');
   }
 
   function laneLabel(l) {
@@ -620,7 +628,8 @@
     if (commits.length) {
       h += '<h2>Commits during revocation</h2><table><tbody>' + commits.map(function (c) {
         return '<tr><td>' + clock(ms(c.at)) + '</td><td>' + who(c.memberId) + '</td><td>' + esc(offsets(c.offsets)) + '</td><td class="' + (c.failed ? 'bad' : '') + '">' + esc(c.result) +
-          (c.errors ? ' ' + esc(offsets(c.errors)) : '') + '</td><td>' + dur(c.latencyMs) + '</td></tr>';
+          (c.errors ? ' ' + esc(offsets(c.errors)) : '') + '</td><td>' + dur(c.latencyMs) + '</td><td class="' +
+          (c.transaction && c.transaction.outcome === 'aborted' ? 'bad' : '') + '">' + esc(txnText(c.transaction).replace(/^; /, '')) + '</td></tr>';
       }).join('') + '</tbody></table>';
     }
     el.innerHTML = h;

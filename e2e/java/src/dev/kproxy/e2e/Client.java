@@ -43,6 +43,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * txn-produce, txn-read   (Transactional: a transactional producer, a read_committed consumer)
  * streams                 (StreamsApp: a Kafka Streams application, exactly_once_v2)
  * share                   (ShareMember: a KafkaShareConsumer in a share group)
+ * eos                     (EOSApp: a consume-transform-produce exactly-once application)
  * </pre>
  *
  * SIGTERM closes a consumer cleanly (its revocation listener runs); SIGKILL is
@@ -62,6 +63,7 @@ public final class Client {
       case "read" -> read(a);
       case "txn-produce" -> Transactional.produce(a);
       case "txn-read" -> Transactional.read(a);
+      case "eos" -> EOSApp.run(a);
       case "streams" -> StreamsApp.run(a);
       case "share" -> ShareMember.run(a);
       default -> throw new IllegalArgumentException("unknown command " + argv[0]);
@@ -118,7 +120,7 @@ public final class Client {
   }
 
   /** parts renders partitions as {"topic":[p,...]}, sorted. */
-  private static String parts(Collection<TopicPartition> tps) {
+  static String parts(Collection<TopicPartition> tps) {
     Map<String, List<Integer>> m = new TreeMap<>();
     for (TopicPartition tp : tps) {
       m.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
@@ -135,7 +137,7 @@ public final class Client {
   }
 
   /** offsets renders {"topic":{"p":offset}}. */
-  private static String offsets(Map<TopicPartition, OffsetAndMetadata> m) {
+  static String offsets(Map<TopicPartition, OffsetAndMetadata> m) {
     Map<String, Map<Integer, Long>> t = new TreeMap<>();
     m.forEach((tp, om) -> t.computeIfAbsent(tp.topic(), k -> new TreeMap<>()).put(tp.partition(), om.offset()));
     StringBuilder b = new StringBuilder("{");

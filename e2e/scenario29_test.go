@@ -1,0 +1,122 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"testing"
+	"time"
+)
+
+// TestScenario29: a consume-transform-produce exactly-once application
+// (Java, EOSApp: read_committed consumer in a classic group with the range
+// assignor, transactional producer, sendOffsetsToTransaction with the
+// consumer's group metadata) revoked mid-transaction. Instance A reads the
+// 300 records of eos_in's three partitions into one open transaction; B,
+// a second instance, joins; A's revocation listener sends the
+// transaction's offsets (a TxnOffsetCommit during the revocation) and
+// commits the transaction, or aborts it. What B then reads of the
+// partition it takes over is the client's own proof of the outcome: none
+// after a commit, every record again after an abort. Run directly and
+// through kproxy, both ways: the clients must see the same; through
+// kproxy, the story must tell A's transactional commit during revocation,
+// with the offsets, member, generation, transactional id and outcome A
+// printed, and replay must equal the live report.
+func TestScenario29(t *testing.T) {
+	for _, mode := range []string{"commit", "abort"} {
+		t.Run(mode, func(t *testing.T) {
+			want := map[string]string{"commit": "committed", "abort": "aborted"}[mode]
+			direct, proxied, ok := bothWays(t, func(t *testing.T, l *leg) int64 {
+				return eosRun(t, l, mode, want)
+			})
+			if ok && direct != proxied {
+				t.Errorf("B re-read %d records directly, %d through kproxy", direct, proxied)
+			}
+		})
+	}
+}
+
+// eosRun runs one leg of scenario 29 and returns how many records B read.
+func eosRun(t *testing.T, l *leg, mode, want string) int64 {
+	in, out, group := "eos_in_"+mode+"_"+l.name, "eos_out_"+mode+"_"+l.name, "eos_group_"+mode+"_"+l.name
+	freshTopic(t, in, 3, group)
+	freshTopic(t, out, 3, "")
+	feed(t, l.bs, in, 300)
+	eos := func(name, txnID, runS string) *proc {
+		return l.client(javaClient(t, name, "eos", "--bootstrap", l.bs, "--group", group, "--in", in, "--out", out,
+			"--transactional-id", txnID, "--on-revoke", mode, "--run-s", runS, "--client-id", name))
+	}
+	a := eos("eos-A", "eos-29-A-"+l.name, "40")
+	a.waitFor(0, 60*time.Second, "A reading all 300 records in its open transaction", func(e event) bool {
+		return e.Name == "processed" && e.Total >= 300
+	})
+	mark := a.mark()
+	b := eos("eos-B", "eos-29-B-"+l.name, "25")
+	txn := a.waitFor(mark, 60*time.Second, "A ending its transaction on revocation", func(e event) bool {
+		return e.Name == "txn" && e.State == "revocation"
+	})
+	if txn.Result != want {
+		t.Fatalf("A's transaction on revocation: %s; want %s", txn, want)
+	}
+	bAssigned := b.waitFor(0, 60*time.Second, "B owning a partition", func(e event) bool {
+		return e.Name == "assigned" && len(all(e.Partitions)) > 0
+	})
+	if got := all(bAssigned.Partitions); len(got) != 1 || got[0] != in+"/2" {
+		t.Errorf("B assigned %v; want %s/2 (range: A 0,1 and B 2)", got, in)
+	}
+	// What A's transaction held for B's partition: its end offset.
+	var held int64
+	for _, p := range bAssigned.Partitions[in] {
+		held += txn.Offsets[in][itoa(int(p))]
+	}
+	b.waitDone(60 * time.Second)
+	a.waitDone(60 * time.Second)
+	var readB int64
+	for _, e := range b.snapshot() {
+		if e.Name == "processed" {
+			readB = e.Total
+		}
+	}
+	switch want {
+	case "committed":
+		if readB != 0 {
+			t.Errorf("B read %d records of a partition whose offsets A's transaction committed; want 0", readB)
+		}
+	case "aborted":
+		if readB != held {
+			t.Errorf("B read %d records after A's transaction aborted; want the %d A's transaction held", readB, held)
+		}
+	}
+	t.Logf("%s: A's transaction on revocation %s (offsets %v, generation %d); B read %d records", l.name, txn.Result, txn.Offsets, txn.Generation, readB)
+	if l.k == nil {
+		return readB
+	}
+	l.check(t, group)
+	r := l.k.replay()
+	g := r.group(t, group)
+	// A's later transactions (the partitions it keeps, read again after
+	// an abort) may end in the revocation of B's departure: the one A
+	// printed is the one of the generation it printed.
+	var found bool
+	for _, gen := range g.Generations {
+		for _, c := range gen.CommitsDuringRevocation {
+			if c.MemberID != txn.MemberID || c.Transaction == nil || c.Generation != txn.Generation {
+				continue
+			}
+			found = true
+			tr := c.Transaction
+			if c.Result != "ok" || tr.TransactionalID != "eos-29-A-"+l.name || tr.Outcome != want || tr.EndedAt == nil {
+				t.Errorf("gen %d: A's transactional commit during revocation: generation %d, result %s, transaction %+v; A printed %s",
+					gen.Generation, c.Generation, c.Result, *tr, txn)
+			}
+			for p, off := range txn.Offsets[in] {
+				if c.Offsets[in][p] != off {
+					t.Errorf("gen %d: A's commit of %s[%s] = %d in the timeline; A sent %d", gen.Generation, in, p, c.Offsets[in][p], off)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no transactional commit during revocation by A (%s) of generation %d in the timeline (%s)", txn.MemberID, txn.Generation, r.path)
+	}
+	return readB
+}
