@@ -452,8 +452,10 @@ func (g *group) requestError(ev *decode.Event, api, id string, code int16) {
 			lm.gone = true
 		}
 	}
-	g.emit(ev.At, kind, num, id, fmt.Sprintf("%s from %s failed: %s%s", api, id, name, why), map[string]any{
-		"api": api, "error": name, "client_id": ev.ClientID, "client_addr": ev.ClientAddr})
+	g.e.emit(Entry{At: ev.At, Group: g.id, Kind: kind, Generation: num, Member: id,
+		Text:    fmt.Sprintf("%s from %s failed: %s%s", api, id, name, why),
+		Fields:  map[string]any{"api": api, "error": name, "client_id": ev.ClientID, "client_addr": ev.ClientAddr},
+		Failure: &FailureFacts{API: api, Error: name}})
 }
 
 func orNone(p partitions) string {

@@ -303,7 +303,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 		if c.txn != nil {
 			c.txn.told = true
 		}
-		g.emit(c.at, KindCommit, c.generation, c.member, g.commitText("commit", c), g.commitFields(c))
+		g.emitCommit(c.generation, "commit", c, false)
 		g.remember(c)
 	default:
 		g.remember(c)
@@ -369,9 +369,25 @@ func (g *group) attach(gen *generation, c *commit) {
 		c.txn.told = true
 	}
 	gen.commits = append(gen.commits, *c)
+	g.emitCommit(gen.num, "commit during revocation", c, true)
+}
+
+// emitCommit tells c, a commit of generation gen (a commit during its
+// revocation when during), its sentence starting with what.
+func (g *group) emitCommit(gen int32, what string, c *commit, during bool) {
 	fields := g.commitFields(c)
-	fields["during_revocation"] = true
-	g.emit(c.at, KindCommit, gen.num, c.member, g.commitText("commit during revocation", c), fields)
+	facts := &CommitFacts{DuringRevocation: during, Responded: c.responded, Failed: c.failed}
+	if during {
+		fields["during_revocation"] = true
+	}
+	for _, cp := range c.parts {
+		if name := errorName(cp.code); cp.code != 0 && !slices.Contains(facts.Errors, name) {
+			facts.Errors = append(facts.Errors, name)
+		}
+	}
+	slices.Sort(facts.Errors)
+	g.e.emit(Entry{At: c.at, Group: g.id, Kind: KindCommit, Generation: gen, Member: c.member,
+		Text: g.commitText(what, c), Fields: fields, Commit: facts})
 }
 
 // commitQueue is a group's remembered commits, oldest first. Dropping the
@@ -557,9 +573,11 @@ func (g *group) tellSuspect(target *generation, s suspect) {
 	if target != nil {
 		target.keepSuspect(s)
 	}
-	g.emit(s.at, KindSuspectCommit, s.generation, s.member, suspectText(s), map[string]any{
-		"topic": s.topic, "partition": s.partition, "offset": s.offset, "committed_offset": s.committed,
-		"owner": s.owner, "reasons": s.reasons})
+	g.e.emit(Entry{At: s.at, Group: g.id, Kind: KindSuspectCommit, Generation: s.generation, Member: s.member,
+		Text: suspectText(s), Fields: map[string]any{
+			"topic": s.topic, "partition": s.partition, "offset": s.offset, "committed_offset": s.committed,
+			"owner": s.owner, "reasons": s.reasons},
+		Suspect: &SuspectFacts{Reasons: s.reasons}})
 }
 
 // maxSuspects is how many suspect commits a generation keeps: a stable

@@ -70,10 +70,55 @@ type Entry struct {
 	// Detail holds the summary block of a stable generation, one line each.
 	Detail []string
 	// Fields are the structured facts, snake_case keys, JSON-friendly
-	// values (strings, numbers, bools, string slices, maps).
+	// values (strings, numbers, bools, string slices, maps), for output:
+	// logs and JSONL. Programs read the typed facts below.
 	Fields map[string]any
 
+	// The facts programs that take entries read (the per-group metrics,
+	// the web page's list of failed requests), typed, each on its kinds
+	// only; Fields repeats them for output.
+	Stable  *StableFacts  // stable
+	Commit  *CommitFacts  // commit
+	Suspect *SuspectFacts // suspect_commit
+	Failure *FailureFacts // error, fenced
+
 	loc *time.Location
+}
+
+// StableFacts are what a stable entry says of the generation that formed.
+type StableFacts struct {
+	// Trigger is what moved the group out of Stable (TriggerReport.Kind).
+	Trigger string
+	// StopTheWorld is how long the group stopped (StopTheWorldMs); -1
+	// unknown.
+	StopTheWorld time.Duration
+	// Members is how many members the generation has.
+	Members int
+}
+
+// CommitFacts are what a commit entry says of its result.
+type CommitFacts struct {
+	// DuringRevocation: a commit made while its member's partitions were
+	// being revoked (else a failed commit outside a rebalance).
+	DuringRevocation bool
+	// Responded: the coordinator's answer was seen; Failed: it refused
+	// some partitions, with Errors (distinct error names, sorted; empty
+	// when the whole request failed without per-partition codes).
+	Responded, Failed bool
+	Errors            []string
+}
+
+// SuspectFacts are why a commit is suspect: "not_owned" and/or
+// "backwards".
+type SuspectFacts struct {
+	Reasons []string
+}
+
+// FailureFacts are the request a failed-request entry (error, fenced)
+// names: its API ("" when the entry is not about one request) and the
+// error's name.
+type FailureFacts struct {
+	API, Error string
 }
 
 // Line renders the entry in the console form:

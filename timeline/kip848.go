@@ -275,8 +275,11 @@ func (g *group) consumerError(ev *decode.Event, cm *cmember, c cause) {
 		cm.fences = append(cm.fences, fence{at: ev.At, epoch: h.MemberEpoch, err: name})
 		lost := cm.assigned
 		cm.active, cm.assigned, cm.revoking = false, nil, nil
-		g.emit(ev.At, KindFenced, g.consumer.epoch, cm.id, fmt.Sprintf("%s fenced: %s at epoch %d; it must rejoin with epoch 0 and loses %s",
-			cm.id, name, h.MemberEpoch, orNone(g.e.topics.named(lost))), map[string]any{"error": name, "member_epoch": h.MemberEpoch})
+		g.e.emit(Entry{At: ev.At, Group: g.id, Kind: KindFenced, Generation: g.consumer.epoch, Member: cm.id,
+			Text: fmt.Sprintf("%s fenced: %s at epoch %d; it must rejoin with epoch 0 and loses %s",
+				cm.id, name, h.MemberEpoch, orNone(g.e.topics.named(lost))),
+			Fields:  map[string]any{"api": "ConsumerGroupHeartbeat", "error": name, "member_epoch": h.MemberEpoch},
+			Failure: &FailureFacts{API: "ConsumerGroupHeartbeat", Error: name}})
 		c.trigger = trigger{kind: TriggerMemberFenced, member: cm.id, at: ev.At, reason: name}
 		g.addCause(c)
 		if latest := g.latest(); latest != nil && latest.phase == phaseStable {

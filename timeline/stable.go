@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // checkStable makes gen stable once every member seen joining it has its
@@ -152,7 +153,8 @@ func (g *group) emitStable(gen *generation) {
 	e := Entry{At: gen.stableAt, Group: g.id, Kind: KindStable, Generation: gen.num, Text: text,
 		Detail: summaryLines(gr, liveMemberLines, g.e.cfg.Location), Fields: map[string]any{
 			"stop_the_world_ms": valueOr(gr.StopTheWorldMs), "join_ms": valueOr(gr.JoinMs), "sync_ms": valueOr(gr.SyncMs),
-			"trigger": gr.Trigger.Kind, "leader": gr.Leader, "members": len(gr.Members)}}
+			"trigger": gr.Trigger.Kind, "leader": gr.Leader, "members": len(gr.Members)},
+		Stable: &StableFacts{Trigger: gr.Trigger.Kind, StopTheWorld: durationOr(gr.StopTheWorldMs), Members: len(gr.Members)}}
 	g.e.emit(e)
 }
 
@@ -165,6 +167,15 @@ func valueOr(p *float64) float64 {
 		return -1
 	}
 	return *p
+}
+
+// durationOr is milliseconds p as a duration, or -1 when p is nil
+// (unknown).
+func durationOr(p *float64) time.Duration {
+	if p == nil {
+		return -1
+	}
+	return time.Duration(*p * float64(time.Millisecond))
 }
 
 // change renders a diff next to an assignment: "(-2)" when it concerns the

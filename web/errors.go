@@ -64,8 +64,9 @@ func (r *RequestErrors) Record(e timeline.Entry) {
 		return
 	}
 	re := RequestError{At: e.At.UTC().Format(time.RFC3339Nano), Generation: e.Generation, MemberID: e.Member, Text: e.Text}
-	re.API, _ = e.Fields["api"].(string)
-	re.Error, _ = e.Fields["error"].(string)
+	if e.Failure != nil {
+		re.API, re.Error = e.Failure.API, e.Failure.Error
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	list, known := r.byGroup[e.Group]

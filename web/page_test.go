@@ -49,7 +49,7 @@ func richReport(t *testing.T) (*timeline.Report, *RequestErrors) {
 	errs := NewRequestErrors(0, 0)
 	stamp, _ := time.Parse(time.RFC3339Nano, *gen.StartedAt)
 	errs.Record(timeline.Entry{At: stamp.Add(time.Second), Group: g.Group, Kind: timeline.KindError, Generation: 1, Member: a,
-		Text: "Heartbeat from " + a + " failed: ILLEGAL_GENERATION", Fields: map[string]any{"api": "Heartbeat", "error": "ILLEGAL_GENERATION"}})
+		Text: "Heartbeat from " + a + " failed: ILLEGAL_GENERATION", Failure: &timeline.FailureFacts{API: "Heartbeat", Error: "ILLEGAL_GENERATION"}})
 	return r, errs
 }
 

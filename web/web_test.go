@@ -100,7 +100,7 @@ func TestRequestErrors(t *testing.T) {
 	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
 	entry := func(group string, kind timeline.Kind, sec int) timeline.Entry {
 		return timeline.Entry{At: at.Add(time.Duration(sec) * time.Second), Group: group, Kind: kind, Member: "m",
-			Text: "Heartbeat from m failed: ILLEGAL_GENERATION", Fields: map[string]any{"api": "Heartbeat", "error": "ILLEGAL_GENERATION"}}
+			Text: "Heartbeat from m failed: ILLEGAL_GENERATION", Failure: &timeline.FailureFacts{API: "Heartbeat", Error: "ILLEGAL_GENERATION"}}
 	}
 	tests := []struct {
 		name     string
@@ -205,7 +205,7 @@ func TestGroupViewJSON(t *testing.T) {
 	errs := NewRequestErrors(0, 0)
 	errs.Record(timeline.Entry{At: time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC), Group: "test_group_1", Kind: timeline.KindError,
 		Generation: 1, Member: "m", Text: "Heartbeat from m failed: ILLEGAL_GENERATION",
-		Fields: map[string]any{"api": "Heartbeat", "error": "ILLEGAL_GENERATION"}})
+		Failure: &timeline.FailureFacts{API: "Heartbeat", Error: "ILLEGAL_GENERATION"}})
 	h := NewHandler(snapshotOf(r), errs)
 	code, _, body := get(t, h, "/api/groups/test_group_1")
 	want, err := json.Marshal(h.view(&r.Groups[0]))

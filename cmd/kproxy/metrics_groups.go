@@ -1,8 +1,6 @@
 package main
 
 import (
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,7 +122,7 @@ func (m *groupMetrics) Record(e timeline.Entry) {
 	default:
 		return
 	}
-	if e.Kind == timeline.KindCommit && !duringRevocation(e) {
+	if e.Kind == timeline.KindCommit && !e.Commit.DuringRevocation {
 		return
 	}
 	m.mu.Lock()
@@ -132,13 +130,12 @@ func (m *groupMetrics) Record(e timeline.Entry) {
 	group, f := m.label(e.Group)
 	switch e.Kind {
 	case timeline.KindStable:
-		trigger, _ := e.Fields["trigger"].(string)
-		m.rebalances.WithLabelValues(group, trigger).Inc()
-		if stw, ok := e.Fields["stop_the_world_ms"].(float64); ok && stw >= 0 {
-			m.duration.WithLabelValues(group).Observe(stw / 1000)
+		st := e.Stable
+		m.rebalances.WithLabelValues(group, st.Trigger).Inc()
+		if st.StopTheWorld >= 0 {
+			m.duration.WithLabelValues(group).Observe(st.StopTheWorld.Seconds())
 		}
-		n, _ := e.Fields["members"].(int)
-		m.setGauges(group, f, float64(e.Generation), float64(n))
+		m.setGauges(group, f, float64(e.Generation), float64(st.Members))
 	case timeline.KindGroupEmpty:
 		m.setGauges(group, f, float64(e.Generation), 0)
 		if f != nil {
@@ -157,8 +154,7 @@ func (m *groupMetrics) Record(e timeline.Entry) {
 			m.revocationCommits.WithLabelValues(group, r).Inc()
 		}
 	case timeline.KindSuspectCommit:
-		reasons, _ := e.Fields["reasons"].([]string)
-		for _, r := range reasons {
+		for _, r := range e.Suspect.Reasons {
 			m.suspects.WithLabelValues(group, r).Inc()
 		}
 	case timeline.KindStorm, timeline.KindStormEnded:
@@ -200,33 +196,17 @@ func (m *groupMetrics) setGauges(group string, f *foldedGroup, gen, members floa
 	m.storm.WithLabelValues(group).Add(0)
 }
 
-// duringRevocation says whether a commit entry is a commit during a
-// rebalance's revocation rather than a failed commit outside one.
-func duringRevocation(e timeline.Entry) bool {
-	during, _ := e.Fields["during_revocation"].(bool)
-	return during
-}
-
 // commitResults is a commit entry's result labels: the name of each
-// distinct error among its failed partitions, "unknown" when no response
-// was seen (the sentence says "result unknown"), else "ok".
+// distinct error among its failed partitions, "failed" when the request
+// failed without per-partition errors, "unknown" when no response was
+// seen, else "ok".
 func commitResults(e timeline.Entry) []string {
-	if errs, _ := e.Fields["errors"].(map[string]map[int32]string); len(errs) > 0 {
-		var names []string
-		for _, parts := range errs {
-			for _, name := range parts {
-				if !slices.Contains(names, name) {
-					names = append(names, name)
-				}
-			}
-		}
-		slices.Sort(names)
-		return names
-	}
-	if failed, _ := e.Fields["failed"].(bool); failed {
+	switch c := e.Commit; {
+	case len(c.Errors) > 0:
+		return c.Errors
+	case c.Failed:
 		return []string{"failed"}
-	}
-	if strings.Contains(e.Text, " result unknown ") {
+	case !c.Responded:
 		return []string{"unknown"}
 	}
 	return []string{"ok"}

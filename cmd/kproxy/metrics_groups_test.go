@@ -136,13 +136,13 @@ func TestGroupMetricsCardinality(t *testing.T) {
 	for i := range 1200 {
 		group := fmt.Sprintf("group-%05d", i)
 		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindStable, Generation: int32(1 + i%3),
-			Text: "gen 1 stable", Fields: map[string]any{"trigger": "member_joined", "stop_the_world_ms": 12.5, "members": 2}})
+			Text: "gen 1 stable", Stable: &timeline.StableFacts{Trigger: "member_joined", StopTheWorld: 12500 * time.Microsecond, Members: 2}})
 		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindCommit, Generation: 2, Member: "m",
 			Text:   "commit during revocation m gen 1 t[0]=1 FAILED t[0] REBALANCE_IN_PROGRESS",
-			Fields: map[string]any{"failed": true, "during_revocation": true, "errors": map[string]map[int32]string{"t": {0: "REBALANCE_IN_PROGRESS"}}}})
+			Commit: &timeline.CommitFacts{DuringRevocation: true, Responded: true, Failed: true, Errors: []string{"REBALANCE_IN_PROGRESS"}}})
 		m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindCommit, Generation: 2, Member: "m",
 			Text:   "commit m gen 1 t[0]=1 FAILED t[0] ILLEGAL_GENERATION", // not during a revocation
-			Fields: map[string]any{"failed": true, "errors": map[string]map[int32]string{"t": {0: "ILLEGAL_GENERATION"}}}})
+			Commit: &timeline.CommitFacts{Responded: true, Failed: true, Errors: []string{"ILLEGAL_GENERATION"}}})
 		if i%2 == 0 {
 			m.Record(timeline.Entry{At: at, Group: group, Kind: timeline.KindStorm, Generation: 1})
 		}

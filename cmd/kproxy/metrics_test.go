@@ -206,11 +206,11 @@ func fedGroupMetrics() *groupMetrics {
 	m := newGroupMetrics(10)
 	at := time.Date(2026, 3, 15, 14, 0, 0, 0, time.UTC)
 	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindCommit, Generation: 1, Member: "a",
-		Text: "commit during revocation a gen 1 t[0]=1", Fields: map[string]any{"during_revocation": true}})
+		Text: "commit during revocation a gen 1 t[0]=1", Commit: &timeline.CommitFacts{DuringRevocation: true, Responded: true}})
 	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindStable, Generation: 2,
-		Fields: map[string]any{"trigger": "member_joined", "stop_the_world_ms": 12.5, "members": 2}})
+		Stable: &timeline.StableFacts{Trigger: "member_joined", StopTheWorld: 12500 * time.Microsecond, Members: 2}})
 	m.Record(timeline.Entry{At: at, Group: "g", Kind: timeline.KindSuspectCommit, Generation: 2, Member: "a",
-		Fields: map[string]any{"reasons": []string{"backwards"}}})
+		Suspect: &timeline.SuspectFacts{Reasons: []string{"backwards"}}})
 	return m
 }
 
