@@ -133,7 +133,6 @@ type Pipeline struct {
 	batch     []decode.Event // events not yet handed on
 	// warned holds the API versions whose decode failure was logged.
 	warned map[[2]int16]bool
-	names  interner // the shared copies of kept strings (intern.go)
 
 	exchanges atomic.Uint64
 	undecoded atomic.Uint64
@@ -240,7 +239,7 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 		p.undecoded.Add(1)
 		p.warnUndecoded(x, err)
 	}
-	p.names.events(p.batch[before:])
+	internTopics(p.batch[before:])
 	if p.cfg.Inspect != nil {
 		p.cfg.Inspect(x, p.batch[before:], err)
 	}
