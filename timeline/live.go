@@ -24,7 +24,9 @@ const (
 )
 
 // Live is an Engine for a live proxy, and the boundary where its
-// retention policy is applied. One goroutine owns it, the pipeline's: it
+// retention policy is applied, as Retaining applies it: after the events
+// during which event time passed a minute since the last Retain. One
+// goroutine owns it, the pipeline's: it
 // adds events (AddEvents) and, a few times a second, publishes an
 // immutable Snapshot of what changed (Publish), which readers on any
 // goroutine take with Snapshot without waiting for anything. Every
@@ -71,6 +73,10 @@ func NewLive(cfg Config, r Retention) *Live {
 // Config.PublishEvery has passed since the last publish.
 func (l *Live) AddEvents(events []decode.Event) {
 	l.e.AddEvents(events)
+	if l.retain != (Retention{}) && l.e.now.Sub(l.retainedAt) >= time.Minute {
+		l.e.Retain(l.retain)
+		l.retainedAt = l.e.now
+	}
 	for i := range events {
 		if g := events[i].Group; g != "" {
 			l.touched[g] = true
@@ -93,9 +99,9 @@ func (l *Live) publishDue() {
 	}
 }
 
-// Publish applies the retention once a minute of event time, rebuilds the
-// reports of the groups that told entries (at most every tellEvery) and of
-// those that saw events (at most every refreshEvery), and publishes a new
+// Publish rebuilds the reports of the groups that told entries (at most
+// every tellEvery) and of those that saw events (at most every
+// refreshEvery), drops those the retention forgot, and publishes a new
 // Snapshot.
 func (l *Live) Publish() { l.publish(false) }
 
@@ -103,10 +109,6 @@ func (l *Live) Publish() { l.publish(false) }
 func (l *Live) publish(all bool) {
 	now := time.Now()
 	l.publishedAt = now
-	if l.e.now.Sub(l.retainedAt) >= time.Minute {
-		l.e.Retain(l.retain)
-		l.retainedAt = l.e.now
-	}
 	var changed []snapGroup
 	var gone []string
 	for id := range l.told {

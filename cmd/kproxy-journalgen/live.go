@@ -21,6 +21,7 @@ import (
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -62,25 +63,22 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		entries[e.Kind]++
 		log.Info(e.Text, e.ZapFields()...)
 	}}
-	var live *timeline.Live
-	var decoded []pipeline.DecodedConsumer
-	if o.diagnosis {
-		d := diagnose.NewLive(tcfg, o.retain, diagnose.Config{Forget: o.retain.MaxAge},
-			func(f diagnose.Finding) {
-				findings[f.Kind]++
-				log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)), zap.Any("evidence", f.Evidence))
-			},
-			func(group string, fs []diagnose.Finding) {
-				log.Info("findings after the storm", zap.String("group", group), zap.Int("findings", len(fs)))
-			})
-		live, decoded = d.Timeline(), []pipeline.DecodedConsumer{d}
-	} else {
-		live = timeline.NewLive(tcfg, o.retain)
-	}
+	st := story.New(story.Config{Timeline: tcfg, Retain: o.retain,
+		Diagnose: o.diagnosis, Diagnosis: diagnose.Config{Forget: o.retain.MaxAge},
+		OnFinding: func(f diagnose.Finding) {
+			findings[f.Kind]++
+			log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)), zap.Any("evidence", f.Evidence))
+		},
+		AfterStorm: func(group string, fs []diagnose.Finding) {
+			log.Info("findings after the storm", zap.String("group", group), zap.Int("findings", len(fs)))
+		}})
+	live := st.Timeline()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	src := &spanSource{batches: generate(ctx, tr)}
-	pl := pipeline.New(pipeline.Config{Log: log, Events: []pipeline.EventConsumer{live}, Decoded: decoded})
+	pc := pipeline.Config{Log: log}
+	st.Feed(&pc)
+	pl := pipeline.New(pc)
 	start := time.Now()
 	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s %8s %8s\n", "traffic", "exchanges", "generations", "groups",
 		"rss_mb", "heap_mb", "live_mb", "json_mb", "snap_mb", "wall")

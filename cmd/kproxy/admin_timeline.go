@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -132,19 +133,19 @@ func (h *history) fromJournal(ctx context.Context, q timeline.Query) (*timeline.
 			return nil, "", err
 		}
 		if len(cfg.Groups) == 0 {
-			return timeline.New(cfg).Report(), "", nil // none: an engine told nothing
+			return story.New(story.Config{}).Report(), "", nil // none: a story told nothing
 		}
 	}
-	eng := timeline.New(cfg)
+	st := story.New(story.Config{Timeline: cfg})
 	in, err := openJournalInput([]string{h.cfg.dir}, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	defer in.close()
-	if _, err := tell(ctx, in, story{timeline: eng, batch: replayBatch, since: q.Since}); err != nil {
+	if _, err := story.Tell(ctx, in, st, story.Window{Since: q.Since, Batch: replayBatch}); err != nil {
 		return nil, "", fmt.Errorf("history: %w", err)
 	}
-	r, next := q.Filter(eng.Report())
+	r, next := q.Filter(st.Report())
 	if len(q.Groups) == 0 {
 		// Told the page's groups alone, the report has no next page; the
 		// first pass knows it (even if retention dropped a group of the

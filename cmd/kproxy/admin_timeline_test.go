@@ -18,6 +18,7 @@ import (
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -240,11 +241,11 @@ func toldReport(t *testing.T, dir string, cfg timeline.Config, since time.Time) 
 		t.Fatal(err)
 	}
 	defer in.close()
-	eng := timeline.New(cfg)
-	if _, err := tell(context.Background(), in, story{timeline: eng, batch: replayBatch, since: since}); err != nil {
+	st := story.New(story.Config{Timeline: cfg})
+	if _, err := story.Tell(context.Background(), in, st, story.Window{Since: since, Batch: replayBatch}); err != nil {
 		t.Fatal(err)
 	}
-	return eng.Report()
+	return st.Report()
 }
 
 // mustJSON is v as JSON.

@@ -20,6 +20,7 @@ import (
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/kproxy-dev/kproxy/web"
 )
@@ -95,9 +96,9 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	}
 	requestErrors := web.NewRequestErrors(0, 0)
 	groups := newGroupMetrics(config.DefaultMetricsMaxGroups)
-	// A live timeline, as serve's, so that the web page reads its
-	// snapshots while the pipeline adds events.
-	live := timeline.NewLive(timeline.Config{
+	// A live story, as serve's, so that the web page reads its snapshots
+	// while the pipeline adds events.
+	st := story.New(story.Config{Retain: timeline.DefaultRetention, Timeline: timeline.Config{
 		Location:     time.Local,
 		PublishEvery: publishEvery,
 		OnEntry: func(e timeline.Entry) {
@@ -107,11 +108,11 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 			requestErrors.Record(e)
 			groups.Record(e)
 		},
-	}, timeline.DefaultRetention)
+	}})
+	st.Feed(&plCfg)
 	apis := newAPIMetrics()
 	plCfg.Exchanges = append(plCfg.Exchanges, apis)
-	plCfg.Events = []pipeline.EventConsumer{live, apis}
-	plCfg.Ticks = []pipeline.TickConsumer{live}
+	plCfg.Events = append(plCfg.Events, apis)
 
 	listeners := map[int32]string{}
 	for n := int32(0); n < demoBrokers; n++ {
@@ -133,7 +134,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	go func() { proxyDone <- p.Run(pctx) }() // ends with stopProxy below
 
 	if flags.admin != "" {
-		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, pipeline: pl.Stats, timeline: live.Snapshot,
+		admin, err := newAdminServer(flags.admin, adminSources{proxy: p.Stats, pipeline: pl.Stats, timeline: st.Timeline().Snapshot,
 			requestErrors: requestErrors, apis: apis, groups: groups}, log)
 		if err != nil {
 			stopProxy()
@@ -168,7 +169,7 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	if err := <-piped; err != nil && runErr == nil {
 		runErr = fmt.Errorf("demo: %w", err)
 	}
-	live.Close(time.Time{})
+	st.Close(time.Time{})
 	if jw != nil {
 		if err := jw.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("demo: journal: %w", err)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
-	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -56,23 +56,21 @@ The same journal gives the same bytes.`,
 // runDiagnose runs the journals at paths through the pipeline, which feeds
 // the timeline and the diagnosis, and writes the findings to out, warnings to errOut.
 func runDiagnose(ctx context.Context, paths []string, o diagnoseOptions, out, errOut io.Writer) error {
-	var groups []string // the others' exchanges only move the clocks
+	tcfg := timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow}
 	if o.group != "" {
-		groups = []string{o.group}
+		tcfg.Groups = []string{o.group} // the others' exchanges only move the clocks
 	}
-	diag := diagnose.New(diagnose.Config{Groups: groups})
-	eng := timeline.New(timeline.Config{StormRebalances: o.stormRebalances, StormWindow: o.stormWindow, OnEntry: diag.Entry, Groups: groups})
+	st := story.New(story.Config{Timeline: tcfg, Diagnose: true})
 	in, err := openJournalInput(paths, nil)
 	if err != nil {
 		return fmt.Errorf("diagnose: %w", err)
 	}
 	defer in.close()
-	undecoded, err := tell(ctx, in, story{timeline: eng, decoded: []pipeline.DecodedConsumer{diag}, since: o.since, until: o.until})
+	undecoded, err := story.Tell(ctx, in, st, story.Window{Since: o.since, Until: o.until})
 	if err != nil {
 		return fmt.Errorf("diagnose: %w", err)
 	}
-	diag.Advance(o.until)
-	fs := diag.Findings(eng.Report())
+	fs := st.Findings()
 	w := bufio.NewWriter(out)
 	if o.format == "json" {
 		err = diagnose.WriteJSON(w, fs)

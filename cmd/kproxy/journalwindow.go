@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
-	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // journalWindow is what replay and diagnose take of the journals they read:
@@ -59,36 +57,6 @@ func (w *journalWindow) parse(command string) error {
 	return nil
 }
 
-// story is what tell tells a source (journals, the events topic) to: a timeline (the
-// pipeline's event consumer) and, when set, consumers of each decoded
-// exchange after it (a diagnosis).
-type story struct {
-	timeline storyTimeline
-	decoded  []pipeline.DecodedConsumer
-	// settle settles what is pending at the end; nil: timeline's Close
-	// (diagnose.Live's Settle settles its timeline and its diagnosis).
-	settle func(at time.Time)
-	// batch is pipeline.Config.Batch (ignored with decoded consumers).
-	batch int
-	// since and until keep the events of exchanges completed in that
-	// window; the timeline is settled as of until (zero: its last event).
-	since, until time.Time
-}
-
-// storyTimeline is a timeline tell can feed and settle: a
-// timeline.Engine, or a live one (timeline.Live, diagnose.Live's). It is
-// told of the events topic's silent instances too (pipeline.BlindConsumer).
-type storyTimeline interface {
-	pipeline.EventConsumer
-	pipeline.BlindConsumer
-	Close(at time.Time)
-}
-
-var (
-	_ storyTimeline = (*timeline.Engine)(nil)
-	_ storyTimeline = (*timeline.Live)(nil)
-)
-
 // storyInput is what a story is told from: journals (openJournalInput) or,
 // for replay, the events topic (openTopicInput).
 type storyInput struct {
@@ -126,32 +94,4 @@ func warnUndecoded(w io.Writer, n uint64) {
 	if n > 0 {
 		fmt.Fprintf(w, "kproxy: warning: %d exchanges did not decode (kproxy journal inspect shows them)\n", n)
 	}
-}
-
-// tell runs src through the pipeline into s's timeline and decoded
-// consumers, then settles the timeline as of s.until: as the live proxy
-// does when it stops (exchanges without events, such as ApiVersions, must
-// not move that time), or as of the end of the window. Timestamps come
-// from the source, never the clock. When the pipeline fails (ctx
-// cancelled, say) the timeline is not settled. It returns how many
-// exchanges did not decode.
-func tell(ctx context.Context, src pipeline.Source, s story) (uint64, error) {
-	pl := pipeline.New(pipeline.Config{
-		Events:  []pipeline.EventConsumer{s.timeline},
-		Blind:   []pipeline.BlindConsumer{s.timeline},
-		Decoded: s.decoded,
-		Batch:   s.batch,
-		Since:   s.since,
-		Until:   s.until,
-	})
-	err := pl.Run(ctx, src)
-	undecoded := pl.Stats().Undecoded
-	if err != nil {
-		return undecoded, err
-	}
-	if s.settle == nil {
-		s.settle = s.timeline.Close
-	}
-	s.settle(s.until)
-	return undecoded, nil
 }

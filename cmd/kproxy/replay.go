@@ -16,6 +16,7 @@ import (
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -164,36 +165,32 @@ func replay(ctx context.Context, paths []string, o replayOptions, out, errOut io
 			})
 		}
 	}
-	errs := pageErrors(o.format, &cfg)
-	diag := pageDiagnosis(o.format, &cfg)
-	s := story{decoded: pageDecoded(diag), batch: replayBatch, since: o.since, until: o.until}
-	var report func() *timeline.Report
-	if o.format == "text" && !o.noFindings {
+	sc := story.Config{Timeline: cfg, Retain: retain}
+	errs := pageErrors(o.format, &sc.Timeline)
+	switch {
+	case o.format == "html":
+		sc.Diagnose = true // the page shows the findings, as diagnose finds them
+	case o.format == "text" && !o.noFindings:
 		// serve's "findings" block after each storm: the diagnosis runs
-		// as serve runs it (diagnose.Live, serve's default retention), so
-		// that the blocks are the ones serve logs. Its report must still
-		// hold a storm once it has ended, so the timeline does not stream:
-		// the retention's generations bound its memory instead.
-		dcfg := diagnose.Config{Forget: timeline.DefaultRetention.MaxAge, Groups: cfg.Groups}
-		live := diagnose.NewLive(cfg, timeline.DefaultRetention, dcfg, nil,
-			func(group string, fs []diagnose.Finding) {
-				if o.group == "" || group == o.group {
-					write(func() error { _, err := io.WriteString(w, stormFindingsBlock(group, fs)+"\n"); return err })
-				}
-			})
-		s.timeline, s.decoded = live.Timeline(), []pipeline.DecodedConsumer{live}
-		s.settle, report = live.Settle, live.Timeline().Report
-	} else {
-		eng := timeline.NewRetaining(cfg, retain)
-		s.timeline, report = eng, eng.Report
+		// as serve runs it (serve's default retention), so that the
+		// blocks are the ones serve logs. Its report must still hold a
+		// storm once it has ended, so the timeline does not stream: the
+		// retention's generations bound its memory instead.
+		sc.Retain = timeline.DefaultRetention
+		sc.Diagnose, sc.Diagnosis = true, diagnose.Config{Forget: timeline.DefaultRetention.MaxAge}
+		sc.AfterStorm = func(group string, fs []diagnose.Finding) {
+			if o.group == "" || group == o.group {
+				write(func() error { _, err := io.WriteString(w, stormFindingsBlock(group, fs)+"\n"); return err })
+			}
+		}
 	}
-	undecoded, err := tell(ctx, in.Source, s)
+	st := story.New(sc)
+	undecoded, err := story.Tell(ctx, in.Source, st, story.Window{Since: o.since, Until: o.until, Batch: replayBatch})
 	if err != nil && writeErr == nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	if writeErr == nil && wholeReport(o.format) {
-		rep := report()
-		writeErr = writeWholeReport(w, o.format, rep, errs, pageFindings(diag, rep, o.until))
+		writeErr = writeWholeReport(w, o.format, st.Report(), errs, st.Findings())
 	}
 	if err := w.Flush(); writeErr == nil {
 		writeErr = err

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/kproxy-dev/kproxy/diagnose"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/kproxy-dev/kproxy/web"
 )
@@ -25,43 +23,6 @@ func pageErrors(format string, cfg *timeline.Config) *web.RequestErrors {
 	errs := web.NewRequestErrors(0, 0)
 	cfg.OnEntry = errs.Record
 	return errs
-}
-
-// pageDiagnosis, for the html format, is a diagnosis fed with cfg's
-// entries (after what cfg.OnEntry already does) and, once added to the
-// pipeline's decoded consumers (pageDecoded), with the exchanges, as
-// runDiagnose runs it: the page shows its findings. nil otherwise.
-func pageDiagnosis(format string, cfg *timeline.Config) *diagnose.Engine {
-	if format != "html" {
-		return nil
-	}
-	diag := diagnose.New(diagnose.Config{Groups: cfg.Groups})
-	next := cfg.OnEntry
-	cfg.OnEntry = func(en timeline.Entry) {
-		if next != nil {
-			next(en)
-		}
-		diag.Entry(en)
-	}
-	return diag
-}
-
-// pageDecoded is the pipeline's decoded consumers for diag: none when it
-// is nil.
-func pageDecoded(diag *diagnose.Engine) []pipeline.DecodedConsumer {
-	if diag == nil {
-		return nil
-	}
-	return []pipeline.DecodedConsumer{diag}
-}
-
-// pageFindings is diag's findings as of until for rep (nil when diag is).
-func pageFindings(diag *diagnose.Engine, rep *timeline.Report, until time.Time) []diagnose.Finding {
-	if diag == nil {
-		return nil
-	}
-	diag.Advance(until)
-	return diag.Findings(rep)
 }
 
 // writeWholeReport renders rep as format: the JSON report, or the web page

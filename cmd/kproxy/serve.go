@@ -21,6 +21,7 @@ import (
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
+	"github.com/kproxy-dev/kproxy/story"
 	"github.com/kproxy-dev/kproxy/timeline"
 	"github.com/kproxy-dev/kproxy/web"
 )
@@ -370,11 +371,14 @@ const publishEvery = 200 * time.Millisecond
 // metrics; the per-group metrics and the web page's request errors take
 // the timeline's entries.
 type observers struct {
-	journal   *journal.Writer // nil when off
+	journal *journal.Writer // nil when off
+	// story is the timeline and the diagnosis; timeline and diagnosis
+	// are its, for their readers.
+	story     *story.Story
 	timeline  *timeline.Live
-	diagnosis *diagnose.Live // reads the timeline's entries and reports
-	apis      *apiMetrics    // per-API counts for /metrics
-	groups    *groupMetrics  // per-group counts for /metrics, fed by the timeline's entries
+	diagnosis *diagnose.Live
+	apis      *apiMetrics   // per-API counts for /metrics
+	groups    *groupMetrics // per-group counts for /metrics, fed by the timeline's entries
 	// requestErrors keeps the failed requests the timeline names, for
 	// the web page.
 	requestErrors *web.RequestErrors
@@ -386,8 +390,9 @@ type observers struct {
 // metrics and the request errors are fed by the timeline's entries, on the
 // pipeline's goroutine too.
 func (o *observers) pipelineConfig(log *zap.Logger) pipeline.Config {
-	cfg := pipeline.Config{Log: log, Events: []pipeline.EventConsumer{o.timeline, o.apis},
-		Decoded: []pipeline.DecodedConsumer{o.diagnosis}, Ticks: []pipeline.TickConsumer{o.timeline, o.diagnosis}}
+	cfg := pipeline.Config{Log: log}
+	o.story.Feed(&cfg)
+	cfg.Events = append(cfg.Events, o.apis)
 	if o.journal != nil {
 		cfg.Exchanges = []pipeline.ExchangeConsumer{o.journal}
 	}
@@ -405,10 +410,7 @@ func (o *observers) fleetPipelineConfigs(log *zap.Logger) (local, merged pipelin
 		local.Exchanges = []pipeline.ExchangeConsumer{o.journal}
 	}
 	local.Exchanges = append(local.Exchanges, o.apis)
-	merged = pipeline.Config{Events: []pipeline.EventConsumer{o.timeline},
-		Blind:   []pipeline.BlindConsumer{o.timeline},
-		Decoded: []pipeline.DecodedConsumer{o.diagnosis},
-		Ticks:   []pipeline.TickConsumer{o.timeline, o.diagnosis}}
+	o.story.Feed(&merged)
 	return local, merged
 }
 
@@ -442,9 +444,11 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		// Clock times in the entries match the console log's own.
 		tcfg.Location = time.Local
 	}
-	o.diagnosis = diagnose.NewLive(tcfg, cfg.TimelineRetain, diagnose.Config{Forget: cfg.TimelineRetain.MaxAge},
-		diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat), stormFindingsLogger(log.Named("timeline"), cfg.LogFormat))
-	o.timeline = o.diagnosis.Timeline()
+	o.story = story.New(story.Config{Timeline: tcfg, Retain: cfg.TimelineRetain,
+		Diagnose: true, Diagnosis: diagnose.Config{Forget: cfg.TimelineRetain.MaxAge},
+		OnFinding:  diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat),
+		AfterStorm: stormFindingsLogger(log.Named("timeline"), cfg.LogFormat)})
+	o.timeline, o.diagnosis = o.story.Timeline(), o.story.Diagnosis()
 	o.apis = newAPIMetrics()
 	return o, nil
 }
@@ -454,7 +458,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 func (o *observers) finish(reportPath string) error {
 	// Settle as of the last event seen, not the wall clock, so that
 	// replaying the journal of the same traffic gives the same report.
-	o.diagnosis.Close(time.Time{}) // and the timeline
+	o.story.Close(time.Time{})
 	var errs []error
 	if reportPath != "" {
 		if err := writeReport(reportPath, o.timeline.Report()); err != nil {
