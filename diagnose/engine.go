@@ -425,22 +425,6 @@ func sortFindings(fs []Finding) []Finding {
 	return slices.CompactFunc(fs, func(a, b Finding) bool { return a.ID == b.ID })
 }
 
-// groupIDs is every group findingsOf may find something of without a
-// report: those with state, and those with live warnings (a warning
-// outlives the state of a group quiet since; see prune).
-func (e *Engine) groupIDs() []string {
-	ids := make([]string, 0, len(e.groups))
-	for id := range e.groups {
-		ids = append(ids, id)
-	}
-	for _, w := range e.warnings {
-		if e.groups[w.Group] == nil {
-			ids = append(ids, w.Group)
-		}
-	}
-	return ids
-}
-
 // fromReport is the findings read from one group of the timeline's report.
 func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
 	g := e.group(gr.Group)

@@ -23,28 +23,24 @@ const (
 	refreshEvery = 10 * time.Second
 )
 
-// Live is an Engine for a live proxy, and the boundary where its
-// retention policy is applied, as Retaining applies it: after the events
-// during which event time passed a minute since the last Retain. One
-// goroutine owns it, the pipeline's: it
-// adds events (AddEvents) and, a few times a second, publishes an
-// immutable Snapshot of what changed (Publish), which readers on any
-// goroutine take with Snapshot without waiting for anything. Every
-// method but Snapshot is the owner's; nothing is locked.
+// Live is a Retaining engine that publishes what it tells: the boundary
+// where a live proxy's retention policy is applied. One goroutine owns
+// it, the pipeline's: it adds events (AddEvents) and, a few times a
+// second, publishes an immutable Snapshot of what changed (Publish),
+// which readers on any goroutine take with Snapshot without waiting for
+// anything. Every method but Snapshot is the owner's; nothing is locked.
 type Live struct {
-	retain  Retention
 	onEntry func(Entry)
 	every   time.Duration // Config.PublishEvery
 	// publishedAt is when the last snapshot was published (wall clock).
 	publishedAt time.Time
 
-	e *Engine
+	e *Retaining
 	// told are the groups with entries since the last publish, touched
 	// those with events; built is when each group's published report was
 	// built (wall clock).
 	told, touched map[string]bool
 	built         map[string]time.Time
-	retainedAt    time.Time // event time of the last Retain
 
 	snap atomic.Pointer[Snapshot]
 }
@@ -52,31 +48,25 @@ type Live struct {
 // NewLive returns a Live engine with cfg (see Config), keeping what r says
 // (see Retention). Config.MaxGenerations is r.Generations when that is set.
 func NewLive(cfg Config, r Retention) *Live {
-	l := &Live{retain: r, onEntry: cfg.OnEntry, every: cfg.PublishEvery,
+	l := &Live{onEntry: cfg.OnEntry, every: cfg.PublishEvery,
 		told: map[string]bool{}, touched: map[string]bool{}, built: map[string]time.Time{}}
-	if r.Generations > 0 {
-		cfg.MaxGenerations = r.Generations
-	}
 	cfg.OnEntry = func(en Entry) {
 		l.told[en.Group] = true
 		if l.onEntry != nil {
 			l.onEntry(en)
 		}
 	}
-	l.e = New(cfg)
+	l.e = NewRetaining(cfg, r)
 	l.snap.Store(&Snapshot{index: map[string]int{}})
 	return l
 }
 
 // AddEvents adds events (see Engine.AddEvents); entries go to
-// Config.OnEntry on the calling goroutine. It publishes when
-// Config.PublishEvery has passed since the last publish.
+// Config.OnEntry on the calling goroutine, and the retention is applied
+// (see Retaining). It publishes when Config.PublishEvery has passed since
+// the last publish.
 func (l *Live) AddEvents(events []decode.Event) {
 	l.e.AddEvents(events)
-	if l.retain != (Retention{}) && l.e.now.Sub(l.retainedAt) >= time.Minute {
-		l.e.Retain(l.retain)
-		l.retainedAt = l.e.now
-	}
 	for i := range events {
 		if g := events[i].Group; g != "" {
 			l.touched[g] = true

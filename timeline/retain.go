@@ -123,7 +123,7 @@ func (e *Engine) Retain(r Retention) {
 // pipeline's boundary: after the batch of events during which event time
 // passed a minute since the last Retain. Its handlers work as an Engine's
 // always do; what they tell is the same, and only what is kept differs.
-// Live does the same for serve, as it publishes.
+// Live is one that also publishes snapshots.
 type Retaining struct {
 	*Engine
 	retain     Retention
