@@ -143,10 +143,10 @@ func newServerWith(cfg config.Config, hooks serveHooks, log *zap.Logger) (*serve
 			// The handlers run only once run has started, after s.proxy is set.
 			proxy:         func() proxy.Stats { return s.proxy.Stats() },
 			pipeline:      s.pipeline.Stats,
-			timeline:      obs.timeline.Snapshot,
-			diagnosis:     obs.diagnosis.FindingsPage,
-			groupFindings: obs.diagnosis.GroupFindings,
-			findingCounts: obs.diagnosis.Counts,
+			timeline:      obs.story.Timeline().Snapshot,
+			diagnosis:     obs.story.Diagnosis().FindingsPage,
+			groupFindings: obs.story.Diagnosis().GroupFindings,
+			findingCounts: obs.story.Diagnosis().Counts,
 			history: historyConfig{
 				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
 			},
@@ -372,13 +372,9 @@ const publishEvery = 200 * time.Millisecond
 // the timeline's entries.
 type observers struct {
 	journal *journal.Writer // nil when off
-	// story is the timeline and the diagnosis; timeline and diagnosis
-	// are its, for their readers.
-	story     *story.Story
-	timeline  *timeline.Live
-	diagnosis *diagnose.Live
-	apis      *apiMetrics   // per-API counts for /metrics
-	groups    *groupMetrics // per-group counts for /metrics, fed by the timeline's entries
+	story   *story.Story    // the timeline and the diagnosis
+	apis    *apiMetrics     // per-API counts for /metrics
+	groups  *groupMetrics   // per-group counts for /metrics, fed by the timeline's entries
 	// requestErrors keeps the failed requests the timeline names, for
 	// the web page.
 	requestErrors *web.RequestErrors
@@ -448,7 +444,6 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 		Diagnose: true, Diagnosis: diagnose.Config{Forget: cfg.TimelineRetain.MaxAge},
 		OnFinding:  diagnosisLogger(log.Named("diagnosis"), cfg.LogFormat),
 		AfterStorm: stormFindingsLogger(log.Named("timeline"), cfg.LogFormat)})
-	o.timeline, o.diagnosis = o.story.Timeline(), o.story.Diagnosis()
 	o.apis = newAPIMetrics()
 	return o, nil
 }
@@ -461,7 +456,7 @@ func (o *observers) finish(reportPath string) error {
 	o.story.Close(time.Time{})
 	var errs []error
 	if reportPath != "" {
-		if err := writeReport(reportPath, o.timeline.Report()); err != nil {
+		if err := writeReport(reportPath, o.story.Report()); err != nil {
 			errs = append(errs, err)
 		}
 	}

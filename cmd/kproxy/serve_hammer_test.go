@@ -82,7 +82,7 @@ func TestAdminHammeredWhileTrafficFlows(t *testing.T) {
 	if d := s.proxy.Stats().ObserverDrops; d != 0 {
 		t.Errorf("%d exchanges dropped while the admin server was hammered; want none", d)
 	}
-	g := findGroup(*s.obs.timeline.Report(), demo.Group)
+	g := findGroup(*s.obs.story.Report(), demo.Group)
 	if g == nil || len(g.Generations) < 2 {
 		t.Errorf("report of %s: %+v; want the scenario's two generations", demo.Group, g)
 	}
