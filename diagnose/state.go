@@ -115,8 +115,8 @@ type memberState struct {
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest 32.
 	intervals []time.Duration
-	// slowSince is the heartbeat at which the median gap first reached a
-	// third of the session timeout: the heartbeat_too_slow finding's time.
+	// slowSince is the heartbeat at which the median gap first passed
+	// slowGap: the heartbeat_too_slow finding's time.
 	slowSince time.Time
 	// warnedFor is the lastActive a session warning was raised for;
 	// pollWarnedFor the rebalance start a poll warning was raised for.
@@ -320,8 +320,8 @@ func (e *Engine) event(ev *decode.Event) {
 						m.intervals = m.intervals[1:]
 					}
 					// The median is looked at only after a slow gap.
-					if m.slowSince.IsZero() && gap*3 >= m.session && m.session > 0 && len(m.intervals) >= 5 &&
-						m.medianInterval()*3 >= m.session {
+					if m.slowSince.IsZero() && m.session > 0 && gap > slowGap(m.session) && len(m.intervals) >= minGaps &&
+						m.medianInterval() > slowGap(m.session) {
 						m.slowSince = ev.At
 						e.mark(g)
 					}
