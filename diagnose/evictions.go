@@ -30,10 +30,36 @@ func pollReason(reason string) bool {
 	return strings.Contains(r, "poll timeout") || strings.Contains(r, "max.poll.interval") || strings.Contains(r, "poll interval")
 }
 
+// pollTolerance is how much earlier than the rebalance timeout a member's
+// last Fetch before a silent LeaveGroup may be and still count as a poll
+// timeout: a client checks its poll timer on its heartbeat thread's
+// schedule, so the LeaveGroup comes at or a little after the timer
+// expired, and the last Fetch was sent at or before the last poll; a
+// tenth of the timeout covers the request's own timing.
+const pollTolerance = 0.1
+
+// inferredPoll reports whether a LeaveGroup without a reason (d) is a
+// poll timeout, inferred from the wire: the member had sent no Fetch for
+// about its rebalance timeout rt (at least rt less pollTolerance) before
+// leaving, and the same client joined again later on the same connection
+// (a restart opens a new one). It returns the last Fetch and the rejoin.
+func (g *groupState) inferredPoll(d timeline.DepartureReport, rt time.Duration) (lastFetch, rejoin time.Time, ok bool) {
+	m := g.members[d.MemberID]
+	if m == nil || d.How != "left" || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
+		return time.Time{}, time.Time{}, false
+	}
+	gap := m.leftAt.Sub(m.fetchBeforeLeave)
+	rejoin = g.joinedFrom[m.ClientAddr]
+	if float64(gap) < float64(rt)*(1-pollTolerance) || !rejoin.After(m.leftAt) {
+		return time.Time{}, time.Time{}, false
+	}
+	return m.fetchBeforeLeave, rejoin, true
+}
+
 // evictions reads the departures of each generation: a member that left
-// because its poll timer expired, or was dropped at the join deadline,
-// was evicted for a slow poll loop; one whose session expired stopped
-// heartbeating.
+// because its poll timer expired (its reason says so, or, without a
+// reason, inferredPoll), or was dropped at the join deadline, was evicted
+// for a slow poll loop; one whose session expired stopped heartbeating.
 func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 	var out []Finding
 	for _, gen := range gr.Generations {
@@ -41,8 +67,15 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 		for _, d := range gen.Departed {
 			at := parsePtr(d.At)
 			m := g.members[d.MemberID]
+			rt := time.Duration(0)
+			if m != nil && m.rebalance > 0 {
+				rt = m.rebalance
+			} else if gen.RebalanceTimeoutMs != nil {
+				rt = time.Duration(*gen.RebalanceTimeoutMs * float64(time.Millisecond))
+			}
+			lastFetch, rejoin, inferred := g.inferredPoll(d, rt)
 			switch {
-			case d.How == "left" && pollReason(d.Reason), d.How == "dropped_at_deadline":
+			case d.How == "left" && pollReason(d.Reason), d.How == "dropped_at_deadline", inferred:
 				f := newFinding(PollTimeoutEviction, g.id, Critical, at, d.MemberID)
 				f.Members = g.infos(d.MemberID)
 				f.Partitions = copyParts(d.Partitions)
@@ -51,22 +84,30 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 				if d.Reason != "" {
 					f.Evidence["reason"] = d.Reason
 				}
-				if m != nil && m.rebalance > 0 {
-					f.Evidence["rebalanceTimeoutMs"] = ms(m.rebalance)
-				} else if gen.RebalanceTimeoutMs != nil {
-					f.Evidence["rebalanceTimeoutMs"] = *gen.RebalanceTimeoutMs
+				if rt > 0 {
+					f.Evidence["rebalanceTimeoutMs"] = ms(rt)
 				}
 				if !start.IsZero() && d.How == "dropped_at_deadline" {
 					f.Evidence["rebalanceStartedAt"] = stamp(start)
 					f.Evidence["waitedMs"] = ms(at.Sub(start))
 				}
-				if pos, ok := e.lastFetchAny(g, d.MemberID, at); ok {
-					f.Evidence["lastFetchAt"] = stamp(pos)
-					f.Evidence["pollGapMs"] = ms(at.Sub(pos))
+				if inferred {
+					f.Evidence["inferred"] = true
+					f.Evidence["rejoinedAt"] = stamp(rejoin)
+				} else if pos, ok := e.lastFetchAny(g, d.MemberID, at); ok {
+					lastFetch = pos
+				}
+				if !lastFetch.IsZero() {
+					f.Evidence["lastFetchAt"] = stamp(lastFetch)
+					f.Evidence["pollGapMs"] = ms(at.Sub(lastFetch))
 				}
 				what := "left the group saying its poll timer expired"
-				if d.How == "dropped_at_deadline" {
+				switch {
+				case d.How == "dropped_at_deadline":
 					what = "did not rejoin before the join phase's deadline (the largest rebalance timeout) and was removed"
+				case inferred:
+					what = fmt.Sprintf("left the group without a reason %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
+						at.Sub(lastFetch).Seconds(), rt.Seconds(), stamp(rejoin))
 				}
 				f.Explanation = fmt.Sprintf("%s %s: the application took longer between two poll() calls than max.poll.interval.ms (the rebalance timeout). Its partitions were reassigned, the group rebalanced, and the records it was processing are processed again by the next owner",
 					d.MemberID, what)

@@ -28,7 +28,7 @@ var liveScripts = []struct {
 	{"rolling_restart", rollingRestart, 80},
 	{"commits", commits, 40},
 	{"duplicate_window", duplicateWindow, 40},
-	{"heartbeat_too_slow", slowHeartbeats, 50},
+	{"heartbeat_too_slow", slowHeartbeats, 55},
 }
 
 // TestLiveTellsEachFindingOnce runs scenarios through Live as serve does
@@ -102,13 +102,13 @@ func feedLive(l *Live, s *script) {
 	}
 }
 
-// slowHeartbeats is one member heartbeating every 4 s with a session
-// timeout of 10 s: at its sixth heartbeat (23 s) five gaps are seen and
+// slowHeartbeats is one member heartbeating every 5 s with a session
+// timeout of 10 s: at its sixth heartbeat (28 s) five gaps are seen and
 // their median is over a third of the session (heartbeat_too_slow).
 func slowHeartbeats() *script {
 	s := newScript("g")
 	s.round(0, 1, []mc{mA}, map[string][]int32{"A-1": {0}})
-	s.hbs(cA, "A-1", 1, 3, 40, 4)
+	s.hbs(cA, "A-1", 1, 3, 45, 5)
 	return s
 }
 
@@ -129,7 +129,7 @@ func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 		alone  bool    // no publish within publishEvery before it
 		quiet  bool    // nothing comes after it
 	}{
-		{"heartbeat_too_slow", slowHeartbeats, HeartbeatTooSlow, 23, true, false},
+		{"heartbeat_too_slow", slowHeartbeats, HeartbeatTooSlow, 28, true, false},
 		{"duplicate_window_on_fetch", duplicateWindow, DuplicateWindow, 11, false, false},
 		{"duplicate_window_then_quiet", duplicateWindow, DuplicateWindow, 11, false, true},
 	} {

@@ -259,8 +259,8 @@ func smells() *script {
 	plan := map[string][]decode.TopicPartitions{"A-1": parts("t", 0), "B-1": {{Topic: "t", Partitions: []int32{1}}, {Topic: "u", Partitions: []int32{0}}}}
 	s.sync(cA, 0.6, 0.7, "A-1", 1, plan["A-1"], plan)
 	s.sync(cB, 0.6, 0.7, "B-1", 1, plan["B-1"], nil)
-	s.hbs(cA, "A-1", 1, 5, 60, 5)
-	s.hbs(cB, "B-1", 1, 5, 60, 5)
+	s.hbs(cA, "A-1", 1, 6, 60, 6)
+	s.hbs(cB, "B-1", 1, 6, 60, 6)
 	return s
 }
 

@@ -144,10 +144,32 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Fin
 	return out
 }
 
+// Kafka's rule for the heartbeat interval is at most a third of the
+// session timeout (heartbeat.interval.ms: "typically should be set no
+// higher than 1/3 of that value"), so that two heartbeats may be lost
+// before the session expires. kproxy sees the gaps between heartbeats,
+// not the configured interval: a gap is the interval plus the heartbeat's
+// round trip and the client's scheduling, so a client configured at
+// exactly a third (kafka-python's defaults: 3 s in a 10 s session) shows
+// a median a little above it (3.33 s measured through kproxy).
+// cadenceTolerance is the jitter allowed above the third: a quarter of
+// it, so that a member is reported when fewer than 2.4 heartbeats fit in
+// its session.
+const cadenceTolerance = 0.25
+
+// minGaps is how many heartbeat gaps a member needs before its median is
+// judged.
+const minGaps = 5
+
+// slowGap is the largest median heartbeat gap that passes for a session
+// timeout: a third of it plus cadenceTolerance.
+func slowGap(session time.Duration) time.Duration {
+	return time.Duration(float64(session) / 3 * (1 + cadenceTolerance))
+}
+
 // cadence makes a heartbeat_too_slow finding per member whose median gap
-// between successful heartbeats reached a third of its session timeout
-// (at least five gaps seen), stamped when it first did; the evidence has
-// the latest median.
+// between successful heartbeats passed slowGap (at least minGaps gaps
+// seen), stamped when it first did; the evidence has the latest median.
 func (e *Engine) cadence(g *groupState) []Finding {
 	var out []Finding
 	for _, id := range sortedKeys(g.members) {
@@ -161,8 +183,9 @@ func (e *Engine) cadence(g *groupState) []Finding {
 		f.Evidence["medianHeartbeatIntervalMs"] = ms(median.Round(time.Millisecond))
 		f.Evidence["sessionTimeoutMs"] = ms(m.session)
 		f.Evidence["heartbeatsPerSession"] = float64(m.session.Round(time.Millisecond)) / float64(median.Round(time.Millisecond))
-		f.Explanation = fmt.Sprintf("this member heartbeats every %.1f s with a session timeout of %.1f s: fewer than three heartbeats fit in a session, so one or two lost or delayed heartbeats get it evicted",
-			median.Seconds(), m.session.Seconds())
+		f.Evidence["allowedIntervalMs"] = ms(slowGap(m.session).Round(time.Millisecond))
+		f.Explanation = fmt.Sprintf("this member heartbeats every %.1f s with a session timeout of %.1f s: fewer than three heartbeats fit in a session (Kafka's rule is a heartbeat interval of at most a third of the session timeout; kproxy allows %.1f s for jitter), so one or two lost or delayed heartbeats get it evicted",
+			median.Seconds(), m.session.Seconds(), slowGap(m.session).Seconds())
 		f.Suggestion = advice(HeartbeatTooSlow)
 		out = append(out, f)
 	}

@@ -40,6 +40,9 @@ type groupState struct {
 	committed map[tp]int64
 	handovers []*handover
 	instances map[string]*instanceState
+	// joinedFrom is, per client address (one connection), the latest
+	// JoinGroup request from it that was accepted.
+	joinedFrom map[string]time.Time
 	// joins is, per generation, each member's offered protocols
 	// ("type: name,name"), from its JoinGroup for that generation.
 	joins    map[int32]map[string]string
@@ -55,7 +58,7 @@ type groupState struct {
 func newGroupState(id string) *groupState {
 	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{},
 		owner: map[tp]string{}, committed: map[tp]int64{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}}
+		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -81,6 +84,11 @@ func (g *groupState) forget(before time.Time) {
 	for addr, id := range g.byAddr {
 		if g.members[id] == nil {
 			delete(g.byAddr, addr)
+		}
+	}
+	for addr, at := range g.joinedFrom {
+		if at.Before(before) {
+			delete(g.joinedFrom, addr)
 		}
 	}
 	for name, is := range g.instances {
@@ -115,9 +123,13 @@ type memberState struct {
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest 32.
 	intervals []time.Duration
-	// slowSince is the heartbeat at which the median gap first reached a
-	// third of the session timeout: the heartbeat_too_slow finding's time.
+	// slowSince is the heartbeat at which the median gap first passed
+	// slowGap: the heartbeat_too_slow finding's time.
 	slowSince time.Time
+	// leftAt is the time of its LeaveGroup, and fetchBeforeLeave its
+	// latest Fetch before it (zero when none was attributed): kept at the
+	// LeaveGroup, since the connection's positions move on after it.
+	leftAt, fetchBeforeLeave time.Time
 	// warnedFor is the lastActive a session warning was raised for;
 	// pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor time.Time
@@ -320,8 +332,8 @@ func (e *Engine) event(ev *decode.Event) {
 						m.intervals = m.intervals[1:]
 					}
 					// The median is looked at only after a slow gap.
-					if m.slowSince.IsZero() && gap*3 >= m.session && m.session > 0 && len(m.intervals) >= 5 &&
-						m.medianInterval()*3 >= m.session {
+					if m.slowSince.IsZero() && m.session > 0 && gap > slowGap(m.session) && len(m.intervals) >= minGaps &&
+						m.medianInterval() > slowGap(m.session) {
 						m.slowSince = ev.At
 						e.mark(g)
 					}
@@ -340,6 +352,8 @@ func (e *Engine) event(ev *decode.Event) {
 		for _, lm := range ev.LeaveGroup.Members {
 			if m := touch(lm.MemberID, lm.InstanceID); m != nil {
 				m.gone = true
+				m.leftAt = ev.At
+				m.fetchBeforeLeave, _ = e.lastFetchAny(g, lm.MemberID, ev.At)
 			}
 		}
 	case ev.OffsetCommit != nil, ev.TxnOffsetCommit != nil:
@@ -392,6 +406,9 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 			g.joins[jg.Generation] = map[string]string{}
 		}
 		g.joins[jg.Generation][id] = protocolKey(jg)
+		if ev.At.After(g.joinedFrom[ev.ClientAddr]) {
+			g.joinedFrom[ev.ClientAddr] = ev.At
+		}
 		e.instanceJoined(g, ev, id, jg.InstanceID)
 	}
 	// JoinGroup v0 has no rebalance timeout: it is the session timeout.

@@ -99,7 +99,7 @@ func consume(ctx context.Context, args []string) error {
 	clientID := fs.String("client-id", "franz-go", "client id")
 	workMS := fs.Int("work-ms", 0, "sleep after each non-empty poll")
 	bal := fs.String("balancer", "roundrobin", "roundrobin, range or cooperative-sticky")
-	sessionMS := fs.Int("session-ms", 10000, "session timeout")
+	sessionMS := fs.Int("session-ms", 10000, "session timeout, heartbeats every fifth of it; 0: franz-go's defaults (45 s, 3 s)")
 	tlsCA := fs.String("tls-ca", "", "speak TLS to the brokers, trusting this PEM CA")
 	resolve := fs.String("resolve", "", "NAME=IP or *.DOMAIN=IP: dial those hosts at IP")
 	if err := fs.Parse(args); err != nil {
@@ -115,6 +115,12 @@ func consume(ctx context.Context, args []string) error {
 	b, err := balancer(*bal)
 	if err != nil {
 		return err
+	}
+
+	// -session-ms 0 keeps franz-go's defaults.
+	if *sessionMS > 0 {
+		dial = append(dial, kgo.SessionTimeout(time.Duration(*sessionMS)*time.Millisecond),
+			kgo.HeartbeatInterval(time.Duration(max(100, *sessionMS/5))*time.Millisecond))
 	}
 
 	// processed is touched by the poll loop and by the revoke callback, which
@@ -173,8 +179,6 @@ func consume(ctx context.Context, args []string) error {
 		kgo.Balancers(b),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.SessionTimeout(time.Duration(*sessionMS)*time.Millisecond),
-		kgo.HeartbeatInterval(time.Duration(max(100, *sessionMS/5))*time.Millisecond),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			emit("assigned", map[string]any{"partitions": sorted(m)})
 		}),

@@ -44,10 +44,11 @@ async function main () {
       process.stderr.write(`${new Date().toISOString()} ${label} ${namespace} ${JSON.stringify(log)}\n`)
     }
   })
+  // --session-ms 0: kafkajs' defaults (30 s, heartbeats every 3 s).
+  const timeouts = session > 0 ? { sessionTimeout: session, heartbeatInterval: Math.max(100, Math.floor(session / 5)) } : {}
   const consumer = kafka.consumer({
     groupId: a.group,
-    sessionTimeout: session,
-    heartbeatInterval: Math.max(100, Math.floor(session / 5)),
+    ...timeouts,
     partitionAssigners: [roundrobin]
   })
   consumer.on(consumer.events.GROUP_JOIN, (e) => {

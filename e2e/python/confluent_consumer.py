@@ -22,24 +22,27 @@ def main():
     p.add_argument("--topic", required=True)
     p.add_argument("--client-id", default="confluent-kafka")
     p.add_argument("--work-ms", type=int, default=0)
-    p.add_argument("--session-ms", type=int, default=10000)
+    p.add_argument("--session-ms", type=int, default=10000,
+                   help="session timeout, heartbeats every fifth of it; 0: librdkafka's defaults (45 s, 3 s)")
     p.add_argument("--assignor", default="roundrobin")
     a = p.parse_args()
 
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
 
-    consumer = Consumer({
+    conf = {
         "bootstrap.servers": a.bootstrap,
         "group.id": a.group,
         "client.id": a.client_id,
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
         "partition.assignment.strategy": a.assignor,
-        "session.timeout.ms": a.session_ms,
-        "heartbeat.interval.ms": max(100, a.session_ms // 5),
         **security_librdkafka(),
-    })
+    }
+    if a.session_ms > 0:
+        conf["session.timeout.ms"] = a.session_ms
+        conf["heartbeat.interval.ms"] = max(100, a.session_ms // 5)
+    consumer = Consumer(conf)
     processed = {}
 
     def commit(tps):

@@ -77,8 +77,12 @@ def main():
     p.add_argument("--topic", required=True)
     p.add_argument("--client-id", default="kafka-python")
     p.add_argument("--work-ms", type=int, default=0)
-    p.add_argument("--max-poll-records", type=int, default=10)
-    p.add_argument("--session-ms", type=int, default=10000)
+    p.add_argument("--max-poll-records", type=int, default=10,
+                   help="0: kafka-python's default (500)")
+    p.add_argument("--session-ms", type=int, default=10000,
+                   help="session timeout, heartbeats every fifth of it; 0: kafka-python's defaults (10 s, 3 s)")
+    p.add_argument("--max-poll-interval-ms", type=int, default=0,
+                   help="0: kafka-python's default (300 s)")
     p.add_argument("--seed-bug", action="store_true",
                    help="commit as the seed does: the offsets dict is never pruned")
     a = p.parse_args()
@@ -88,16 +92,22 @@ def main():
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
 
+    tuned = {}
+    if a.max_poll_records > 0:
+        tuned["max_poll_records"] = a.max_poll_records
+    if a.session_ms > 0:
+        tuned["session_timeout_ms"] = a.session_ms
+        tuned["heartbeat_interval_ms"] = max(100, a.session_ms // 5)
+    if a.max_poll_interval_ms > 0:
+        tuned["max_poll_interval_ms"] = a.max_poll_interval_ms
     consumer = KafkaConsumer(
         bootstrap_servers=a.bootstrap,
         group_id=a.group,
         client_id=a.client_id,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
-        max_poll_records=a.max_poll_records,
-        session_timeout_ms=a.session_ms,
-        heartbeat_interval_ms=max(100, a.session_ms // 5),
         partition_assignment_strategy=[RangePartitionAssignor],
+        **tuned,
         **security_kafka_python(),
     )
     processed = {}

@@ -36,7 +36,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <pre>
  * consume --bootstrap B --group G --topic T [--client-id C] [--work-ms N]
  *         [--mode range|cooperative|consumer|static] [--instance-id I]
- *         [--session-ms N] [--max-poll-records N] [--commit revoke|batch]
+ *         [--session-ms N|0] [--max-poll-records N|0] [--commit revoke|batch]
  *         [--max-poll-interval-ms N]
  * produce --bootstrap B --topic T --count N [--every-ms MS]
  * read    --bootstrap B --group G --topic T --expect N [--timeout-s N]
@@ -214,7 +214,10 @@ public final class Client {
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, a.getOrDefault("client-id", "java-consumer"));
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, a.getOrDefault("max-poll-records", "10"));
+    // "0": the client's default (500).
+    if (!a.getOrDefault("max-poll-records", "10").equals("0")) {
+      p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, a.getOrDefault("max-poll-records", "10"));
+    }
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     switch (mode) {
@@ -225,9 +228,10 @@ public final class Client {
       case "consumer" -> p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
       default -> throw new IllegalArgumentException("unknown mode " + mode);
     }
-    if (!mode.equals("consumer")) {
-      // KIP-848 groups take their timeouts from the broker.
-      String session = a.getOrDefault("session-ms", "10000");
+    String session = a.getOrDefault("session-ms", "10000");
+    // KIP-848 groups take their timeouts from the broker; "0": the
+    // client's defaults (45 s, heartbeats every 3 s).
+    if (!mode.equals("consumer") && !session.equals("0")) {
       p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, session);
       p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
           String.valueOf(Math.max(100, Integer.parseInt(session) / 5)));
