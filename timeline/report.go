@@ -59,7 +59,7 @@ type GenerationReport struct {
 	Protocol string `json:"protocol"`
 	// Mode is "eager" (every member revokes everything before rejoining),
 	// "cooperative" (KIP-429: only what moves is revoked), "consumer"
-	// (KIP-848) or "unknown".
+	// (KIP-848), "share" (KIP-932) or "unknown".
 	Mode              string              `json:"mode"`
 	Leader            string              `json:"leader"`            // the leader's member id; "" unknown, and for KIP-848 (no leader)
 	LeaderChange      *LeaderChangeReport `json:"leaderChange"`      // why the leader differs from the previous generation's; null when it does not
