@@ -222,11 +222,11 @@ func (g *group) shareDeparted(id, how string, at time.Time) {
 	if total == 0 {
 		return
 	}
-	lock := "their acquisition locks expire"
+	lock := "at the latest when their acquisition locks expire"
 	if st.lockTimeout > 0 {
-		lock += " (lock timeout " + human(st.lockTimeout) + ")"
+		lock += " (" + human(st.lockTimeout) + ")"
 	}
-	g.emit(at, KindRecordsAbandoned, g.consumer.epoch, id, fmt.Sprintf("%s %s holding %d unacknowledged records (%s): the broker delivers them again once %s",
+	g.emit(at, KindRecordsAbandoned, g.consumer.epoch, id, fmt.Sprintf("%s %s holding %d unacknowledged records (%s): the broker delivers them to another member once released, %s",
 		id, how, total, strings.Join(parts, ", "), lock), map[string]any{"records": total, "how": how, "partitions": held.json()})
 }
 
