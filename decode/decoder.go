@@ -44,19 +44,24 @@ func (a api) decodes() bool { return a.decode != nil || a.direct != nil }
 // SaslAuthenticate, whose payloads carry credentials and must never reach a
 // log or a journal.
 var apis = map[kmsg.Key]api{
-	kmsg.Fetch:                  {requestOnly: true},                             // requests only: consumers' positions, for the diagnosis (fetch.go)
-	kmsg.Metadata:               {decode: decodeMetadata},                        // topic ids to names for KIP-848 assignments
-	kmsg.OffsetCommit:           {group: true, decode: decodeOffsetCommit},       // commits, and which fail during a rebalance
-	kmsg.OffsetFetch:            {group: true, decode: decodeOffsetFetch},        // where a new owner resumes
-	kmsg.FindCoordinator:        {group: true, decode: decodeFindCoordinator},    // which broker coordinates a group
-	kmsg.JoinGroup:              {group: true, decode: decodeJoinGroup},          // the join phase, subscriptions, leader
-	kmsg.Heartbeat:              {group: true, direct: readHeartbeat},            // liveness, REBALANCE_IN_PROGRESS
-	kmsg.LeaveGroup:             {group: true, decode: decodeLeaveGroup},         // departures and their reasons
-	kmsg.SyncGroup:              {group: true, decode: decodeSyncGroup},          // the plan and each member's assignment
-	kmsg.ApiVersions:            {},                                              // what versions clients will speak
-	kmsg.ConsumerGroupHeartbeat: {group: true, decode: decodeConsumerGroupHBeat}, // KIP-848 membership and assignment
-	kmsg.TxnOffsetCommit:        {group: true, decode: decodeTxnOffsetCommit},    // exactly-once commits, pending until EndTxn
-	kmsg.EndTxn:                 {decode: decodeEndTxn},                          // the fate of those commits: committed or aborted
+	kmsg.Fetch:                  {requestOnly: true},                              // requests only: consumers' positions, for the diagnosis (fetch.go)
+	kmsg.Metadata:               {decode: decodeMetadata},                         // topic ids to names for KIP-848 assignments
+	kmsg.OffsetCommit:           {group: true, decode: decodeOffsetCommit},        // commits, and which fail during a rebalance
+	kmsg.OffsetFetch:            {group: true, decode: decodeOffsetFetch},         // where a new owner resumes
+	kmsg.FindCoordinator:        {group: true, decode: decodeFindCoordinator},     // which broker coordinates a group
+	kmsg.JoinGroup:              {group: true, decode: decodeJoinGroup},           // the join phase, subscriptions, leader
+	kmsg.Heartbeat:              {group: true, direct: readHeartbeat},             // liveness, REBALANCE_IN_PROGRESS
+	kmsg.LeaveGroup:             {group: true, decode: decodeLeaveGroup},          // departures and their reasons
+	kmsg.SyncGroup:              {group: true, decode: decodeSyncGroup},           // the plan and each member's assignment
+	kmsg.ApiVersions:            {},                                               // what versions clients will speak
+	kmsg.ConsumerGroupHeartbeat: {group: true, decode: decodeConsumerGroupHBeat},  // KIP-848 membership and assignment
+	kmsg.TxnOffsetCommit:        {group: true, decode: decodeTxnOffsetCommit},     // exactly-once commits, pending until EndTxn
+	kmsg.EndTxn:                 {decode: decodeEndTxn},                           // the fate of those commits: committed or aborted
+	kmsg.ShareGroupHeartbeat:    {group: true, decode: decodeShareGroupHeartbeat}, // KIP-932 share group membership and assignment
+	// ShareFetch responses reach the pipeline with their records elided
+	// (proxy/walk.go): the acquired ranges around them are kept.
+	kmsg.ShareFetch:       {decode: decodeShareFetch},       // records acquired and acknowledged, per member
+	kmsg.ShareAcknowledge: {decode: decodeShareAcknowledge}, // records acknowledged without a fetch
 }
 
 // apiTable is apis indexed by key, for lookups on every exchange (an

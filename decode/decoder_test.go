@@ -198,6 +198,9 @@ func TestObserved(t *testing.T) {
 		{36, false, false, "SASLAuthenticate"},
 		{68, true, true, "ConsumerGroupHeartbeat"},
 		{69, false, false, "ConsumerGroupDescribe"},
+		{76, true, true, "ShareGroupHeartbeat"},
+		{78, true, false, "ShareFetch"},
+		{79, true, false, "ShareAcknowledge"},
 		{999, false, false, "Unknown(999)"},
 	}
 	for _, tt := range tests {

@@ -32,6 +32,9 @@ type Event struct {
 	ConsumerGroupHeartbeat *ConsumerGroupHeartbeat `json:",omitempty"`
 	TxnOffsetCommit        *TxnOffsetCommit        `json:",omitempty"`
 	EndTxn                 *EndTxn                 `json:",omitempty"`
+	ShareGroupHeartbeat    *ShareGroupHeartbeat    `json:",omitempty"`
+	ShareFetch             *ShareFetch             `json:",omitempty"`
+	ShareAcknowledge       *ShareAcknowledge       `json:",omitempty"`
 	Metadata               *Metadata               `json:",omitempty"`
 	Unobserved             *Unobserved             `json:",omitempty"`
 }

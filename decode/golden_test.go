@@ -40,6 +40,7 @@ func goldenCases() []goldenCase {
 	cs = append(cs, groupCases()...)
 	cs = append(cs, offsetCases()...)
 	cs = append(cs, otherCases()...)
+	cs = append(cs, shareCases()...)
 	return cs
 }
 

@@ -1,6 +1,9 @@
 package decode
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Summary is who an event is about and how it ended, the facts a one-line
 // log or listing shows for any group API.
@@ -89,6 +92,28 @@ func (e *Event) Summary() Summary {
 		}
 		if e.Responded() && h.ErrorCode == 0 {
 			s.Generation = h.AssignedEpoch
+		}
+	case e.ShareGroupHeartbeat != nil:
+		h := e.ShareGroupHeartbeat
+		s.Member, s.Generation, s.Epoch, s.ErrorCode = h.MemberID, h.MemberEpoch, true, h.ErrorCode
+		if e.Responded() && h.ErrorCode == 0 {
+			s.Generation = h.AssignedEpoch
+		}
+	case e.ShareFetch != nil:
+		f := e.ShareFetch
+		s.Member, s.ErrorCode = f.MemberID, f.ErrorCode
+		for _, p := range f.Partitions {
+			if s.ErrorCode == 0 {
+				s.ErrorCode = cmp.Or(p.ErrorCode, p.AcknowledgeErrorCode)
+			}
+		}
+	case e.ShareAcknowledge != nil:
+		a := e.ShareAcknowledge
+		s.Member, s.ErrorCode = a.MemberID, a.ErrorCode
+		for _, p := range a.Partitions {
+			if s.ErrorCode == 0 {
+				s.ErrorCode = p.ErrorCode
+			}
 		}
 	}
 	return s

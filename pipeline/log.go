@@ -37,6 +37,14 @@ func routineConsumerHeartbeat(e *decode.Event) bool {
 		h.Assignment == nil && h.SubscribedTopicNames == nil && h.SubscribedTopicRegex == nil && h.ServerAssignor == nil
 }
 
+// routineShareHeartbeat is routineConsumerHeartbeat for a KIP-932
+// ShareGroupHeartbeat.
+func routineShareHeartbeat(e *decode.Event) bool {
+	h := e.ShareGroupHeartbeat
+	return h != nil && e.Responded() && h.ErrorCode == 0 && h.MemberEpoch > 0 && h.AssignedEpoch == h.MemberEpoch &&
+		h.Assignment == nil && h.SubscribedTopicNames == nil
+}
+
 // eventLevel is the level of an event's line, given its error code.
 func eventLevel(apiKey int16, errorCode int16) zapcore.Level {
 	if routineAPIs[apiKey] && errorCode == 0 {
@@ -58,7 +66,7 @@ func (l *exchangeLog) event(e *decode.Event) {
 	}
 	f := e.Summary()
 	level := eventLevel(e.APIKey, f.ErrorCode)
-	if routineConsumerHeartbeat(e) {
+	if routineConsumerHeartbeat(e) || routineShareHeartbeat(e) {
 		level = zapcore.DebugLevel
 	}
 	ce := l.log.Check(level, "group exchange")

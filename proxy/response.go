@@ -99,7 +99,10 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	if p.internal != nil {
 		return c.takeInternal(br, prefix, size, p)
 	}
-	buffered := p.request != nil || rewritten(p.key, p.version) || p.sasl == saslHandshake
+	// A response walked to rewrite its tail (ShareFetch) is streamed even
+	// when observed: the observers get its skeleton (forwardWalked).
+	walked := rewriteOf(p.key, p.version) == rewriteTail
+	buffered := p.request != nil && !walked || rewritten(p.key, p.version) || p.sasl == saslHandshake
 	if buffered && !rewritten(p.key, p.version) && p.sasl != saslHandshake && size > c.p.cfg.MaxObservedFrameSize {
 		buffered = false
 		c.unobserved(&p, "unobserved", "response of interest larger than the maximum observed frame size: "+
@@ -131,8 +134,9 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 	c.p.stats.bytesFromBrokers.Add(uint64(size) + 4)
 	if !buffered {
 		var err error
-		if rewriteOf(p.key, p.version) == rewriteTail {
-			err = c.forwardWalked(br, prefix, size, p)
+		var skeleton []byte
+		if walked {
+			skeleton, err = c.forwardWalked(br, prefix, size, p)
 		} else {
 			_, err = streamFrame(c.client, br, c.upstream, prefix, nil, int(size), c.p.copyMode)
 		}
@@ -141,7 +145,14 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 			return err
 		}
 		c.pending.pop()
-		if p.oversized {
+		switch {
+		case walked && p.request != nil && skeleton != nil:
+			c.p.observe(c.exchange(p, skeleton, time.Now()))
+		case walked && p.request != nil:
+			c.unobserved(&p, "unobserved", "response of interest whose structure kproxy could not keep: "+
+				"forwarded without being observed", size, zap.Int32("max_observed_frame_size", c.p.cfg.MaxObservedFrameSize))
+			c.p.observe(c.exchange(p, nil, time.Now()))
+		case p.oversized:
 			c.p.observe(c.exchange(p, nil, time.Now()))
 		}
 		p.held.release()
@@ -192,10 +203,20 @@ func (c *conn) forwardResponse(br *bufio.Reader, prefix [4]byte, size int32) err
 // forwardWalked streams a response whose tail names brokers (rewriteTail),
 // rewriting that tail in place (walkResponse). A response whose structure
 // or tail does not parse is forwarded untouched and counted as a rewrite
-// failure; one whose endpoints do not fit is counted as dropped.
-func (c *conn) forwardWalked(br *bufio.Reader, prefix [4]byte, size int32, p pending) error {
+// failure; one whose endpoints do not fit is counted as dropped. For an
+// observed exchange (its request kept), it returns the response's skeleton
+// after the size prefix, its records elided (walker.keepSkeleton), or nil
+// when the structure did not parse or the skeleton is larger than the
+// maximum observed frame size.
+func (c *conn) forwardWalked(br *bufio.Reader, prefix [4]byte, size int32, p pending) (skeleton []byte, err error) {
 	w := newWalker(c.client, br, c.upstream, c.p.copyMode, prefix, size)
+	if p.request != nil {
+		w.keepSkeleton(int(c.p.cfg.MaxObservedFrameSize))
+	}
 	dropped, failure := walkResponse(w, c.p, p.key, p.version)
+	if !w.bad {
+		skeleton = w.keep
+	}
 	if dropped {
 		c.p.stats.endpointsDropped.Add(1)
 		if c.p.once.first("endpoints_dropped", p.key) {
@@ -208,7 +229,7 @@ func (c *conn) forwardWalked(br *bufio.Reader, prefix [4]byte, size int32, p pen
 	if failure != nil {
 		c.rewriteFailed(p, failure)
 	}
-	return w.err
+	return skeleton, w.err
 }
 
 // rewriteFailed counts a response forwarded untouched because kproxy could

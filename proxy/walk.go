@@ -38,6 +38,11 @@ type walker struct {
 	written  int64
 	err      error // the first read or write error: the frame is cut
 	bad      bool  // the structure did not parse
+	// keep, when not nil, collects the frame after its size prefix with
+	// its records elided, for the observers (see keepSkeleton); keepMax
+	// bounds it: a longer skeleton is dropped (keep nil, kept false).
+	keep    []byte
+	keepMax int
 }
 
 // walkBufSize is the walker's read buffer: a Fetch response's partitions
@@ -89,6 +94,46 @@ func (w *walker) release() {
 	copyBufs.Put(&out)
 }
 
+// keepSkeleton makes the walker keep the frame's skeleton: its bytes
+// after the size prefix with every record batch field replaced by an empty
+// one, at most max bytes. That is the response an observer decodes
+// (ShareFetch: the acquired ranges and errors around the records) without
+// kproxy holding or reading a record.
+func (w *walker) keepSkeleton(max int) {
+	w.keep, w.keepMax = make([]byte, 0, 512), max
+}
+
+// kept appends b to the skeleton being kept, if any.
+func (w *walker) kept(b []byte) {
+	if w.keep == nil {
+		return
+	}
+	if len(w.keep)+len(b) > w.keepMax {
+		w.keep = nil
+		return
+	}
+	w.keep = append(w.keep, b...)
+}
+
+// records passes a compact nullable byte field of record batches: in the
+// skeleton, an empty one.
+func (w *walker) records() {
+	if w.keep == nil {
+		w.bytes()
+		return
+	}
+	mark := len(w.keep)
+	n := w.length(1)
+	if w.keep == nil {
+		return
+	}
+	w.keep = append(w.keep[:mark], 1) // the compact length of no bytes
+	keep := w.keep
+	w.keep = nil
+	w.pass(n)
+	w.keep = keep
+}
+
 // ok reports whether the walk goes on.
 func (w *walker) ok() bool { return w.err == nil && !w.bad }
 
@@ -110,6 +155,7 @@ func (w *walker) take(n int) []byte {
 		w.flush() // out stays within its pooled buffer
 	}
 	w.out = append(w.out, b...)
+	w.kept(b)
 	w.in.Discard(n)
 	w.left -= n
 	return w.out[len(w.out)-n:]
@@ -169,7 +215,7 @@ func (w *walker) pass(n int) {
 		return
 	}
 	w.left -= n
-	if n >= walkSpliceMin {
+	if n >= walkSpliceMin && w.keep == nil {
 		if dt, ok := w.dst.(*net.TCPConn); ok && w.mode == copySplice {
 			if st, ok := w.src.(*net.TCPConn); ok {
 				w.splice(dt, st, n)
@@ -184,6 +230,7 @@ func (w *walker) pass(n int) {
 		}
 		m, err := w.in.Read(w.out[len(w.out):min(cap(w.out), len(w.out)+n)])
 		w.out = w.out[:len(w.out)+m]
+		w.kept(w.out[len(w.out)-m:])
 		n -= m
 		if err != nil && n > 0 {
 			w.err = readErr(err)
@@ -269,6 +316,7 @@ func walkResponse(w *walker, r router, key, version int16) (dropped bool, failur
 		if w.err != nil {
 			break
 		}
+		w.kept(tail)
 		rw, drop, err := rewriteEndpoints(r, key, version, tail)
 		switch {
 		case errors.Is(err, errTailUnchanged):
@@ -363,7 +411,7 @@ func (w *walker) shareFetch(version int16) {
 			w.bytes()     // acknowledge error message
 			w.take(4 + 4) // current leader: id, epoch
 			w.tags()
-			w.bytes() // records
+			w.records()
 			for a := w.length(19); a > 0 && w.ok(); a-- {
 				w.take(8 + 8 + 2) // acquired records: first and last offset, delivery count
 				w.tags()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +37,20 @@ func walkOver(t *testing.T, frame []byte, key, version int16, mode copyMode) (ou
 		t.Fatal(err)
 	}
 	w := newWalker(proxyDown, br, proxyUp, mode, prefix, size)
+	shareFetch := key == int16(kmsg.ShareFetch)
+	if shareFetch {
+		w.keepSkeleton(len(frame))
+	}
 	dropped, failure = walkResponse(w, &fakeRouter{learned: make(map[int32]string)}, key, version)
 	if w.err != nil {
 		t.Fatalf("walk: %v", w.err)
+	}
+	if in := kmsg.NewPtrShareFetchResponse(); shareFetch && !w.bad {
+		in.SetVersion(version)
+		if err := in.ReadFrom(frame[9:]); err != nil {
+			t.Fatalf("ShareFetch response does not parse: %v", err)
+		}
+		checkSkeleton(t, in, w.keep)
 	}
 	if w.written != int64(len(frame)) {
 		t.Errorf("walker wrote %d bytes; want the frame's %d", w.written, len(frame))
@@ -352,6 +364,9 @@ func FuzzWalk(f *testing.F) {
 		var sink bytes.Buffer
 		br := bufio.NewReaderSize(bytes.NewReader(frame[4:]), readBufSize)
 		w := newWalker(bufConn{&sink}, br, nil, copyPooled, [4]byte(frame[:4]), int32(len(frame)-4))
+		if key == int16(kmsg.ShareFetch) {
+			w.keepSkeleton(len(frame))
+		}
 		_, failure := walkResponse(w, &fakeRouter{learned: make(map[int32]string)}, key, version)
 		out := sink.Bytes()
 		if w.err != nil || len(out) != len(frame) {
@@ -368,6 +383,9 @@ func FuzzWalk(f *testing.F) {
 		if w.bad {
 			t.Fatal("kmsg parses the response, the walk does not")
 		}
+		if key == int16(kmsg.ShareFetch) {
+			checkSkeleton(t, in.(*kmsg.ShareFetchResponse), w.keep)
+		}
 		if failure != nil {
 			return // a tail that cannot keep its length: untouched, checked above
 		}
@@ -382,6 +400,34 @@ func FuzzWalk(f *testing.F) {
 			t.Fatal("the response changed beyond its endpoints")
 		}
 	})
+}
+
+// checkSkeleton checks that a ShareFetch response's skeleton, as the
+// walker kept it, parses as the response with its records elided.
+func checkSkeleton(t *testing.T, in *kmsg.ShareFetchResponse, skeleton []byte) {
+	t.Helper()
+	if skeleton == nil {
+		t.Fatal("no skeleton kept")
+	}
+	got := kmsg.NewPtrShareFetchResponse()
+	got.SetVersion(in.Version)
+	if err := got.ReadFrom(skeleton[5:]); err != nil { // after the correlation id and header tags
+		t.Fatalf("skeleton does not parse: %v", err)
+	}
+	want := *in
+	want.Topics = slices.Clone(in.Topics)
+	for i := range want.Topics {
+		want.Topics[i].Partitions = slices.Clone(want.Topics[i].Partitions)
+		for j := range want.Topics[i].Partitions {
+			want.Topics[i].Partitions[j].Records = got.Topics[i].Partitions[j].Records
+			if len(got.Topics[i].Partitions[j].Records) != 0 {
+				t.Fatalf("topic %d partition %d: skeleton keeps %d bytes of records", i, j, len(got.Topics[i].Partitions[j].Records))
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatal("skeleton differs from the response beyond its records")
+	}
 }
 
 // bufConn is a net.Conn whose writes go to a buffer, for walks in memory.

@@ -136,6 +136,12 @@ func (e *Engine) add(ev *decode.Event) {
 		g.offsetFetch(ev)
 	case ev.ConsumerGroupHeartbeat != nil:
 		g.consumerHeartbeat(ev)
+	case ev.ShareGroupHeartbeat != nil:
+		g.shareHeartbeat(ev)
+	case ev.ShareFetch != nil:
+		g.shareFetch(ev)
+	case ev.ShareAcknowledge != nil:
+		g.shareAcknowledge(ev)
 	}
 	if !onlyAlive {
 		e.quiet[g.index] = time.Time{} // the event may have changed what a sweep finds

@@ -38,8 +38,14 @@ const (
 	ModeEager       = "eager"
 	ModeCooperative = "cooperative"
 	ModeConsumer    = "consumer" // KIP-848: no group-wide stop
+	ModeShare       = "share"    // KIP-932 share group: epochs as KIP-848's, members may share partitions
 	ModeUnknown     = "unknown"
 )
+
+// epochMode reports whether generations of mode are group epochs whose
+// members reconcile one by one (KIP-848 and KIP-932), not a stop-the-world
+// rebalance.
+func epochMode(mode string) bool { return mode == ModeConsumer || mode == ModeShare }
 
 // Departure kinds: how a member left a generation.
 const (

@@ -43,6 +43,7 @@ func TestGolden(t *testing.T) {
 		{"kip848", kip848Script, 30},
 		{"partial", partialScript, 40},
 		{"eos", func() *script { return eosScript(0) }, 30},
+		{"share", shareScript, 80},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,6 +21,19 @@ import (
 type consumerGroup struct {
 	members map[string]*cmember
 	epoch   int32 // the highest member epoch seen: the group epoch as far as the wire shows
+	// share is a KIP-932 share group's records (share.go); nil for a
+	// consumer group. A share group's membership is told as a consumer
+	// group's, without revocations.
+	share *shareState
+}
+
+// mode is the generation mode of the group's epochs: ModeConsumer, or
+// ModeShare for a share group.
+func (cg *consumerGroup) mode() string {
+	if cg.share != nil {
+		return ModeShare
+	}
+	return ModeConsumer
 }
 
 // cmember is one KIP-848 member. Partitions are keyed by topic id (see
@@ -198,7 +211,7 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
 		}
 		added, revoked, _ = diff(prev, na)
 		cm.assigned = na
-		if revoked.count() > 0 {
+		if revoked.count() > 0 && g.consumer.share == nil {
 			cm.revoking = union([]partitions{cm.revoking, revoked})
 		}
 	}
@@ -225,11 +238,14 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
 		if added.count() > 0 {
 			text += " (+" + g.e.topics.named(added).String() + ")"
 		}
-		if revoked.count() > 0 {
+		switch {
+		case revoked.count() > 0 && g.consumer.share != nil:
+			text += " (-" + g.e.topics.named(revoked).String() + ")" // a share member has nothing to revoke
+		case revoked.count() > 0:
 			text += " (-" + g.e.topics.named(revoked).String() + ", revoking)"
 		}
 		g.emit(ev.RespondedAt, KindEpoch, gen.num, cm.id, text, map[string]any{"member_epoch": cm.epoch, "previous_epoch": old})
-		if revoked.count() > 0 && gen.phase == phaseStable && g.next == nil {
+		if revoked.count() > 0 && g.consumer.share == nil && gen.phase == phaseStable && g.next == nil {
 			g.detect(ev.At, true) // a revocation without a new epoch: the target moved
 		}
 	}
@@ -254,8 +270,12 @@ func (g *group) consumerLeave(ev *decode.Event, cm *cmember, c cause) {
 		how = "left temporarily (static member: its partitions wait for it until its session times out)"
 	}
 	cm.active, cm.leftAt = false, ev.At
-	g.emit(ev.At, KindMemberLeft, g.consumer.epoch, cm.id, fmt.Sprintf("%s %s at epoch %d, owning %s",
-		cm.id, how, cm.epoch, orNone(g.e.topics.named(cm.assigned))), map[string]any{"member_epoch": ev.ConsumerGroupHeartbeat.MemberEpoch})
+	owning := "owning"
+	if g.consumer.share != nil {
+		owning = "assigned" // share members acquire records, not partitions
+	}
+	g.emit(ev.At, KindMemberLeft, g.consumer.epoch, cm.id, fmt.Sprintf("%s %s at epoch %d, %s %s",
+		cm.id, how, cm.epoch, owning, orNone(g.e.topics.named(cm.assigned))), map[string]any{"member_epoch": ev.ConsumerGroupHeartbeat.MemberEpoch})
 	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
 	g.addCause(c)
 	if latest := g.latest(); latest != nil && latest.phase == phaseStable {
@@ -286,7 +306,7 @@ func (g *group) consumerError(ev *decode.Event, cm *cmember, c cause) {
 			g.detect(ev.At, false)
 		}
 	default:
-		g.requestError(ev, "ConsumerGroupHeartbeat", cm.id, h.ErrorCode)
+		g.requestError(ev, decode.APIName(ev.APIKey), cm.id, h.ErrorCode)
 	}
 }
 
@@ -301,9 +321,9 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 	if latest != nil && latest.phase < phaseStable {
 		latest.phase = phaseSuperseded
 	}
-	gen.num, gen.phase, gen.prev, gen.mode = epoch, phaseSyncing, latest, ModeConsumer
-	gen.protocolType, gen.joinEnd, gen.listSeen = "consumer", ev.RespondedAt, true
 	cg := g.consumer
+	gen.num, gen.phase, gen.prev, gen.mode = epoch, phaseSyncing, latest, cg.mode()
+	gen.protocolType, gen.joinEnd, gen.listSeen = g.protocolType, ev.RespondedAt, true
 	for _, id := range sortedKeys(cg.members) {
 		cm := cg.members[id]
 		if gen.protocol == "" && cm.assignor != "" {
@@ -448,7 +468,11 @@ func (g *group) closeConsumer(at time.Time) {
 		if !cm.active || cm.interval <= 0 || at.Sub(cm.lastAt) <= 3*cm.interval {
 			continue
 		}
-		g.emit(at, KindPartial, g.consumer.epoch, id, fmt.Sprintf("%s silent since %s (%s, heartbeat interval %s); the consumer protocol's session timeout is a broker setting kproxy cannot see",
-			id, clock(cm.lastAt, g.e.cfg.Location), human(at.Sub(cm.lastAt)), human(cm.interval)), nil)
+		protocol := "the consumer protocol's"
+		if g.consumer.share != nil {
+			protocol = "a share group's"
+		}
+		g.emit(at, KindPartial, g.consumer.epoch, id, fmt.Sprintf("%s silent since %s (%s, heartbeat interval %s); %s session timeout is a broker setting kproxy cannot see",
+			id, clock(cm.lastAt, g.e.cfg.Location), human(at.Sub(cm.lastAt)), human(cm.interval), protocol), nil)
 	}
 }

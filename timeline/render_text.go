@@ -74,7 +74,7 @@ func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
 	end()
 	for _, gen := range g.Generations {
 		label := "gen"
-		if g.GroupProtocol == "consumer" {
+		if g.GroupProtocol == "consumer" || g.GroupProtocol == "share" {
 			label = "group epoch"
 		}
 		f("  %s %d %s", label, gen.Generation, gen.Status)
@@ -123,6 +123,12 @@ func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
 			end()
 		}
 	}
+	if g.Share != nil {
+		for _, s := range shareLines(g.Share, loc) {
+			f("  %s", s)
+			end()
+		}
+	}
 	for _, u := range g.Unknown {
 		f("  unknown %s: %s", u.What, u.Why)
 		end()
@@ -131,7 +137,7 @@ func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
 
 // durationText is the headline timing of a generation.
 func durationText(gen GenerationReport) string {
-	if gen.Mode == ModeConsumer {
+	if epochMode(gen.Mode) {
 		if gen.ReconcileMs == nil {
 			return "no stop-the-world (members reconcile one by one)"
 		}
@@ -183,7 +189,10 @@ func summaryLines(gen GenerationReport, maxMembers int, loc *time.Location) []st
 		proto = gen.ProtocolType + "/" + proto
 	}
 	line := fmt.Sprintf("protocol %s (%s)", proto, gen.Mode)
-	if gen.Mode != ModeConsumer {
+	if gen.Mode == ModeShare {
+		line = "share group (KIP-932): the coordinator assigns partitions, which members may share"
+	}
+	if !epochMode(gen.Mode) {
 		leader := gen.Leader
 		if leader == "" {
 			leader = "unknown"
@@ -276,7 +285,7 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 	if c := strings.TrimSpace(m.ClientID + " " + m.ClientAddr); c != "" {
 		b.WriteString(" (client " + c + ")")
 	}
-	if m.JoinedAt != nil && gen.Mode != ModeConsumer {
+	if m.JoinedAt != nil && !epochMode(gen.Mode) {
 		b.WriteString(", JoinGroup at " + clockOf(m.JoinedAt, loc))
 		if m.JoinWaitMs != nil {
 			b.WriteString(" held " + msText(m.JoinWaitMs))

@@ -21,7 +21,7 @@ type Report struct {
 // GroupReport is one consumer group.
 type GroupReport struct {
 	Group            string                 `json:"group"`            // the group id
-	GroupProtocol    string                 `json:"groupProtocol"`    // "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848 ConsumerGroupHeartbeat)
+	GroupProtocol    string                 `json:"groupProtocol"`    // "classic" (JoinGroup/SyncGroup), "consumer" (KIP-848 ConsumerGroupHeartbeat) or "share" (KIP-932 ShareGroupHeartbeat)
 	ProtocolType     string                 `json:"protocolType"`     // the embedded protocol type: "consumer", "connect", ...; "" if never seen
 	FirstSeen        string                 `json:"firstSeen"`        // time of the group's first request kproxy saw
 	LastSeen         string                 `json:"lastSeen"`         // time of the group's last response kproxy saw
@@ -31,6 +31,7 @@ type GroupReport struct {
 	Storms           []StormReport          `json:"storms"`           // runs of rebalances that reached the storm threshold
 	ConsumerMembers  []ConsumerMemberReport `json:"consumerMembers"`  // KIP-848: each member's epoch history; empty for classic groups
 	Unknown          []UnknownReport        `json:"unknown"`          // what kproxy could not see about the group as a whole
+	Share            *ShareReport           `json:"share"`            // KIP-932: the share group's records; null for other groups
 }
 
 // CoordinatorReport is the group's coordinator from FindCoordinator.
@@ -58,7 +59,7 @@ type GenerationReport struct {
 	Protocol string `json:"protocol"`
 	// Mode is "eager" (every member revokes everything before rejoining),
 	// "cooperative" (KIP-429: only what moves is revoked), "consumer"
-	// (KIP-848) or "unknown".
+	// (KIP-848), "share" (KIP-932) or "unknown".
 	Mode              string              `json:"mode"`
 	Leader            string              `json:"leader"`            // the leader's member id; "" unknown, and for KIP-848 (no leader)
 	LeaderChange      *LeaderChangeReport `json:"leaderChange"`      // why the leader differs from the previous generation's; null when it does not
@@ -328,6 +329,9 @@ func (g *group) report() GroupReport {
 	if g.consumer != nil {
 		gr.GroupProtocol = "consumer"
 		gr.ConsumerMembers = g.consumerMembersReport()
+		if g.consumer.share != nil {
+			gr.GroupProtocol, gr.Share = "share", g.shareReport()
+		}
 	}
 	if g.dropped > 0 {
 		gr.Unknown = append(gr.Unknown, UnknownReport{What: "droppedGenerations",
@@ -371,7 +375,7 @@ func triggerReport(t trigger) TriggerReport {
 // summaryLines), which counts them without showing them.
 func (g *group) generationReport(gen *generation, maxMembers int) GenerationReport {
 	names := g.e.topics.named
-	if gen.mode != ModeConsumer {
+	if !epochMode(gen.mode) {
 		names = func(p partitions) partitions { return p }
 	}
 	mode := gen.mode
@@ -456,7 +460,7 @@ func (g *group) durations(gen *generation, r *GenerationReport) {
 		}
 		return true
 	}
-	if gen.mode == ModeConsumer {
+	if epochMode(gen.mode) {
 		zero := 0.0
 		r.StopTheWorldMs = &zero
 		r.ReconcileMs = msPtr(gen.stableAt.Sub(gen.start), known(gen.start, gen.stableAt))
@@ -493,15 +497,15 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	if m.owned != nil {
 		mr.OwnedPartitions = m.owned.json()
 	}
-	if m.joinSeen && gen.mode != ModeConsumer {
+	if m.joinSeen && !epochMode(gen.mode) {
 		mr.JoinWaitMs = msPtr(m.joinRespAt.Sub(m.joinAt), !m.joinRespAt.IsZero())
 		mr.SessionTimeoutMs = msPtr(m.sessionTimeout, m.sessionTimeout > 0)
 		mr.RebalanceTimeoutMs = msPtr(m.rebalanceTimeout, m.rebalanceTimeout > 0)
 	}
 	if m.synced && !m.joinAt.IsZero() {
-		mr.StopTheWorldMs = msPtr(m.syncedAt.Sub(m.joinAt), gen.mode != ModeConsumer)
+		mr.StopTheWorldMs = msPtr(m.syncedAt.Sub(m.joinAt), !epochMode(gen.mode))
 	}
-	if gen.mode == ModeConsumer {
+	if epochMode(gen.mode) {
 		e := m.epoch
 		mr.MemberEpoch = &e
 		mr.SyncedAt = stampPtr(m.reachedAt)

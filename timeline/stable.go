@@ -147,7 +147,7 @@ func (g *group) emitPlan(gen *generation) {
 func (g *group) emitStable(gen *generation) {
 	gr := g.generationReport(gen, liveMemberLines)
 	text := fmt.Sprintf("gen %d stable: %s", gen.num, durationText(gr))
-	if gen.mode == ModeConsumer {
+	if epochMode(gen.mode) {
 		text = fmt.Sprintf("group epoch %d reconciled: %s", gen.num, durationText(gr))
 	}
 	e := Entry{At: gen.stableAt, Group: g.id, Kind: KindStable, Generation: gen.num, Text: text,

@@ -221,7 +221,7 @@
       if (m.t1 == null || t > m.t1) m.t1 = t;
     }
     gens.forEach(function (gen) { widen(ms(gen.startedAt)); widen(ms(gen.stableAt)); });
-    var kip848 = g.groupProtocol === 'consumer';
+    var kip848 = epochs(g);
 
     gens.forEach(function (gen, i) {
       var next = gens[i + 1];
@@ -477,7 +477,7 @@
       bandEnd = x0 + w;
       var num = gen ? gen.generation : b.pending.generation;
       var trig = gen ? gen.trigger : b.pending.trigger;
-      var k848 = view.g.groupProtocol === 'consumer';
+      var k848 = epochs(view.g);
       var label = (k848 ? 'epoch ' : 'gen ') + num + ' ' + trig.kind + (gen ? ' · ' + (k848 ? 'reconcile ' + dur(gen.reconcileMs) : 'stw ' + dur(gen.stopTheWorldMs)) : ' · pending');
       var title = gen ? 'generation ' + num + ' (' + gen.status + '): ' + trig.kind + (trig.member ? ' ' + trig.member : '') + (trig.reason ? ' (' + trig.reason + ')' : '') +
         '\nstop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')' +
@@ -595,6 +595,40 @@
     rendered();
   }
 
+  // epochs reports whether the group's generations are group epochs whose
+  // members reconcile one by one: KIP-848 consumer groups and KIP-932
+  // share groups.
+  function epochs(g) { return g.groupProtocol === 'consumer' || g.groupProtocol === 'share'; }
+
+  // shareTables renders a share group's records (g.share): counts per
+  // member, then the records delivered again after their holder let them go.
+  function shareTables(sh, who) {
+    function counts(c) {
+      return '<td>' + c.acquired + '</td><td>' + c.redelivered + '</td><td>' + c.accepted + '</td><td>' + c.released + '</td><td>' +
+        c.rejected + '</td><td class="' + (c.acknowledgeFailed ? 'bad' : '') + '">' + c.acknowledgeFailed + '</td><td>' + c.unacknowledged + '</td>';
+    }
+    var h = '<h2 id="share-title">Share records · acquisition lock ' + dur(sh.acquisitionLockTimeoutMs) + '</h2>' +
+      '<table id="share-records"><thead><tr><th>member</th><th>partition</th><th>acquired</th><th>redelivered</th><th>accepted</th><th>released</th>' +
+      '<th>rejected</th><th>refused</th><th>unacknowledged</th></tr></thead><tbody>';
+    (sh.members || []).forEach(function (m) {
+      h += '<tr data-member="' + esc(m.memberId) + '"><td>' + who(m.memberId) + '</td><td>all</td>' + counts(m) + '</tr>';
+      (m.partitions || []).forEach(function (p) {
+        h += '<tr class="sub"><td></td><td>' + esc(p.topic + '[' + p.partition + ']') + '</td>' + counts(p) + '</tr>';
+      });
+    });
+    h += '<tr class="total"><td>group</td><td>all</td>' + counts(sh.totals) + '</tr></tbody></table>';
+    if ((sh.redeliveries || []).length) {
+      h += '<h2>Delivered again</h2><table id="share-redeliveries"><thead><tr><th>time</th><th>partition</th><th>offsets</th><th>records</th>' +
+        '<th>delivery</th><th>to</th><th>held by</th><th>how</th></tr></thead><tbody>' + sh.redeliveries.map(function (r) {
+          return '<tr><td>' + clock(ms(r.at)) + '</td><td>' + esc(r.topic + '[' + r.partition + ']') + '</td><td>' + esc(r.offsets) + '</td><td>' + r.records +
+            '</td><td>' + r.deliveryCount + '</td><td>' + who(r.memberId) + '</td><td>' + who(r.from) + '</td><td class="bad">' + esc(r.how.replace(/_/g, ' ')) +
+            (r.departedAt ? ' at ' + clock(ms(r.departedAt)) : '') + '</td></tr>';
+        }).join('') + '</tbody></table>';
+    }
+    if (sh.redeliveriesDropped) h += '<div class="meta">' + sh.redeliveriesDropped + ' more redeliveries not kept</div>';
+    return h;
+  }
+
   function details() {
     var el = document.getElementById('details'), g = view.g;
     var gens = g.generations || [];
@@ -605,7 +639,7 @@
       var l = lanes[id];
       return l ? esc(laneLabel(l).main) : esc(id);
     }
-    var kip848 = g.groupProtocol === 'consumer';
+    var kip848 = epochs(g);
     var h = '<h2 id="plan-title" data-gen="' + gen.generation + '">' + (kip848 ? 'Epoch ' : 'Generation ') + gen.generation + ' · ' + esc(gen.status) + '</h2>' +
       '<div class="meta">trigger ' + esc(gen.trigger.kind) + (gen.trigger.member ? ' ' + who(gen.trigger.member) : '') + (gen.trigger.reason ? ' (' + esc(gen.trigger.reason) + ')' : '') +
       (kip848 ? ' · reconciliation ' + dur(gen.reconcileMs) : ' · stop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')') +
@@ -632,6 +666,7 @@
           (c.transaction && c.transaction.outcome === 'aborted' ? 'bad' : '') + '">' + esc(txnText(c.transaction).replace(/^; /, '')) + '</td></tr>';
       }).join('') + '</tbody></table>';
     }
+    if (g.share) h += shareTables(g.share, who);
     el.innerHTML = h;
   }
 
