@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/saturate"
 )
 
 // Reader streams the exchanges of one or more journals. Records of one
@@ -54,7 +55,8 @@ type ReadStats struct {
 	Damaged []Damage
 	// Unknown counts records of a type this version does not know.
 	Unknown uint64
-	// Dropped counts exchanges the writers dropped, from their gap records.
+	// Dropped counts exchanges the writers dropped, from their gap records
+	// (at most the largest uint64: a sum past it stays there).
 	Dropped uint64
 	// First and Last are the earliest and latest RequestAt returned.
 	First, Last time.Time
@@ -394,7 +396,7 @@ func (r *Reader) advance(s *stream, into *decode.Exchange) error {
 			return err
 		}
 		if rec.x == nil {
-			r.stats.Dropped += rec.dropped
+			r.stats.Dropped = saturate.Add(r.stats.Dropped, rec.dropped)
 			continue
 		}
 		s.head = rec.x
