@@ -16,9 +16,9 @@ const (
 // resume tries to start a new segment after a write error suspended
 // journaling. On success it writes a gap record for the exchanges lost
 // meanwhile (those buffered when the write failed, and those discarded
-// since) and a suspension record naming the write error, clears the error and logs that journaling resumed; otherwise it
-// waits twice as long before the next attempt. Run by the writer
-// goroutine's tick.
+// since) and a suspension record naming the write error, clears the error
+// and logs that journaling resumed; otherwise it waits twice as long
+// before the next attempt. Run by the writer goroutine's tick.
 func (w *Writer) resume(now time.Time) {
 	if err := w.newSegment(now); err != nil {
 		w.retryDelay = min(2*w.retryDelay, retryMax)
