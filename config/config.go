@@ -62,6 +62,9 @@ type Config struct {
 	// MaxFrameSize is the largest frame, in bytes, kproxy accepts from a
 	// client or a broker; a larger frame closes that connection.
 	MaxFrameSize int32
+	// MaxGroupFrameSize is the largest group request, in bytes, kproxy
+	// accepts from a client; a larger one closes that connection.
+	MaxGroupFrameSize int32
 	// DialTimeout bounds each connection attempt to an upstream broker.
 	DialTimeout time.Duration
 	// ShutdownTimeout bounds how long SIGINT/SIGTERM wait for in-flight
@@ -178,7 +181,8 @@ const (
 	DefaultListen             string = "127.0.0.1:19092"
 	DefaultBrokerPortBase     int    = 0 // the port after Listen's
 	DefaultTLSReloadInterval         = proxy.DefaultTLSReloadInterval
-	DefaultMaxFrameSize              = proxy.DefaultMaxFrameSize // 100 MiB
+	DefaultMaxFrameSize              = proxy.DefaultMaxFrameSize      // 100 MiB
+	DefaultMaxGroupFrameSize         = proxy.DefaultMaxGroupFrameSize // 16 MiB
 	DefaultDialTimeout               = proxy.DefaultDialTimeout
 	DefaultShutdownTimeout           = proxy.DefaultShutdownTimeout
 	DefaultObserverQueue             = proxy.DefaultObserverQueue
@@ -213,6 +217,7 @@ func Default() Config {
 		BrokerPortBase:     DefaultBrokerPortBase,
 		TLSReloadInterval:  DefaultTLSReloadInterval,
 		MaxFrameSize:       DefaultMaxFrameSize,
+		MaxGroupFrameSize:  DefaultMaxGroupFrameSize,
 		DialTimeout:        DefaultDialTimeout,
 		ShutdownTimeout:    DefaultShutdownTimeout,
 		ObserverQueue:      DefaultObserverQueue,

@@ -29,6 +29,7 @@ const (
 	// off, for tests only.
 	KeyUpstreamInsecureSkipVerify = "upstream-insecure-skip-verify"
 	KeyMaxFrameSize               = "max-frame-size"
+	KeyMaxGroupFrameSize          = "max-group-frame-size"
 	KeyDialTimeout                = "dial-timeout"
 	KeyShutdownTimeout            = "shutdown-timeout"
 	KeyObserverQueue              = "observer-queue"
@@ -166,6 +167,8 @@ func Options() []Option {
 			Usage: "let kproxy authenticate upstream for clients on listeners other hosts can reach without client certificates (anyone who connects acts as that user)"},
 		{Key: KeyMaxFrameSize, Flag: true, kind: kindSize, Default: formatSize(int64(d.MaxFrameSize)),
 			Usage: "largest request, or response kproxy reads whole (all but streamed ones such as Fetch), accepted; a larger one closes its connection (bytes, or KiB/MiB/GiB)"},
+		{Key: KeyMaxGroupFrameSize, Flag: true, kind: kindSize, Default: formatSize(int64(d.MaxGroupFrameSize)),
+			Usage: "largest group request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, FindCoordinator, ConsumerGroupHeartbeat) accepted, far above what real groups send; a larger one closes its connection before any of it reaches the broker (bytes, or KiB/MiB/GiB)"},
 		{Key: KeyDialTimeout, Flag: true, kind: kindDuration, Default: formatDuration(d.DialTimeout),
 			Usage: "timeout of each connection attempt to a broker"},
 		{Key: KeyShutdownTimeout, Flag: true, kind: kindDuration, Default: formatDuration(d.ShutdownTimeout),

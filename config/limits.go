@@ -9,6 +9,10 @@ import (
 // frames kept in memory, connections, timeouts.
 func checkLimits(p *problems, c *Config) {
 	// Above max-frame-size is allowed: the smaller bound applies.
+	if c.MaxGroupFrameSize < MinMaxFrameSize {
+		p.add(KeyMaxGroupFrameSize, strconv.Itoa(int(c.MaxGroupFrameSize)),
+			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))
+	}
 	if c.MaxObservedFrameSize < MinMaxFrameSize {
 		p.add(KeyMaxObservedFrame, strconv.Itoa(int(c.MaxObservedFrameSize)),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinMaxFrameSize))

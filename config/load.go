@@ -146,6 +146,7 @@ func fromViper(v *viper.Viper) (Config, problems) {
 	read(v, &p, KeyUpstreamServerName, parseString, &c.UpstreamServerName)
 	read(v, &p, KeyUpstreamInsecureSkipVerify, parseBool, &c.UpstreamInsecureSkipVerify)
 	read(v, &p, KeyMaxFrameSize, parseSize, &c.MaxFrameSize)
+	read(v, &p, KeyMaxGroupFrameSize, parseSize, &c.MaxGroupFrameSize)
 	read(v, &p, KeyDialTimeout, parseDuration, &c.DialTimeout)
 	read(v, &p, KeyShutdownTimeout, parseDuration, &c.ShutdownTimeout)
 	read(v, &p, KeyObserverQueue, parseInt, &c.ObserverQueue)

@@ -91,6 +91,9 @@ observer-queue: 10
 		{"size from file", nil, nil, file, func(c Config) any { return c.MaxFrameSize }, int32(1 << 20)},
 		{"size from env, bytes", nil, map[string]string{"KPROXY_MAX_FRAME_SIZE": "200000"}, file,
 			func(c Config) any { return c.MaxFrameSize }, int32(200000)},
+		{"group size default", nil, nil, "upstream: f:1", func(c Config) any { return c.MaxGroupFrameSize }, int32(16 << 20)},
+		{"group size from flag", []string{"--max-group-frame-size", "2MiB"}, nil, "upstream: f:1",
+			func(c Config) any { return c.MaxGroupFrameSize }, int32(2 << 20)},
 		{"size from flag", []string{"--max-frame-size", "1.5 MiB"}, map[string]string{"KPROXY_MAX_FRAME_SIZE": "200000"}, file,
 			func(c Config) any { return c.MaxFrameSize }, int32(3 << 19)},
 
@@ -244,6 +247,8 @@ func TestLoadErrors(t *testing.T) {
 			`config: max-frame-size "2GiB": out of range (0 to 2GiB-1) (from FILE)`},
 		{"size too small", nil, nil, "upstream: h:1\nmax-frame-size: 1KiB",
 			`config: max-frame-size "1024": below the minimum of 65536 bytes (64KiB) (from FILE)`},
+		{"group size garbage", nil, map[string]string{"KPROXY_MAX_GROUP_FRAME_SIZE": "lots"}, "upstream: h:1",
+			`config: max-group-frame-size "lots": not a size; want bytes or a number with KiB, MiB or GiB (from KPROXY_MAX_GROUP_FRAME_SIZE)`},
 		{"listen as a list", nil, nil, "upstream: h:1\nlisten: [a, b]",
 			`config: listen "[a b]": want a single value, not a list or map (from FILE)`},
 		{"upstream as a map", nil, nil, "upstream: {a: b}",

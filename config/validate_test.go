@@ -66,6 +66,8 @@ func TestValidate(t *testing.T) {
 		}},
 		{"max frame size too small", func(c *Config) { c.MaxFrameSize = 1000 },
 			[]string{`config: max-frame-size "1000": below the minimum of 65536 bytes (64KiB)`}},
+		{"max group frame size too small", func(c *Config) { c.MaxGroupFrameSize = 1000 },
+			[]string{`config: max-group-frame-size "1000": below the minimum of 65536 bytes (64KiB)`}},
 		{"timeouts", func(c *Config) { c.DialTimeout = 0; c.ShutdownTimeout = -time.Second },
 			[]string{`config: dial-timeout "0s": must be positive`, `config: shutdown-timeout "-1s": must be positive`}},
 		{"observer queue", func(c *Config) { c.ObserverQueue = 0 },

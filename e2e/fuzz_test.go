@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -141,17 +143,29 @@ func (o *fuzzOutcome) send(addr string, in []byte, hold time.Duration) error {
 // mutation (a fixed seed, up to 8,000 inputs or 15 s, eight at a time),
 // each on its own connection through kproxy, while a canary franz-go
 // producer sends through kproxy too. kproxy must stay up and not panic, the
-// canary must see no error, and the broker must stay up.
+// canary must see no error, and the broker must stay up. kproxy's memory
+// (RSS, and the Go heap from /metrics) is logged at the start, every
+// minute and at the end. E2E_FUZZ_DURATION (a Go duration, 10m for the
+// curve in docs/benchmarks.md) runs it that long instead, with no cap on
+// the inputs.
 func TestScenario12(t *testing.T) {
 	if mode == "direct" {
 		t.Skip("E2E_MODE=direct: the fuzz is against kproxy")
 	}
 	const (
-		topic, canaryN = "fuzz-canary", 400
-		maxInputs      = 8000
-		budget         = 15 * time.Second
-		workers        = 8
+		topic   = "fuzz-canary"
+		workers = 8
+		every   = 40 * time.Millisecond // the canary's pace
 	)
+	maxInputs, budget := 8000, 15*time.Second
+	if s := os.Getenv("E2E_FUZZ_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			t.Fatalf("E2E_FUZZ_DURATION=%q: want a positive Go duration such as 10m", s)
+		}
+		maxInputs, budget = math.MaxInt, d
+	}
+	canaryN := max(400, int(budget/every))
 	corpus := fuzzCorpus(t)
 	freshTopic(t, topic, 1, "")
 	k := startKproxyWith(t, false, brokerAddr, "--admin", proxyAdmin)
@@ -159,7 +173,7 @@ func TestScenario12(t *testing.T) {
 	// The broker's first writes to a fresh topic are slow: not the
 	// canary's latency to report.
 	feed(t, bs, topic, 20)
-	canary := franzGo(t, "canary", "produce", "-bootstrap", bs, "-topic", topic, "-count", itoa(canaryN), "-every", "40ms")
+	canary := franzGo(t, "canary", "produce", "-bootstrap", bs, "-topic", topic, "-count", itoa(canaryN), "-every", every.String())
 	canary.waitFor(0, 30*time.Second, "started", func(e event) bool { return e.Name == "started" })
 
 	inputs := make(chan []byte)
@@ -182,6 +196,7 @@ func TestScenario12(t *testing.T) {
 		dialErr error
 	)
 	start := time.Now()
+	mem := sampleMemory(t, k.proc.cmd.Process.Pid, &o.sent)
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -196,13 +211,14 @@ func TestScenario12(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	mem.stop()
 	t.Logf("fuzz: %d inputs in %v (%d from the corpus): %d closed by kproxy, %d held open by a request the broker kept, %d answered with some bytes",
 		o.sent.Load(), time.Since(start).Round(100*time.Millisecond), len(corpus), o.closed.Load(), o.held.Load(), o.answered.Load())
 	if dialErr != nil {
 		t.Errorf("kproxy refused a connection during the fuzz: %v", dialErr)
 	}
 
-	canary.waitDone(2 * time.Minute)
+	canary.waitDone(2*time.Minute + budget)
 	ev := canary.waitFor(0, 0, "produced", func(e event) bool { return e.Name == "produced" })
 	t.Logf("canary: %d sent, %d failed, p50 %.1f ms, p99 %.1f ms, max %.1f ms", ev.Count, ev.Failed, ev.P50ms, ev.P99ms, ev.MaxMs)
 	if ev.Failed != 0 {
@@ -224,4 +240,74 @@ func TestScenario12(t *testing.T) {
 	if log, err := os.ReadFile(filepath.Join(runDir(t), "kproxy.err")); err == nil && bytes.Contains(log, []byte("panic")) {
 		t.Errorf("kproxy's log mentions a panic: %s", filepath.Join(runDir(t), "kproxy.err"))
 	}
+}
+
+// memorySampler logs kproxy's memory while the fuzz runs.
+type memorySampler struct {
+	done    chan struct{}
+	stopped sync.WaitGroup
+}
+
+// sampleMemory logs kproxy's memory (process pid) with the inputs sent so
+// far: now, every minute, and when stopped. RSS splits into anonymous
+// memory (the Go heap, stacks, the runtime's) and file pages (the
+// binary's code and data, read in as the fuzz reaches more of it; from
+// /proc); heap in use and allocated, goroutines and open connections come
+// from kproxy's /metrics.
+func sampleMemory(t *testing.T, pid int, sent *atomic.Int64) *memorySampler {
+	start := time.Now()
+	sample := func() {
+		m, err := scrapeMetrics(proxyAdmin)
+		if err != nil {
+			t.Logf("memory at %v: /metrics: %v", time.Since(start).Round(time.Second), err)
+			return
+		}
+		st := procStatusKB(pid)
+		t.Logf("memory at %4.1f min, %7d inputs: RSS %.1f MiB (anonymous %.1f, file %.1f), heap in use %.1f MiB, heap allocated %.1f MiB, %v goroutines, %v connections open",
+			time.Since(start).Minutes(), sent.Load(), m["process_resident_memory_bytes"]/(1<<20), st["RssAnon"]/1024, st["RssFile"]/1024,
+			m["go_memstats_heap_inuse_bytes"]/(1<<20), m["go_memstats_heap_alloc_bytes"]/(1<<20), m["go_goroutines"], m["kproxy_connections_open"])
+	}
+	s := &memorySampler{done: make(chan struct{})}
+	s.stopped.Add(1)
+	go func() {
+		defer s.stopped.Done()
+		tick := time.NewTicker(time.Minute)
+		defer tick.Stop()
+		sample()
+		for {
+			select {
+			case <-tick.C:
+				sample()
+			case <-s.done:
+				sample()
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// stop takes the last sample.
+func (s *memorySampler) stop() {
+	close(s.done)
+	s.stopped.Wait()
+}
+
+// procStatusKB is the "kB" fields of /proc/PID/status by name (RssAnon,
+// RssFile, ...), empty when it cannot be read.
+func procStatusKB(pid int) map[string]float64 {
+	out := map[string]float64{}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if kb, isKB := strings.CutSuffix(strings.TrimSpace(v), " kB"); ok && isKB {
+			if f, err := strconv.ParseFloat(kb, 64); err == nil {
+				out[name] = f
+			}
+		}
+	}
+	return out
 }

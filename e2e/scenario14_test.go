@@ -21,7 +21,10 @@ import (
 // sequence, joins a group through kproxy: the console log shows both
 // escaped, on kproxy's own lines. The admin server answers 421 to a Host
 // header naming another site, and carries nosniff and its
-// Content-Security-Policy.
+// Content-Security-Policy. Then 24 groups of a member subscribing to 2,000
+// topic names of 249 bytes each make the timeline's JSON page about 12 MB,
+// and three readers ask for it and read nothing for 10 s: /metrics,
+// /healthz and /api/groups must keep answering beside them.
 func TestScenario14(t *testing.T) {
 	const topic = "forge_topic"
 	const forgedGroup = "e2e-forge\n10:29:00.000\tERROR\tFORGED group line"
@@ -82,6 +85,9 @@ func TestScenario14(t *testing.T) {
 	if resp.Header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Errorf("headers %v: want nosniff and the Content-Security-Policy", resp.Header)
 	}
+
+	bulkyGroups(t, bootstrap(k), 24, 2000)
+	slowAdminReaders(t, proxyAdmin, "/api/timeline?limit=1000", 3, 10*time.Second)
 
 	k.stop()
 	logBytes, err := os.ReadFile(filepath.Join(runDir(t), "kproxy.err"))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/saturate"
 )
 
 // DefaultMaxSkew is the largest clock offset between instances the merge
@@ -500,8 +501,8 @@ func (m *Merger) Next(final bool) (x *decode.Exchange, dropped uint64, ok bool) 
 		}
 		m.lastOut = later(m.lastOut, bestAt)
 		if it.x == nil {
-			m.dropped += it.gap
-			m.stats.Lost += it.gap
+			m.dropped = saturate.Add(m.dropped, it.gap)
+			m.stats.Lost = saturate.Add(m.stats.Lost, it.gap)
 			continue
 		}
 		x = it.x
@@ -538,8 +539,8 @@ func (m *Merger) head(r *run, final bool, ready time.Time) *item {
 	}
 	if r.next >= 0 {
 		n := uint64(it.seq - r.next)
-		m.dropped += n
-		m.stats.Lost += n
+		m.dropped = saturate.Add(m.dropped, n)
+		m.stats.Lost = saturate.Add(m.stats.Lost, n)
 	}
 	r.next = it.seq
 	return it

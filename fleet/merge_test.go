@@ -124,6 +124,16 @@ func TestMerger(t *testing.T) {
 			want: "1@10 +5 2@20 +2",
 		},
 		{
+			name: "gap counts saturate instead of wrapping past 2^64",
+			adds: []add{
+				{inst: "a", seq: 0, gap: 1 << 63, at: ms(5)},
+				{inst: "a", seq: 1, gap: 1 << 63, at: ms(6)},
+				{inst: "a", seq: 2, gap: 3, at: ms(7)},
+				{inst: "a", seq: 3, x: hb(1, ms(10))},
+			},
+			want: "+18446744073709551615 1@10",
+		},
+		{
 			name: "a clock 1.5 s ahead is corrected from one generation's JoinGroup answers",
 			adds: []add{
 				{inst: "a", seq: 0, x: hb(1, ms(1000))},

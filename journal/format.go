@@ -46,6 +46,10 @@ const frameLen = 12
 const (
 	recExchange = 1 // one decode.Exchange
 	recGap      = 2 // exchanges dropped before this point
+	// recSuspension says why the gap before it was lost: a write error
+	// had journaling suspended. Older readers skip it as an unknown type
+	// and still count the gap.
+	recSuspension = 3
 )
 
 // Exchange record flags.
@@ -61,6 +65,13 @@ const exchangeFixedLen = 38
 
 // gapLen is the whole gap payload.
 const gapLen = 17
+
+// suspensionFixedLen is the suspension payload up to its error message,
+// which is at most maxSuspensionErr bytes.
+const (
+	suspensionFixedLen = 27
+	maxSuspensionErr   = 1024
+)
 
 // segmentHeader is what a segment's header says about it.
 type segmentHeader struct {
@@ -243,6 +254,46 @@ func appendGap(dst []byte, t time.Time, n uint64) []byte {
 	dst = append(dst, recGap)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(t)))
 	return binary.BigEndian.AppendUint64(dst, n)
+}
+
+// suspension is what a suspension record says: a write error (Err) had
+// journaling suspended from Since until At, and Lost exchanges were lost
+// meanwhile, the count of the gap record written just before it.
+type suspension struct {
+	At, Since time.Time
+	Lost      uint64
+	Err       string
+}
+
+// appendSuspension appends s's payload to dst, its error cut to
+// maxSuspensionErr bytes.
+func appendSuspension(dst []byte, s suspension) []byte {
+	dst = append(dst, recSuspension)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(s.At)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(s.Since)))
+	dst = binary.BigEndian.AppendUint64(dst, s.Lost)
+	msg := s.Err
+	if len(msg) > maxSuspensionErr {
+		msg = msg[:maxSuspensionErr]
+	}
+	return appendString16(dst, msg)
+}
+
+// parseSuspension parses a suspension payload.
+func parseSuspension(p []byte) (suspension, error) {
+	if len(p) < suspensionFixedLen || p[0] != recSuspension {
+		return suspension{}, errPayload
+	}
+	msg, rest, ok := field16(p[suspensionFixedLen-2:])
+	if !ok || len(rest) != 0 || len(msg) > maxSuspensionErr {
+		return suspension{}, errPayload
+	}
+	return suspension{
+		At:    nanosToTime(int64(binary.BigEndian.Uint64(p[1:]))),
+		Since: nanosToTime(int64(binary.BigEndian.Uint64(p[9:]))),
+		Lost:  binary.BigEndian.Uint64(p[17:]),
+		Err:   string(msg),
+	}, nil
 }
 
 // errPayload is a record whose checksum is right but whose payload does not

@@ -44,9 +44,12 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("%d records from %d bytes", n, len(data))
 			}
 			var again []byte
-			if rec.x != nil {
+			switch {
+			case rec.x != nil:
 				again = appendExchange(nil, rec.x)
-			} else {
+			case rec.susp != nil:
+				again = appendSuspension(nil, *rec.susp)
+			default:
 				again = appendGap(nil, rec.gapAt, rec.dropped)
 			}
 			if !bytes.Equal(again, rec.payload) {
@@ -70,6 +73,7 @@ func fuzzSeeds() map[string][]byte {
 	r1, r2, r3 := ex(testExchange(1)), ex(testExchange(2)), ex(testExchange(3))
 	noResp := ex(&decode.Exchange{ConnID: 3, ClientAddr: "[::1]:9", BrokerID: -1, APIKey: 12, APIVersion: 4, RequestAt: testBase, Request: []byte{0, 12}})
 	gap := frame(appendGap(nil, testBase.Add(time.Second), 42))
+	suspended := frame(appendSuspension(nil, suspension{At: testBase.Add(time.Second), Since: testBase, Lost: 42, Err: "write: no space left on device"}))
 	unknown := frame([]byte{0x7f, 1, 2, 3})
 	flipped := append([]byte{}, r2...)
 	flipped[len(flipped)/2] ^= 0xff
@@ -78,6 +82,7 @@ func fuzzSeeds() map[string][]byte {
 
 	return map[string][]byte{
 		"valid":            seg(r1, r2, gap, r3, noResp),
+		"suspended":        seg(r1, gap, suspended, r2),
 		"unknown-type":     seg(r1, unknown, r2),
 		"flipped-middle":   seg(r1, flipped, r3),
 		"torn-tail":        seg(r1, r2, r3[:len(r3)-5]),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/saturate"
 )
 
 // Reader streams the exchanges of one or more journals. Records of one
@@ -54,8 +55,16 @@ type ReadStats struct {
 	Damaged []Damage
 	// Unknown counts records of a type this version does not know.
 	Unknown uint64
-	// Dropped counts exchanges the writers dropped, from their gap records.
+	// Dropped counts exchanges the writers dropped, from their gap records
+	// (at most the largest uint64: a sum past it stays there).
 	Dropped uint64
+	// WriteErrorLost is the part of Dropped lost while a write error (a
+	// full disk, say) had journaling suspended, from the writers'
+	// suspension records; the rest found a queue full. Suspensions counts
+	// those records, and WriteError is what the first one's error said.
+	WriteErrorLost uint64
+	Suspensions    uint64
+	WriteError     string
 	// First and Last are the earliest and latest RequestAt returned.
 	First, Last time.Time
 	// Torn lists the segments that end in an incomplete or damaged tail.
@@ -393,12 +402,25 @@ func (r *Reader) advance(s *stream, into *decode.Exchange) error {
 			r.finishSegment(s)
 			return err
 		}
+		if rec.susp != nil {
+			r.noteSuspension(rec.susp)
+			continue
+		}
 		if rec.x == nil {
-			r.stats.Dropped += rec.dropped
+			r.stats.Dropped = saturate.Add(r.stats.Dropped, rec.dropped)
 			continue
 		}
 		s.head = rec.x
 		return nil
+	}
+}
+
+// noteSuspension counts a suspension record's losses.
+func (r *Reader) noteSuspension(susp *suspension) {
+	r.stats.WriteErrorLost = saturate.Add(r.stats.WriteErrorLost, susp.Lost)
+	r.stats.Suspensions++
+	if r.stats.WriteError == "" {
+		r.stats.WriteError = susp.Err
 	}
 }
 

@@ -16,9 +16,9 @@ const (
 // resume tries to start a new segment after a write error suspended
 // journaling. On success it writes a gap record for the exchanges lost
 // meanwhile (those buffered when the write failed, and those discarded
-// since), clears the error and logs that journaling resumed; otherwise it
-// waits twice as long before the next attempt. Run by the writer
-// goroutine's tick.
+// since) and a suspension record naming the write error, clears the error
+// and logs that journaling resumed; otherwise it waits twice as long
+// before the next attempt. Run by the writer goroutine's tick.
 func (w *Writer) resume(now time.Time) {
 	if err := w.newSegment(now); err != nil {
 		w.retryDelay = min(2*w.retryDelay, retryMax)
@@ -27,7 +27,7 @@ func (w *Writer) resume(now time.Time) {
 		return
 	}
 	lost := w.lost + w.discarded.Load() - w.discardedAtFail
-	if lost > 0 && !w.writeGap(now, lost) {
+	if lost > 0 && !w.writeSuspended(now, lost) {
 		return // failed again: fail set the next attempt
 	}
 	w.flush()

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"io"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -43,8 +44,10 @@ func (e *writeError) Unwrap() error { return e.errno }
 
 // TestJournalResumesAfterDiskFull: a write error (ENOSPC) suspends
 // journaling; once writes succeed again it resumes in a new segment whose
-// first record is a gap counting every exchange lost meanwhile, and Close
-// reports no error.
+// first records are a gap counting every exchange lost meanwhile and a
+// suspension record blaming the write error, and Close reports no error.
+// Exchanges the proxy dropped from a full queue meanwhile are a gap of
+// their own, not blamed on the disk.
 func TestJournalResumesAfterDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	disk := &fullDisk{}
@@ -80,6 +83,7 @@ func TestJournalResumesAfterDiskFull(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	w.Dropped(4, time.Now()) // the proxy's queue overflowed meanwhile
 	disk.full.Store(false)
 	deadline = time.Now().Add(10 * time.Second) // the first retry is a second after the error
 	for w.Err() != nil {
@@ -97,8 +101,12 @@ func TestJournalResumesAfterDiskFull(t *testing.T) {
 	st := w.Stats()
 	got, rs := readAll(t, dir)
 	checkSame(t, got, append(append([]*decode.Exchange(nil), before...), after...))
-	if rs.Dropped != uint64(lostN) {
-		t.Errorf("gap records count %d lost exchanges; want %d", rs.Dropped, lostN)
+	if rs.Dropped != uint64(lostN+4) || rs.WriteErrorLost != uint64(lostN) || rs.Suspensions != 1 {
+		t.Errorf("gap records count %d lost exchanges, %d of them in %d suspensions; want %d, %d in 1",
+			rs.Dropped, rs.WriteErrorLost, rs.Suspensions, lostN+4, lostN)
+	}
+	if !strings.Contains(rs.WriteError, "no space left on device") {
+		t.Errorf("suspension record says %q; want the write error", rs.WriteError)
 	}
 	if st.Segments != 2 || disk.failed.Load() == 0 {
 		t.Errorf("segments %d, failed writes %d; want 2 segments and some failures", st.Segments, disk.failed.Load())

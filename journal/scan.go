@@ -19,13 +19,14 @@ const readBufSize = 256 << 10
 // reused buffer; a larger one gets a buffer of its own.
 const maxReusedPayload = 1 << 20
 
-// record is one valid record read from a segment: an exchange, or a gap
-// (dropped > 0). Its exchange and payload are the scanner's, valid until
-// its next call to next.
+// record is one valid record read from a segment: an exchange, a gap
+// (dropped > 0), or a suspension (susp non-nil). Its exchange and payload
+// are the scanner's, valid until its next call to next.
 type record struct {
 	x       *decode.Exchange
 	gapAt   time.Time
 	dropped uint64
+	susp    *suspension
 	payload []byte
 }
 
@@ -171,6 +172,14 @@ func (s *scanner) next(into *decode.Exchange) (*record, error) {
 				continue
 			}
 			s.rec = record{gapAt: at, dropped: d, payload: p}
+			return &s.rec, nil
+		case recSuspension:
+			susp, err := parseSuspension(p)
+			if err != nil {
+				s.corrupted(start, s.off-start, "a suspension record that did not parse: "+err.Error())
+				continue
+			}
+			s.rec = record{susp: &susp, payload: p}
 			return &s.rec, nil
 		default:
 			s.unknown++

@@ -61,6 +61,7 @@ type Writer struct {
 	lastRetain time.Time
 	// While suspended after a write error (retry.go).
 	retryAt, failedAt time.Time
+	failCause         string // the write error that suspended journaling
 	retryDelay        time.Duration
 	lost              uint64 // records accepted but never written since failedAt
 	discardedAtFail   uint64 // discarded before failedAt
@@ -177,7 +178,13 @@ func (w *Writer) Dropped(n uint64, at time.Time) {
 		return
 	}
 	w.upstreamDropped.Add(n)
-	if w.closed.Load() || w.stopped.Load() {
+	if w.closed.Load() {
+		return
+	}
+	if w.stopped.Load() {
+		// Noted as a gap once journaling resumes: these were lost to a
+		// full queue, not to the write error.
+		w.unqueued.Add(n)
 		return
 	}
 	select {
@@ -322,7 +329,11 @@ func (w *Writer) writeItem(it item) {
 		w.write(it.x)
 		return
 	}
-	if w.f == nil || !w.noteDrops() {
+	if w.f == nil {
+		w.unqueued.Add(it.gap) // noted once journaling resumes
+		return
+	}
+	if !w.noteDrops() {
 		return
 	}
 	w.writeGap(it.at, it.gap)
@@ -346,6 +357,17 @@ func (w *Writer) noteDrops() bool {
 // writeGap writes a gap record of n exchanges noted at t.
 func (w *Writer) writeGap(t time.Time, n uint64) bool {
 	w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendGap(b, t, n) })
+	return w.writeFrame(w.scratch)
+}
+
+// writeSuspended writes, after a write error, the gap of the n exchanges
+// lost while journaling was suspended and the suspension record saying
+// why, in one write: a reader finds both or neither.
+func (w *Writer) writeSuspended(t time.Time, n uint64) bool {
+	w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendGap(b, t, n) })
+	w.scratch = appendFrame(w.scratch, func(b []byte) []byte {
+		return appendSuspension(b, suspension{At: t, Since: w.failedAt, Lost: n, Err: w.failCause})
+	})
 	return w.writeFrame(w.scratch)
 }
 
@@ -551,6 +573,7 @@ func (w *Writer) fail(err error) {
 	} else {
 		w.discardedAtFail = w.discarded.Load()
 		w.failedAt = time.Now()
+		w.failCause = err.Error()
 		w.retryDelay = retryMin
 	}
 	w.stopped.Store(true)

@@ -131,7 +131,9 @@ type Pipeline struct {
 	// Config.Log is set.
 	consumers []EventConsumer
 	batch     []decode.Event // events not yet handed on
-	// warned holds the API versions whose decode failure was logged.
+	// warned holds the API versions whose decode failure was logged, at
+	// most maxWarned: a client cycling through versions would make them
+	// many, and past that they are only counted (Stats.Undecoded).
 	warned map[[2]int16]bool
 
 	exchanges atomic.Uint64
@@ -283,12 +285,15 @@ func (p *Pipeline) flush() {
 	p.batch = p.batch[:0]
 }
 
+// maxWarned bounds the API versions whose decode failure is logged.
+const maxWarned = 1024
+
 // warnUndecoded logs a decode failure once per API version; later ones are
 // only counted (Stats.Undecoded). The exchange was forwarded untouched
 // all the same.
 func (p *Pipeline) warnUndecoded(x *decode.Exchange, err error) {
 	k := [2]int16{x.APIKey, x.APIVersion}
-	if p.cfg.Log == nil || p.warned[k] {
+	if p.cfg.Log == nil || p.warned[k] || len(p.warned) >= maxWarned {
 		return
 	}
 	p.warned[k] = true

@@ -135,3 +135,24 @@ func TestUndecodedWarnedOnce(t *testing.T) {
 		t.Errorf("%d warnings; want 1", n)
 	}
 }
+
+// TestUndecodedWarningsBounded: a client cycling through versions gets at
+// most maxWarned warnings, and the versions kept stop growing; every
+// failure is still counted.
+func TestUndecodedWarningsBounded(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	p := New(Config{Log: zap.New(core)})
+	var xs []*decode.Exchange
+	for v := range 3 * maxWarned {
+		x := garbage(int32(v), 1)
+		x.APIVersion = int16(v)
+		xs = append(xs, x)
+	}
+	if err := p.Run(context.Background(), Slice(xs)); err != nil {
+		t.Fatal(err)
+	}
+	n := logs.FilterMessageSnippet("did not decode").Len()
+	if n != maxWarned || len(p.warned) != maxWarned || p.Stats().Undecoded != uint64(len(xs)) {
+		t.Errorf("%d warnings, %d versions kept, %d counted; want %d, %d, %d", n, len(p.warned), p.Stats().Undecoded, maxWarned, maxWarned, len(xs))
+	}
+}

@@ -91,16 +91,20 @@ func TestDeclaredSizeAttack(t *testing.T) {
 		maxHeap      int64
 		wantStreamed bool
 		wantWaits    bool
+		wantRefused  bool
 	}{
-		// 100 MiB declared, 256 KiB sent: larger than the maximum
+		// 100 MiB declared: above the maximum group frame size, so
+		// refused before any of it reaches the broker.
+		{"declared_100MiB_refused", 100 << 20, 256 << 10, 4 << 20, false, false, true},
+		// 8 MiB declared, 256 KiB sent: larger than the maximum
 		// observed frame, so streamed; nothing held but copy buffers.
-		{"declared_100MiB_streamed", 100 << 20, 256 << 10, 4 << 20, true, false},
+		{"declared_8MiB_streamed", 8 << 20, 256 << 10, 4 << 20, true, false, false},
 		// Just under the maximum observed frame, all but 1,000 bytes
 		// sent: read whole, so held, but 16 MiB asked of a 4 MiB budget.
-		{"under_observed_limit_budgeted", maxObserved, maxObserved - 8 - 1000, budgetBytes + 4<<20, false, true},
+		{"under_observed_limit_budgeted", maxObserved, maxObserved - 8 - 1000, budgetBytes + 4<<20, false, true, false},
 		// Just under the maximum observed frame, 1,000 bytes sent: the
 		// budget is reserved, but buffers grow only as bytes arrive.
-		{"under_observed_limit_little_sent", maxObserved, 1000, 2 << 20, false, true},
+		{"under_observed_limit_little_sent", maxObserved, 1000, 2 << 20, false, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,11 +116,20 @@ func TestDeclaredSizeAttack(t *testing.T) {
 			p := startProxy(t, cfg, nil)
 			before := heapInUse()
 			attack(t, p.Addr().String(), conns, joinGroupHead(uint32(tt.declared)), tt.sent)
-			if tt.wantStreamed {
+			switch {
+			case tt.wantRefused:
+				waitFor(t, 10*time.Second, "every connection refused", func() bool {
+					s := p.Stats()
+					return s.OversizedFrames == conns && s.ConnectionsOpen == 0
+				})
+				if n := up.read.Load(); n != 0 {
+					t.Errorf("the broker read %d bytes of refused frames; want none", n)
+				}
+			case tt.wantStreamed:
 				waitFor(t, 10*time.Second, "the bodies to reach the broker", func() bool {
 					return up.read.Load() >= int64(conns*tt.sent)
 				})
-			} else {
+			default:
 				waitFor(t, 10*time.Second, "the budget spent and readers waiting", func() bool {
 					s := p.Stats()
 					return s.BufferedBytes >= budgetBytes-maxObserved && s.BufferWaits > 0

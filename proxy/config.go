@@ -14,6 +14,15 @@ const (
 	// direction: 100 MiB, the same bound Kafka's socket.request.max.bytes
 	// defaults to.
 	DefaultMaxFrameSize int32 = 100 << 20
+	// DefaultMaxGroupFrameSize is the largest group request accepted
+	// (decode.GroupAPI: JoinGroup, SyncGroup, OffsetCommit, ...): 16 MiB.
+	// The largest a real consumer sends stays well under it: measured
+	// with franz-go consumers subscribed to 10,000 topics, a JoinGroup
+	// with Java's two default assignors is 0.44 MB (topic names of 20
+	// bytes) to 5.0 MB (249 bytes, Kafka's longest), and a leader's
+	// SyncGroup assigning 100,000 partitions over 10 members is 3.0 MB
+	// (docs/benchmarks.md, Group request sizes).
+	DefaultMaxGroupFrameSize int32 = 16 << 20
 	// DefaultDialTimeout bounds each dial to an upstream broker.
 	DefaultDialTimeout = 10 * time.Second
 	// DefaultShutdownTimeout bounds the wait for in-flight requests when
@@ -76,6 +85,13 @@ type Config struct {
 	// streams (Fetch, Produce, ...) are not held in memory and not limited,
 	// as on a direct connection. 0 means DefaultMaxFrameSize.
 	MaxFrameSize int32
+	// MaxGroupFrameSize is the largest group request (decode.GroupAPI)
+	// kproxy accepts, in bytes, not counting the 4-byte size: a larger
+	// one closes its connection before any of it reaches the broker,
+	// whose group coordinator a request of hundreds of megabytes keeps
+	// busy. Above MaxFrameSize, MaxFrameSize applies. 0 means
+	// DefaultMaxGroupFrameSize.
+	MaxGroupFrameSize int32
 	// DialTimeout bounds each dial to a broker, and each of the two
 	// requests of broker discovery. 0 means DefaultDialTimeout. Shutdown
 	// does not wait for it: dials under way stop when Run's context is
@@ -180,6 +196,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxFrameSize == 0 {
 		c.MaxFrameSize = DefaultMaxFrameSize
 	}
+	if c.MaxGroupFrameSize == 0 {
+		c.MaxGroupFrameSize = DefaultMaxGroupFrameSize
+	}
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DefaultDialTimeout
 	}
@@ -230,6 +249,9 @@ func (c Config) validate() error {
 	}
 	if c.BrokerPortBase < 0 || c.BrokerPortBase > 65535 {
 		return fmt.Errorf("proxy: broker port base %d: out of range 0-65535", c.BrokerPortBase)
+	}
+	if c.MaxGroupFrameSize < 0 {
+		return fmt.Errorf("proxy: max group frame size %d: must be positive", c.MaxGroupFrameSize)
 	}
 	if c.MaxFrameSize < 0 {
 		return fmt.Errorf("proxy: max frame size %d: must be positive", c.MaxFrameSize)

@@ -94,9 +94,14 @@ func (c *conn) serve() {
 		return
 	}
 	c.setFrameDeadline(time.Now().Add(c.p.cfg.FrameReadTimeout))
-	if _, err := c.br.Peek(minRequest); err != nil {
+	fixed, err := c.br.Peek(minRequest)
+	if err != nil {
 		c.requestCut(err)
 		c.log.Debug("client closed mid-request", zap.Error(err))
+		return
+	}
+	if c.tooLargeForGroup(fixed, size) {
+		c.refuseGroupFrame(fixed, size) // before dialing, as for any frame kproxy refuses
 		return
 	}
 	up, err := c.p.dialUpstream(c.brokerID, c.log)

@@ -90,6 +90,9 @@ func (c *conn) forwardRequest(br *bufio.Reader, prefix [4]byte, size int32, at t
 		corrID:  int32(binary.BigEndian.Uint32(fixed[4:])),
 		at:      at,
 	}
+	if c.tooLargeForGroup(fixed, size) {
+		return false, c.refuseGroupFrame(fixed, size)
+	}
 	if saslAPI(key) && c.p.cfg.UpstreamSASL.Enabled() {
 		return false, c.refuseClientSASL(key)
 	}
@@ -316,6 +319,25 @@ func (c *conn) checkSize(prefix [4]byte, size, min, max int32, what string) erro
 	c.p.rate.log(c.log, zapcore.ErrorLevel, "short", what+" frame too short to be Kafka; closing the connection",
 		zap.Int32("size", size), zap.String("prefix", describePrefix(prefix)))
 	return errShortFrame
+}
+
+// tooLargeForGroup reports whether the request that fixed starts is a group
+// request larger than MaxGroupFrameSize.
+func (c *conn) tooLargeForGroup(fixed []byte, size int32) bool {
+	return decode.GroupAPI(int16(binary.BigEndian.Uint16(fixed))) && size > c.p.cfg.MaxGroupFrameSize
+}
+
+// refuseGroupFrame refuses a group request larger than MaxGroupFrameSize:
+// counted, logged (at most once a second) and its connection closed
+// before any of it is forwarded, as a frame above MaxFrameSize is.
+// fixed is the request's first minRequest bytes.
+func (c *conn) refuseGroupFrame(fixed []byte, size int32) error {
+	c.p.stats.oversizedFrames.Add(1)
+	c.p.rate.log(c.log, zapcore.ErrorLevel, "oversized_group", "group request larger than max-group-frame-size, "+
+		"which no real consumer group reaches; closing the connection (raise --max-group-frame-size if this group is real)",
+		zap.String("api", decode.APIName(int16(binary.BigEndian.Uint16(fixed)))), zap.Int16("api_version", int16(binary.BigEndian.Uint16(fixed[2:]))),
+		zap.Int32("size", size), zap.Int32("max_group_frame_size", c.p.cfg.MaxGroupFrameSize))
+	return errOversized
 }
 
 var (

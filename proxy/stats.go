@@ -28,7 +28,8 @@ type Stats struct {
 	// full (ObserverQueue or ObserverQueueBytes).
 	ObserverDrops uint64
 	// OversizedFrames counts frames larger than MaxFrameSize (or with a
-	// negative size); each closed its connection.
+	// negative size), and group requests larger than MaxGroupFrameSize;
+	// each closed its connection.
 	OversizedFrames uint64
 	// CorrelationMismatches counts responses whose correlation id was not
 	// the one expected; each closed its connection.

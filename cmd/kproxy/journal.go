@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/printable"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 )
@@ -252,7 +254,7 @@ func inspectSummary(r *journal.Reader, f inspectFilter, out *bufio.Writer) error
 		fmt.Fprintf(out, "time span:        %s .. %s (%s)\n",
 			first.UTC().Format(inspectTime), last.UTC().Format(inspectTime), last.Sub(first))
 	}
-	fmt.Fprintf(out, "dropped:          %d exchanges (kproxy's observer queue or the journal writer's queue was full)\n", st.Dropped)
+	writeDrops(out, st)
 	fmt.Fprintf(out, "corrupt skipped:  %d records\n", st.Corrupt)
 	if st.Unknown > 0 {
 		fmt.Fprintf(out, "unknown records:  %d (written by a newer kproxy; skipped)\n", st.Unknown)
@@ -293,7 +295,43 @@ func warnDamage(w io.Writer, st journal.ReadStats) {
 	if more := st.Corrupt - uint64(len(st.Damaged)); more > 0 {
 		fmt.Fprintf(w, "kproxy: warning: %d more corrupt journal records were skipped\n", more)
 	}
-	if st.Dropped > 0 {
-		fmt.Fprintf(w, "kproxy: warning: the journal misses %d exchanges its writer dropped (queue full)\n", st.Dropped)
+	queue, disk := dropCauses(st)
+	if queue > 0 {
+		fmt.Fprintf(w, "kproxy: warning: the journal misses %d%s exchanges its writer dropped (queue full)\n", queue, atLeast(st.Dropped))
 	}
+	if disk > 0 {
+		fmt.Fprintf(w, "kproxy: warning: the journal misses %d%s exchanges lost while a write error had journaling suspended (%s)\n",
+			disk, atLeast(disk), printable.String(st.WriteError))
+	}
+}
+
+// dropCauses splits the journal's drops: those that found a queue full,
+// and those lost while a write error had journaling suspended.
+func dropCauses(st journal.ReadStats) (queue, disk uint64) {
+	disk = min(st.WriteErrorLost, st.Dropped)
+	return st.Dropped - disk, disk
+}
+
+// atLeast marks a count taken from a total of drops that saturated: gap
+// records add up past what a uint64 holds only in a crafted or damaged
+// journal.
+func atLeast(total uint64) string {
+	if total == math.MaxUint64 {
+		return " (at least)"
+	}
+	return ""
+}
+
+// writeDrops prints the summary's dropped line and, when a write error
+// lost some of them, what each cause lost.
+func writeDrops(out *bufio.Writer, st journal.ReadStats) {
+	queue, disk := dropCauses(st)
+	if disk == 0 {
+		fmt.Fprintf(out, "dropped:          %d%s exchanges (kproxy's observer queue or the journal writer's queue was full)\n", st.Dropped, atLeast(st.Dropped))
+		return
+	}
+	fmt.Fprintf(out, "dropped:          %d%s exchanges\n", st.Dropped, atLeast(st.Dropped))
+	fmt.Fprintf(out, "  queue full:     %d%s (kproxy's observer queue or the journal writer's queue was full)\n", queue, atLeast(st.Dropped))
+	fmt.Fprintf(out, "  write error:    %d (journaling suspended %d time(s) by a write error, the first: %s)\n",
+		disk, st.Suspensions, printable.String(st.WriteError))
 }

@@ -38,7 +38,7 @@ var proxyMetrics = []metric[proxy.Stats]{
 		func(s proxy.Stats) float64 { return float64(s.EndpointsDropped) }},
 	{"kproxy_observer_drops_total", "counter", "Exchanges not observed because the observer queue was full.",
 		func(s proxy.Stats) float64 { return float64(s.ObserverDrops) }},
-	{"kproxy_oversized_frames_total", "counter", "Frames above max-frame-size; each closed its connection.",
+	{"kproxy_oversized_frames_total", "counter", "Frames above max-frame-size, and group requests above max-group-frame-size; each closed its connection.",
 		func(s proxy.Stats) float64 { return float64(s.OversizedFrames) }},
 	{"kproxy_correlation_mismatches_total", "counter", "Responses with an unexpected correlation id; each closed its connection.",
 		func(s proxy.Stats) float64 { return float64(s.CorrelationMismatches) }},

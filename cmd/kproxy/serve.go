@@ -595,6 +595,7 @@ func proxyConfig(cfg config.Config) proxy.Config {
 		BrokerPortBase:     cfg.BrokerPortBase,
 		BrokerListeners:    cfg.BrokerListeners,
 		MaxFrameSize:       cfg.MaxFrameSize,
+		MaxGroupFrameSize:  cfg.MaxGroupFrameSize,
 		DialTimeout:        cfg.DialTimeout,
 		ShutdownTimeout:    cfg.ShutdownTimeout,
 		ObserverQueue:      cfg.ObserverQueue,
