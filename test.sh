@@ -4,8 +4,9 @@
 #   1. gofmt: no tracked .go file may need formatting
 #   2. go vet ./...
 #   3. go test -race ./... (two packages at a time)
-#   4. each fuzz target for a fixed time (FUZZTIME, default 30s: three targets,
-#      a minute and a half); the seed corpora are in each package's
+#   4. each fuzz target (every Fuzz function, listed by go test -list) for a
+#      fixed time (FUZZTIME, default 30s: five targets, two and a half
+#      minutes); the seed corpora are in each package's
 #      testdata/fuzz/, where the fuzzer also writes any input that fails
 #   5. e2e/run.sh, when it exists (real clients against a real broker)
 set -euo pipefail

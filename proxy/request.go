@@ -268,18 +268,18 @@ func (c *conn) produceExpectsResponse(br *bufio.Reader, size int) ([]byte, bool,
 		c.log.Debug("client closed mid-request", zap.Error(err))
 		return nil, false, err
 	}
-	if acks, ok := produceAcks(peek); ok {
+	if acks, ok := decode.ProduceAcks(peek); ok {
 		return nil, acks != 0, nil
 	}
 	if len(peek) == size {
 		c.acksUnknown(peek, size)
 		return nil, true, nil
 	}
-	consumed := make([]byte, min(size, maxProduceHead))
+	consumed := make([]byte, min(size, decode.MaxProduceHead))
 	if _, err := io.ReadFull(br, consumed); err != nil {
 		return nil, false, err
 	}
-	acks, ok := produceAcks(consumed)
+	acks, ok := decode.ProduceAcks(consumed)
 	if !ok {
 		c.acksUnknown(consumed, size)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/kproxy-dev/kproxy/capture"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/fleet"
 	"github.com/kproxy-dev/kproxy/journal"
@@ -39,7 +40,10 @@ type adminServer struct {
 // adminSources are what the admin server reports on; each is called per
 // request.
 type adminSources struct {
+	// proxy is nil without a proxy (kproxy capture); capture is the
+	// packet capture kproxy capture reads, nil for serve and demo.
 	proxy    func() proxy.Stats
+	capture  func() capture.Stats
 	pipeline func() pipeline.Stats
 	journal  func() journal.Stats // nil when there is no journal
 	// events and fleet are the events topic's publisher and the fleet

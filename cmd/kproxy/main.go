@@ -19,6 +19,7 @@ var commands = []func() *cobra.Command{
 	newJournalCmd,     // journal.go: look inside journals (inspect)
 	newReplayCmd,      // replay.go: tell the story again from journals
 	newDiagnoseCmd,    // diagnose.go: causes and advice from journals
+	newCaptureCmd,     // capture.go: the story of a packet capture, live
 }
 
 func newRootCmd() *cobra.Command {

@@ -168,7 +168,12 @@ func (c *statsCollector[S]) Collect(ch chan<- prometheus.Metric) {
 func newMetricsRegistry(src adminSources) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(newStatsCollector(proxyMetrics, src.proxy))
+	if src.proxy != nil {
+		reg.MustRegister(newStatsCollector(proxyMetrics, src.proxy))
+	}
+	if src.capture != nil {
+		reg.MustRegister(newStatsCollector(captureMetrics, src.capture))
+	}
 	if src.pipeline != nil {
 		reg.MustRegister(newStatsCollector(pipelineMetrics, src.pipeline))
 	}

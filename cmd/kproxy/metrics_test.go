@@ -21,13 +21,14 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// TestMetricsCoverStats fails when proxy.Stats, pipeline.Stats or
-// journal.Stats gains a field that /metrics does not expose, or when two
+// TestMetricsCoverStats fails when proxy.Stats, pipeline.Stats,
+// journal.Stats or capture.Stats gains a field that /metrics does not expose, or when two
 // metrics read the same field.
 func TestMetricsCoverStats(t *testing.T) {
 	t.Run("proxy", func(t *testing.T) { checkCoverage(t, proxyMetrics) })
 	t.Run("pipeline", func(t *testing.T) { checkCoverage(t, pipelineMetrics) })
 	t.Run("journal", func(t *testing.T) { checkCoverage(t, journalMetrics) })
+	t.Run("capture", func(t *testing.T) { checkCoverage(t, captureMetrics) })
 }
 
 // checkCoverage sets numeric field i of S to i+2, so that each metric's

@@ -27,14 +27,16 @@ type replayOptions struct {
 	noFindings bool   // --findings=false: no findings block after each storm (text)
 	journalWindow
 	fromTopic topicOptions // replay_topic.go
+	pcap      bool         // --pcap: the PATHs are packet captures (capture.go)
+	capture   captureFlags
 }
 
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
 	findings := true
 	cmd := &cobra.Command{
-		Use:   "replay PATH...|--from-topic NAME --brokers HOST:PORT [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
-		Short: "Tell the story of the rebalances again from journals",
+		Use:   "replay PATH...|--pcap FILE...|--from-topic NAME --brokers HOST:PORT [--format text|json|jsonl|html] [-o FILE] [--group G] [--since T] [--until T]",
+		Short: "Tell the story of the rebalances again from journals or packet captures",
 		Long: `replay reads the journals at PATH (segment files or directories written by
 kproxy serve --journal; journals of several proxies are merged by time) and
 runs them through the same decode and timeline path as the live proxy.
@@ -59,6 +61,12 @@ in UTC) replay only the exchanges completed in that window. Torn tails, corrupt
 records and exchanges the writer dropped are reported on stderr. For journals
 over 64 MiB a progress bar is shown on stderr when it is a terminal.
 
+--pcap reads packet captures instead (pcap or pcapng, as tcpdump -w writes
+them; - for standard input) of clients talking to the brokers directly: the
+story kproxy would have told, without re-pointing a client (docs/capture.md).
+--broker-ports names the brokers' ports (default 9092); the ports the
+captured Metadata responses name are added.
+
 --from-topic NAME --brokers HOST:PORT reads instead the events topic kproxy
 serve --events-topic instances publish to (docs/fleet.md): the story of the
 whole fleet, each instance's clock corrected by up to --max-skew.`,
@@ -71,6 +79,12 @@ whole fleet, each instance's clock corrected by up to --max-skew.`,
 			}
 			if err := o.parse("replay"); err != nil {
 				return err
+			}
+			if !o.pcap && cmd.Flags().Changed("broker-ports") {
+				return fmt.Errorf("replay: --broker-ports: only with --pcap")
+			}
+			if o.pcap && o.fromTopic.topic != "" {
+				return fmt.Errorf("replay: --pcap reads captures, --from-topic a topic: choose one")
 			}
 			o.noFindings = !findings
 			if !wholeReport(o.format) && os.Getenv("GOGC") == "" {
@@ -93,6 +107,8 @@ whole fleet, each instance's clock corrected by up to --max-skew.`,
 	f.BoolVar(&findings, "findings", true, "text: print the findings block after each storm, as serve logs it")
 	o.addFlags(f)
 	o.fromTopic.addFlags(f)
+	f.BoolVar(&o.pcap, "pcap", false, "the PATHs are packet captures (pcap or pcapng; - for standard input), not journals")
+	o.capture.addFlags(f)
 	return cmd
 }
 

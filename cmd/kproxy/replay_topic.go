@@ -68,10 +68,14 @@ func (t *topicOptions) replayArgs(args []string) error {
 }
 
 // openReplayInput opens the journals at paths, drawing the progress bar
-// on errOut, or the topic --from-topic names.
+// on errOut, the packet captures at paths (--pcap), or the topic
+// --from-topic names.
 func openReplayInput(ctx context.Context, paths []string, o replayOptions, errOut io.Writer) (*storyInput, error) {
 	if o.fromTopic.topic != "" {
 		return openTopicInput(ctx, o)
+	}
+	if o.pcap {
+		return openCaptureInput(paths, o.capture)
 	}
 	in, err := openJournalInput(paths, errOut)
 	if err != nil {

@@ -1,4 +1,4 @@
-package proxy
+package decode
 
 import (
 	"encoding/binary"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -26,12 +25,12 @@ func TestProduceAcks(t *testing.T) {
 					topic.Partitions = append(topic.Partitions, kmsg.NewProduceRequestTopicPartition())
 					req.Topics = append(req.Topics, topic)
 					frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("client")).AppendRequest(nil, req, 5)[4:]
-					got, ok := produceAcks(frame)
+					got, ok := ProduceAcks(frame)
 					if !ok || got != acks {
-						t.Errorf("produceAcks = %d, %v; want %d, true", got, ok, acks)
+						t.Errorf("ProduceAcks = %d, %v; want %d, true", got, ok, acks)
 					}
 					// The frame must be needed exactly up to the end of acks.
-					h, err := decode.ParseRequestHeader(frame)
+					h, err := ParseRequestHeader(frame)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -44,11 +43,11 @@ func TestProduceAcks(t *testing.T) {
 					case v >= 3:
 						end += 2 + n
 					}
-					if _, ok := produceAcks(frame[:end-1]); ok {
+					if _, ok := ProduceAcks(frame[:end-1]); ok {
 						t.Errorf("acks found in the first %d bytes; they end at %d", end-1, end)
 					}
-					if got, ok := produceAcks(frame[:end]); !ok || got != acks {
-						t.Errorf("first %d bytes: produceAcks = %d, %v; want %d, true", end, got, ok, acks)
+					if got, ok := ProduceAcks(frame[:end]); !ok || got != acks {
+						t.Errorf("first %d bytes: ProduceAcks = %d, %v; want %d, true", end, got, ok, acks)
 					}
 				})
 			}
