@@ -9,8 +9,8 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// minLoop is how many rebalances, cooperative follow-ups not counted, a
-// storm needs to be a rebalance loop.
+// minLoop is how many rebalances, cooperative follow-ups and growth not
+// counted, a storm needs to be a rebalance loop.
 const minLoop = 3
 
 // loops makes a rebalance_loop finding per storm the timeline detected
@@ -20,8 +20,11 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 	for _, st := range gr.Storms {
 		// A cooperative follow-up is the second half of the rebalance it
 		// follows (KIP-429), not a new cause: a member joining a
-		// cooperative group and another leaving later is no loop.
-		causal := st.Rebalances - st.Triggers["cooperative_follow_up"]
+		// cooperative group and another leaving later is no loop. A
+		// rebalance that took the group past its peak membership is the
+		// group forming one member at a time or scaling out: growth, and
+		// no rebalance ever starts it again.
+		causal := st.Rebalances - st.Triggers["cooperative_follow_up"] - st.Growth
 		if causal < minLoop {
 			continue
 		}

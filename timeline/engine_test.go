@@ -496,6 +496,17 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		name:    "storm of a growing group",
+		script:  growthScript,
+		closeAt: 60,
+		check: func(t *testing.T, entries []Entry, r *Report) {
+			st := r.Groups[0].Storms
+			if len(st) != 1 || st[0].Rebalances != 3 || st[0].Growth != 2 || !reflect.DeepEqual(st[0].Generations, []int32{2, 3, 4}) {
+				t.Fatalf("storms = %+v; want one of gens 2-4, two of them growth", st)
+			}
+		},
+	},
+	{
 		name:    "storm threshold is configurable",
 		cfg:     Config{StormRebalances: 4},
 		script:  stormScript,

@@ -249,6 +249,7 @@ type StormReport struct {
 	Generations     []int32        `json:"generations"`     // the generations its rebalances formed
 	DominantTrigger string         `json:"dominantTrigger"` // the most frequent trigger kind (ties by name)
 	Triggers        map[string]int `json:"triggers"`        // rebalances by trigger kind
+	Growth          int            `json:"growth"`          // rebalances that took the group past its peak membership (forming, scaling out)
 	Members         []string       `json:"members"`         // the members named by the triggers, most frequent first
 	Ongoing         bool           `json:"ongoing"`         // the input ended within the window of its last rebalance
 	EndedAt         *string        `json:"endedAt"`         // the last rebalance plus the window; null while ongoing
@@ -531,7 +532,7 @@ func (g *group) commitReport(c *commit) CommitReport {
 func stormReport(st *storm) StormReport {
 	kind, _ := st.dominant()
 	sr := StormReport{From: stamp(st.from), To: stamp(st.to), Rebalances: st.count, DominantTrigger: kind,
-		Triggers: st.triggers(), Members: st.members(), Ongoing: !st.ended}
+		Triggers: st.triggers(), Growth: st.growth(), Members: st.members(), Ongoing: !st.ended}
 	if sr.Members == nil {
 		sr.Members = []string{}
 	}

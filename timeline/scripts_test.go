@@ -48,6 +48,48 @@ func stormScript() *script {
 	return s
 }
 
+// growthScript: A forms the group alone, B joins at 10 s and C at 20 s,
+// each making the group larger than it ever was; C leaves at 40 s.
+func growthScript() *script {
+	s := newScript("growth")
+	s.memberIDRequired(cA, 0, 0.001, "A-1")
+	s.join(cA, 0.002, 0.010, jg("A-1", 1, "A-1", "A-1"))
+	s.sync(cA, 0.011, 0.012, "A-1", 1, tp("round_topic", 0, 1, 2), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1, 2)})
+	s.hbs(cA, "A-1", 1, 1, 10)
+	plans := []map[string][]decode.TopicPartitions{
+		{"A-1": tp("round_topic", 0, 1), "B-1": tp("round_topic", 2)},
+		{"A-1": tp("round_topic", 0), "B-1": tp("round_topic", 1), "C-1": tp("round_topic", 2)},
+		{"A-1": tp("round_topic", 0, 1), "B-1": tp("round_topic", 2)},
+	}
+	clients := map[string]client{"A-1": cA, "B-1": cB, "C-1": cC}
+	rebalance := func(gen int32, t float64, members ...string) {
+		s.hb(cA, t+0.05, t+0.051, "A-1", gen-1, errRebalanceInProgress)
+		s.join(cA, t+0.1, t+0.3, jg("A-1", gen, "A-1", members...))
+		for _, m := range members[1:] {
+			s.join(clients[m], t+0.02, t+0.3, jg(m, gen, "A-1"))
+		}
+		plan := plans[gen-2]
+		s.sync(cA, t+0.31, t+0.32, "A-1", gen, plan["A-1"], plan)
+		for _, m := range members[1:] {
+			s.sync(clients[m], t+0.31, t+0.33, m, gen, plan[m], nil)
+		}
+	}
+	s.memberIDRequired(cB, 10, 10.001, "B-1")
+	rebalance(2, 10, "A-1", "B-1")
+	s.hbs(cA, "A-1", 2, 11, 20)
+	s.hbs(cB, "B-1", 2, 11, 20)
+	s.memberIDRequired(cC, 20, 20.001, "C-1")
+	rebalance(3, 20, "A-1", "B-1", "C-1")
+	for _, m := range []string{"A-1", "B-1", "C-1"} {
+		s.hbs(clients[m], m, 3, 21, 40)
+	}
+	s.leave(cC, 40, 40.001, "C-1", "the consumer is being closed")
+	rebalance(4, 40, "A-1", "B-1")
+	s.hbs(cA, "A-1", 4, 41, 60)
+	s.hbs(cB, "B-1", 4, 41, 60)
+	return s
+}
+
 // cooperativeScript: A owns round_topic 0,1,2 with cooperative-sticky; B
 // joins; gen 2 takes 2 away from A without giving it to B; A revokes it and
 // rejoins; gen 3 gives it to B.

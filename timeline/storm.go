@@ -11,6 +11,10 @@ type stormState struct {
 	window []stormMark // rebalances within the storm window of the latest
 	active *storm
 	storms []*storm
+	// peak is the most members a generation of the group has had: a
+	// rebalance that goes past it is the group growing (forming, scaling
+	// out), not churn.
+	peak int
 }
 
 type stormMark struct {
@@ -18,6 +22,7 @@ type stormMark struct {
 	gen    int32
 	kind   string
 	member string
+	growth bool // it took the group past its peak membership
 }
 
 // storm is a run of rebalances, each within the storm window of the
@@ -37,11 +42,13 @@ type storm struct {
 // first generation seen is the group forming, and an empty generation is
 // the group going away: neither is churn.
 func (g *group) countRebalance(gen *generation) {
+	s := &g.storm
+	growth := len(gen.members) > s.peak
+	s.peak = max(s.peak, len(gen.members))
 	if gen.prev == nil || gen.phase == phaseEmpty {
 		return
 	}
-	s := &g.storm
-	mark := stormMark{at: gen.start, gen: gen.num, kind: gen.trigger.kind, member: gen.trigger.member}
+	mark := stormMark{at: gen.start, gen: gen.num, kind: gen.trigger.kind, member: gen.trigger.member, growth: growth}
 	if mark.at.IsZero() {
 		mark.at = gen.joinEnd
 	}
@@ -112,6 +119,18 @@ func (st *storm) members() []string {
 	ms := sortedKeys(counts)
 	sort.SliceStable(ms, func(i, j int) bool { return counts[ms[i]] > counts[ms[j]] })
 	return ms
+}
+
+// growth counts its rebalances that took the group past its peak
+// membership.
+func (st *storm) growth() int {
+	n := 0
+	for _, m := range st.marks {
+		if m.growth {
+			n++
+		}
+	}
+	return n
 }
 
 func (st *storm) triggers() map[string]int {
