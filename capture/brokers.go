@@ -103,7 +103,8 @@ func (b *brokers) learn(x *decode.Exchange) {
 // Metadata response body of version v names, and reports whether they
 // read. Only the brokers, at the start of the body, are read, with kbin:
 // decoding the whole response with kmsg (every topic and partition)
-// cost a capture of the realistic mix 14% of its allocations.
+// would add a large share of a capture's allocations (docs/benchmarks.md,
+// Packet captures).
 func metadataBrokers(v int16, body []byte, f func(node, port int32)) bool {
 	r := kbin.Reader{Src: body}
 	flexible := v >= 9

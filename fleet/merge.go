@@ -456,8 +456,9 @@ func (m *Merger) Ready() time.Time { return m.safe().Add(-m.cfg.Hold) }
 // readAhead is how far, in the merged stream's time, a partition may be
 // read ahead of the one the merge waits for before its reader pauses it.
 // Pausing at once (0) makes the reader resume a partition for every fetch
-// and wait out the broker's fetch wait each time: a replay took 5 times
-// as long; a second costs little memory (docs/fleet.md).
+// and wait out the broker's fetch wait each time, which makes a replay
+// several times as long; a second costs little memory (docs/benchmarks.md,
+// Fleet: replay's merge from an events topic).
 const readAhead = MarkerInterval
 
 // Ahead says partition p has been read further ahead of the least-read

@@ -16,12 +16,9 @@ const (
 	DefaultMaxFrameSize int32 = 100 << 20
 	// DefaultMaxGroupFrameSize is the largest group request accepted
 	// (decode.GroupAPI: JoinGroup, SyncGroup, OffsetCommit, ...): 16 MiB.
-	// The largest a real consumer sends stays well under it: measured
-	// with franz-go consumers subscribed to 10,000 topics, a JoinGroup
-	// with Java's two default assignors is 0.44 MB (topic names of 20
-	// bytes) to 5.0 MB (249 bytes, Kafka's longest), and a leader's
-	// SyncGroup assigning 100,000 partitions over 10 members is 3.0 MB
-	// (docs/benchmarks.md, Group request sizes).
+	// The largest a real consumer sends, even subscribed to 10,000 topics
+	// of Kafka's longest names, stays well under it (docs/benchmarks.md,
+	// Group request sizes).
 	DefaultMaxGroupFrameSize int32 = 16 << 20
 	// DefaultDialTimeout bounds each dial to an upstream broker.
 	DefaultDialTimeout = 10 * time.Second

@@ -43,13 +43,13 @@ const (
 	// copySplice moves bodies with splice(2) when both ends are TCP
 	// connections (plaintext on both sides), the bytes never entering
 	// kproxy's memory; otherwise (TLS on either side) it copies through a
-	// pooled buffer. It is the default: in the three-process load harness
-	// (cmd/kproxy-bench) it cut kproxy's CPU per GiB forwarded to
-	// 0.51-0.59x of the pooled copy's (0.17-0.19 CPU-s/GiB against
-	// 0.29-0.36), throughput the same within the harness's noise, although
-	// in one process on loopback (BenchmarkPump) copying moves 1-8 MiB
-	// frames faster. On Linux the splice loop is kproxy's own
-	// (splice_linux.go); elsewhere (*net.TCPConn).ReadFrom copies.
+	// pooled buffer. It is the default because, with kproxy, the broker
+	// and the clients in processes of their own, it takes about half the
+	// CPU of the pooled copy for the same throughput, although in one
+	// process on loopback (BenchmarkPump) copying is faster
+	// (docs/benchmarks.md, Changes to the forwarding path). On Linux the
+	// splice loop is kproxy's own (splice_linux.go); elsewhere
+	// (*net.TCPConn).ReadFrom copies.
 	copySplice copyMode = iota
 	// copyPooled always copies through a pooled buffer. Kept so that
 	// BenchmarkPump and TestForwardByteExact cover both ways.

@@ -63,7 +63,8 @@ var versionPolicy = []versionCap{
 	// KIP-951: a Produce answer naming a partition's new leader carries
 	// the leader's address (NodeEndpoints) from v10, in a tagged field at
 	// the end. Walked rather than read whole and parsed with kmsg, which
-	// cost 13% more of kproxy's CPU per GiB produced in the load harness.
+	// costs more of kproxy's CPU per GiB produced (docs/benchmarks.md,
+	// Changes to the forwarding path).
 	{key: kmsg.Produce, rewrite: rewriteTail, rewriteFrom: 10, reason: "KIP-951 NodeEndpoints in Produce v10+ responses rewritten at the frame's end"},
 	// KIP-951: the same in Fetch from v16: the largest frames stay
 	// streamed.

@@ -20,7 +20,7 @@ import (
 // second per consumer) does not wake the reader: it waits for the next
 // exchange that does, or for lazyDelay at most. Waking the reader is a
 // thread woken in the Go scheduler, and for a consumer fetching at full
-// speed that cost more than observing its Fetch did.
+// speed that costs more than observing its Fetch does.
 type Queue struct {
 	stats *counters
 

@@ -14,19 +14,19 @@ import (
 
 // The streamed bodies' path on Linux: splice(2) through a pipe, called
 // directly rather than through (*net.TCPConn).ReadFrom, to make raw
-// system calls, as measured in the three-process load harness
-// (docs/benchmarks.md). Go's own calls go through the scheduler's
-// entersyscall, and the first after the process was idle wakes the
-// runtime's monitor thread (sysmon), which then polls every 20 µs for a
-// while: between a proxy's frames every thread is idle, so that was
-// several wake-ups per frame, 15-17% of kproxy's CPU. These calls never
+// system calls. Go's own calls go through the scheduler's entersyscall,
+// and the first after the process was idle wakes the runtime's monitor
+// thread (sysmon), which then polls every 20 µs for a while: between a
+// proxy's frames every thread is idle, so that would be several wake-ups
+// per frame, a large share of kproxy's CPU (docs/benchmarks.md, Changes
+// to the forwarding path). These calls never
 // block (the sockets and the pipe are non-blocking; waiting is done by the
 // poller, through syscall.RawConn), so they need no handoff. Reads and
 // writes of the frames' starts are made the same way (rawio_linux.go).
 //
 // SPLICE_F_MORE and MSG_MORE (TCP holding a partial segment until the rest
-// of the frame follows) were measured too and not kept: 0.96-0.99x the CPU
-// without them, the same throughput (docs/benchmarks.md).
+// of the frame follows) are not used: on an idle host they cost more CPU
+// than they save (docs/benchmarks.md, Changes to the forwarding path).
 
 // splice(2) flags.
 const (

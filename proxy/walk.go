@@ -47,11 +47,10 @@ type walker struct {
 
 // walkBufSize is the walker's read buffer: a Fetch response's partitions
 // hold tens of bytes of structure between their batches, and reading them
-// 4 KiB at a time (the connection's buffer) cost a read and a splice per
-// partition. BenchmarkWalk, 1 MiB responses, walked against streamed whole:
-// 0.14x the throughput over 512 partitions and 0.45x over 64 that way;
-// 0.63x and 0.75x with this buffer and small batches copied (one partition:
-// the same).
+// 4 KiB at a time (the connection's buffer) would cost a read and a splice
+// per partition; with this buffer, and small batches copied, responses of
+// many partitions walk much faster (BenchmarkWalk;
+// docs/benchmarks.md, Changes to the forwarding path).
 const walkBufSize = 64 << 10
 
 // walkSpliceMin is the smallest body the walker splices rather than

@@ -443,9 +443,8 @@ func (c bufConn) SetReadDeadline(time.Time) error  { return nil }
 func (c bufConn) SetWriteDeadline(time.Time) error { return nil }
 
 // BenchmarkWalk moves Fetch v17 responses of 1 MiB between two TCP
-// connections, streamed as a whole frame (what kproxy did while it capped
-// Fetch at v15) and walked (what it does for v16+, to rewrite their
-// endpoints), with the records in one partition or spread over 64 or 512.
+// connections, streamed as a whole frame (what kproxy does below v16) and
+// walked (what it does for v16+, to rewrite their endpoints), with the records in one partition or spread over 64 or 512.
 // In one process on loopback, so the ratio, not the figure, is what to read.
 func BenchmarkWalk(b *testing.B) {
 	for _, parts := range []int{1, 64, 512} {

@@ -18,14 +18,14 @@
 // process's memory (resident, heap in use, heap live after a collection)
 // every -live-every of traffic time: serve's memory after running that
 // long, with the timeline entries and findings counted by kind. A week of
-// the realistic mix's 2,000 groups (about 4.6 billion exchanges) takes
-// tens of hours; -heartbeat 30s makes the members heartbeat
-// and commit ten times less often (their session and rebalance timeouts
-// scaled to match), which keeps what serve holds but makes a week about a
-// billion exchanges, about ten hours here; -groups 200 -jobs 10 makes
-// it a hundred million, an hour. -jobs N adds N short-lived groups that
-// take a new group id per run, so that the run shows quiet groups being
-// forgotten.
+// the realistic mix's 2,000 groups is about 4.6 billion exchanges;
+// -heartbeat 30s makes the members heartbeat and commit ten times less
+// often (their session and rebalance timeouts scaled to match), which
+// keeps what serve holds but makes a week about a billion exchanges;
+// -groups 200 -jobs 10 makes it a hundred million. How long each takes,
+// and what it showed, is in docs/benchmarks.md, Serve over a long run.
+// -jobs N adds N short-lived groups that take a new group id per run, so
+// that the run shows quiet groups being forgotten.
 // -cpuprofile and -heapprofile (rewritten at each line, while the
 // timeline is held) show where the time and memory go. -diagnosis runs
 // serve's live diagnosis beside the timeline, as serve does by default.
