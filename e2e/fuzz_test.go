@@ -252,8 +252,10 @@ type memorySampler struct {
 // far: now, every minute, and when stopped. RSS splits into anonymous
 // memory (the Go heap, stacks, the runtime's) and file pages (the
 // binary's code and data, read in as the fuzz reaches more of it; from
-// /proc); heap in use and allocated, goroutines and open connections come
-// from kproxy's /metrics.
+// /proc); heap in use, allocated and live, goroutines and open
+// connections come from kproxy's /metrics. Heap allocated counts garbage
+// not yet collected, so it swings with the moment of the sample; the live
+// heap (what the last collection found live) is what shows memory kept.
 func sampleMemory(t *testing.T, pid int, sent *atomic.Int64) *memorySampler {
 	start := time.Now()
 	sample := func() {
@@ -263,9 +265,10 @@ func sampleMemory(t *testing.T, pid int, sent *atomic.Int64) *memorySampler {
 			return
 		}
 		st := procStatusKB(pid)
-		t.Logf("memory at %4.1f min, %7d inputs: RSS %.1f MiB (anonymous %.1f, file %.1f), heap in use %.1f MiB, heap allocated %.1f MiB, %v goroutines, %v connections open",
+		t.Logf("memory at %4.1f min, %7d inputs: RSS %.1f MiB (anonymous %.1f, file %.1f), heap in use %.1f MiB, heap allocated %.1f MiB, heap live %.1f MiB, %v goroutines, %v connections open",
 			time.Since(start).Minutes(), sent.Load(), m["process_resident_memory_bytes"]/(1<<20), st["RssAnon"]/1024, st["RssFile"]/1024,
-			m["go_memstats_heap_inuse_bytes"]/(1<<20), m["go_memstats_heap_alloc_bytes"]/(1<<20), m["go_goroutines"], m["kproxy_connections_open"])
+			m["go_memstats_heap_inuse_bytes"]/(1<<20), m["go_memstats_heap_alloc_bytes"]/(1<<20), m["go_gc_heap_live_bytes"]/(1<<20),
+			m["go_goroutines"], m["kproxy_connections_open"])
 	}
 	s := &memorySampler{done: make(chan struct{})}
 	s.stopped.Add(1)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"regexp"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -162,12 +164,17 @@ func (c *statsCollector[S]) Collect(ch chan<- prometheus.Metric) {
 }
 
 // newMetricsRegistry is what /metrics exposes: the Go and process
-// collectors, the proxy's counters, the pipeline's and the journal's when
+// collectors (with go_gc_heap_live_bytes, the heap the last collection
+// found live: go_memstats_heap_alloc_bytes also counts the garbage not yet
+// collected, so only the live heap shows whether memory is retained), the
+// proxy's counters, the pipeline's and the journal's when
 // src.pipeline and src.journal are set, and the per-API and per-group
 // metrics of src.apis and src.groups when they are not nil.
 func newMetricsRegistry(src adminSources) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	goCollector := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}))
+	reg.MustRegister(goCollector, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.proxy != nil {
 		reg.MustRegister(newStatsCollector(proxyMetrics, src.proxy))
 	}

@@ -165,7 +165,7 @@ func TestMetricsRegistry(t *testing.T) {
 				}
 			}
 			for _, want := range []string{"# TYPE kproxy_connections_open gauge\n", "# TYPE kproxy_connections_total counter\n",
-				"# TYPE kproxy_malformed_frames_total counter\n", "\ngo_goroutines ", "\nprocess_cpu_seconds_total "} {
+				"# TYPE kproxy_malformed_frames_total counter\n", "\ngo_goroutines ", "\ngo_gc_heap_live_bytes ", "\nprocess_cpu_seconds_total "} {
 				if !strings.Contains(text, want) {
 					t.Errorf("metrics lack %q", want)
 				}
