@@ -3,6 +3,12 @@
 package e2e
 
 import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,6 +96,16 @@ func eosRun(t *testing.T, l *leg, mode, want string) int64 {
 	if l.k == nil {
 		return readB
 	}
+	// The live story, while kproxy still runs, once it has told the end
+	// of A's transaction: the text report and the web page.
+	waitLiveGroup(t, group, "the end of A's transaction", func(g *groupReport) bool {
+		c := txnCommitOf(g, txn)
+		return c != nil && c.Transaction.Outcome == want
+	})
+	liveText := getText(t, "http://"+proxyAdmin+"/timeline?group="+url.QueryEscape(group))
+	const ready = `document.querySelectorAll('#chart circle.commit').length > 0`
+	const read = `Array.from(document.querySelectorAll('#chart circle.commit')).map(c => c.textContent)`
+	liveTitles := onPage(t, "eos-live", "http://"+proxyAdmin+"/", group, ready, read)
 	l.check(t, group)
 	r := l.k.replay()
 	g := r.group(t, group)
@@ -117,6 +133,52 @@ func eosRun(t *testing.T, l *leg, mode, want string) int64 {
 	}
 	if !found {
 		t.Errorf("no transactional commit during revocation by A (%s) of generation %d in the timeline (%s)", txn.MemberID, txn.Generation, r.path)
+		return readB
+	}
+
+	// The same told in text (replay's entries, the live text report) and
+	// on the page (live, and replay --format html's file): the commit
+	// during revocation in its transaction, and its outcome.
+	c := txnCommitOf(g, txn)
+	tr := c.Transaction
+	producer := fmt.Sprintf("transaction %s (producer %d epoch %d)", tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch)
+	text, _ := runKproxyCmd(t, "replay", l.k.journal, "--format", "text")
+	if err := os.WriteFile(filepath.Join(runDir(t), "timeline.txt"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		fmt.Sprintf("commit during revocation %s gen %d in %s", c.MemberID, c.Generation, producer),
+		fmt.Sprintf("%s of %s %s: its commit of gen %d", producer, c.MemberID, want, c.Generation),
+	} {
+		if !strings.Contains(string(text), w) {
+			t.Errorf("replay --format text does not tell %q", w)
+		}
+	}
+	if w := fmt.Sprintf("; %s %s at ", producer, want); !strings.Contains(liveText, fmt.Sprintf("commit during revocation %s gen %d at ", c.MemberID, c.Generation)) || !strings.Contains(liveText, w) {
+		t.Errorf("the live text report does not show A's commit during revocation of gen %d with %q", c.Generation, w)
+	}
+	htmlFile := filepath.Join(runDir(t), "timeline.html")
+	runKproxyCmd(t, "replay", l.k.journal, "--format", "html", "--output", htmlFile)
+	fileTitles := onPage(t, "eos-file", "file://"+htmlFile+"#/", group, ready, read)
+	for name, titles := range map[string][]string{"live": liveTitles, "replay --format html": fileTitles} {
+		w := fmt.Sprintf("commit during revocation (gen %d)", c.Generation)
+		if !slices.ContainsFunc(titles, func(s string) bool { return strings.HasPrefix(s, w) && strings.Contains(s, producer+" "+want) }) {
+			t.Errorf("%s page: no commit marker %q with %q among %q", name, w, producer+" "+want, titles)
+		}
 	}
 	return readB
+}
+
+// txnCommitOf is the transactional commit during revocation that txn,
+// an EOSApp's "txn" event, printed, or nil.
+func txnCommitOf(g *groupReport, txn event) *revCommit {
+	for i := range g.Generations {
+		for j := range g.Generations[i].CommitsDuringRevocation {
+			c := &g.Generations[i].CommitsDuringRevocation[j]
+			if c.MemberID == txn.MemberID && c.Transaction != nil && c.Generation == txn.Generation {
+				return c
+			}
+		}
+	}
+	return nil
 }

@@ -133,20 +133,9 @@ func shareStory(t *testing.T, how string) {
 
 	// The live page and text report, while kproxy still runs, once the
 	// live timeline has published A's last acknowledgements.
-	liveDeadline := time.Now().Add(30 * time.Second)
-	for {
-		var live report
-		if err := json.Unmarshal([]byte(getText(t, "http://"+proxyAdmin+"/api/timeline?group="+url.QueryEscape(group))), &live); err != nil {
-			t.Fatalf("/api/timeline: %v", err)
-		}
-		if len(live.Groups) == 1 && live.Groups[0].Share != nil && live.Groups[0].Share.Totals.Accepted == n {
-			break
-		}
-		if time.Now().After(liveDeadline) {
-			t.Fatalf("the live timeline does not show the %d records accepted within 30 s", n)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitLiveGroup(t, group, "the accepted records", func(g *groupReport) bool {
+		return g.Share != nil && g.Share.Totals.Accepted == n
+	})
 	livePage := shareOnPage(t, "live", "http://"+proxyAdmin+"/", group)
 	liveText := getText(t, "http://"+proxyAdmin+"/timeline?group="+url.QueryEscape(group))
 	l.check(t, group)
@@ -289,6 +278,40 @@ func checkShareReportText(t *testing.T, text string, g *groupReport) {
 	}
 }
 
+// waitLiveGroup waits, up to 30 s, until the live timeline (kproxy's
+// /api/timeline) shows group as done says, failing the test then.
+func waitLiveGroup(t *testing.T, group, what string, done func(*groupReport) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var live report
+		if err := json.Unmarshal([]byte(getText(t, "http://"+proxyAdmin+"/api/timeline?group="+url.QueryEscape(group))), &live); err != nil {
+			t.Fatalf("/api/timeline: %v", err)
+		}
+		if len(live.Groups) == 1 && done(&live.Groups[0]) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the live timeline does not show %s of %s within 30 s", what, group)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// onPage opens group's page in Chromium (base is the served root, or
+// replay's HTML file with "#/"), waits until the JavaScript expression
+// ready is true and returns the strings the expression read gives; the
+// page's screenshot is kept as NAME.png in the run directory.
+func onPage(t *testing.T, name, base, group, ready, read string) []string {
+	t.Helper()
+	br := headless.Start(t, headless.Options{})
+	br.Run(t, 20*time.Second, chromedp.Navigate(base+"groups/"+url.PathEscape(group)))
+	br.WaitJS(t, name, ready, 15*time.Second)
+	out := headless.Eval[[]string](t, br, read)
+	br.Screenshot(t, filepath.Join(runDir(t), name+".png"))
+	return out
+}
+
 // getText is the body of a GET of u, failing the test unless it answers 200.
 func getText(t *testing.T, u string) string {
 	t.Helper()
@@ -345,18 +368,20 @@ type sharePage struct {
 	records, redeliveries []string
 }
 
-// shareOnPage opens group's page in Chromium (base is the served root or
-// replay's HTML file with "#/") and reads its share tables; its screenshot
-// is kept as share-NAME.png in the run directory.
+// shareOnPage reads the share tables of group's page (see onPage); its
+// screenshot is kept as share-NAME.png.
 func shareOnPage(t *testing.T, name, base, group string) sharePage {
 	t.Helper()
-	br := headless.Start(t, headless.Options{})
-	br.Run(t, 20*time.Second, chromedp.Navigate(base+"groups/"+url.PathEscape(group)))
-	br.WaitJS(t, "the share records table", `document.querySelectorAll('#share-records tr.total').length > 0`, 15*time.Second)
+	rows := onPage(t, "share-"+name, base, group, `document.querySelectorAll('#share-records tr.total').length > 0`,
+		`Array.from(document.querySelectorAll('#share-records tr[data-member], #share-records tr.total, #share-redeliveries tbody tr')).map(r => (r.closest('#share-records') ? 'R' : 'D') + Array.from(r.cells).slice(r.closest('#share-records') ? 0 : 1).map(c => c.textContent).join(' '))`)
 	var p sharePage
-	p.records = headless.Eval[[]string](t, br, `Array.from(document.querySelectorAll('#share-records tr[data-member], #share-records tr.total')).map(r => Array.from(r.cells).map(c => c.textContent).join(' '))`)
-	p.redeliveries = headless.Eval[[]string](t, br, `Array.from(document.querySelectorAll('#share-redeliveries tbody tr')).map(r => Array.from(r.cells).slice(1).map(c => c.textContent).join(' '))`)
-	br.Screenshot(t, filepath.Join(runDir(t), "share-"+name+".png"))
+	for _, r := range rows {
+		if rest, ok := strings.CutPrefix(r, "R"); ok {
+			p.records = append(p.records, rest)
+		} else {
+			p.redeliveries = append(p.redeliveries, strings.TrimPrefix(r, "D"))
+		}
+	}
 	return p
 }
 
