@@ -41,9 +41,22 @@ import (
 // printed and how B let them go (left, or lock_expired), in the JSON
 // report (live and replayed alike), the text timeline, replay's HTML page
 // and the live web page (both in a browser).
+//
+// Two more subtests check the acknowledgements themselves: share-B
+// acknowledges its first batch as RELEASE (release: delivered again, to
+// either member, with delivery count 2) or REJECT (reject: never
+// delivered again), then accepts what it gets; the story must count what
+// B printed as released or rejected, the redeliveries the clients printed,
+// and what was accepted.
 func TestScenario51(t *testing.T) {
-	for _, how := range []string{"leave", "kill"} {
-		t.Run(how, func(t *testing.T) { shareStory(t, how) })
+	for _, how := range []string{"leave", "kill", "release", "reject"} {
+		t.Run(how, func(t *testing.T) {
+			if how == "release" || how == "reject" {
+				shareAckStory(t, how)
+				return
+			}
+			shareStory(t, how)
+		})
 	}
 }
 

@@ -27,6 +27,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *
  * <pre>
  * share --bootstrap B --group G --topic T [--client-id C] [--hold leave|stay]
+ *       [--first release|reject]
  * </pre>
  *
  * For every record it receives it prints a "record" event (partition,
@@ -42,6 +43,12 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * closes at once, leaving the group holding them ("closed", total 0); with
  * stay, it stops polling and waits, holding them, until it is killed (its
  * acquisition locks expire) or terminated.
+ *
+ * <p>With --first, it acknowledges the records of its first batch as
+ * RELEASE (to be delivered again) or REJECT (never again) instead of
+ * ACCEPT, printing a "first" event for each (partition, offset,
+ * delivery_count, result) and "first_acked" once committed (count, result,
+ * error), then goes on accepting.
  */
 final class ShareMember {
   private ShareMember() {}
@@ -75,6 +82,13 @@ final class ShareMember {
     if (!hold.isEmpty() && !hold.equals("leave") && !hold.equals("stay")) {
       throw new IllegalArgumentException("--hold: leave or stay, not " + hold);
     }
+    String first = a.getOrDefault("first", "");
+    AcknowledgeType firstAs = switch (first) {
+      case "" -> null;
+      case "release" -> AcknowledgeType.RELEASE;
+      case "reject" -> AcknowledgeType.REJECT;
+      default -> throw new IllegalArgumentException("--first: release or reject, not " + first);
+    };
     long total = 0;
     try {
       while (!stop.get()) {
@@ -95,17 +109,22 @@ final class ShareMember {
           }
           break;
         }
+        if (firstAs != null) {
+          for (ConsumerRecord<String, String> r : rs) {
+            emit("first", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
+                "delivery_count", deliveryCount(r), "result", str(first));
+            c.acknowledge(r, firstAs);
+          }
+          emit("first_acked", "count", String.valueOf(rs.count()), "result", str(first), "error", str(commit(c)));
+          firstAs = null;
+          continue;
+        }
         for (ConsumerRecord<String, String> r : rs) {
           emit("record", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
               "key", str(r.key()), "value", str(r.value()), "delivery_count", deliveryCount(r));
           c.acknowledge(r, AcknowledgeType.ACCEPT);
         }
-        String firstErr = "";
-        for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : c.commitSync().entrySet()) {
-          if (e.getValue().isPresent() && firstErr.isEmpty()) {
-            firstErr = e.getKey() + ": " + e.getValue().get();
-          }
-        }
+        String firstErr = commit(c);
         total += rs.count();
         emit("acked", "count", String.valueOf(rs.count()), "total", String.valueOf(total), "error", str(firstErr));
       }
@@ -118,6 +137,16 @@ final class ShareMember {
     }
     c.close();
     emit("closed", "total", String.valueOf(total));
+  }
+
+  /** commit commits c's acknowledgements and returns the first failure, "" if none. */
+  private static String commit(KafkaShareConsumer<String, String> c) {
+    for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : c.commitSync().entrySet()) {
+      if (e.getValue().isPresent()) {
+        return e.getKey() + ": " + e.getValue().get();
+      }
+    }
+    return "";
   }
 
   /**
