@@ -56,6 +56,8 @@ type event struct {
 	Offset    int64  `json:"offset"`
 	Key       string `json:"key"`
 	Value     string `json:"value"`
+	// record, held (share): how many times the broker delivered it.
+	DeliveryCount int16 `json:"delivery_count"`
 	// txn: committed or aborted. produced (txn-produce): records aborted.
 	// read (txn-read): whether every partition was read to its end.
 	// state (streams): the application's state.

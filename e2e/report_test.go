@@ -25,6 +25,46 @@ type groupReport struct {
 	ProtocolType    string           `json:"protocolType"`
 	Generations     []generation     `json:"generations"`
 	ConsumerMembers []consumerMember `json:"consumerMembers"`
+	Storms          []struct {
+		Rebalances int `json:"rebalances"`
+	} `json:"storms"`
+	Share *shareReport `json:"share"`
+}
+
+// shareReport is a share group's records (KIP-932).
+type shareReport struct {
+	Totals  shareCounts `json:"totals"`
+	Members []struct {
+		MemberID string `json:"memberId"`
+		shareCounts
+		Partitions []struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+			shareCounts
+		} `json:"partitions"`
+	} `json:"members"`
+	Redeliveries []struct {
+		Topic         string  `json:"topic"`
+		Partition     int32   `json:"partition"`
+		Offsets       string  `json:"offsets"`
+		Records       int64   `json:"records"`
+		DeliveryCount int16   `json:"deliveryCount"`
+		MemberID      string  `json:"memberId"`
+		From          string  `json:"from"`
+		How           string  `json:"how"`
+		DepartedAt    *string `json:"departedAt"`
+	} `json:"redeliveries"`
+	RedeliveriesDropped int `json:"redeliveriesDropped"`
+}
+
+type shareCounts struct {
+	Acquired          int64 `json:"acquired"`
+	Redelivered       int64 `json:"redelivered"`
+	Accepted          int64 `json:"accepted"`
+	Released          int64 `json:"released"`
+	Rejected          int64 `json:"rejected"`
+	AcknowledgeFailed int64 `json:"acknowledgeFailed"`
+	Unacknowledged    int64 `json:"unacknowledged"`
 }
 
 type generation struct {

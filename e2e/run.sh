@@ -32,7 +32,7 @@ root="$(cd "$here/.." && pwd)"
 # by kafka-storage format --add-scram, PLAIN, KIP-368 re-authentication: 21,
 # 22, 24), the exactly-once workloads on 3.x's transactions (26, 27), and the
 # ApiVersions audit (50). Scenario 4 (and 23) is KIP-848, which 3.9 has only
-# as a preview, off by default; share groups (28) and franz-go's suite (31,
+# as a preview, off by default; share groups (28, 51) and franz-go's suite (31,
 # whose KIP-848 and share tests need 4.x) need a 4.x broker; the fault, SNI
 # and diagnosis scenarios (9-13, 25, 41-45) exercise kproxy more than the
 # broker, and run on the current release.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,28 +34,7 @@ func TestScenario28(t *testing.T) {
 
 		// Both members hold partitions before the first record exists, so
 		// that neither can take them all.
-		adm := admin(t)
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			failOnExit(t, a, b)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			gs, err := adm.DescribeShareGroups(ctx, group)
-			cancel()
-			g, found := gs[group]
-			assigned := 0
-			for _, m := range g.Members {
-				if len(m.Assignment[topic]) > 0 {
-					assigned++
-				}
-			}
-			if err == nil && found && g.Err == nil && assigned == 2 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("share group %s: not two members with partitions within 60 s (%+v, %v)\n%s\n%s", group, g, err, a.tail(), b.tail())
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+		waitShareAssigned(t, group, topic, 2, a, b)
 		produceDirect(t, topic, n, func(i int) (string, string) {
 			return fmt.Sprintf("k%d", i), fmt.Sprintf("share-record-%d", i)
 		})
@@ -70,7 +50,7 @@ func TestScenario28(t *testing.T) {
 			}
 			return sum
 		}
-		deadline = time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for acked(a)+acked(b) < n {
 			failOnExit(t, a, b)
 			if time.Now().After(deadline) {
@@ -107,5 +87,38 @@ func TestScenario28(t *testing.T) {
 		if d := diffPartitions(proxied, direct); d != "" {
 			t.Errorf("through kproxy the share group received other records than directly:\n%s", d)
 		}
+	}
+}
+
+// waitShareAssigned waits until n members of the share group hold
+// partitions of topic, as the broker describes the group, failing the test
+// after 60 s or when one of ps exits.
+func waitShareAssigned(t *testing.T, group, topic string, n int, ps ...*proc) {
+	t.Helper()
+	adm := admin(t)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		failOnExit(t, ps...)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		gs, err := adm.DescribeShareGroups(ctx, group)
+		cancel()
+		g, found := gs[group]
+		assigned := 0
+		for _, m := range g.Members {
+			if len(m.Assignment[topic]) > 0 {
+				assigned++
+			}
+		}
+		if err == nil && found && g.Err == nil && assigned == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			var tails strings.Builder
+			for _, p := range ps {
+				tails.WriteString(p.tail())
+			}
+			t.Fatalf("share group %s: not %d members with partitions within 60 s (%+v, %v)\n%s", group, n, g, err, tails.String())
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

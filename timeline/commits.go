@@ -22,7 +22,7 @@ const recentMax = 4096
 
 // commit is one OffsetCommit or TxnOffsetCommit exchange of a group
 // member. A group keeps its commits up to a minute (see remember), so the
-// fields are ordered to make it 88 bytes without padding.
+// fields are ordered to make it 96 bytes without padding.
 type commit struct {
 	member string
 	at     time.Time
@@ -32,7 +32,10 @@ type commit struct {
 	latency time.Duration
 	// txn is the transaction of a TxnOffsetCommit, nil for an
 	// OffsetCommit (see txn.go).
-	txn        *txnCommit
+	txn *txnCommit
+	// epochs is set for a KIP-848 commit at an epoch other than its
+	// member's (see epochs.go).
+	epochs     *epochCheck
 	generation int32
 	responded  bool
 	failed     bool
@@ -284,6 +287,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 	if len(c.parts) == 0 {
 		return true
 	}
+	g.checkEpoch(c)
 	onlyAlive = true
 	// A TxnOffsetCommit does not tell that the member is alive: the
 	// coordinator does not count it as a heartbeat.
@@ -300,6 +304,13 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 	case gen != nil:
 		g.attach(gen, c)
 	case c.failed:
+		if c.txn != nil {
+			c.txn.told = true
+		}
+		g.emitCommit(c.generation, "commit", c, false)
+		g.remember(c)
+	case c.epochs != nil && c.responded:
+		// Taken at an epoch not the member's: told, with why.
 		if c.txn != nil {
 			c.txn.told = true
 		}
@@ -686,6 +697,7 @@ func (g *group) commitText(head string, c *commit) string {
 		if c.txn != nil && c.pending() {
 			b.WriteString("; the others count only if the transaction commits")
 		}
+		b.WriteString(epochText(c))
 		return b.String()
 	default:
 		b.WriteString(" ok")
@@ -694,6 +706,7 @@ func (g *group) commitText(head string, c *commit) string {
 	if c.txn != nil {
 		b.WriteString(": counts only if the transaction commits")
 	}
+	b.WriteString(epochText(c))
 	return b.String()
 }
 
@@ -705,6 +718,7 @@ func (g *group) commitFields(c *commit) map[string]any {
 	if c.txn != nil {
 		maps.Copy(f, g.txnFields(c))
 	}
+	epochFields(c, f)
 	return f
 }
 

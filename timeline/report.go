@@ -210,6 +210,15 @@ type CommitReport struct {
 	// Transaction is set for a TxnOffsetCommit (exactly-once): its offsets
 	// count only if the transaction commits. Absent for an OffsetCommit.
 	Transaction *TransactionReport `json:"transaction,omitempty"`
+	// MemberEpoch is set for a KIP-848 commit whose epoch (Generation) was
+	// not its member's: the member's epoch as its heartbeats last showed
+	// it. Absent otherwise.
+	MemberEpoch *int32 `json:"memberEpoch,omitempty"`
+	// AssignmentEpochs is set for a KIP-848 commit at an epoch behind its
+	// member's: topic → partition → the member epoch since which the
+	// member held the partition (KIP-1251's assignment epoch, as its
+	// heartbeats showed it), -1 when it did not hold it.
+	AssignmentEpochs map[string]map[int32]int32 `json:"assignmentEpochs,omitempty"`
 }
 
 // TransactionReport is the transaction a TxnOffsetCommit added its offsets
@@ -526,6 +535,10 @@ func (g *group) commitReport(c *commit) CommitReport {
 	}
 	cr.LatencyMs = msPtr(c.latency, c.responded)
 	cr.Transaction = txnReport(c)
+	if c.epochs != nil {
+		e := c.epochs.memberEpoch
+		cr.MemberEpoch, cr.AssignmentEpochs = &e, assignmentEpochs(c)
+	}
 	return cr
 }
 

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -100,5 +101,61 @@ func TestRangeSets(t *testing.T) {
 	}
 	if got, want := rangesString(cut), "3-4 10-25 27-28 30-31"; got != want {
 		t.Errorf("cut %s; want %s", got, want)
+	}
+}
+
+// TestShareEpochsAreNoStorm: members coming and going make a share group's
+// epoch climb as fast as a KIP-848 group's, but a share group never stops
+// (its members share partitions and revoke nothing), so its epochs are not
+// counted as rebalances by the storm detector; the same heartbeats as
+// ConsumerGroupHeartbeats make a storm.
+func TestShareEpochsAreNoStorm(t *testing.T) {
+	id := decode.TopicID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	churn := func(share bool) *Report {
+		s := newScript("churn")
+		md := s.ev(cA, 3, 0, 0.001)
+		md.Group, md.Metadata = "", &decode.Metadata{Topics: []decode.MetadataTopic{{Name: "orders", TopicID: id, Partitions: 2}}}
+		epoch := int32(0)
+		hb := func(c client, at float64, member string, memberEpoch int32) {
+			resp := int32(-1)
+			if memberEpoch >= 0 {
+				epoch++
+				resp = epoch
+			}
+			var topics []string
+			var assignment []decode.TopicIDPartitions
+			if memberEpoch == 0 {
+				topics = []string{"orders"}
+				assignment = []decode.TopicIDPartitions{{TopicID: id, Partitions: []int32{0, 1}}}
+			}
+			ev := s.ev(c, 76, at, at+0.002)
+			if share {
+				ev.ShareGroupHeartbeat = &decode.ShareGroupHeartbeat{MemberID: member, MemberEpoch: memberEpoch, AssignedMemberID: member,
+					AssignedEpoch: resp, SubscribedTopicNames: topics, Assignment: assignment, HeartbeatInterval: 5 * time.Second}
+				return
+			}
+			ev.APIKey = 68
+			ev.ConsumerGroupHeartbeat = &decode.ConsumerGroupHeartbeat{MemberID: member, MemberEpoch: memberEpoch, AssignedMemberID: member,
+				AssignedEpoch: resp, SubscribedTopicNames: topics, Assignment: assignment, HeartbeatInterval: 5 * time.Second}
+		}
+		hb(cA, 1, "A", 0)
+		for i, c := range []client{cB, cC, cB, cC} {
+			member := fmt.Sprintf("M%d", i)
+			hb(c, float64(10+20*i), member, 0)
+			hb(c, float64(20+20*i), member, -1)
+		}
+		_, r, _ := run(t, Config{}, s.events(), 100)
+		return r
+	}
+	consumer, share := churn(false), churn(true)
+	if g := consumer.Groups[0]; len(g.Storms) != 1 {
+		t.Fatalf("KIP-848 group: %d storms over %d epochs; want 1 (the control)", len(g.Storms), len(g.Generations))
+	}
+	g := share.Groups[0]
+	if g.GroupProtocol != "share" || len(g.Generations) < 5 {
+		t.Fatalf("share group: protocol %q, %d epochs; want share and at least 5", g.GroupProtocol, len(g.Generations))
+	}
+	if len(g.Storms) != 0 {
+		t.Errorf("share group: %d storms; want none", len(g.Storms))
 	}
 }

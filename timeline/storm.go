@@ -40,12 +40,16 @@ type storm struct {
 
 // countRebalance adds a formed generation to the storm detector. The very
 // first generation seen is the group forming, and an empty generation is
-// the group going away: neither is churn.
+// the group going away: neither is churn. A share group's epoch is not a
+// rebalance either: its members share partitions, revoke nothing and never
+// stop fetching while the coordinator moves assignments, so a run of joins
+// and leaves costs no stop-the-world (what a departing member held is told
+// by records_abandoned and redelivered instead).
 func (g *group) countRebalance(gen *generation) {
 	s := &g.storm
 	growth := len(gen.members) > s.peak
 	s.peak = max(s.peak, len(gen.members))
-	if gen.prev == nil || gen.phase == phaseEmpty {
+	if gen.prev == nil || gen.phase == phaseEmpty || gen.mode == ModeShare {
 		return
 	}
 	mark := stormMark{at: gen.start, gen: gen.num, kind: gen.trigger.kind, member: gen.trigger.member, growth: growth}

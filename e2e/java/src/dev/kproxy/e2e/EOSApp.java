@@ -37,8 +37,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <pre>
  * eos --bootstrap B --group G --in T --out O --transactional-id ID
- *     [--on-revoke commit|abort] [--run-s N] [--client-id C]
+ *     [--on-revoke commit|abort] [--run-s N] [--client-id C] [--protocol classic|consumer]
  * </pre>
+ *
+ * With --protocol consumer the group uses KIP-848's protocol
+ * (group.protocol=consumer, the broker's assignor): only the partitions
+ * that move are revoked, and the group metadata sent with the offsets
+ * carries the member epoch.
  *
  * It keeps one transaction open across polls, for as long as records come:
  * each record read is written to O, upper-cased, and its offset joins the
@@ -73,7 +78,11 @@ final class EOSApp {
     cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    cp.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName());
+    switch (a.getOrDefault("protocol", "classic")) {
+      case "classic" -> cp.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName());
+      case "consumer" -> cp.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+      default -> throw new IllegalArgumentException("--protocol: classic or consumer, not " + a.get("protocol"));
+    }
     cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
 

@@ -22,19 +22,33 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * ShareMember is scenario 28's workload: a KafkaShareConsumer (KIP-932) in a
- * share group, acknowledging every record explicitly.
+ * ShareMember is the workload of scenarios 28 and 51: a KafkaShareConsumer
+ * (KIP-932) in a share group, acknowledging every record explicitly.
  *
  * <pre>
- * share --bootstrap B --group G --topic T [--client-id C]
+ * share --bootstrap B --group G --topic T [--client-id C] [--hold leave|stay]
+ *       [--first release|reject]
  * </pre>
  *
  * For every record it receives it prints a "record" event (partition,
- * offset, key, value) and accepts it; after each batch it
+ * offset, key, value, delivery_count) and accepts it; after each batch it
  * commits the acknowledgements (commitSync) and prints "acked" with how many
  * it committed and the first failure, if any. SIGTERM closes it ("closed",
  * with the total); an exception from the consumer is printed as "error" and
  * ends the process with status 1.
+ *
+ * <p>With --hold, it acknowledges nothing of the first batch it receives:
+ * it prints a "held" event for each of its records (partition, offset,
+ * delivery_count), then "holding" with their count, and then, with leave,
+ * closes at once, leaving the group holding them ("closed", total 0); with
+ * stay, it stops polling and waits, holding them, until it is killed (its
+ * acquisition locks expire) or terminated.
+ *
+ * <p>With --first, it acknowledges the records of its first batch as
+ * RELEASE (to be delivered again) or REJECT (never again) instead of
+ * ACCEPT, printing a "first" event for each (partition, offset,
+ * delivery_count, result) and "first_acked" once committed (count, result,
+ * error), then goes on accepting.
  */
 final class ShareMember {
   private ShareMember() {}
@@ -64,6 +78,17 @@ final class ShareMember {
     }));
     c.subscribe(List.of(need(a, "topic")));
     emit("started", "client_id", str(p.getProperty(ConsumerConfig.CLIENT_ID_CONFIG)));
+    String hold = a.getOrDefault("hold", "");
+    if (!hold.isEmpty() && !hold.equals("leave") && !hold.equals("stay")) {
+      throw new IllegalArgumentException("--hold: leave or stay, not " + hold);
+    }
+    String first = a.getOrDefault("first", "");
+    AcknowledgeType firstAs = switch (first) {
+      case "" -> null;
+      case "release" -> AcknowledgeType.RELEASE;
+      case "reject" -> AcknowledgeType.REJECT;
+      default -> throw new IllegalArgumentException("--first: release or reject, not " + first);
+    };
     long total = 0;
     try {
       while (!stop.get()) {
@@ -71,17 +96,35 @@ final class ShareMember {
         if (rs.isEmpty()) {
           continue;
         }
+        if (!hold.isEmpty()) {
+          for (ConsumerRecord<String, String> r : rs) {
+            emit("held", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
+                "delivery_count", deliveryCount(r));
+          }
+          emit("holding", "count", String.valueOf(rs.count()));
+          if (hold.equals("stay")) {
+            while (!stop.get()) {
+              Thread.sleep(100);
+            }
+          }
+          break;
+        }
+        if (firstAs != null) {
+          for (ConsumerRecord<String, String> r : rs) {
+            emit("first", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
+                "delivery_count", deliveryCount(r), "result", str(first));
+            c.acknowledge(r, firstAs);
+          }
+          emit("first_acked", "count", String.valueOf(rs.count()), "result", str(first), "error", str(commit(c)));
+          firstAs = null;
+          continue;
+        }
         for (ConsumerRecord<String, String> r : rs) {
           emit("record", "partition", String.valueOf(r.partition()), "offset", String.valueOf(r.offset()),
-              "key", str(r.key()), "value", str(r.value()));
+              "key", str(r.key()), "value", str(r.value()), "delivery_count", deliveryCount(r));
           c.acknowledge(r, AcknowledgeType.ACCEPT);
         }
-        String firstErr = "";
-        for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : c.commitSync().entrySet()) {
-          if (e.getValue().isPresent() && firstErr.isEmpty()) {
-            firstErr = e.getKey() + ": " + e.getValue().get();
-          }
-        }
+        String firstErr = commit(c);
         total += rs.count();
         emit("acked", "count", String.valueOf(rs.count()), "total", String.valueOf(total), "error", str(firstErr));
       }
@@ -94,5 +137,32 @@ final class ShareMember {
     }
     c.close();
     emit("closed", "total", String.valueOf(total));
+  }
+
+  /** commit commits c's acknowledgements and returns the first failure, "" if none. */
+  private static String commit(KafkaShareConsumer<String, String> c) {
+    for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : c.commitSync().entrySet()) {
+      if (e.getValue().isPresent()) {
+        return e.getKey() + ": " + e.getValue().get();
+      }
+    }
+    return "";
+  }
+
+  /**
+   * deliveryCount is how many times the broker delivered r (1 the first
+   * time), by reflection: kafka-clients 3.9, which this class also compiles
+   * against, has no ConsumerRecord.deliveryCount. 0 where unknown.
+   */
+  private static String deliveryCount(ConsumerRecord<?, ?> r) {
+    try {
+      Object o = r.getClass().getMethod("deliveryCount").invoke(r);
+      if (o instanceof Optional<?> opt && opt.isPresent()) {
+        return String.valueOf(opt.get());
+      }
+    } catch (ReflectiveOperationException e) {
+      // 3.9: unknown.
+    }
+    return "0";
   }
 }
