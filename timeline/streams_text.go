@@ -124,7 +124,6 @@ func orNoneList(s []string) string {
 	return strings.Join(s, " ")
 }
 
-
 func orUnknown(s string) string {
 	if s == "" {
 		return "unknown"
