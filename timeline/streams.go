@@ -647,8 +647,16 @@ func (g *group) streamsDescribe(ev *decode.Event) {
 }
 
 // unassigned is the tasks that were active on some member and are active
-// on no live member now, with who held each last.
+// on no live member now, while the group has live members: once every
+// member has left, the application is stopped, not short of owners.
 func (st *streamsState) unassigned() []task {
+	alive := false
+	for _, m := range st.members {
+		alive = alive || m.alive
+	}
+	if !alive {
+		return nil
+	}
 	var out []task
 	for t, last := range st.lastActive {
 		held := false
