@@ -490,10 +490,7 @@ func (g *group) streamsStep(ev *decode.Event, m *smember) {
 	if !changed && !first && old == m.epoch {
 		return
 	}
-	if len(m.steps) >= maxStreamsSteps {
-		m.steps = m.steps[1:]
-	}
-	m.steps = append(m.steps, streamsStep{at: ev.RespondedAt, epoch: m.epoch, active: na, standby: ns, warmup: nw})
+	m.step(streamsStep{at: ev.RespondedAt, epoch: m.epoch, active: na, standby: ns, warmup: nw})
 	text := fmt.Sprintf("%s at epoch %d: %s", m.id, m.epoch, strings.Join(parts, ", "))
 	if len(lostA) > 0 {
 		text += "; revoking " + taskList(lostA)
@@ -564,13 +561,26 @@ func (g *group) streamsLeave(ev *decode.Event, m *smember) {
 	m.drop(ev.At)
 }
 
-// drop ends a departed member's tasks: its warm-ups end unpromoted.
+// drop ends a departed member's tasks: its warm-ups end unpromoted, and
+// its lane holds nothing from then (until it joins again).
 func (m *smember) drop(at time.Time) {
 	for t, w := range m.warming {
 		w.endAt = at
 		delete(m.warming, t)
 	}
+	if m.active != nil || m.standby != nil || m.warmup != nil {
+		m.step(streamsStep{at: at, epoch: m.epoch, active: []task{}, standby: []task{}, warmup: []task{}})
+	}
 	m.active, m.standby, m.warmup = nil, nil, nil
+}
+
+// step appends s to the member's lane, which keeps the last
+// maxStreamsSteps.
+func (m *smember) step(s streamsStep) {
+	if len(m.steps) >= maxStreamsSteps {
+		m.steps = m.steps[1:]
+	}
+	m.steps = append(m.steps, s)
 }
 
 // streamsError handles an error answer: fencing, or a named error.
