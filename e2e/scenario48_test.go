@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,14 +57,17 @@ type streamsGroup struct {
 }
 
 type streamsMember struct {
-	MemberID     string        `json:"memberId"`
-	ProcessID    string        `json:"processId"`
-	UserEndpoint string        `json:"userEndpoint"`
-	ClientID     string        `json:"clientId"`
-	Status       string        `json:"status"`
-	Tasks        streamsTasks  `json:"tasks"`
-	Target       *streamsTasks `json:"target"`
-	Lane         []struct {
+	MemberID     string       `json:"memberId"`
+	ProcessID    string       `json:"processId"`
+	UserEndpoint string       `json:"userEndpoint"`
+	ClientID     string       `json:"clientId"`
+	Status       string       `json:"status"`
+	Tasks        streamsTasks `json:"tasks"`
+	Fences       []struct {
+		Error string `json:"error"`
+	} `json:"fences"`
+	Target *streamsTasks `json:"target"`
+	Lane   []struct {
 		Epoch int32 `json:"epoch"`
 		streamsTasks
 	} `json:"lane"`
@@ -161,24 +165,28 @@ func TestScenario48(t *testing.T) {
 		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
 	})
 	b := start("streams-B", "127.0.0.1:7482")
-	// Settled: A and B share the three active tasks, both running, and
-	// neither printed anything for 3 s.
-	var lastA, lastB event
-	settled := time.Now().Add(150 * time.Second)
-	for {
-		failOnExit(t, a, b)
-		lastA, lastB = lastTasks(a), lastTasks(b)
-		quiet := time.Since(lastA.At()) > 3*time.Second && time.Since(lastB.At()) > 3*time.Second
-		if quiet && lastA.State == "RUNNING" && lastB.State == "RUNNING" && len(lastB.Active) > 0 && len(lastA.Active) > 0 &&
-			slices.Equal(slices.Sorted(slices.Values(append(slices.Clone(lastA.Active), lastB.Active...))), all) {
-			break
+	// Settled: A and B share the three active tasks, both running, each
+	// printed something since fromA and fromB, and neither printed
+	// anything for 3 s.
+	settle := func(what string, fromA, fromB int) (event, event) {
+		t.Helper()
+		deadline := time.Now().Add(150 * time.Second)
+		for {
+			failOnExit(t, a, b)
+			la, lb := lastTasks(a, fromA), lastTasks(b, fromB)
+			quiet := la.Name != "" && lb.Name != "" && time.Since(la.At()) > 3*time.Second && time.Since(lb.At()) > 3*time.Second
+			if quiet && la.State == "RUNNING" && lb.State == "RUNNING" && len(lb.Active) > 0 && len(la.Active) > 0 &&
+				slices.Equal(slices.Sorted(slices.Values(append(slices.Clone(la.Active), lb.Active...))), all) {
+				t.Logf("%s: A active %v standby %v; B active %v standby %v", what, la.Active, la.Standby, lb.Active, lb.Standby)
+				return la, lb
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: A and B did not settle on sharing the three tasks within 150 s\nA:\n%s\nB:\n%s", what, a.tail(), b.tail())
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		if time.Now().After(settled) {
-			t.Fatalf("A and B did not settle on sharing the three tasks within 150 s\nA:\n%s\nB:\n%s", a.tail(), b.tail())
-		}
-		time.Sleep(500 * time.Millisecond)
 	}
-	t.Logf("settled: A active %v standby %v; B active %v standby %v", lastA.Active, lastA.Standby, lastB.Active, lastB.Standby)
+	lastA, lastB := settle("B joined", 0, 0)
 	// The live page's data: the group's report from the admin API.
 	var lg streamsGroupJSON
 	if err := json.Unmarshal(liveGroup(t, app), &lg); err != nil {
@@ -199,7 +207,20 @@ func TestScenario48(t *testing.T) {
 	// kafka-streams-groups.sh --describe does: the report must carry the
 	// state, assignment epoch and targets the broker answered.
 	desc := describeStreamsGroup(t, bs, app)
+	// B freezes (SIGSTOP) past the group's 10 s session timeout: the
+	// coordinator gives its tasks to A. Resumed, B is fenced and joins
+	// again.
 	markA := a.mark()
+	b.signal(syscall.SIGSTOP)
+	frozenA := a.waitFor(markA, 60*time.Second, "A with the three tasks while B is frozen", func(e event) bool {
+		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
+	})
+	markA = a.mark()
+	b.signal(syscall.SIGCONT)
+	// B's printer may see no change: fenced, it gets its tasks back
+	// within a poll of 100 ms. A prints the tasks it gives back.
+	lastA2, lastB2 := settle("B fenced and back", markA, 0)
+	markA = a.mark()
 	b.stop(60 * time.Second)
 	backA := a.waitFor(markA, 90*time.Second, "A with the three tasks again", func(e event) bool {
 		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
@@ -259,38 +280,53 @@ func TestScenario48(t *testing.T) {
 		m    *streamsMember
 		e    event
 		what string
-	}{{ma, gotA, "A alone"}, {ma, lastA, "A settled"}, {mb, lastB, "B settled"}, {ma, backA, "A after B left"}} {
+	}{{ma, gotA, "A alone"}, {ma, lastA, "A settled"}, {mb, lastB, "B settled"}, {ma, frozenA, "A while B froze"},
+		{ma, lastA2, "A settled again"}, {mb, lastB2, "B settled again"}, {ma, backA, "A after B left"}} {
 		if !hasStep(c.m, c.e) {
 			t.Errorf("%s: the lane of %s has no step with active %v standby %v:\n%+v", c.what, c.m.ClientID, c.e.Active, c.e.Standby, c.m.Lane)
 		}
 	}
 	// The moves: B's tasks from A to B in an epoch from B's join on,
 	// and back from B to A from B's leave on.
-	joinEpoch, leaveEpoch := int32(-1), int32(-1)
-	moved := map[string]int32{} // "task from>to" -> epoch
+	joinEpoch, leaveEpoch, freezeEpoch := int32(-1), int32(-1), int32(-1)
+	moved := map[string][]int32{} // "task from>to" -> epochs
 	for _, e := range st.Epochs {
 		if e.Trigger.Member == mb.MemberID && e.Trigger.Kind == "member_joined" && joinEpoch < 0 {
 			joinEpoch = e.Epoch
+		}
+		if e.Trigger.Member == mb.MemberID && e.Trigger.Kind == "session_timeout" && freezeEpoch < 0 {
+			freezeEpoch = e.Epoch
 		}
 		if e.Trigger.Member == mb.MemberID && e.Trigger.Kind == "member_left" {
 			leaveEpoch = e.Epoch
 		}
 		for _, mv := range e.Moves {
 			if mv.Kind == "active" {
-				moved[mv.Task+" "+mv.From+">"+mv.To] = e.Epoch
+				moved[mv.Task+" "+mv.From+">"+mv.To] = append(moved[mv.Task+" "+mv.From+">"+mv.To], e.Epoch)
 			}
 		}
 	}
-	if joinEpoch < 0 || leaveEpoch < 0 {
-		t.Fatalf("no epoch triggered by B's join (%d) or leave (%d):\n%s", joinEpoch, leaveEpoch, raw)
+	if joinEpoch < 0 || freezeEpoch < 0 || leaveEpoch < 0 {
+		t.Fatalf("no epoch triggered by B's join (%d), its session timing out while frozen (%d) or its leave (%d):\n%s", joinEpoch, freezeEpoch, leaveEpoch, raw)
 	}
+	movedIn := func(task, from, to string, lo, hi int32) bool {
+		return slices.ContainsFunc(moved[task+" "+from+">"+to], func(e int32) bool { return e >= lo && e <= hi })
+	}
+	// B's first tasks: A to B from its join, back to A while it was
+	// frozen (before it left); its second: A to B again, back from its
+	// leave.
 	for _, task := range lastB.Active {
-		if e, ok := moved[task+" "+ma.MemberID+">"+mb.MemberID]; !ok || e < joinEpoch {
-			t.Errorf("task %s: no move from A to B at or after epoch %d (moves %v)", task, joinEpoch, moved)
+		if !movedIn(task, ma.MemberID, mb.MemberID, joinEpoch, freezeEpoch-1) || !movedIn(task, mb.MemberID, ma.MemberID, freezeEpoch, freezeEpoch) {
+			t.Errorf("task %s: no move from A to B from epoch %d, and back at epoch %d, B's session timeout (moves %v)", task, joinEpoch, freezeEpoch, moved)
 		}
-		if e, ok := moved[task+" "+mb.MemberID+">"+ma.MemberID]; !ok || e < leaveEpoch {
-			t.Errorf("task %s: no move from B back to A at or after epoch %d (moves %v)", task, leaveEpoch, moved)
+	}
+	for _, task := range lastB2.Active {
+		if !movedIn(task, ma.MemberID, mb.MemberID, freezeEpoch+1, leaveEpoch) || !movedIn(task, mb.MemberID, ma.MemberID, leaveEpoch, 1<<30) {
+			t.Errorf("task %s: no move from A to B after B came back, and back from epoch %d (moves %v)", task, leaveEpoch, moved)
 		}
+	}
+	if len(mb.Fences) == 0 {
+		t.Errorf("B's fencing is not in the report")
 	}
 	if len(st.UnassignedTasks) > 0 {
 		t.Errorf("unassigned tasks %v; want none (A took everything back, then the application stopped)", st.UnassignedTasks)
@@ -313,6 +349,20 @@ func TestScenario48(t *testing.T) {
 	if html := replayFormat(t, k, "html"); !strings.Contains(html, `"streams":{`) || !strings.Contains(html, mb.MemberID) {
 		t.Errorf("replay --format html: the streams group is not in the page's data")
 	}
+	// The diagnosis: B fenced, losing the tasks it held when it froze;
+	// nothing else of the streams group.
+	var kinds []string
+	fenced := false
+	for _, f := range k.diagnose(app) {
+		kinds = append(kinds, f.Kind)
+		if f.Kind == "streams_member_fenced" && len(f.Members) == 1 && f.Members[0].MemberID == mb.MemberID {
+			fenced = fmt.Sprint(f.Evidence["activeLost"]) == fmt.Sprint(lastB.Active)
+		}
+	}
+	if !fenced || slices.Contains(kinds, "streams_tasks_unassigned") || slices.Contains(kinds, "streams_warmup_stuck") {
+		t.Errorf("diagnosis kinds %v; want streams_member_fenced of B losing %v, no unassigned tasks or stuck warm-ups", kinds, lastB.Active)
+	}
+	t.Logf("findings %v", kinds)
 	t.Logf("B joined at epoch %d, left at epoch %d; B took %v from A; warm-ups %d; final epoch %d", joinEpoch, leaveEpoch, lastB.Active, len(st.Warmups), st.GroupEpoch)
 }
 
@@ -350,10 +400,11 @@ func taskIDs(ts []kmsg.TaskIDs) []string {
 	return out
 }
 
-// lastTasks is p's last "tasks" event.
-func lastTasks(p *proc) event {
+// lastTasks is p's last "tasks" event from its from-th event on; none
+// (Name "") when there is none.
+func lastTasks(p *proc, from int) event {
 	evs := p.snapshot()
-	for i := len(evs) - 1; i >= 0; i-- {
+	for i := len(evs) - 1; i >= from; i-- {
 		if evs[i].Name == "tasks" {
 			return evs[i]
 		}

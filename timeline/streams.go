@@ -339,6 +339,11 @@ func (g *group) streamsEpoch(epoch int32, at time.Time) {
 	e := &streamsEpoch{epoch: epoch, at: at, trigger: trigger{kind: TriggerUnknown}}
 	if len(st.causes) > 0 {
 		e.trigger = st.causes[0]
+	} else if m := st.silent(at); m != nil {
+		// No cause seen: a member that stopped heartbeating was removed
+		// by the coordinator when its session timed out.
+		e.trigger = trigger{kind: TriggerSessionTimeout, member: m.id, at: at,
+			reason: fmt.Sprintf("inferred: silent for %s, heartbeat interval %s", human(at.Sub(m.lastAt)), human(m.interval))}
 	}
 	st.causes = nil
 	if len(st.epochs) >= maxStreamsEpochs {
@@ -358,6 +363,22 @@ func (g *group) streamsEpoch(epoch int32, at time.Time) {
 		text += " (" + e.trigger.reason + ")"
 	}
 	g.emit(at, KindStreamsEpoch, epoch, e.trigger.member, text, map[string]any{"previous_epoch": old, "trigger": e.trigger.kind})
+}
+
+// silent is the live member silent the longest at t, past three heartbeat
+// intervals; nil when none is.
+func (st *streamsState) silent(t time.Time) *smember {
+	var out *smember
+	for _, id := range sortedKeys(st.members) {
+		m := st.members[id]
+		if !m.alive || m.interval <= 0 || t.Sub(m.lastAt) <= 3*m.interval {
+			continue
+		}
+		if out == nil || m.lastAt.Before(out.lastAt) {
+			out = m
+		}
+	}
+	return out
 }
 
 // epochRecord is the kept record of epoch, nil when dropped or never

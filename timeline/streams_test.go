@@ -183,3 +183,32 @@ func TestStreamsStory(t *testing.T) {
 		t.Errorf("no tasks_unassigned entry naming 1_2 last on B")
 	}
 }
+
+// TestStreamsSessionTimeoutInferred: B stops heartbeating (frozen); the
+// coordinator removes it when its session times out and bumps the epoch
+// with no request to say why: the epoch's trigger is B's inferred session
+// timeout, and B's tasks move to A.
+func TestStreamsSessionTimeoutInferred(t *testing.T) {
+	s := newScript("streams")
+	hb := func(c client, req float64, member string, epoch, resp int32, active string) {
+		s.ev(c, 88, req, req+0.002).StreamsGroupHeartbeat = &decode.StreamsGroupHeartbeat{MemberID: member, MemberEpoch: epoch,
+			AssignedMemberID: member, AssignedEpoch: resp, HeartbeatInterval: time.Second, AcceptableRecoveryLag: -1, Active: streamsTasks(active)}
+	}
+	hb(cA, 1, "A", 0, 1, "0_0 0_1")
+	hb(cB, 2, "B", 0, 2, "")
+	hb(cA, 3, "A", 1, 2, "0_0")
+	hb(cB, 4, "B", 2, 2, "0_1")
+	for at := 5.0; at < 15; at++ {
+		hb(cA, at, "A", 2, 2, "-")
+	}
+	hb(cA, 15, "A", 2, 3, "0_0 0_1")
+	_, r, _ := run(t, Config{}, s.events(), 16)
+	st := r.Groups[0].Streams
+	last := st.Epochs[len(st.Epochs)-1]
+	if last.Epoch != 3 || last.Trigger.Kind != TriggerSessionTimeout || last.Trigger.Member != "B" || !strings.HasPrefix(last.Trigger.Reason, "inferred: silent for 11") {
+		t.Errorf("epoch 3's trigger %+v; want B's session timeout, inferred", last.Trigger)
+	}
+	if len(last.Moves) != 1 || last.Moves[0].Task != "0_1" || last.Moves[0].From != "B" || last.Moves[0].To != "A" {
+		t.Errorf("epoch 3's moves %+v; want 0_1 from B to A", last.Moves)
+	}
+}
