@@ -529,7 +529,9 @@ func paren(notes []string) string {
 }
 
 // streamsStatuses raises the statuses a response lists and clears those
-// it no longer lists.
+// it no longer lists, when the response is to the member that raised
+// them, or that member is gone: a status may concern one member only
+// (STALE_TOPOLOGY), and the others' responses do not clear it.
 func (g *group) streamsStatuses(ev *decode.Event, m *smember) {
 	h := ev.StreamsGroupHeartbeat
 	st := g.streams
@@ -551,10 +553,13 @@ func (g *group) streamsStatuses(ev *decode.Event, m *smember) {
 			map[string]any{"status": name, "status_code": s.Code, "detail": s.Detail})
 	}
 	for _, code := range sortedKeys(st.open) {
+		rec := st.open[code]
 		if listed[code] {
 			continue
 		}
-		rec := st.open[code]
+		if by := st.members[rec.member]; by != nil && by.alive && by != m {
+			continue
+		}
 		rec.clearedAt = ev.RespondedAt
 		delete(st.open, code)
 		name := decode.StreamsStatusName(code)
@@ -656,6 +661,11 @@ func (g *group) streamsDescribe(ev *decode.Event) {
 		}
 		t := dm.Target
 		m.target = &t
+		if m.active == nil && m.how == "" {
+			// A member whose assignment no heartbeat showed (kproxy
+			// started after it joined): the describe's current one.
+			g.streamsDescribed(ev, m, dm)
+		}
 		m.processID = cmp.Or(m.processID, dm.ProcessID)
 		m.endpoint = cmp.Or(m.endpoint, dm.UserEndpoint)
 		m.clientID = cmp.Or(m.clientID, dm.ClientID)
@@ -675,6 +685,23 @@ func (g *group) streamsDescribe(ev *decode.Event) {
 			d.State, d.GroupEpoch, d.AssignmentEpoch, len(d.Members)),
 			map[string]any{"state": d.State, "group_epoch": d.GroupEpoch, "assignment_epoch": d.AssignmentEpoch})
 	}
+}
+
+// streamsDescribed takes a member's epoch and current assignment from a
+// describe, as its lane's first step.
+func (g *group) streamsDescribed(ev *decode.Event, m *smember, dm *decode.StreamsMember) {
+	st := g.streams
+	m.alive, m.epoch = true, dm.MemberEpoch
+	m.active, m.standby, m.warmup = tasksOf(dm.Assignment.Active), tasksOf(dm.Assignment.Standby), tasksOf(dm.Assignment.Warmup)
+	for _, t := range m.active {
+		if st.lastActive[t] == "" {
+			st.lastActive[t] = m.id
+		}
+	}
+	m.step(streamsStep{at: ev.RespondedAt, epoch: m.epoch, active: m.active, standby: m.standby, warmup: m.warmup})
+	g.emit(ev.RespondedAt, KindTasks, m.epoch, m.id, fmt.Sprintf("%s at epoch %d (described): active %s, standby %s, warm-up %s",
+		m.id, m.epoch, taskList(m.active), taskList(m.standby), taskList(m.warmup)),
+		map[string]any{"member_epoch": m.epoch, "active": taskStrings(m.active), "standby": taskStrings(m.standby), "warmup": taskStrings(m.warmup)})
 }
 
 // unassigned is the tasks that were active on some member and are active

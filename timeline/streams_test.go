@@ -212,3 +212,35 @@ func TestStreamsSessionTimeoutInferred(t *testing.T) {
 		t.Errorf("epoch 3's moves %+v; want 0_1 from B to A", last.Moves)
 	}
 }
+
+// TestStreamsDescribedMidLife: kproxy starts after the members joined; a
+// describe gives their current tasks, from which a later move is told.
+func TestStreamsDescribedMidLife(t *testing.T) {
+	s := newScript("streams")
+	hb := func(c client, req float64, member string, epoch, resp int32, active string) {
+		s.ev(c, 88, req, req+0.002).StreamsGroupHeartbeat = &decode.StreamsGroupHeartbeat{MemberID: member, MemberEpoch: epoch,
+			AssignedMemberID: member, AssignedEpoch: resp, HeartbeatInterval: time.Second, AcceptableRecoveryLag: -1, Active: streamsTasks(active)}
+	}
+	hb(cA, 1, "A", 9, 9, "-")
+	d := s.ev(client{"admin", "127.0.0.1:50009"}, 89, 2, 2.003)
+	d.StreamsGroupDescribe = &decode.StreamsGroupDescribe{Described: true, State: "Stable", GroupEpoch: 9, AssignmentEpoch: 9,
+		Members: []decode.StreamsMember{
+			{MemberID: "A", MemberEpoch: 9, Assignment: decode.StreamsAssignment{Active: streamsTasks("0_0 0_1"), Standby: streamsTasks(""), Warmup: streamsTasks("")}},
+			{MemberID: "B", MemberEpoch: 9, Assignment: decode.StreamsAssignment{Active: streamsTasks("0_2"), Standby: streamsTasks(""), Warmup: streamsTasks("")}},
+		}}
+	hb(cB, 3, "B", 9, 10, "0_1 0_2")
+	hb(cA, 3.5, "A", 9, 10, "0_0")
+	_, r, _ := run(t, Config{}, s.events(), 5)
+	st := r.Groups[0].Streams
+	var got []string
+	for _, m := range st.Members {
+		got = append(got, m.MemberID+":"+m.Status+":"+strings.Join(m.Tasks.Active, ","))
+	}
+	if want := "A:active:0_0 B:active:0_1,0_2"; strings.Join(got, " ") != want {
+		t.Errorf("members %q; want %q", strings.Join(got, " "), want)
+	}
+	last := st.Epochs[len(st.Epochs)-1]
+	if last.Epoch != 10 || len(last.Moves) != 1 || last.Moves[0].Task != "0_1" || last.Moves[0].From != "A" || last.Moves[0].To != "B" {
+		t.Errorf("epoch 10 %+v; want 0_1 moved from A to B", last)
+	}
+}
