@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -129,4 +130,24 @@ func memberOrDash(f Finding) string {
 		return "-"
 	}
 	return f.Members[0].MemberID
+}
+
+// TestLiveTellsStreamsFencing: a streams member fenced is told live, at
+// the fencing, not only when the input ends.
+func TestLiveTellsStreamsFencing(t *testing.T) {
+	s := newScript("app")
+	hb := func(c client, req float64, member string, epoch, resp int32, code int16, active []decode.StreamsTasks) {
+		s.ev(c, 88, req, req+0.002).StreamsGroupHeartbeat = &decode.StreamsGroupHeartbeat{MemberID: member, MemberEpoch: epoch,
+			AssignedMemberID: member, AssignedEpoch: resp, ErrorCode: code, HeartbeatInterval: time.Second, AcceptableRecoveryLag: -1, Active: active}
+	}
+	a, b := client{"app-A", "127.0.0.1:50001"}, client{"app-B", "127.0.0.1:50002"}
+	hb(a, 1, "A", 0, 1, 0, []decode.StreamsTasks{{Subtopology: "0", Partitions: []int32{0}}})
+	hb(b, 2, "B", 0, 2, 0, []decode.StreamsTasks{{Subtopology: "0", Partitions: []int32{1}}})
+	hb(b, 20, "B", 2, 2, 110, nil)
+	var told []string
+	l := NewLive(timeline.Config{}, timeline.Retention{}, Config{}, func(f Finding) { told = append(told, string(f.Kind)) }, nil)
+	feedLive(l, s)
+	if !slices.Equal(told, []string{string(StreamsMemberFenced)}) {
+		t.Errorf("told %v before the end; want streams_member_fenced", told)
+	}
 }
