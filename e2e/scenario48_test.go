@@ -40,7 +40,8 @@ type streamsGroup struct {
 			Kind   string `json:"kind"`
 			Member string `json:"member"`
 		} `json:"trigger"`
-		Moves []struct {
+		ReconciledAt *string `json:"reconciledAt"`
+		Moves        []struct {
 			Task     string `json:"task"`
 			Kind     string `json:"kind"`
 			From     string `json:"from"`
@@ -203,6 +204,13 @@ func TestScenario48(t *testing.T) {
 				c.clientID, m.Tasks.Active, m.Tasks.Standby, c.want.Active, c.want.Standby)
 		}
 	}
+	// The metrics count the epochs reconciled, and the members.
+	metrics := httpGetBody(t, "http://"+proxyAdmin+"/metrics")
+	for _, want := range []string{`kproxy_group_rebalances_total{group="` + app + `",trigger="member_joined"}`, `kproxy_group_members{group="` + app + `"} 2`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics: no %s", want)
+		}
+	}
 	// An admin client describes the group through kproxy, as
 	// kafka-streams-groups.sh --describe does: the report must carry the
 	// state, assignment epoch and targets the broker answered.
@@ -293,6 +301,9 @@ func TestScenario48(t *testing.T) {
 	for _, e := range st.Epochs {
 		if e.Trigger.Member == mb.MemberID && e.Trigger.Kind == "member_joined" && joinEpoch < 0 {
 			joinEpoch = e.Epoch
+			if e.ReconciledAt == nil {
+				t.Errorf("epoch %d (B joined) never reconciled, though A and B settled on it", e.Epoch)
+			}
 		}
 		if e.Trigger.Member == mb.MemberID && e.Trigger.Kind == "session_timeout" && freezeEpoch < 0 {
 			freezeEpoch = e.Epoch
@@ -417,6 +428,21 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// httpGetBody is the body of a GET of url, failing on an error status.
+func httpGetBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
+	}
+	return string(b)
 }
 
 // liveGroup is the live kproxy's report of group from its admin API, the

@@ -183,6 +183,9 @@ type streamsEpoch struct {
 	at      time.Time
 	trigger trigger
 	moves   []taskMove
+	// reconciledAt is when every live member reached the epoch; zero
+	// until then.
+	reconciledAt time.Time
 }
 
 // taskMove is one task a member got.
@@ -309,6 +312,68 @@ func (g *group) streamsHeartbeat(ev *decode.Event) {
 	}
 	g.streamsStatuses(ev, m)
 	g.streamsStep(ev, m)
+	g.streamsReconciled(ev.RespondedAt)
+}
+
+// streamsReconciled tells the group epoch reconciled once every live
+// member has reached it: the streams form of a stable generation (no
+// stop-the-world; the reconciliation time is from the epoch's first
+// response).
+func (g *group) streamsReconciled(at time.Time) {
+	st := g.streams
+	if len(st.epochs) == 0 {
+		return
+	}
+	e := st.epochs[len(st.epochs)-1]
+	if e.epoch != st.epoch || !e.reconciledAt.IsZero() {
+		return
+	}
+	n := 0
+	for _, m := range st.members {
+		if !m.alive {
+			continue
+		}
+		if m.epoch != st.epoch {
+			return
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	e.reconciledAt = at
+	g.e.emit(Entry{At: at, Group: g.id, Kind: KindStable, Generation: e.epoch,
+		Text: fmt.Sprintf("streams group epoch %d reconciled %s: %s, no stop-the-world (%s)", e.epoch, after(at.Sub(e.at)), members(n), e.trigger.kind),
+		Fields: map[string]any{"reconcile_ms": float64(at.Sub(e.at)) / float64(time.Millisecond), "stop_the_world_ms": 0.0,
+			"trigger": e.trigger.kind, "members": n},
+		Stable: &StableFacts{Trigger: e.trigger.kind, Members: n}})
+}
+
+// after is "after d", or "at once" for no time.
+func after(d time.Duration) string {
+	if d <= 0 {
+		return "at once"
+	}
+	return "after " + human(d)
+}
+
+// members is "1 member" or "n members".
+func members(n int) string {
+	if n == 1 {
+		return "1 member"
+	}
+	return strconv.Itoa(n) + " members"
+}
+
+// streamsEmptied tells the group empty once its last live member is gone.
+func (g *group) streamsEmptied(at time.Time, last *smember) {
+	for _, m := range g.streams.members {
+		if m.alive {
+			return
+		}
+	}
+	g.emit(at, KindGroupEmpty, g.streams.epoch, last.id, fmt.Sprintf("streams group empty: its last member %s is gone (%s)", last.id, last.how),
+		map[string]any{"member_epoch": last.epoch})
 }
 
 func offsetMap(os []decode.StreamsTaskOffset) map[task]int64 {
@@ -585,6 +650,8 @@ func (g *group) streamsLeave(ev *decode.Event, m *smember) {
 		map[string]any{"member_epoch": ev.StreamsGroupHeartbeat.MemberEpoch, "active": taskStrings(m.active)})
 	st.causes = append(st.causes, trigger{kind: TriggerMemberLeft, member: m.id, at: ev.At})
 	m.drop(ev.At)
+	g.streamsReconciled(ev.At)
+	g.streamsEmptied(ev.At, m)
 }
 
 // drop ends a departed member's tasks: its warm-ups end unpromoted, and
@@ -628,6 +695,8 @@ func (g *group) streamsError(ev *decode.Event, m *smember) {
 		st.causes = append(st.causes, trigger{kind: TriggerMemberFenced, member: m.id, at: ev.At, reason: name})
 		m.alive, m.leftAt, m.how = false, ev.At, name
 		m.drop(ev.At)
+		g.streamsReconciled(ev.At)
+		g.streamsEmptied(ev.At, m)
 	default:
 		g.requestError(ev, "StreamsGroupHeartbeat", m.id, h.ErrorCode)
 	}

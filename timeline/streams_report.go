@@ -95,6 +95,11 @@ type StreamsEpochReport struct {
 	At      string        `json:"at"`      // the first response naming it
 	Trigger TriggerReport `json:"trigger"` // member_joined, member_rejoined, member_left, member_fenced, topology_changed or unknown
 	Moves   []TaskMove    `json:"moves"`   // in the order the members got the tasks
+	// ReconciledAt is when every live member had reached the epoch, and
+	// ReconcileMs how long after At; null while some had not (or a later
+	// epoch began first).
+	ReconciledAt *string  `json:"reconciledAt"`
+	ReconcileMs  *float64 `json:"reconcileMs"`
 }
 
 // TaskMove is one task a member got in an epoch.
@@ -180,7 +185,8 @@ func (g *group) streamsReport(end time.Time) *StreamsReport {
 		r.Members = append(r.Members, mr)
 	}
 	for _, e := range st.epochs {
-		er := StreamsEpochReport{Epoch: e.epoch, At: stamp(e.at), Trigger: triggerReport(e.trigger), Moves: []TaskMove{}}
+		er := StreamsEpochReport{Epoch: e.epoch, At: stamp(e.at), Trigger: triggerReport(e.trigger), Moves: []TaskMove{},
+			ReconciledAt: stampPtr(e.reconciledAt), ReconcileMs: msPtr(e.reconciledAt.Sub(e.at), !e.reconciledAt.IsZero())}
 		for _, mv := range e.moves {
 			er.Moves = append(er.Moves, TaskMove{At: stamp(mv.at), Task: mv.task.String(), Kind: mv.kind, To: mv.to, From: mv.from, Promoted: mv.promoted})
 		}

@@ -40,7 +40,14 @@ func streamsLines(r *StreamsReport, loc *time.Location) []string {
 		out = append(out, fmt.Sprintf("  %d earlier epochs not kept", r.EpochsDropped))
 	}
 	for _, e := range r.Epochs {
-		out = append(out, fmt.Sprintf("  epoch %d at %s: %s", e.Epoch, clockOf(&e.At, loc), triggerLine(e.Trigger)))
+		line := fmt.Sprintf("  epoch %d at %s: %s", e.Epoch, clockOf(&e.At, loc), triggerLine(e.Trigger))
+		switch {
+		case e.ReconcileMs != nil && *e.ReconcileMs == 0:
+			line += ", reconciled at once"
+		case e.ReconcileMs != nil:
+			line += ", reconciled in " + msText(e.ReconcileMs)
+		}
+		out = append(out, line)
 		for _, m := range e.Moves {
 			out = append(out, "    "+moveText(m))
 		}

@@ -391,7 +391,7 @@
             (mv.promoted ? ' (' + (mv.promoted === 'warmup' ? 'warm-up' : mv.promoted) + ' promoted)' : '');
         });
         return '<tr data-epoch="' + e.epoch + '"><td>' + e.epoch + '</td><td>' + clock(ms(e.at)) + '</td><td>' + esc(e.trigger.kind.replace(/_/g, ' ')) +
-          (e.trigger.member ? ' ' + who(e.trigger.member) : '') + '</td><td class="moves">' + (moves.join('<br>') || '-') + '</td></tr>';
+          (e.trigger.member ? ' ' + who(e.trigger.member) : '') + (e.reconcileMs != null ? ' · reconciled in ' + dur(e.reconcileMs) : '') + '</td><td class="moves">' + (moves.join('<br>') || '-') + '</td></tr>';
       }).join('') + '</tbody></table>';
     if ((st.statuses || []).length) {
       h += '<h2>Statuses</h2><table id="streams-statuses"><thead><tr><th>status</th><th>raised</th><th>by</th><th>cleared</th><th>detail</th></tr></thead><tbody>' +
