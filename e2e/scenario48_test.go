@@ -312,9 +312,11 @@ func TestScenario48(t *testing.T) {
 			leaveEpoch = e.Epoch
 		}
 		for _, mv := range e.Moves {
-			if mv.Kind == "active" {
-				moved[mv.Task+" "+mv.From+">"+mv.To] = append(moved[mv.Task+" "+mv.From+">"+mv.To], e.Epoch)
+			k := mv.Task + " " + mv.From + ">" + mv.To
+			if mv.Kind != "active" {
+				k = mv.Task + " " + mv.Kind + ">" + mv.To
 			}
+			moved[k] = append(moved[k], e.Epoch)
 		}
 	}
 	if joinEpoch < 0 || freezeEpoch < 0 || leaveEpoch < 0 {
@@ -334,6 +336,19 @@ func TestScenario48(t *testing.T) {
 	for _, task := range lastB2.Active {
 		if !movedIn(task, ma.MemberID, mb.MemberID, freezeEpoch+1, leaveEpoch) || !movedIn(task, mb.MemberID, ma.MemberID, leaveEpoch, 1<<30) {
 			t.Errorf("task %s: no move from A to B after B came back, and back from epoch %d (moves %v)", task, leaveEpoch, moved)
+		}
+	}
+	// The standby tasks each printed once B had joined came with B's
+	// join epoch.
+	for _, c := range []struct {
+		m    *streamsMember
+		e    event
+		what string
+	}{{ma, lastA, "A"}, {mb, lastB, "B"}} {
+		for _, task := range c.e.Standby {
+			if !slices.Contains(moved[task+" standby>"+c.m.MemberID], joinEpoch) {
+				t.Errorf("standby %s of %s: not given at epoch %d, B's join (moves %v)", task, c.what, joinEpoch, moved)
+			}
 		}
 	}
 	if len(mb.Fences) == 0 {

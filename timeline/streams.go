@@ -493,7 +493,10 @@ func (g *group) streamsStep(ev *decode.Event, m *smember) {
 	gotA, lostA := taskMinus(na, m.active), taskMinus(m.active, na)
 	gotS, lostS := taskMinus(ns, m.standby), taskMinus(m.standby, ns)
 	gotW, lostW := taskMinus(nw, m.warmup), taskMinus(m.warmup, nw)
-	rec := st.epochRecord(m.epoch)
+	// The moves belong to the group epoch: a member still revoking for it
+	// answers with its previous member epoch, and may already get the new
+	// epoch's standby and warm-up tasks.
+	rec := st.epochRecord(st.epoch)
 	var parts []string
 	var notes []string
 	for _, t := range gotA {
