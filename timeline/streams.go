@@ -63,76 +63,6 @@ const (
 // higher epoch than the group's.
 const TriggerTopologyChanged = "topology_changed"
 
-// Task kinds.
-const (
-	taskActive  = "active"
-	taskStandby = "standby"
-	taskWarmup  = "warmup"
-)
-
-// task is a Kafka Streams task: a subtopology and a partition.
-type task struct {
-	sub  string
-	part int32
-}
-
-func (t task) String() string { return t.sub + "_" + strconv.Itoa(int(t.part)) }
-
-func compareTask(a, b task) int {
-	return cmp.Or(decode.CompareSubtopology(a.sub, b.sub), cmp.Compare(a.part, b.part))
-}
-
-// tasksOf is ts as a sorted set; nil stays nil ("unchanged").
-func tasksOf(ts []decode.StreamsTasks) []task {
-	if ts == nil {
-		return nil
-	}
-	out := []task{}
-	for _, t := range ts {
-		for _, p := range t.Partitions {
-			out = append(out, task{t.Subtopology, p})
-		}
-	}
-	slices.SortFunc(out, compareTask)
-	return slices.Compact(out)
-}
-
-// taskMinus is the tasks of a not in b (both sorted).
-func taskMinus(a, b []task) []task {
-	var out []task
-	for _, t := range a {
-		if _, ok := slices.BinarySearchFunc(b, t, compareTask); !ok {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func hasTask(ts []task, t task) bool {
-	_, ok := slices.BinarySearchFunc(ts, t, compareTask)
-	return ok
-}
-
-// taskList renders tasks as "0_0 0_1", or "none".
-func taskList(ts []task) string {
-	if len(ts) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ts))
-	for i, t := range ts {
-		s[i] = t.String()
-	}
-	return strings.Join(s, " ")
-}
-
-func taskStrings(ts []task) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.String()
-	}
-	return out
-}
-
 // streamsState is a streams group's story.
 type streamsState struct {
 	epoch           int32 // the highest group epoch seen
@@ -596,46 +526,6 @@ func paren(notes []string) string {
 	return " (" + strings.Join(notes, ", ") + ")"
 }
 
-// streamsStatuses raises the statuses a response lists and clears those
-// it no longer lists, when the response is to the member that raised
-// them, or that member is gone: a status may concern one member only
-// (STALE_TOPOLOGY), and the others' responses do not clear it.
-func (g *group) streamsStatuses(ev *decode.Event, m *smember) {
-	h := ev.StreamsGroupHeartbeat
-	st := g.streams
-	listed := map[int8]bool{}
-	for _, s := range h.Status {
-		listed[s.Code] = true
-		if st.open[s.Code] != nil {
-			continue
-		}
-		rec := &streamsStatus{code: s.Code, detail: s.Detail, member: m.id, raised: ev.RespondedAt, raisedEpoch: st.epoch}
-		st.open[s.Code] = rec
-		if len(st.statuses) < maxStreamsRecords {
-			st.statuses = append(st.statuses, rec)
-		} else {
-			st.dropped++
-		}
-		name := decode.StreamsStatusName(s.Code)
-		g.emit(ev.RespondedAt, KindStreamsStatus, st.epoch, m.id, fmt.Sprintf("status %s raised: %s", name, s.Detail),
-			map[string]any{"status": name, "status_code": s.Code, "detail": s.Detail})
-	}
-	for _, code := range sortedKeys(st.open) {
-		rec := st.open[code]
-		if listed[code] {
-			continue
-		}
-		if by := st.members[rec.member]; by != nil && by.alive && by != m {
-			continue
-		}
-		rec.clearedAt = ev.RespondedAt
-		delete(st.open, code)
-		name := decode.StreamsStatusName(code)
-		g.emit(ev.RespondedAt, KindStreamsStatus, st.epoch, m.id, fmt.Sprintf("status %s cleared after %s", name, human(rec.clearedAt.Sub(rec.raised))),
-			map[string]any{"status": name, "status_code": code, "cleared": true})
-	}
-}
-
 // streamsLeave handles a member leaving (epoch -1, or -2 for a static
 // member that will come back).
 func (g *group) streamsLeave(ev *decode.Event, m *smember) {
@@ -703,77 +593,6 @@ func (g *group) streamsError(ev *decode.Event, m *smember) {
 	default:
 		g.requestError(ev, "StreamsGroupHeartbeat", m.id, h.ErrorCode)
 	}
-}
-
-// streamsDescribe records what a StreamsGroupDescribe answered: epochs,
-// state, topology and each member's target assignment.
-func (g *group) streamsDescribe(ev *decode.Event) {
-	d := ev.StreamsGroupDescribe
-	if !ev.Responded() || !d.Described || d.ErrorCode != 0 {
-		return
-	}
-	st := g.streamsState()
-	changed := !st.described || st.state != d.State || st.assignmentEpoch != d.AssignmentEpoch || d.GroupEpoch > st.epoch
-	st.described, st.state, st.assignmentEpoch = true, d.State, d.AssignmentEpoch
-	if d.AssignorName != "" {
-		st.assignor = d.AssignorName
-	}
-	if d.Topology != nil && (st.topology == nil || d.Topology.Epoch >= st.topology.Epoch) {
-		st.topology = d.Topology
-	}
-	if d.GroupEpoch > st.epoch {
-		g.streamsEpoch(d.GroupEpoch, ev.RespondedAt)
-	}
-	for i := range d.Members {
-		dm := &d.Members[i]
-		m := st.members[dm.MemberID]
-		if m == nil {
-			m = &smember{id: dm.MemberID, warming: map[task]*warmupRecord{}}
-			st.members[dm.MemberID] = m
-		}
-		t := dm.Target
-		m.target = &t
-		if m.active == nil && m.how == "" {
-			// A member whose assignment no heartbeat showed (kproxy
-			// started after it joined): the describe's current one.
-			g.streamsDescribed(ev, m, dm)
-		}
-		m.processID = cmp.Or(m.processID, dm.ProcessID)
-		m.endpoint = cmp.Or(m.endpoint, dm.UserEndpoint)
-		m.clientID = cmp.Or(m.clientID, dm.ClientID)
-		if dm.TopologyEpoch > m.topologyEpoch {
-			m.topologyEpoch = dm.TopologyEpoch
-		}
-		if dm.TaskOffsets != nil {
-			m.offsets = offsetMap(dm.TaskOffsets)
-		}
-		if dm.TaskEndOffsets != nil {
-			m.ends = offsetMap(dm.TaskEndOffsets)
-		}
-		m.updateLags()
-	}
-	if changed {
-		g.emit(ev.RespondedAt, KindStreamsEpoch, d.GroupEpoch, "", fmt.Sprintf("described: state %s, group epoch %d, assignment epoch %d, %d members",
-			d.State, d.GroupEpoch, d.AssignmentEpoch, len(d.Members)),
-			map[string]any{"state": d.State, "group_epoch": d.GroupEpoch, "assignment_epoch": d.AssignmentEpoch})
-	}
-}
-
-// streamsDescribed takes a member's epoch and current assignment from a
-// describe, as its lane's first step.
-func (g *group) streamsDescribed(ev *decode.Event, m *smember, dm *decode.StreamsMember) {
-	st := g.streams
-	m.alive, m.epoch = true, dm.MemberEpoch
-	m.active, m.standby, m.warmup = tasksOf(dm.Assignment.Active), tasksOf(dm.Assignment.Standby), tasksOf(dm.Assignment.Warmup)
-	for _, t := range m.active {
-		if st.lastActive[t] == "" {
-			st.lastActive[t] = m.id
-		}
-	}
-	m.step(streamsStep{at: ev.RespondedAt, epoch: m.epoch, active: m.active, standby: m.standby, warmup: m.warmup})
-	g.emit(ev.RespondedAt, KindTasks, m.epoch, m.id, fmt.Sprintf("%s at epoch %d (described): active %s, standby %s, warm-up %s",
-		m.id, m.epoch, taskList(m.active), taskList(m.standby), taskList(m.warmup)),
-		map[string]any{"member_epoch": m.epoch, "active": taskStrings(m.active), "standby": taskStrings(m.standby), "warmup": taskStrings(m.warmup)})
 }
 
 // unassigned is the tasks that were active on some member and are active
