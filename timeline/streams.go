@@ -65,7 +65,12 @@ const TriggerTopologyChanged = "topology_changed"
 
 // streamsState is a streams group's story.
 type streamsState struct {
-	epoch           int32 // the highest group epoch seen
+	epoch int32 // the highest group epoch seen
+	// memberEpoch is the highest member epoch a heartbeat response gave:
+	// a joining member gets at least it, unless the group was re-created
+	// (recreatedBy). A describe's group epoch may be above it while the
+	// assignment lags.
+	memberEpoch     int32
 	assignmentEpoch int32 // the last describe's
 	described       bool
 	state, assignor string
@@ -237,6 +242,7 @@ func (g *group) streamsHeartbeat(ev *decode.Event) {
 			map[string]any{"process_id": m.processID, "endpoint": m.endpoint, "topology_epoch": m.topologyEpoch, "client_id": m.clientID})
 	}
 	m.alive, m.lastAt = true, ev.At
+	st.memberEpoch = max(st.memberEpoch, h.AssignedEpoch)
 	if h.AssignedEpoch > st.epoch {
 		g.streamsEpoch(h.AssignedEpoch, ev.RespondedAt)
 	}
@@ -358,6 +364,15 @@ func (g *group) streamsEpoch(epoch int32, at time.Time) {
 		text += " (" + e.trigger.reason + ")"
 	}
 	g.emit(at, KindStreamsEpoch, epoch, e.trigger.member, text, map[string]any{"previous_epoch": old, "trigger": e.trigger.kind})
+}
+
+// recreatedBy reports whether ev, a StreamsGroupHeartbeat, joined a
+// re-created group: a member joining (epoch 0) gets the group's target
+// assignment epoch, at least every member epoch given before, unless the
+// coordinator lost the group and started it again from epoch 1.
+func (st *streamsState) recreatedBy(ev *decode.Event) bool {
+	h := ev.StreamsGroupHeartbeat
+	return ev.Responded() && h.ErrorCode == 0 && h.MemberEpoch == 0 && h.AssignedEpoch > 0 && h.AssignedEpoch < st.memberEpoch
 }
 
 // silent is the live member silent the longest at t, past three heartbeat

@@ -244,3 +244,24 @@ func TestStreamsDescribedMidLife(t *testing.T) {
 		t.Errorf("epoch 10 %+v; want 0_1 moved from A to B", last)
 	}
 }
+
+// TestStreamsGroupRecreated: the group is deleted and created again
+// under the same id while kproxy runs: a member joins at epoch 1 after
+// epoch 5; the old history ends and a new one starts.
+func TestStreamsGroupRecreated(t *testing.T) {
+	s := newScript("streams")
+	hb := func(c client, req float64, member string, epoch, resp int32, active string) {
+		s.ev(c, 88, req, req+0.002).StreamsGroupHeartbeat = &decode.StreamsGroupHeartbeat{MemberID: member, MemberEpoch: epoch,
+			AssignedMemberID: member, AssignedEpoch: resp, HeartbeatInterval: time.Second, AcceptableRecoveryLag: -1, Active: streamsTasks(active)}
+	}
+	hb(cA, 1, "A", 0, 5, "0_0")
+	hb(cA, 2, "A", -1, -1, "-")
+	hb(cB, 10, "B", 0, 1, "0_0")
+	entries, r, _ := run(t, Config{}, s.events(), 12)
+	if n := kinds(entries)[KindRecreated]; n != 1 {
+		t.Fatalf("recreated entries %d; want 1\n%s", n, entryLines(entries))
+	}
+	if len(r.Groups) != 2 || r.Groups[1].Streams == nil || r.Groups[1].Streams.GroupEpoch != 1 || len(r.Groups[1].Streams.Epochs) != 1 {
+		t.Errorf("want two histories, the second at epoch 1: %+v", r.Groups)
+	}
+}
