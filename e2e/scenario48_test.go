@@ -17,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/internal/headless"
 )
 
 // streamsGroup is the part of a report's `streams` object (KIP-1071) that
@@ -204,6 +207,23 @@ func TestScenario48(t *testing.T) {
 				c.clientID, m.Tasks.Active, m.Tasks.Standby, c.want.Active, c.want.Standby)
 		}
 	}
+	// The live page draws a lane per member with the tasks it printed.
+	br := headless.Start(t, headless.Options{})
+	br.Run(t, 30*time.Second, chromedp.Navigate("http://"+proxyAdmin+"/groups/"+app))
+	br.WaitJS(t, "the streams lanes", `document.querySelectorAll('#streams-members tr[data-member]').length == 2`, 20*time.Second)
+	for _, c := range []event{lastA, lastB} {
+		m := live.member(t, c.ClientID)
+		segs := headless.Eval[[]string](t, br, `Array.from(document.querySelectorAll('#chart g.owned-seg')).map(g => g.getAttribute('data-partitions'))`)
+		want := "active[" + strings.Join(c.Active, " ") + "]"
+		if !slices.Contains(segs, want) {
+			t.Errorf("live page: no lane segment %s for %s among %q", want, m.MemberID, segs)
+		}
+		row := headless.Eval[string](t, br, `document.querySelector('#streams-members tr[data-member="`+m.MemberID+`"]').innerText`)
+		if !strings.Contains(row, strings.Join(c.Active, " ")) || !strings.Contains(row, m.ProcessID) {
+			t.Errorf("live page: %s's row %q lacks its tasks %v or process %s", m.MemberID, row, c.Active, m.ProcessID)
+		}
+	}
+	br.Screenshot(t, filepath.Join(runDir(t), "live-page.png"))
 	// The metrics count the epochs reconciled, and the members.
 	metrics := httpGetBody(t, "http://"+proxyAdmin+"/metrics")
 	for _, want := range []string{`kproxy_group_rebalances_total{group="` + app + `",trigger="member_joined"}`, `kproxy_group_members{group="` + app + `"} 2`} {
