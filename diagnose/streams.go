@@ -160,10 +160,29 @@ func (e *Engine) streamsUnassigned(g *groupState, gr *timeline.GroupReport) []Fi
 		f.Evidence["unassignedMs"] = ms(gp.to.Sub(gp.from))
 		f.Evidence["until"] = stamp(gp.to)
 		f.Evidence["groupEpoch"] = st.GroupEpoch
-		f.Explanation = fmt.Sprintf("tasks %s were active on no live member of the streams group for %.1f s: nothing processed their partitions. The coordinator had not assigned them (a status such as MISSING_SOURCE_TOPICS or ASSIGNMENT_DELAYED may say why), or the member they were assigned to never took them",
-			strings.Join(gp.tasks, " "), gp.to.Sub(gp.from).Seconds())
+		why := "no status the coordinator raised says why: the member they were assigned to may never have taken them"
+		if raised := statusesDuring(st, gp.from, gp.to); len(raised) > 0 {
+			f.Evidence["statuses"] = raised
+			why = "the coordinator said, meanwhile: " + strings.Join(raised, ", ")
+		}
+		f.Explanation = fmt.Sprintf("tasks %s were active on no live member of the streams group for %.1f s: nothing processed their partitions; %s",
+			strings.Join(gp.tasks, " "), gp.to.Sub(gp.from).Seconds(), why)
 		f.Suggestion = advice(StreamsTasksUnassigned)
 		out = append(out, f)
+	}
+	return out
+}
+
+// statusesDuring is the names of the statuses raised at some time
+// between from and to, in the order raised, each once.
+func statusesDuring(st *timeline.StreamsReport, from, to time.Time) []string {
+	var out []string
+	for _, s := range st.Statuses {
+		raised, cleared := parse(s.RaisedAt), parsePtr(s.ClearedAt)
+		if raised.After(to) || (!cleared.IsZero() && cleared.Before(from)) || slices.Contains(out, s.Name) {
+			continue
+		}
+		out = append(out, s.Name)
 	}
 	return out
 }

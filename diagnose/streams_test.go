@@ -62,7 +62,18 @@ func TestStreamsFindings(t *testing.T) {
 				member("B", nil, streamsStep(9, 2), streamsStep(50, 3, "0_1", "0_10", "0_2")),
 			}},
 			last: 100,
-			want: []string{"streams_tasks_unassigned - critical [0_1 0_2 0_10] 40000"},
+			want: []string{"streams_tasks_unassigned - critical [0_1 0_2 0_10] 40000 <nil>"},
+		},
+		{
+			name: "task unheld, a status says why",
+			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
+				member("A", nil, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
+			}, Statuses: []timeline.StreamsStatusReport{
+				{Code: 0, Name: "STALE_TOPOLOGY", RaisedAt: streamsAt(2), ClearedAt: strp(streamsAt(5))},
+				{Code: 1, Name: "MISSING_SOURCE_TOPICS", RaisedAt: streamsAt(9), ClearedAt: strp(streamsAt(60))},
+			}},
+			last: 100,
+			want: []string{"streams_tasks_unassigned - critical [0_1] 90000 [MISSING_SOURCE_TOPICS]"},
 		},
 		{
 			name: "task unheld 10 s",
@@ -79,7 +90,7 @@ func TestStreamsFindings(t *testing.T) {
 				member("B", strp(streamsAt(20)), streamsStep(9, 2, "0_2"), streamsStep(20, 2)),
 			}},
 			last: 80,
-			want: []string{"streams_tasks_unassigned - critical [0_2] 60000"},
+			want: []string{"streams_tasks_unassigned - critical [0_2] 60000 <nil>"},
 		},
 		{
 			name: "application stopped",
@@ -112,7 +123,7 @@ func TestStreamsFindings(t *testing.T) {
 				case StreamsMemberFenced:
 					s += fmt.Sprint(" ", f.Evidence["activeLost"])
 				case StreamsTasksUnassigned:
-					s += fmt.Sprint(" ", f.Evidence["tasks"], " ", f.Evidence["unassignedMs"])
+					s += fmt.Sprint(" ", f.Evidence["tasks"], " ", f.Evidence["unassignedMs"], " ", f.Evidence["statuses"])
 				case StreamsWarmupStuck:
 					s += fmt.Sprint(" ", f.Evidence["task"], " ", f.Evidence["lag"])
 				}
