@@ -57,7 +57,14 @@ type streamsGroup struct {
 		MemberID   string  `json:"memberId"`
 		PromotedAt *string `json:"promotedAt"`
 	} `json:"warmups"`
-	UnassignedTasks []string `json:"unassignedTasks"`
+	UnassignedTasks []string        `json:"unassignedTasks"`
+	Statuses        []streamsStatus `json:"statuses"`
+}
+
+type streamsStatus struct {
+	Name      string  `json:"name"`
+	Detail    string  `json:"detail"`
+	ClearedAt *string `json:"clearedAt"`
 }
 
 type streamsMember struct {
@@ -373,6 +380,15 @@ func TestScenario48(t *testing.T) {
 	}
 	if len(mb.Fences) == 0 {
 		t.Errorf("B's fencing is not in the report")
+	}
+	// The changelog topic was deleted before the run: the coordinator
+	// said it was missing (MISSING_INTERNAL_TOPICS), created it, and
+	// cleared the status.
+	changelog := app + "-counts-store-changelog"
+	if !slices.ContainsFunc(st.Statuses, func(x streamsStatus) bool {
+		return x.Name == "MISSING_INTERNAL_TOPICS" && strings.Contains(x.Detail, changelog) && x.ClearedAt != nil
+	}) {
+		t.Errorf("statuses %+v; want MISSING_INTERNAL_TOPICS naming %s, cleared", st.Statuses, changelog)
 	}
 	if len(st.UnassignedTasks) > 0 {
 		t.Errorf("unassigned tasks %v; want none (A took everything back, then the application stopped)", st.UnassignedTasks)
