@@ -58,7 +58,9 @@ final class StreamsApp {
     p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, a.getOrDefault("guarantee", StreamsConfig.EXACTLY_ONCE_V2));
     String protocol = a.get("group-protocol");
     if (protocol != null) {
-      p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+      // StreamsConfig.GROUP_PROTOCOL_CONFIG is 4.1+: the suite also
+      // compiles this client against kafka-streams 3.9.2.
+      p.put("group.protocol", protocol);
     }
     if (a.containsKey("app-server")) {
       p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, a.get("app-server"));
