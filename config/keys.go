@@ -222,6 +222,6 @@ func Options() []Option {
 		{Key: KeyLogFormat, Flag: true, kind: kindString, Default: d.LogFormat,
 			Usage: "log format: console (for people) or json (for machines)"},
 		{Key: KeyLogLevel, Flag: true, kind: kindString, Default: d.LogLevel,
-			Usage: "log level: debug, info, warn or error; info logs the timeline, kproxy's own life and one line per group exchange except Heartbeat, OffsetCommit, OffsetFetch and TxnOffsetCommit without an error and KIP-848 heartbeats that change nothing (debug)"},
+			Usage: "log level: debug, info, warn or error; info logs the timeline, kproxy's own life and one line per group exchange except Heartbeat, OffsetCommit, OffsetFetch and TxnOffsetCommit without an error and KIP-848, share and streams group heartbeats that change nothing (debug)"},
 	}, fleetOptions()...)
 }

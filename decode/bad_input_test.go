@@ -10,7 +10,7 @@ import (
 )
 
 // decodedKeys are the APIs the Decoder turns into events.
-var decodedKeys = []int16{3, 8, 9, 10, 11, 12, 13, 14, 68, 76, 78, 79}
+var decodedKeys = []int16{3, 8, 9, 10, 11, 12, 13, 14, 68, 76, 78, 79, 88, 89}
 
 // TestTruncated cuts every golden frame at every length: each cut must fail
 // with an ordinary error, never a panic and never a partial event.

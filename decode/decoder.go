@@ -62,6 +62,10 @@ var apis = map[kmsg.Key]api{
 	// (proxy/walk.go): the acquired ranges around them are kept.
 	kmsg.ShareFetch:       {decode: decodeShareFetch},       // records acquired and acknowledged, per member
 	kmsg.ShareAcknowledge: {decode: decodeShareAcknowledge}, // records acknowledged without a fetch
+	// KIP-1071 streams groups: membership, epochs and tasks; the
+	// describe is the only view of the target assignment.
+	kmsg.StreamsGroupHeartbeat: {group: true, decode: decodeStreamsGroupHeartbeat}, // members, epochs, active/standby/warm-up tasks, status
+	kmsg.StreamsGroupDescribe:  {group: true, decode: decodeStreamsGroupDescribe},  // group and assignment epochs, topology, target tasks
 }
 
 // apiTable is apis indexed by key, for lookups on every exchange (an

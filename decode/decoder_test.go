@@ -201,6 +201,8 @@ func TestObserved(t *testing.T) {
 		{76, true, true, "ShareGroupHeartbeat"},
 		{78, true, false, "ShareFetch"},
 		{79, true, false, "ShareAcknowledge"},
+		{88, true, true, "StreamsGroupHeartbeat"},
+		{89, true, true, "StreamsGroupDescribe"},
 		{999, false, false, "Unknown(999)"},
 	}
 	for _, tt := range tests {

@@ -35,6 +35,8 @@ type Event struct {
 	ShareGroupHeartbeat    *ShareGroupHeartbeat    `json:",omitempty"`
 	ShareFetch             *ShareFetch             `json:",omitempty"`
 	ShareAcknowledge       *ShareAcknowledge       `json:",omitempty"`
+	StreamsGroupHeartbeat  *StreamsGroupHeartbeat  `json:",omitempty"`
+	StreamsGroupDescribe   *StreamsGroupDescribe   `json:",omitempty"`
 	Metadata               *Metadata               `json:",omitempty"`
 	Unobserved             *Unobserved             `json:",omitempty"`
 }

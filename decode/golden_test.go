@@ -41,6 +41,7 @@ func goldenCases() []goldenCase {
 	cs = append(cs, offsetCases()...)
 	cs = append(cs, otherCases()...)
 	cs = append(cs, shareCases()...)
+	cs = append(cs, streamsCases()...)
 	return cs
 }
 

@@ -99,6 +99,17 @@ func (e *Event) Summary() Summary {
 		if e.Responded() && h.ErrorCode == 0 {
 			s.Generation = h.AssignedEpoch
 		}
+	case e.StreamsGroupHeartbeat != nil:
+		h := e.StreamsGroupHeartbeat
+		s.Member, s.Generation, s.Epoch, s.ErrorCode = h.MemberID, h.MemberEpoch, true, h.ErrorCode
+		if h.InstanceID != nil {
+			s.Instance = *h.InstanceID
+		}
+		if e.Responded() && h.ErrorCode == 0 {
+			s.Generation = h.AssignedEpoch
+		}
+	case e.StreamsGroupDescribe != nil:
+		s.ErrorCode = e.StreamsGroupDescribe.ErrorCode
 	case e.ShareFetch != nil:
 		f := e.ShareFetch
 		s.Member, s.ErrorCode = f.MemberID, f.ErrorCode

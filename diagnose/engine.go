@@ -437,6 +437,7 @@ func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
 	out = append(out, e.unowned(g, gr)...)
 	out = append(out, e.idle(g, gr)...)
 	out = append(out, e.suspects(g, gr)...)
+	out = append(out, e.streams(g, gr)...)
 	return out
 }
 

@@ -32,6 +32,9 @@ const (
 	BackwardsCommit            Kind = "backwards_commit"            // a commit below the partition's last committed offset
 	StaleOwnerCommit           Kind = "stale_owner_commit"          // a commit by a member that does not own the partition
 	DuplicateWindow            Kind = "duplicate_window"            // records the next owner processes again at a handover
+	StreamsMemberFenced        Kind = "streams_member_fenced"       // KIP-1071: a streams member was fenced, losing its tasks
+	StreamsTasksUnassigned     Kind = "streams_tasks_unassigned"    // KIP-1071: tasks active on no live member for long
+	StreamsWarmupStuck         Kind = "streams_warmup_stuck"        // KIP-1071: a warm-up task that never caught up
 )
 
 // Kinds is every kind, in the order docs/diagnosis.md documents them.
@@ -41,6 +44,7 @@ var Kinds = []Kind{
 	HeartbeatTooSlow, TimeoutsMisordered, MixedAssignors, HeterogeneousSubscriptions, EagerLargeGroup,
 	PartitionFlap, PartitionUnowned, MemberWithoutPartitions,
 	FailedRevocationCommit, BackwardsCommit, StaleOwnerCommit, DuplicateWindow,
+	StreamsMemberFenced, StreamsTasksUnassigned, StreamsWarmupStuck,
 }
 
 // Severity says how urgent a finding is.

@@ -105,11 +105,14 @@ func CountFindings(fs []Finding) map[string]FindingCount {
 const publishEvery = time.Second
 
 // revealing are the entry kinds after which the report may hold a new
-// finding: a generation formed, a departure, a storm, a suspect commit.
+// finding: a generation formed, a departure, a storm, a suspect commit;
+// in a streams group, a fencing, a member's tasks changed (a task held
+// again after a gap, a warm-up ended), tasks left unassigned.
 var revealing = map[timeline.Kind]bool{
 	timeline.KindStable: true, timeline.KindSessionExpired: true, timeline.KindMemberDropped: true,
 	timeline.KindStorm: true, timeline.KindSuspectCommit: true, timeline.KindGroupEmpty: true,
 	timeline.KindMemberLeft: true, timeline.KindIncomplete: true,
+	timeline.KindFenced: true, timeline.KindTasks: true, timeline.KindTasksUnassigned: true,
 }
 
 // NewLive returns a Live with a live timeline of tcfg keeping what retain

@@ -179,6 +179,13 @@ group.consumer.min.session.timeout.ms=1000
 group.consumer.session.timeout.ms=10000
 group.consumer.min.heartbeat.interval.ms=500
 group.consumer.heartbeat.interval.ms=1000
+# Streams groups (KIP-1071, scenario 48): the same short timeouts, and one
+# standby replica per task so that standby tasks appear in the story.
+group.streams.min.session.timeout.ms=1000
+group.streams.session.timeout.ms=10000
+group.streams.min.heartbeat.interval.ms=500
+group.streams.heartbeat.interval.ms=1000
+group.streams.num.standby.replicas=1
 auto.create.topics.enable=false
 log.retention.check.interval.ms=3600000
 EOF

@@ -65,6 +65,10 @@ type event struct {
 	Aborted  int64  `json:"aborted"`
 	Complete bool   `json:"complete"`
 	State    string `json:"state"`
+	// tasks (streams --group-protocol): the application's active and
+	// standby tasks ("0_1"); ClientID is its thread's consumer client id.
+	Active  []string `json:"active"`
+	Standby []string `json:"standby"`
 
 	line string
 }

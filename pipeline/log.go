@@ -45,6 +45,15 @@ func routineShareHeartbeat(e *decode.Event) bool {
 		h.Assignment == nil && h.SubscribedTopicNames == nil
 }
 
+// routineStreamsHeartbeat is routineConsumerHeartbeat for a KIP-1071
+// StreamsGroupHeartbeat: task offsets change on every heartbeat and are
+// not news.
+func routineStreamsHeartbeat(e *decode.Event) bool {
+	h := e.StreamsGroupHeartbeat
+	return h != nil && e.Responded() && h.ErrorCode == 0 && h.MemberEpoch > 0 && h.AssignedEpoch == h.MemberEpoch &&
+		h.Active == nil && h.Standby == nil && h.Warmup == nil && h.Topology == nil && len(h.Status) == 0
+}
+
 // eventLevel is the level of an event's line, given its error code.
 func eventLevel(apiKey int16, errorCode int16) zapcore.Level {
 	if routineAPIs[apiKey] && errorCode == 0 {
@@ -66,7 +75,7 @@ func (l *exchangeLog) event(e *decode.Event) {
 	}
 	f := e.Summary()
 	level := eventLevel(e.APIKey, f.ErrorCode)
-	if routineConsumerHeartbeat(e) || routineShareHeartbeat(e) {
+	if routineConsumerHeartbeat(e) || routineShareHeartbeat(e) || routineStreamsHeartbeat(e) {
 		level = zapcore.DebugLevel
 	}
 	ce := l.log.Check(level, "group exchange")

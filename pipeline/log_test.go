@@ -44,6 +44,10 @@ func TestEventLogLevel(t *testing.T) {
 		{"KIP-848 heartbeat, new assignment", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, Assignment: []decode.TopicIDPartitions{}}}, zapcore.InfoLevel},
 		{"KIP-848 heartbeat, fenced", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, ErrorCode: 110}}, zapcore.InfoLevel},
 		{"transactional commit", decode.Event{APIKey: 28, TxnOffsetCommit: &decode.TxnOffsetCommit{}}, zapcore.DebugLevel},
+		{"streams heartbeat, nothing changed", decode.Event{APIKey: 88, RespondedAt: time.Unix(1, 0), StreamsGroupHeartbeat: &decode.StreamsGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3}}, zapcore.DebugLevel},
+		{"streams heartbeat, new tasks", decode.Event{APIKey: 88, RespondedAt: time.Unix(1, 0), StreamsGroupHeartbeat: &decode.StreamsGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, Standby: []decode.StreamsTasks{}}}, zapcore.InfoLevel},
+		{"streams heartbeat, a status", decode.Event{APIKey: 88, RespondedAt: time.Unix(1, 0), StreamsGroupHeartbeat: &decode.StreamsGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, Status: []decode.StreamsStatus{{Code: 1}}}}, zapcore.InfoLevel},
+		{"streams join", decode.Event{APIKey: 88, RespondedAt: time.Unix(1, 0), StreamsGroupHeartbeat: &decode.StreamsGroupHeartbeat{AssignedEpoch: 3}}, zapcore.InfoLevel},
 		{"end txn", decode.Event{APIKey: 26, EndTxn: &decode.EndTxn{}}, zapcore.InvalidLevel},
 		{"metadata", decode.Event{APIKey: 3, Metadata: &decode.Metadata{}}, zapcore.InvalidLevel},
 	}

@@ -142,6 +142,10 @@ func (e *Engine) add(ev *decode.Event) {
 		g.shareFetch(ev)
 	case ev.ShareAcknowledge != nil:
 		g.shareAcknowledge(ev)
+	case ev.StreamsGroupHeartbeat != nil:
+		g.streamsHeartbeat(ev)
+	case ev.StreamsGroupDescribe != nil:
+		g.streamsDescribe(ev)
 	}
 	if !onlyAlive {
 		e.quiet[g.index] = time.Time{} // the event may have changed what a sweep finds

@@ -41,6 +41,7 @@ type group struct {
 	errSeen  map[string]bool // errors already named in this generation
 	storm    stormState
 	consumer *consumerGroup
+	streams  *streamsState // KIP-1071 streams group (streams.go); nil for others
 	notes    []unknown
 	// blind is set while exchanges of the group are known to be missing
 	// (Engine.Blind): no session timeout is inferred.

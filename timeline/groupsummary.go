@@ -1,6 +1,9 @@
 package timeline
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // recentWindow is the span GroupSummary.RebalancesLastHour counts over,
 // ending at the group's last seen time (the traffic's clock, never the
@@ -13,13 +16,13 @@ const recentWindow = time.Hour
 // Counts cover the generations memory keeps (see Retention).
 type GroupSummary struct {
 	Group         string `json:"group"`         // the group id
-	GroupProtocol string `json:"groupProtocol"` // "classic" or "consumer" (KIP-848)
+	GroupProtocol string `json:"groupProtocol"` // "classic", "consumer" (KIP-848), "share" (KIP-932) or "streams" (KIP-1071)
 	Assignor      string `json:"assignor"`      // the latest generation's assignor; "" unknown
 	// State is the latest generation's status, or "rebalancing" while a
 	// rebalance has formed no generation yet; "unknown" without either.
 	State              string  `json:"state"`
-	Generation         int32   `json:"generation"`         // the latest generation (KIP-848: group epoch); 0 none
-	Members            int     `json:"members"`            // members of the latest generation
+	Generation         int32   `json:"generation"`         // the latest generation (KIP-848, streams: group epoch); 0 none
+	Members            int     `json:"members"`            // members of the latest generation; streams groups: live members
 	LastRebalance      *string `json:"lastRebalance"`      // start of the latest rebalance; null none seen
 	LastTrigger        string  `json:"lastTrigger"`        // its trigger kind; "" none
 	RebalancesLastHour int     `json:"rebalancesLastHour"` // rebalances started within the hour before LastSeen
@@ -61,7 +64,43 @@ func Summarize(g *GroupReport) GroupSummary {
 	if n := len(g.Storms); n > 0 {
 		s.Storm = g.Storms[n-1].Ongoing
 	}
+	if g.Streams != nil {
+		summarizeStreams(&s, g.Streams, last, lastErr == nil)
+	}
 	return s
+}
+
+// summarizeStreams fills s from a streams group's story, which has no
+// generations: its epochs are its rebalances. State is the last
+// describe's state in lower case, else "empty" without live members,
+// "stable" when every live member reached the group epoch, else
+// "reconciling".
+func summarizeStreams(s *GroupSummary, st *StreamsReport, last time.Time, lastKnown bool) {
+	s.Generation, s.Assignor = st.GroupEpoch, st.Assignor
+	reached := true
+	for _, m := range st.Members {
+		if m.Status == "active" {
+			s.Members++
+			reached = reached && m.MemberEpoch == st.GroupEpoch
+		}
+	}
+	switch {
+	case st.State != "":
+		s.State = strings.ToLower(st.State)
+	case s.Members == 0:
+		s.State = "empty"
+	case reached:
+		s.State = "stable"
+	default:
+		s.State = "reconciling"
+	}
+	for _, e := range st.Epochs {
+		at := e.At
+		s.LastRebalance, s.LastTrigger = &at, e.Trigger.Kind
+		if t, err := time.Parse(time.RFC3339Nano, e.At); err == nil && lastKnown && last.Sub(t) <= recentWindow {
+			s.RebalancesLastHour++
+		}
+	}
 }
 
 // IsRebalance says whether gen was formed by a rebalance kproxy saw start:

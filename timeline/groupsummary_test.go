@@ -22,8 +22,27 @@ func seedReport(t testing.TB) *Report {
 	return &r
 }
 
+// streamsGolden is the streams script's group, from its golden file.
+func streamsGolden(t testing.TB) GroupReport {
+	t.Helper()
+	b, err := os.ReadFile("testdata/streams.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Groups[0]
+}
+
 func TestSummarize(t *testing.T) {
 	seed := seedReport(t).Groups[0]
+	streams := streamsGolden(t)
+	undescribed := streams
+	st := *streams.Streams
+	st.State = ""
+	undescribed.Streams = &st
 	pending := seed
 	pending.PendingRebalance = &PendingReport{Generation: 3, StartedAt: seed.Generations[1].StableAt,
 		Trigger: TriggerReport{Kind: "member_left"}}
@@ -39,6 +58,14 @@ func TestSummarize(t *testing.T) {
 			State: "rebalancing", Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StableAt, LastTrigger: "member_left",
 			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
 		{"nothing seen yet", GroupReport{Group: "g"}, GroupSummary{Group: "g", State: "unknown"}},
+		// A's epoch 7 is the group's: stable as described, and stable
+		// from the member epochs without the describe.
+		{"a streams group", streams, GroupSummary{Group: "streams", GroupProtocol: "streams", Assignor: "sticky", State: "stable",
+			Generation: 7, Members: 1, LastRebalance: &streams.Streams.Epochs[6].At, LastTrigger: "member_left",
+			RebalancesLastHour: 7, LastSeen: streams.LastSeen}},
+		{"a streams group never described", undescribed, GroupSummary{Group: "streams", GroupProtocol: "streams", Assignor: "sticky", State: "stable",
+			Generation: 7, Members: 1, LastRebalance: &streams.Streams.Epochs[6].At, LastTrigger: "member_left",
+			RebalancesLastHour: 7, LastSeen: streams.LastSeen}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

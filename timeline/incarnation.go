@@ -32,6 +32,9 @@ func (g *group) recreated(ev *decode.Event) (bool, int32) {
 		return cg != nil && ev.Responded() && h.ErrorCode == 0 && h.MemberEpoch == 0 &&
 			h.AssignedEpoch > 0 && h.AssignedEpoch < cg.epoch, h.AssignedEpoch
 	}
+	if h := ev.StreamsGroupHeartbeat; h != nil {
+		return g.streams != nil && g.streams.recreatedBy(ev), h.AssignedEpoch
+	}
 	if ev.JoinGroup == nil {
 		return false, 0
 	}
@@ -64,6 +67,9 @@ func (e *Engine) reincarnate(old *group, ev *decode.Event, to int32) *group {
 	}
 	if old.consumer != nil {
 		from = max(from, old.consumer.epoch)
+	}
+	if old.streams != nil {
+		from = max(from, old.streams.epoch)
 	}
 	old.close(ev.At)
 	why := fmt.Sprintf("generation went back from %d to %d: the group was re-created (coordinator state lost?)", from, to)

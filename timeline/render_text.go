@@ -129,6 +129,12 @@ func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
 			end()
 		}
 	}
+	if g.Streams != nil {
+		for _, s := range streamsLines(g.Streams, loc) {
+			f("  %s", s)
+			end()
+		}
+	}
 	for _, u := range g.Unknown {
 		f("  unknown %s: %s", u.What, u.Why)
 		end()

@@ -21,7 +21,7 @@ type Report struct {
 // GroupReport is one consumer group.
 type GroupReport struct {
 	Group            string                 `json:"group"`            // the group id
-	GroupProtocol    string                 `json:"groupProtocol"`    // "classic" (JoinGroup/SyncGroup), "consumer" (KIP-848 ConsumerGroupHeartbeat) or "share" (KIP-932 ShareGroupHeartbeat)
+	GroupProtocol    string                 `json:"groupProtocol"`    // "classic" (JoinGroup/SyncGroup), "consumer" (KIP-848 ConsumerGroupHeartbeat), "share" (KIP-932 ShareGroupHeartbeat) or "streams" (KIP-1071 StreamsGroupHeartbeat)
 	ProtocolType     string                 `json:"protocolType"`     // the embedded protocol type: "consumer", "connect", ...; "" if never seen
 	FirstSeen        string                 `json:"firstSeen"`        // time of the group's first request kproxy saw
 	LastSeen         string                 `json:"lastSeen"`         // time of the group's last response kproxy saw
@@ -32,6 +32,7 @@ type GroupReport struct {
 	ConsumerMembers  []ConsumerMemberReport `json:"consumerMembers"`  // KIP-848: each member's epoch history; empty for classic groups
 	Unknown          []UnknownReport        `json:"unknown"`          // what kproxy could not see about the group as a whole
 	Share            *ShareReport           `json:"share"`            // KIP-932: the share group's records; null for other groups
+	Streams          *StreamsReport         `json:"streams"`          // KIP-1071: the streams group's epochs, members and tasks; null for other groups
 }
 
 // CoordinatorReport is the group's coordinator from FindCoordinator.
@@ -342,6 +343,9 @@ func (g *group) report() GroupReport {
 		if g.consumer.share != nil {
 			gr.GroupProtocol, gr.Share = "share", g.shareReport()
 		}
+	}
+	if g.streams != nil {
+		gr.GroupProtocol, gr.Streams = "streams", g.streamsReport(g.e.now)
 	}
 	if g.dropped > 0 {
 		gr.Unknown = append(gr.Unknown, UnknownReport{What: "droppedGenerations",

@@ -152,6 +152,9 @@ func (g *group) close(at time.Time) {
 	if g.consumer != nil {
 		g.closeConsumer(at)
 	}
+	if g.streams != nil {
+		g.closeStreams(at)
+	}
 	latest := g.latest()
 	if latest != nil && latest.phase == phaseJoining {
 		g.finishJoin(latest)

@@ -311,6 +311,7 @@
       });
       if (ms(cm.leftAt) != null) lane.items.push({ kind: 'leave', at: ms(cm.leftAt), label: 'left', title: 'left the group' });
     });
+    if (g.streams) streamsLanes(m, g.streams);
     (g.requestErrors || []).forEach(function (e) {
       if (!e.memberId || ms(e.at) == null) return;
       laneOf(m, e.memberId).items.push({ kind: 'reqerror', at: ms(e.at), gen: e.generation, api: e.api,
@@ -331,6 +332,84 @@
     if (m.t0 == null) { m.t0 = 0; m.t1 = 1; }
     if (m.t1 <= m.t0) m.t1 = m.t0 + 1000;
     return m;
+  }
+
+  // streamsLanes adds a KIP-1071 streams group's members (g.streams) to m:
+  // a lane each, one row per kind of task (active, standby, warm-up) held
+  // from each step of its lane to the next.
+  function streamsLanes(m, st) {
+    var kinds = [['active', 'active'], ['standby', 'standby'], ['warmup', 'warm-up']];
+    var colours = { active: '#2563eb', standby: '#64748b', 'warm-up': '#d97706' };
+    (st.members || []).forEach(function (sm) {
+      var lane = laneOf(m, sm.memberId, sm.clientId, sm.instanceId);
+      var steps = sm.lane || [];
+      steps.forEach(function (step, i) {
+        var from = ms(step.at), next = steps[i + 1];
+        var to = next ? ms(next.at) : (ms(sm.leftAt) != null ? ms(sm.leftAt) : m.t1);
+        var rows = kinds.filter(function (k) { return (step[k[0]] || []).length; });
+        var all = kinds.map(function (k) { return k[1] + ' ' + ((step[k[0]] || []).join(' ') || 'none'); }).join(', ');
+        if (!rows.length) rows = [['', 'nothing']];
+        rows.forEach(function (k, r) {
+          var tasks = k[0] ? step[k[0]].join(' ') : '';
+          lane.items.push({ kind: 'owned', gen: step.epoch, epoch: step.epoch, from: from, to: Math.max(to, from), topic: k[0] ? k[1] : '', colour: colours[k[1]], row: r, rows: rows.length,
+            partitions: k[0] ? k[1] + '[' + tasks + ']' : 'nothing', label: 'e' + step.epoch + (k[0] ? ' ' + k[1] + ' ' + tasks : ''),
+            title: 'epoch ' + step.epoch + ': ' + all });
+        });
+      });
+      (sm.fences || []).forEach(function (f) {
+        lane.items.push({ kind: 'leave', at: ms(f.at), label: 'fenced', title: 'fenced at epoch ' + f.epoch + ': ' + f.error });
+      });
+      if (ms(sm.leftAt) != null && sm.status === 'left') lane.items.push({ kind: 'leave', at: ms(sm.leftAt), label: 'left', title: 'left the group' });
+    });
+  }
+
+  // streamsTables renders a streams group's story (g.streams): its members
+  // with their tasks, the epochs with the tasks each moved, the statuses
+  // the coordinator raised and the warm-ups.
+  function streamsTables(st, who) {
+    function list(a) { return esc((a || []).join(' ') || 'none'); }
+    var h = '<h2 id="streams-title">Streams group · epoch ' + st.groupEpoch +
+      (st.assignmentEpoch != null ? ' · assignment epoch ' + st.assignmentEpoch + ' · ' + esc(st.state) : '') +
+      (st.topologyEpoch != null ? ' · topology epoch ' + st.topologyEpoch : '') + '</h2>';
+    h += '<div class="meta">' + (st.subtopologies || []).map(function (s) {
+      return 'subtopology ' + esc(s.id) + ' reads ' + list((s.sourceTopics || []).concat(s.repartitionSourceTopics || [], s.sourceTopicRegex || [])) +
+        ((s.stateChangelogTopics || []).length ? ', changelogs ' + list(s.stateChangelogTopics) : '');
+    }).join(' · ') + (st.acceptableRecoveryLag != null ? ' · acceptable recovery lag ' + st.acceptableRecoveryLag : '') + '</div>';
+    h += '<table id="streams-members"><thead><tr><th>member</th><th>status</th><th>epoch</th><th>active</th><th>standby</th><th>warm-up</th>' +
+      '<th>target</th><th>process</th><th>endpoint</th><th>topology</th></tr></thead><tbody>' + (st.members || []).map(function (sm) {
+        var t = sm.target;
+        return '<tr data-member="' + esc(sm.memberId) + '"><td>' + who(sm.memberId) + '</td><td class="' + (sm.status === 'active' || sm.status === 'left' ? '' : 'bad') + '">' +
+          esc(sm.status) + '</td><td>' + sm.memberEpoch + '</td><td>' + list(sm.tasks.active) + '</td><td>' + list(sm.tasks.standby) + '</td><td>' +
+          list(sm.tasks.warmup) + '</td><td>' + (t ? 'active ' + list(t.active) + ', standby ' + list(t.standby) + ', warm-up ' + list(t.warmup) : '-') +
+          '</td><td>' + esc(sm.processId) + '</td><td>' + esc(sm.userEndpoint || '-') + '</td><td>' + sm.topologyEpoch + '</td></tr>';
+      }).join('') + '</tbody></table>';
+    h += '<h2>Epochs and task movements</h2><table id="streams-epochs"><thead><tr><th>epoch</th><th>time</th><th>trigger</th><th>moves</th></tr></thead><tbody>' +
+      (st.epochs || []).map(function (e) {
+        var moves = (e.moves || []).map(function (mv) {
+          var kind = mv.kind === 'warmup' ? 'warm-up' : mv.kind;
+          return esc(mv.task) + ' ' + kind + ' ' + (mv.from ? who(mv.from) + ' → ' : '') + who(mv.to) +
+            (mv.promoted ? ' (' + (mv.promoted === 'warmup' ? 'warm-up' : mv.promoted) + ' promoted)' : '');
+        });
+        return '<tr data-epoch="' + e.epoch + '"><td>' + e.epoch + '</td><td>' + clock(ms(e.at)) + '</td><td>' + esc(e.trigger.kind.replace(/_/g, ' ')) +
+          (e.trigger.member ? ' ' + who(e.trigger.member) : '') + (e.reconcileMs != null ? ' · reconciled in ' + dur(e.reconcileMs) : '') + '</td><td class="moves">' + (moves.join('<br>') || '-') + '</td></tr>';
+      }).join('') + '</tbody></table>';
+    if ((st.statuses || []).length) {
+      h += '<h2>Statuses</h2><table id="streams-statuses"><thead><tr><th>status</th><th>raised</th><th>by</th><th>cleared</th><th>detail</th></tr></thead><tbody>' +
+        st.statuses.map(function (x) {
+          return '<tr><td class="' + (x.clearedAt ? '' : 'bad') + '">' + esc(x.name) + '</td><td>' + clock(ms(x.raisedAt)) + '</td><td>' + who(x.memberId) + '</td><td>' +
+            (x.clearedAt ? clock(ms(x.clearedAt)) : 'still raised') + '</td><td>' + esc(x.detail) + '</td></tr>';
+        }).join('') + '</tbody></table>';
+    }
+    if ((st.warmups || []).length) {
+      h += '<h2>Warm-ups</h2><table id="streams-warmups"><thead><tr><th>task</th><th>member</th><th>from</th><th>outcome</th><th>warming</th><th>lag</th></tr></thead><tbody>' +
+        st.warmups.map(function (w) {
+          var outcome = w.promotedAt ? 'promoted ' + clock(ms(w.promotedAt)) : (w.endedAt ? 'ended unpromoted ' + clock(ms(w.endedAt)) : 'still warming up');
+          return '<tr><td>' + esc(w.task) + '</td><td>' + who(w.memberId) + '</td><td>' + clock(ms(w.assignedAt)) + '</td><td class="' + (w.promotedAt ? '' : 'bad') + '">' +
+            outcome + '</td><td>' + dur(w.warmingMs) + '</td><td>' + (w.lag == null ? '-' : w.lag) + '</td></tr>';
+        }).join('') + '</tbody></table>';
+    }
+    if ((st.unassignedTasks || []).length) h += '<div class="meta bad" id="streams-unassigned">tasks active on no live member: ' + list(st.unassignedTasks) + '</div>';
+    return h;
   }
 
   function addCommit(m, c, gen) {
@@ -384,7 +463,8 @@
     var last = gens[gens.length - 1];
     document.getElementById('title').textContent = g.group;
     document.getElementById('meta').textContent = g.groupProtocol + ' group' +
-      (g.protocolType ? ' (' + g.protocolType + ')' : '') + ' · ' + gens.length + ' generations' +
+      (g.protocolType ? ' (' + g.protocolType + ')' : '') +
+      (g.streams ? ' · group epoch ' + g.streams.groupEpoch + ', ' + g.streams.members.filter(function (sm) { return sm.status === 'active'; }).length + ' active members' : ' · ' + gens.length + ' generations') +
       (last ? ' · generation ' + last.generation + ' ' + last.status + ', ' + (last.members || []).length + ' members, ' + last.protocol : '') +
       (g.pendingRebalance ? ' · rebalancing' : '') +
       ' · seen ' + clock(ms(g.firstSeen)) + ' – ' + clock(ms(g.lastSeen)) + ' UTC' +
@@ -517,7 +597,7 @@
         var title = p.n > 1 ? 'generations ' + it.gen + '–' + p.lastGen + ' (' + p.n + '): owns ' + it.topic + '; zoom in for each' : it.title;
         s.push('<g class="owned-seg" data-gen="' + it.gen + '" data-partitions="' + (p.n > 1 ? '' : esc(it.partitions)) + '"' + (p.n > 1 ? ' data-merged="' + p.n + '"' : '') +
           (it.epoch != null ? ' data-epoch="' + it.epoch + '"' : '') +
-          '><rect class="owned" x="' + p.x0 + '" y="' + p.y + '" width="' + w + '" height="' + p.h + '" fill="' + (it.topic ? topicColour(it.topic) : '#d1d5db') + '"><title>' + esc(title) + '</title></rect>');
+          '><rect class="owned" x="' + p.x0 + '" y="' + p.y + '" width="' + w + '" height="' + p.h + '" fill="' + (it.colour || (it.topic ? topicColour(it.topic) : '#d1d5db')) + '"><title>' + esc(title) + '</title></rect>');
         if (p.n === 1 && w > it.label.length * 6 + 6 && p.h >= 10) s.push('<text class="owned-label" x="' + (Math.max(p.x0, LABEL_W) + 3) + '" y="' + (p.y + p.h / 2 + 4) + '">' + esc(it.label) + '</text>');
         s.push('</g>');
       }
@@ -633,12 +713,13 @@
     var el = document.getElementById('details'), g = view.g;
     var gens = g.generations || [];
     var gen = gens.find(function (x) { return x.generation === view.selected; }) || gens[gens.length - 1];
-    if (!gen) { el.innerHTML = '<div class="empty">no generation yet</div>'; return; }
     var lanes = view.model.byId;
     function who(id) {
       var l = lanes[id];
       return l ? esc(laneLabel(l).main) : esc(id);
     }
+    if (g.streams) { el.innerHTML = streamsTables(g.streams, who); return; }
+    if (!gen) { el.innerHTML = '<div class="empty">no generation yet</div>'; return; }
     var kip848 = epochs(g);
     var h = '<h2 id="plan-title" data-gen="' + gen.generation + '">' + (kip848 ? 'Epoch ' : 'Generation ') + gen.generation + ' · ' + esc(gen.status) + '</h2>' +
       '<div class="meta">trigger ' + esc(gen.trigger.kind) + (gen.trigger.member ? ' ' + who(gen.trigger.member) : '') + (gen.trigger.reason ? ' (' + esc(gen.trigger.reason) + ')' : '') +
