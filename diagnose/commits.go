@@ -124,38 +124,38 @@ func (e *Engine) topicName(name string, id decode.TopicID) string {
 
 // suspects turns the timeline's suspect commits into backwards_commit
 // and stale_owner_commit findings.
-func (e *Engine) suspects(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) suspects(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, gen := range gr.Generations {
-		for _, s := range gen.SuspectCommits {
-			at := parse(s.At)
+		for _, s := range gen.Suspects {
+			at := s.At
 			part := map[tp]bool{{s.Topic, s.Partition}: true}
 			for _, reason := range s.Reasons {
 				switch reason {
-				case "backwards":
+				case timeline.SuspectBackwards:
 					f := newFinding(BackwardsCommit, g.id, Critical, at, s.MemberID)
 					f.Members = g.infos(s.MemberID)
 					f.Partitions = partitionsMap(part)
 					f.Evidence["generation"] = s.Generation
 					f.Evidence["offset"] = s.Offset
 					f.Evidence["committedBy"] = s.CommittedBy
-					if s.CommittedOffset != nil {
-						f.Evidence["previousOffset"] = *s.CommittedOffset
-						f.Evidence["recordsProcessedAgain"] = *s.CommittedOffset - s.Offset
+					if s.CommittedKnown {
+						f.Evidence["previousOffset"] = s.Committed
+						f.Evidence["recordsProcessedAgain"] = s.Committed - s.Offset
 					}
 					f.Explanation = fmt.Sprintf("%s committed %s[%d]=%d, below the offset already committed: whoever consumes the partition next starts from the lower offset and processes the records in between again (an offset kept from an earlier assignment, or commits sent out of order)",
 						s.MemberID, s.Topic, s.Partition, s.Offset)
 					f.Suggestion = advice(BackwardsCommit)
 					out = append(out, f)
-				case "not_owned":
+				case timeline.SuspectNotOwned:
 					f := newFinding(StaleOwnerCommit, g.id, Critical, at, s.MemberID)
 					f.Members = g.infos(s.MemberID, s.Owner)
 					f.Partitions = partitionsMap(part)
 					f.Evidence["generation"] = s.Generation
 					f.Evidence["offset"] = s.Offset
 					f.Evidence["owner"] = s.Owner
-					if s.CommittedOffset != nil {
-						f.Evidence["previousOffset"] = *s.CommittedOffset
+					if s.CommittedKnown {
+						f.Evidence["previousOffset"] = s.Committed
 					}
 					f.Explanation = fmt.Sprintf("%s committed %s[%d]=%d in generation %d, but that partition belongs to %s: the member commits offsets it kept from an earlier assignment (an offsets map never pruned on revocation). The owner's own progress is overwritten; after the next handover the records are processed again, or skipped",
 						s.MemberID, s.Topic, s.Partition, s.Offset, s.Generation, orUnknown(s.Owner))

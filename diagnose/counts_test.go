@@ -40,10 +40,10 @@ func checkCounts(t *testing.T, l *Live, groups []string, when string) map[string
 	return counts
 }
 
-// freshFindings is what the engine finds of group now, from the group's
-// report built now.
+// freshFindings is what the engine finds of group now, from the
+// timeline as it is now.
 func freshFindings(l *Live, group string) []Finding {
-	return l.d.findingsOf(map[string]bool{group: true}, l.Timeline().GroupsReport([]string{group}))
+	return l.d.findingsOf(map[string]bool{group: true}, l.Timeline())
 }
 
 // TestLiveCounts runs scenarios through Live as serve does, with the

@@ -362,19 +362,27 @@ func (e *Engine) group(id string) *groupState {
 	return g
 }
 
+// Timeline is what the diagnosis reads of the timeline that took the same
+// input: the typed views of its groups (*timeline.Engine and
+// *timeline.Live give them).
+type Timeline interface {
+	// Views is the kept histories of the groups ids (nil: every group).
+	Views(ids []string) []timeline.GroupView
+}
+
 // Findings returns every finding so far: the live warnings, those the
-// events showed, and those read from r, the timeline's report of the same
-// input (nil: none of those). Sorted by time, then kind and ID; calling
-// it does not change what later calls find.
-func (e *Engine) Findings(r *timeline.Report) []Finding {
-	return e.findingsOf(nil, r)
+// events showed, and those read from tl, the timeline of the same input
+// (nil: none of those). Sorted by time, then kind and ID; calling it does
+// not change what later calls find.
+func (e *Engine) Findings(tl Timeline) []Finding {
+	return e.findingsOf(nil, tl)
 }
 
 // findingsOf is Findings restricted to the groups in only (nil: every
 // group): what Live recomputes after an exchange changed a few groups.
 // A group's findings do not depend on other groups', so the findings of
 // each group in only are the same as in Findings.
-func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding {
+func (e *Engine) findingsOf(only map[string]bool, tl Timeline) []Finding {
 	e.applyEntries()
 	in := func(group string) bool { return only == nil || only[group] }
 	var out []Finding
@@ -399,10 +407,15 @@ func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding 
 			}
 		}
 	}
-	if r != nil {
-		for i := range r.Groups {
-			if in(r.Groups[i].Group) && e.finds(r.Groups[i].Group) {
-				out = append(out, e.fromReport(&r.Groups[i])...)
+	if tl != nil {
+		var ids []string
+		if only != nil {
+			ids = sortedKeys(only)
+		}
+		views := tl.Views(ids)
+		for i := range views {
+			if e.finds(views[i].Group) {
+				out = append(out, e.fromTimeline(&views[i])...)
 			}
 		}
 	}
@@ -425,8 +438,9 @@ func sortFindings(fs []Finding) []Finding {
 	return slices.CompactFunc(fs, func(a, b Finding) bool { return a.ID == b.ID })
 }
 
-// fromReport is the findings read from one group of the timeline's report.
-func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
+// fromTimeline is the findings read from one group history of the
+// timeline.
+func (e *Engine) fromTimeline(gr *timeline.GroupView) []Finding {
 	g := e.group(gr.Group)
 	var out []Finding
 	out = append(out, e.evictions(g, gr)...)

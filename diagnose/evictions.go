@@ -8,20 +8,6 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// parse reads a timeline time (RFC 3339); the zero time for "".
-func parse(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
-
-// parsePtr is parse for a nullable time.
-func parsePtr(s *string) time.Time {
-	if s == nil {
-		return time.Time{}
-	}
-	return parse(*s)
-}
-
 // pollReason reports whether a LeaveGroup reason (KIP-800) says the
 // client's poll timer expired: the Java client sends "consumer poll
 // timeout has expired.", librdkafka "max.poll.interval.ms exceeded".
@@ -43,9 +29,9 @@ const pollTolerance = 0.1
 // about its rebalance timeout rt (at least rt less pollTolerance) before
 // leaving, and the same client joined again later on the same connection
 // (a restart opens a new one). It returns the last Fetch and the rejoin.
-func (g *groupState) inferredPoll(d timeline.DepartureReport, rt time.Duration) (lastFetch, rejoin time.Time, ok bool) {
+func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration) (lastFetch, rejoin time.Time, ok bool) {
 	m := g.members[d.MemberID]
-	if m == nil || d.How != "left" || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
+	if m == nil || d.How != timeline.DepartLeft || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
 	gap := m.leftAt.Sub(m.fetchBeforeLeave)
@@ -60,22 +46,22 @@ func (g *groupState) inferredPoll(d timeline.DepartureReport, rt time.Duration) 
 // because its poll timer expired (its reason says so, or, without a
 // reason, inferredPoll), or was dropped at the join deadline, was evicted
 // for a slow poll loop; one whose session expired stopped heartbeating.
-func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, gen := range gr.Generations {
-		start := parsePtr(gen.StartedAt)
+		start := gen.Started
 		for _, d := range gen.Departed {
-			at := parsePtr(d.At)
+			at := d.At
 			m := g.members[d.MemberID]
 			rt := time.Duration(0)
 			if m != nil && m.rebalance > 0 {
 				rt = m.rebalance
-			} else if gen.RebalanceTimeoutMs != nil {
-				rt = time.Duration(*gen.RebalanceTimeoutMs * float64(time.Millisecond))
+			} else {
+				rt = gen.RebalanceTimeout
 			}
 			lastFetch, rejoin, inferred := g.inferredPoll(d, rt)
 			switch {
-			case d.How == "left" && pollReason(d.Reason), d.How == "dropped_at_deadline", inferred:
+			case d.How == timeline.DepartLeft && pollReason(d.Reason), d.How == timeline.DepartDropped, inferred:
 				f := newFinding(PollTimeoutEviction, g.id, Critical, at, d.MemberID)
 				f.Members = g.infos(d.MemberID)
 				f.Partitions = copyParts(d.Partitions)
@@ -87,7 +73,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 				if rt > 0 {
 					f.Evidence["rebalanceTimeoutMs"] = ms(rt)
 				}
-				if !start.IsZero() && d.How == "dropped_at_deadline" {
+				if !start.IsZero() && d.How == timeline.DepartDropped {
 					f.Evidence["rebalanceStartedAt"] = stamp(start)
 					f.Evidence["waitedMs"] = ms(at.Sub(start))
 				}
@@ -103,7 +89,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 				}
 				what := "left the group saying its poll timer expired"
 				switch {
-				case d.How == "dropped_at_deadline":
+				case d.How == timeline.DepartDropped:
 					what = "did not rejoin before the join phase's deadline (the largest rebalance timeout) and was removed"
 				case inferred:
 					what = fmt.Sprintf("left the group without a reason %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
@@ -113,7 +99,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 					d.MemberID, what)
 				f.Suggestion = advice(PollTimeoutEviction)
 				out = append(out, f)
-			case d.How == "session_timeout":
+			case d.How == timeline.DepartSessionTimeout:
 				f := newFinding(SessionTimeoutEviction, g.id, Critical, at, d.MemberID)
 				f.Members = g.infos(d.MemberID)
 				f.Partitions = copyParts(d.Partitions)

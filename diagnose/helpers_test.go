@@ -245,7 +245,7 @@ func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick fl
 	}
 	tl.Close(sec(closeAt))
 	d.Advance(sec(closeAt))
-	return d.Findings(tl.Report()), live
+	return d.Findings(tl), live
 }
 
 // golden compares got with testdata/name, rewriting it with -update.

@@ -216,31 +216,25 @@ func (l *Live) publish(all bool) {
 	}
 	l.published = l.d.now
 	only := make(map[string]bool, len(l.dirty)+len(l.stormsEnded))
-	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {
-		ids, only[id] = append(ids, id), true
+		only[id] = true
 	}
 	for _, id := range l.stormsEnded {
-		if !only[id] {
-			ids, only[id] = append(ids, id), true
-		}
+		only[id] = true
 	}
 	clear(l.dirty)
 	ended := l.stormsEnded
 	l.stormsEnded = nil
-	var r *timeline.Report
 	if all {
-		r, only = l.tl.Report(), nil
-	} else {
-		r = l.tl.GroupsReport(ids)
+		only = nil
 	}
-	fs := l.d.findingsOf(only, r)
+	fs := l.d.findingsOf(only, l.tl)
 	for _, f := range fs {
 		l.tell(f)
 	}
 	l.recount(only, fs)
 	for _, group := range ended {
-		l.afterStorm(group, stormFindings(r, fs, group))
+		l.afterStorm(group, stormFindings(l.tl.Views([]string{group}), fs, group))
 	}
 }
 
@@ -335,16 +329,13 @@ func (l *Live) Counts() map[string]FindingCount {
 }
 
 // stormFindings is the findings of group from the first rebalance of its
-// latest ended storm to the storm's end.
-func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
+// latest ended storm to the storm's end; views are the group's histories.
+func stormFindings(views []timeline.GroupView, fs []Finding, group string) []Finding {
 	var from, to time.Time
-	for _, gr := range r.Groups {
-		if gr.Group != group {
-			continue
-		}
+	for _, gr := range views {
 		for _, st := range gr.Storms {
-			if st.EndedAt != nil {
-				from, to = parse(st.From), parse(*st.EndedAt)
+			if !st.Ended.IsZero() {
+				from, to = st.From, st.Ended
 			}
 		}
 	}

@@ -167,7 +167,7 @@ func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 // wholeFindings is what the engine finds now over the timeline's whole
 // report, built now.
 func wholeFindings(l *Live) []Finding {
-	return l.d.Findings(l.Timeline().Report())
+	return l.d.Findings(l.Timeline())
 }
 
 // sameFindings fails t unless Live.Findings, published group by group,
@@ -422,7 +422,7 @@ func TestGroupsAsInWholeDiagnosis(t *testing.T) {
 			eng.Close(time.Time{})
 			d.Advance(xs[len(xs)-1].ResponseAt)
 			out := map[string][]Finding{}
-			for _, f := range d.Findings(eng.Report()) {
+			for _, f := range d.Findings(eng) {
 				out[f.Group] = append(out[f.Group], f)
 			}
 			return out

@@ -25,7 +25,7 @@ func TestLoopCountsCooperativeRoundsOnce(t *testing.T) {
 			for _, v := range c.triggers {
 				n += v
 			}
-			gr := &timeline.GroupReport{Group: "g", Storms: []timeline.StormReport{{From: stamp(sec(0)), To: stamp(sec(60)),
+			gr := &timeline.GroupView{Group: "g", Storms: []timeline.StormView{{From: sec(0), To: sec(60),
 				Rebalances: n, Triggers: c.triggers, Members: []string{}}}}
 			e := New(Config{})
 			if got := len(e.loops(e.group("g"), gr)); got != c.want {

@@ -15,7 +15,7 @@ const minLoop = 3
 
 // loops makes a rebalance_loop finding per storm the timeline detected
 // that counts at least minLoop rebalances of their own cause.
-func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, st := range gr.Storms {
 		// A cooperative follow-up is the second half of the rebalance it
@@ -25,16 +25,16 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 		if causal < minLoop {
 			continue
 		}
-		f := newFinding(RebalanceLoop, g.id, Critical, parse(st.From), "")
+		f := newFinding(RebalanceLoop, g.id, Critical, st.From, "")
 		f.Evidence["causalRebalances"] = causal
 		f.Members = g.infos(st.Members...)
 		f.Evidence["rebalances"] = st.Rebalances
 		f.Evidence["generations"] = st.Generations
 		f.Evidence["triggers"] = st.Triggers
 		f.Evidence["dominantTrigger"] = st.DominantTrigger
-		f.Evidence["from"] = st.From
-		f.Evidence["to"] = st.To
-		f.Evidence["ongoing"] = st.Ongoing
+		f.Evidence["from"] = stamp(st.From)
+		f.Evidence["to"] = stamp(st.To)
+		f.Evidence["ongoing"] = st.Ended.IsZero()
 		why := map[string]string{
 			"member_joined":         "members keep joining: members kicked out (by the rebalance timeout or their session) rejoin and start the next rebalance, or instances keep restarting",
 			"member_left":           "members keep leaving: poll timeouts (the client leaves when max.poll.interval.ms runs out) or restarts",
@@ -47,7 +47,7 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 			why = "the triggers are mixed"
 		}
 		f.Explanation = fmt.Sprintf("%d rebalances from %s to %s, each starting before the group could settle; most were triggered by %s: %s",
-			st.Rebalances, st.From, st.To, st.DominantTrigger, why)
+			st.Rebalances, stamp(st.From), stamp(st.To), st.DominantTrigger, why)
 		f.Suggestion = advice(RebalanceLoop)
 		out = append(out, f)
 	}
@@ -57,18 +57,18 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 // generationSmells reads each formed generation for mixed assignors,
 // heterogeneous subscriptions and an eager assignor in a large group; each
 // is reported once per distinct combination.
-func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	once := func(k string) bool { ok := !seen[k]; seen[k] = true; return ok }
 	eagerLarge := 0
-	var eagerFirst *timeline.GenerationReport
+	var eagerFirst *timeline.GenerationView
 	eagerSTW := 0.0
 	for i := range gr.Generations {
 		gen := &gr.Generations[i]
-		at := parsePtr(gen.StableAt)
+		at := gen.Stable
 		if at.IsZero() {
-			at = parsePtr(gen.JoinCompletedAt)
+			at = gen.JoinCompleted
 		}
 		if at.IsZero() {
 			continue
@@ -119,18 +119,18 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Fin
 			f.Suggestion = advice(HeterogeneousSubscriptions)
 			out = append(out, f)
 		}
-		if gen.Mode == "eager" && len(gen.Members) >= e.cfg.EagerLargeGroup {
+		if gen.Mode == timeline.ModeEager && len(gen.Members) >= e.cfg.EagerLargeGroup {
 			eagerLarge++
 			if eagerFirst == nil {
 				eagerFirst = gen
 			}
-			if gen.StopTheWorldMs != nil {
-				eagerSTW += *gen.StopTheWorldMs
+			if gen.StopTheWorld >= 0 {
+				eagerSTW += ms(gen.StopTheWorld)
 			}
 		}
 	}
 	if eagerFirst != nil {
-		f := newFinding(EagerLargeGroup, g.id, Info, parsePtr(eagerFirst.StableAt), "")
+		f := newFinding(EagerLargeGroup, g.id, Info, eagerFirst.Stable, "")
 		f.Evidence["members"] = len(eagerFirst.Members)
 		f.Evidence["protocol"] = eagerFirst.Protocol
 		f.Evidence["eagerRebalances"] = eagerLarge

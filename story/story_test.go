@@ -44,7 +44,7 @@ func TestStoryAsEngines(t *testing.T) {
 		}
 		eng.Close(time.Time{})
 		want := eng.Report()
-		wantFindings := diag.Findings(want)
+		wantFindings := diag.Findings(eng)
 		if len(wantFindings) == 0 {
 			t.Fatal("no finding: the traffic tests nothing")
 		}
