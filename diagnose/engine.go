@@ -60,11 +60,15 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Engine turns events, timeline entries and the timeline's report into
-// findings. One goroutine owns it (the one that owns the timeline engine):
-// it is not safe for concurrent use.
+// Engine turns events, timeline entries and what the timeline knows into
+// findings. It reads the timeline it feeds (see AddEvents): one goroutine
+// owns both, and neither is safe for concurrent use.
 type Engine struct {
-	cfg    Config
+	cfg Config
+	// tl is the timeline the engine feeds and reads; own is tl when New
+	// made it.
+	tl     reader
+	own    *timeline.Engine
 	groups map[string]*groupState
 	conns  map[string]*connState // by client address
 	// byClient indexes conns by client host and client id.
@@ -124,8 +128,37 @@ type topicCount struct {
 	seen time.Time
 }
 
-// New returns an Engine with cfg, defaults applied.
-func New(cfg Config) *Engine {
+// reader is what the engine feeds and reads of its timeline: a
+// *timeline.Engine (New) or a *timeline.Live (NewLive).
+type reader interface {
+	AddEvents(events []decode.Event)
+	// Views is the kept histories of the groups ids (nil: every group).
+	Views(ids []string) []timeline.GroupView
+}
+
+// New returns an Engine with cfg, defaults applied, reading the timeline
+// engine it makes with tcfg (Timeline), whose OnEntry is still called
+// with every entry.
+func New(cfg Config, tcfg timeline.Config) *Engine {
+	e := newEngine(cfg)
+	next := tcfg.OnEntry
+	tcfg.OnEntry = func(en timeline.Entry) {
+		if next != nil {
+			next(en)
+		}
+		e.Entry(en)
+	}
+	e.own = timeline.New(tcfg)
+	e.tl = e.own
+	return e
+}
+
+// Timeline is the timeline engine New made, which the Engine feeds: to
+// close it and read its report.
+func (e *Engine) Timeline() *timeline.Engine { return e.own }
+
+// newEngine is an Engine with cfg, defaults applied, without its timeline.
+func newEngine(cfg Config) *Engine {
 	e := &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
 		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]topicCount{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
@@ -159,11 +192,25 @@ func (e *Engine) takeChanged() []string {
 	return ids
 }
 
+// AddEvents takes the events decoded from one exchange, before its
+// timeline does: the engine's clock moves to the exchange's completion,
+// and the live warnings due by then are raised on what the timeline knew
+// before the exchange; then the timeline takes the events. The pipeline
+// hands the events to the Engine, not to its timeline
+// (pipeline.Config.Events), one exchange at a time (as it does when
+// pipeline.Config.Decoded is set). Neither the slice nor the events are
+// kept.
+func (e *Engine) AddEvents(events []decode.Event) {
+	e.advance(completedAt(nil, events))
+	e.applyEntries()
+	e.tl.AddEvents(events)
+}
+
 // AddDecoded takes one exchange, the events decoded from it and its
 // decoded Fetch or ApiVersions request, in the order the exchanges
-// completed, after the timeline engine has taken the same events (so that
-// the entries they caused came first, through Entry): the pipeline calls
-// it so (pipeline.Config.Decoded). Nothing of d is kept.
+// completed, after the timeline has taken the same events (AddEvents, so
+// that the entries they caused came first, through Entry): the pipeline
+// calls it so (pipeline.Config.Decoded). Nothing of d is kept.
 func (e *Engine) AddDecoded(d *decode.Decoded) {
 	e.advance(completedAt(d.X, d.Events))
 	e.applyEntries()
@@ -362,27 +409,19 @@ func (e *Engine) group(id string) *groupState {
 	return g
 }
 
-// Timeline is what the diagnosis reads of the timeline that took the same
-// input: the typed views of its groups (*timeline.Engine and
-// *timeline.Live give them).
-type Timeline interface {
-	// Views is the kept histories of the groups ids (nil: every group).
-	Views(ids []string) []timeline.GroupView
-}
-
 // Findings returns every finding so far: the live warnings, those the
-// events showed, and those read from tl, the timeline of the same input
-// (nil: none of those). Sorted by time, then kind and ID; calling it does
-// not change what later calls find.
-func (e *Engine) Findings(tl Timeline) []Finding {
-	return e.findingsOf(nil, tl)
+// events showed, and those read from the timeline. Sorted by time, then
+// kind and ID; calling it does not change what later calls find.
+func (e *Engine) Findings() []Finding {
+	return e.findingsOf(nil, true)
 }
 
 // findingsOf is Findings restricted to the groups in only (nil: every
 // group): what Live recomputes after an exchange changed a few groups.
 // A group's findings do not depend on other groups', so the findings of
-// each group in only are the same as in Findings.
-func (e *Engine) findingsOf(only map[string]bool, tl Timeline) []Finding {
+// each group in only are the same as in Findings. Without views, the
+// findings read from the timeline are left out.
+func (e *Engine) findingsOf(only map[string]bool, views bool) []Finding {
 	e.applyEntries()
 	in := func(group string) bool { return only == nil || only[group] }
 	var out []Finding
@@ -407,15 +446,15 @@ func (e *Engine) findingsOf(only map[string]bool, tl Timeline) []Finding {
 			}
 		}
 	}
-	if tl != nil {
+	if views {
 		var ids []string
 		if only != nil {
 			ids = sortedKeys(only)
 		}
-		views := tl.Views(ids)
-		for i := range views {
-			if e.finds(views[i].Group) {
-				out = append(out, e.fromTimeline(&views[i])...)
+		vs := e.tl.Views(ids)
+		for i := range vs {
+			if e.finds(vs[i].Group) {
+				out = append(out, e.fromTimeline(&vs[i])...)
 			}
 		}
 	}

@@ -12,8 +12,10 @@ import (
 
 // Live is the diagnosis of a live proxy, beside the live timeline it
 // creates (Timeline). One goroutine owns both, the pipeline's: it hands
-// the timeline its events, the timeline hands its entries to Entry, and
-// the pipeline then hands each exchange to AddDecoded; the source's ticks
+// the Live each exchange's events (AddEvents), which moves the diagnosis'
+// clock and hands them to the timeline, the timeline hands its entries to
+// Entry, and the pipeline then hands each exchange to AddDecoded; the
+// source's ticks
 // advance the clock when nothing arrives (Advance). Readers on any
 // goroutine (the admin server) take the findings as last published
 // (Findings, FindingsPage, GroupFindings, Counts) without waiting for
@@ -131,7 +133,7 @@ func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFin
 		}
 		l.tell(f)
 	}
-	l.d = New(dcfg)
+	l.d = newEngine(dcfg)
 	next := tcfg.OnEntry
 	tcfg.OnEntry = func(en timeline.Entry) {
 		if next != nil {
@@ -140,12 +142,18 @@ func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFin
 		l.entry(en)
 	}
 	l.tl = timeline.NewLive(tcfg, retain)
+	l.d.tl = l.tl
 	return l
 }
 
-// Timeline is the live timeline the diagnosis reads: the pipeline's
-// consumer of events, and what the admin API's timeline shows.
+// Timeline is the live timeline the diagnosis reads and feeds: what the
+// admin API's timeline shows.
 func (l *Live) Timeline() *timeline.Live { return l.tl }
+
+// AddEvents takes one exchange's events, and hands them to the timeline
+// (see Engine.AddEvents): the pipeline's consumer of events is the Live,
+// not its timeline.
+func (l *Live) AddEvents(events []decode.Event) { l.d.AddEvents(events) }
 
 // entry takes one of the timeline's entries.
 func (l *Live) entry(en timeline.Entry) {
@@ -228,7 +236,7 @@ func (l *Live) publish(all bool) {
 	if all {
 		only = nil
 	}
-	fs := l.d.findingsOf(only, l.tl)
+	fs := l.d.findingsOf(only, true)
 	for _, f := range fs {
 		l.tell(f)
 	}
@@ -265,7 +273,7 @@ func (l *Live) staleCounts() {
 			}
 		}
 		if len(gone) > 0 {
-			l.recount(gone, l.d.findingsOf(gone, nil))
+			l.recount(gone, l.d.findingsOf(gone, false))
 		}
 	}
 	if snap, old := l.tl.Snapshot(), l.countsSnap; snap != old {

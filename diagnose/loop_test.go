@@ -27,7 +27,7 @@ func TestLoopCountsCooperativeRoundsOnce(t *testing.T) {
 			}
 			gr := &timeline.GroupView{Group: "g", Storms: []timeline.StormView{{From: sec(0), To: sec(60),
 				Rebalances: n, Triggers: c.triggers, Members: []string{}}}}
-			e := New(Config{})
+			e := New(Config{}, timeline.Config{})
 			if got := len(e.loops(e.group("g"), gr)); got != c.want {
 				t.Errorf("got %d rebalance_loop findings; want %d", got, c.want)
 			}

@@ -20,8 +20,7 @@ func TestLiveWarningBeforeEviction(t *testing.T) {
 		if f.Kind == SessionTimeoutWarning && raisedAt.IsZero() {
 			raisedAt = d.now
 		}
-	}})
-	tl := timeline.New(timeline.Config{OnEntry: d.Entry})
+	}}, timeline.Config{})
 	clock := 0.0
 	for _, it := range sessionTimeout().ordered() {
 		at := later(it.ev.At, it.ev.RespondedAt)
@@ -29,7 +28,7 @@ func TestLiveWarningBeforeEviction(t *testing.T) {
 			d.Advance(sec(clock))
 		}
 		evs := []decode.Event{*it.ev}
-		tl.AddEvents(evs)
+		d.AddEvents(evs)
 		d.AddDecoded(&decode.Decoded{Events: evs})
 	}
 	if want := sec(25); !raisedAt.Equal(want) {
