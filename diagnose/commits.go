@@ -23,13 +23,11 @@ var revocationErrors = map[int16]bool{
 	kerr.GroupIDNotFound.Code:     true, // TxnOffsetCommit v6+ (KIP-1319): ILLEGAL_GENERATION before
 }
 
-// offsetCommit remembers the partitions' committed offsets and makes a
-// failed_revocation_commit finding for a commit refused because of a
-// rebalance. It reads OffsetCommits and TxnOffsetCommits alike, except
-// that a transactional commit's accepted offsets are not remembered as
-// committed: they count only if the transaction commits, which the
-// timeline learns from the EndTxn (its suspect commits, read by suspects,
-// are told only then).
+// offsetCommit makes a failed_revocation_commit finding for a commit
+// refused because of a rebalance, OffsetCommit or TxnOffsetCommit. The
+// records processed again are counted from the partitions' last committed
+// offsets as the timeline knows them (a transactional commit's count once
+// its transaction committed).
 func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
 	member, instance, generation, topics := commitOf(ev)
 	touch(member, instance)
@@ -41,14 +39,10 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	var errs map[string]int
 	var lost, records int64
 	for _, t := range topics {
-		name := e.topicName(t.Topic, t.TopicID)
+		name := e.tl.TopicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			k := tp{name, p.Partition}
 			switch {
-			case p.ErrorCode == 0:
-				if txn == nil {
-					g.committed[k] = p.Offset
-				}
 			case revocationErrors[p.ErrorCode]:
 				if failed == nil {
 					failed, errs = map[tp]bool{}, map[string]int{}
@@ -56,7 +50,7 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 				failed[k] = true
 				errs[decode.ErrorName(p.ErrorCode)]++
 				lost++
-				if c, ok := g.committed[k]; ok && p.Offset > c {
+				if c, ok := e.tl.Committed(g.id, name, p.Partition); ok && p.Offset > c {
 					records += p.Offset - c
 				}
 			}
@@ -108,18 +102,6 @@ func commitOf(ev *decode.Event) (member, instance string, generation int32, topi
 	}
 	tc := ev.TxnOffsetCommit
 	return tc.MemberID, tc.InstanceID, tc.Generation, tc.Topics
-}
-
-// topicName is the topic's name, resolving a topic id through Metadata
-// (the id's text form when unknown).
-func (e *Engine) topicName(name string, id decode.TopicID) string {
-	if name != "" || id.IsZero() {
-		return name
-	}
-	if n, ok := e.topics[id]; ok {
-		return n
-	}
-	return id.String()
 }
 
 // suspects turns the timeline's suspect commits into backwards_commit

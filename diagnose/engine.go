@@ -73,13 +73,10 @@ type Engine struct {
 	conns  map[string]*connState // by client address
 	// byClient indexes conns by client host and client id.
 	byClient map[connKey]map[string]*connState
-	topics   map[decode.TopicID]string
-	// partitionCounts is each topic's partition count from Metadata.
-	partitionCounts map[string]topicCount
-	now             time.Time
-	warnings        []Finding
-	pending         []timeline.Entry // entries not applied yet (see Entry)
-	pruned          time.Time        // the last prune
+	now      time.Time
+	warnings []Finding
+	pending  []timeline.Entry // entries not applied yet (see Entry)
+	pruned   time.Time        // the last prune
 	// checkAt is the earliest time a silence warning may be due: advance
 	// looks at the members only from then (zero: at the next advance).
 	// Whatever may bring a threshold earlier lowers it (expect).
@@ -121,19 +118,18 @@ func (e *Engine) recheck(g *groupState) {
 	g.checkAt, e.checkAt = time.Time{}, time.Time{}
 }
 
-// topicCount is a topic's partition count, and when Metadata last named
-// the topic (prune forgets it after Config.Forget).
-type topicCount struct {
-	n    int32
-	seen time.Time
-}
-
 // reader is what the engine feeds and reads of its timeline: a
 // *timeline.Engine (New) or a *timeline.Live (NewLive).
 type reader interface {
 	AddEvents(events []decode.Event)
 	// Views is the kept histories of the groups ids (nil: every group).
 	Views(ids []string) []timeline.GroupView
+	Member(group, id string) (timeline.MemberFacts, bool)
+	Members(group string) []timeline.MemberFacts
+	OwnerBefore(group string, num int32, id, topic string, part int32) string
+	Committed(group, topic string, part int32) (int64, bool)
+	TopicName(name string, id decode.TopicID) string
+	PartitionCount(topic string) int32
 }
 
 // New returns an Engine with cfg, defaults applied, reading the timeline
@@ -160,7 +156,7 @@ func (e *Engine) Timeline() *timeline.Engine { return e.own }
 // newEngine is an Engine with cfg, defaults applied, without its timeline.
 func newEngine(cfg Config) *Engine {
 	e := &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]topicCount{}, open: map[tp][]*handover{},
+		byClient: map[connKey]map[string]*connState{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
 	for _, id := range cfg.Groups {
 		if e.only == nil {
@@ -328,9 +324,7 @@ const (
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
 // findings older than that, the groups quiet for that long and, in the
-// others, the members quiet for that long (groupState.forget), and the
-// topics no Metadata named for that long (jobs and tests that make a topic
-// per run would otherwise grow them without end).
+// others, the members quiet for that long (groupState.forget).
 func (e *Engine) prune(now time.Time) {
 	if f := e.cfg.Forget; f > 0 {
 		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
@@ -343,16 +337,6 @@ func (e *Engine) prune(now time.Time) {
 				continue
 			}
 			g.forget(now.Add(-f))
-		}
-		for name, c := range e.partitionCounts {
-			if c.seen.Before(now.Add(-f)) {
-				delete(e.partitionCounts, name)
-			}
-		}
-		for id, name := range e.topics {
-			if _, ok := e.partitionCounts[name]; !ok {
-				delete(e.topics, id)
-			}
 		}
 		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
 	}

@@ -157,7 +157,7 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 		total := 0
 		for t := range topics {
-			total += int(e.partitionCounts[t].n)
+			total += int(e.tl.PartitionCount(t))
 		}
 		for t, ps := range gen.Unassigned {
 			if topics[t] {

@@ -134,36 +134,3 @@ func TestForgetQuietMembers(t *testing.T) {
 		})
 	}
 }
-
-// TestForgetUnnamedTopics: with Config.Forget, the topics no Metadata
-// named for that long are forgotten, their ids with them, while a topic
-// named again and again is kept; without Forget, every one.
-func TestForgetUnnamedTopics(t *testing.T) {
-	const forget = time.Hour
-	for _, c := range []struct {
-		name   string
-		forget time.Duration
-		want   int // topics remembered at the end
-	}{
-		{"kept without Forget", 0, 19},
-		{"forgotten with Forget", forget, 7}, // "steady" and the 6 named in the last hour
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d := New(Config{Forget: c.forget}, timeline.Config{})
-			for i := range 18 { // a job's topic every 10 minutes for 3 hours, beside a steady one
-				topics := []decode.MetadataTopic{
-					{Name: "steady", TopicID: decode.TopicID{1}, Partitions: 3},
-					{Name: fmt.Sprintf("job-%d", i), TopicID: decode.TopicID{2, byte(i)}, Partitions: 1},
-				}
-				feed(d, item{ev: &decode.Event{At: sec(float64(i) * 600), Metadata: &decode.Metadata{Topics: topics}}})
-			}
-			d.Advance(sec(18 * 600))
-			if len(d.partitionCounts) != c.want || len(d.topics) != c.want {
-				t.Errorf("%d partition counts, %d topic ids remembered; want %d of each", len(d.partitionCounts), len(d.topics), c.want)
-			}
-			if d.partitionCounts["steady"].n != 3 || d.topicName("", decode.TopicID{1}) != "steady" {
-				t.Errorf("the steady topic: %d partitions, id named %q; want 3, steady", d.partitionCounts["steady"].n, d.topicName("", decode.TopicID{1}))
-			}
-		})
-	}
-}

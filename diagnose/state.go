@@ -32,12 +32,7 @@ type groupState struct {
 	rebalanceStart time.Time
 	// checkAt is the earliest silence threshold of its members still to
 	// come (zero: look at them at the next advance).
-	checkAt time.Time
-	// owner is each partition's owner by the latest SyncGroup response
-	// that assigned it.
-	owner map[tp]string
-	// committed is each partition's last successfully committed offset.
-	committed map[tp]int64
+	checkAt   time.Time
 	handovers []*handover
 	instances map[string]*instanceState
 	// joinedFrom is, per client address (one connection), the latest
@@ -57,8 +52,8 @@ type groupState struct {
 
 func newGroupState(id string) *groupState {
 	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{},
-		owner: map[tp]string{}, committed: map[tp]int64{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
+		instances: map[string]*instanceState{},
+		joins:     map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -268,17 +263,6 @@ func host(addr string) string {
 // event updates the state from one group event and makes the findings
 // the event alone shows.
 func (e *Engine) event(ev *decode.Event) {
-	if ev.Metadata != nil {
-		for _, t := range ev.Metadata.Topics {
-			if t.ErrorCode == 0 && t.Name != "" {
-				e.partitionCounts[t.Name] = topicCount{n: t.Partitions, seen: e.now}
-				if !t.TopicID.IsZero() {
-					e.topics[t.TopicID] = t.Name
-				}
-			}
-		}
-		return
-	}
 	if ev.Group == "" || ev.NamesNoGroup() || !e.finds(ev.Group) {
 		return
 	}

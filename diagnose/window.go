@@ -39,7 +39,7 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 	c.last = x.RequestAt
 	e.fetched(c)
 	for _, t := range fr.Topics {
-		name := e.topicName(t.Topic, t.TopicID)
+		name := e.tl.TopicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			k := tp{name, p.Partition}
 			c.fetches[k] = fetchPos{p.FetchOffset, x.RequestAt}
@@ -86,14 +86,14 @@ func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchP
 	return best, found
 }
 
-// assigned records member m's assignment of generation gen, answered at
-// at, and the handovers it makes.
+// assigned records the handovers member m's assignment of generation
+// gen, answered at at, makes: the partitions someone else owned before it
+// (timeline.Engine.OwnerBefore).
 func (e *Engine) assigned(g *groupState, m *memberState, at time.Time, gen int32, parts []decode.TopicPartitions) {
 	for _, t := range parts {
 		for _, p := range t.Partitions {
-			k := tp{e.topicName(t.Topic, t.TopicID), p}
-			prev := g.owner[k]
-			g.owner[k] = m.MemberID
+			k := tp{e.tl.TopicName(t.Topic, t.TopicID), p}
+			prev := e.tl.OwnerBefore(g.id, gen, m.MemberID, k.topic, k.partition)
 			if prev == "" || prev == m.MemberID {
 				continue
 			}
@@ -113,7 +113,7 @@ func (e *Engine) offsetFetch(g *groupState, ev *decode.Event) {
 		return
 	}
 	for _, t := range ev.OffsetFetch.Offsets {
-		name := e.topicName(t.Topic, t.TopicID)
+		name := e.tl.TopicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 && p.Offset >= 0 {
 				e.resumed(ev.ClientAddr, ev.ClientID, tp{name, p.Partition}, p.Offset, ev.At)
