@@ -28,9 +28,9 @@ var revocationErrors = map[int16]bool{
 // records processed again are counted from the partitions' last committed
 // offsets as the timeline knows them (a transactional commit's count once
 // its transaction committed).
-func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
-	member, instance, generation, topics := commitOf(ev)
-	touch(member, instance)
+func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string) *memberState) {
+	member, generation, topics := commitOf(ev)
+	touch(member)
 	if !ev.Responded() {
 		return
 	}
@@ -60,7 +60,7 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 		return
 	}
 	f := newFinding(FailedRevocationCommit, g.id, Critical, ev.At, member)
-	m := g.info(member)
+	m := e.info(g, member)
 	m.ClientID, m.ClientAddr = ev.ClientID, ev.ClientAddr
 	f.Members = []Member{m}
 	f.Partitions = partitionsMap(failed)
@@ -94,14 +94,14 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	g.findings = append(g.findings, f)
 }
 
-// commitOf is the member, instance id, generation (KIP-848: member epoch)
-// and topics of an OffsetCommit or TxnOffsetCommit event.
-func commitOf(ev *decode.Event) (member, instance string, generation int32, topics []decode.CommitTopic) {
+// commitOf is the member, generation (KIP-848: member epoch) and topics
+// of an OffsetCommit or TxnOffsetCommit event.
+func commitOf(ev *decode.Event) (member string, generation int32, topics []decode.CommitTopic) {
 	if oc := ev.OffsetCommit; oc != nil {
-		return oc.MemberID, oc.InstanceID, oc.Generation, oc.Topics
+		return oc.MemberID, oc.Generation, oc.Topics
 	}
 	tc := ev.TxnOffsetCommit
-	return tc.MemberID, tc.InstanceID, tc.Generation, tc.Topics
+	return tc.MemberID, tc.Generation, tc.Topics
 }
 
 // suspects turns the timeline's suspect commits into backwards_commit
@@ -116,7 +116,7 @@ func (e *Engine) suspects(g *groupState, gr *timeline.GroupView) []Finding {
 				switch reason {
 				case timeline.SuspectBackwards:
 					f := newFinding(BackwardsCommit, g.id, Critical, at, s.MemberID)
-					f.Members = g.infos(s.MemberID)
+					f.Members = e.infos(g, s.MemberID)
 					f.Partitions = partitionsMap(part)
 					f.Evidence["generation"] = s.Generation
 					f.Evidence["offset"] = s.Offset
@@ -131,7 +131,7 @@ func (e *Engine) suspects(g *groupState, gr *timeline.GroupView) []Finding {
 					out = append(out, f)
 				case timeline.SuspectNotOwned:
 					f := newFinding(StaleOwnerCommit, g.id, Critical, at, s.MemberID)
-					f.Members = g.infos(s.MemberID, s.Owner)
+					f.Members = e.infos(g, s.MemberID, s.Owner)
 					f.Partitions = partitionsMap(part)
 					f.Evidence["generation"] = s.Generation
 					f.Evidence["offset"] = s.Offset

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"time"
 
@@ -98,13 +99,15 @@ type Engine struct {
 // farFuture is checkAt when no threshold is pending.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// expect lowers the group's and the engine's checkAt to member m's
-// silence threshold.
-func (e *Engine) expect(g *groupState, m *memberState) {
-	if m.session <= 0 || m.lastActive.IsZero() {
+// expect lowers the group's and the engine's checkAt to member id's
+// silence threshold, as the timeline knows its last accepted request and
+// its session timeout.
+func (e *Engine) expect(g *groupState, id string) {
+	m, ok := e.tl.Member(g.id, id)
+	if !ok || m.SessionTimeout <= 0 || m.LastAlive.IsZero() {
 		return
 	}
-	at := m.lastActive.Add(fraction(m.session))
+	at := m.LastAlive.Add(fraction(m.SessionTimeout))
 	if !g.checkAt.IsZero() && at.Before(g.checkAt) {
 		g.checkAt = at
 	}
@@ -125,7 +128,7 @@ type reader interface {
 	// Views is the kept histories of the groups ids (nil: every group).
 	Views(ids []string) []timeline.GroupView
 	Member(group, id string) (timeline.MemberFacts, bool)
-	Members(group string) []timeline.MemberFacts
+	Members(group string) iter.Seq[timeline.MemberFacts]
 	OwnerBefore(group string, num int32, id, topic string, part int32) string
 	Committed(group, topic string, part int32) (int64, bool)
 	TopicName(name string, id decode.TopicID) string
@@ -266,10 +269,6 @@ func (e *Engine) entry(en timeline.Entry) {
 	case timeline.KindStable, timeline.KindGroupEmpty:
 		g.rebalancing = false
 		e.recheck(g) // its members are looked at again
-	case timeline.KindSessionExpired, timeline.KindMemberDropped, timeline.KindMemberLeft, timeline.KindFenced:
-		if m := g.members[en.Member]; m != nil {
-			m.gone = true
-		}
 	}
 }
 

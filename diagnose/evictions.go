@@ -29,13 +29,14 @@ const pollTolerance = 0.1
 // about its rebalance timeout rt (at least rt less pollTolerance) before
 // leaving, and the same client joined again later on the same connection
 // (a restart opens a new one). It returns the last Fetch and the rejoin.
-func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration) (lastFetch, rejoin time.Time, ok bool) {
+// addr is the member's client address on the coordinator.
+func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, addr string) (lastFetch, rejoin time.Time, ok bool) {
 	m := g.members[d.MemberID]
 	if m == nil || d.How != timeline.DepartLeft || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
 	gap := m.leftAt.Sub(m.fetchBeforeLeave)
-	rejoin = g.joinedFrom[m.ClientAddr]
+	rejoin = g.joinedFrom[addr]
 	if float64(gap) < float64(rt)*(1-pollTolerance) || !rejoin.After(m.leftAt) {
 		return time.Time{}, time.Time{}, false
 	}
@@ -52,18 +53,16 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 		start := gen.Started
 		for _, d := range gen.Departed {
 			at := d.At
-			m := g.members[d.MemberID]
-			rt := time.Duration(0)
-			if m != nil && m.rebalance > 0 {
-				rt = m.rebalance
-			} else {
+			m, known := e.tl.Member(g.id, d.MemberID)
+			rt := m.RebalanceTimeout
+			if rt <= 0 {
 				rt = gen.RebalanceTimeout
 			}
-			lastFetch, rejoin, inferred := g.inferredPoll(d, rt)
+			lastFetch, rejoin, inferred := g.inferredPoll(d, rt, m.ClientAddr)
 			switch {
 			case d.How == timeline.DepartLeft && pollReason(d.Reason), d.How == timeline.DepartDropped, inferred:
 				f := newFinding(PollTimeoutEviction, g.id, Critical, at, d.MemberID)
-				f.Members = g.infos(d.MemberID)
+				f.Members = e.infos(g, d.MemberID)
 				f.Partitions = copyParts(d.Partitions)
 				f.Evidence["generation"] = gen.Generation
 				f.Evidence["how"] = d.How
@@ -101,17 +100,17 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 				out = append(out, f)
 			case d.How == timeline.DepartSessionTimeout:
 				f := newFinding(SessionTimeoutEviction, g.id, Critical, at, d.MemberID)
-				f.Members = g.infos(d.MemberID)
+				f.Members = e.infos(g, d.MemberID)
 				f.Partitions = copyParts(d.Partitions)
 				f.Evidence["generation"] = gen.Generation
 				f.Evidence["evidence"] = d.Reason
-				if m != nil {
-					if m.session > 0 {
-						f.Evidence["sessionTimeoutMs"] = ms(m.session)
+				if known {
+					if m.SessionTimeout > 0 {
+						f.Evidence["sessionTimeoutMs"] = ms(m.SessionTimeout)
 					}
-					if !m.lastActive.IsZero() && !m.lastActive.After(at) {
-						f.Evidence["lastSeenAt"] = stamp(m.lastActive)
-						f.Evidence["silenceMs"] = ms(at.Sub(m.lastActive))
+					if !m.LastAlive.IsZero() && !m.LastAlive.After(at) {
+						f.Evidence["lastSeenAt"] = stamp(m.LastAlive)
+						f.Evidence["silenceMs"] = ms(at.Sub(m.LastAlive))
 					}
 				}
 				f.Explanation = fmt.Sprintf("%s sent nothing to the coordinator for longer than its session timeout and was removed; no LeaveGroup was seen, so the process died, froze (a long GC pause, SIGSTOP, a blocked heartbeat thread) or lost the network. The group rebalanced without it",
@@ -131,7 +130,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 // at or before at.
 func (e *Engine) lastFetchAny(g *groupState, id string, at time.Time) (time.Time, bool) {
 	var best time.Time
-	for _, c := range e.connsOf(g, g.members[id]) {
+	for _, c := range e.connsOf(g, id) {
 		for _, p := range c.fetches {
 			if !p.at.After(at) && p.at.After(best) {
 				best = p.at

@@ -59,7 +59,7 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupView) []Finding {
 		return nil
 	}
 	f := newFinding(PartitionFlap, g.id, Warning, first, "")
-	f.Members = g.infos(ids...)
+	f.Members = e.infos(g, ids...)
 	f.Partitions = partitionsMap(flapped)
 	f.Evidence["flaps"] = count
 	f.Evidence["generations"] = uniqInt32(gens)
@@ -117,7 +117,7 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupView) []Finding {
 		f := newFinding(PartitionUnowned, g.id, Critical, at, "")
 		// The leader computed the assignment that left them out (none
 		// when unknown, or KIP-848's, where the coordinator assigns).
-		f.Members = g.infos(gen.Leader)
+		f.Members = e.infos(g, gen.Leader)
 		f.Partitions = partitionsMap(set)
 		f.Evidence["generation"] = gen.Generation
 		f.Evidence["unownedMs"] = ms(until.Sub(at))
@@ -175,7 +175,7 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 		seen[key] = true
 		f := newFinding(MemberWithoutPartitions, g.id, sev, at, "")
-		f.Members = g.infos(gen.MembersWithNothing...)
+		f.Members = e.infos(g, gen.MembersWithNothing...)
 		f.Evidence["generation"] = gen.Generation
 		f.Evidence["members"] = len(gen.Members)
 		f.Evidence["partitions"] = total

@@ -127,8 +127,8 @@ func TestForgetQuietMembers(t *testing.T) {
 				t.Errorf("static-0's history %+v; want at most its %d turns among the members remembered", is, (c.want+1)/2)
 			}
 			for _, m := range g.members {
-				if c.forget > 0 && m.lastActive.Before(sec(runs*every).Add(-forget-pruneEvery)) {
-					t.Errorf("member %s, last active at %s, is remembered", m.MemberID, m.lastActive)
+				if c.forget > 0 && m.seen.Before(sec(runs*every).Add(-forget-pruneEvery)) {
+					t.Errorf("member %s, last active at %s, is remembered", m.id, m.seen)
 				}
 			}
 		})

@@ -45,7 +45,7 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 		for _, m := range gen.Members {
 			cur[m.MemberID] = true
 			if m.Status == "joined" || m.Status == "replaced" || (i > 0 && !prev[m.MemberID] && m.Status != "unobserved") {
-				joins = append(joins, join{m.MemberID, m.InstanceID, clientPattern(g.info(m.MemberID).ClientID), m.Joined})
+				joins = append(joins, join{m.MemberID, m.InstanceID, clientPattern(e.info(g, m.MemberID).ClientID), m.Joined})
 			}
 		}
 		for _, rj := range gen.Rejoins {
@@ -60,7 +60,7 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 	for _, gen := range gr.Generations {
 		for _, d := range gen.Departed {
 			at := d.At
-			old := g.info(d.MemberID)
+			old := e.info(g, d.MemberID)
 			p := clientPattern(old.ClientID)
 			for _, j := range joins {
 				if used[j.id] || j.at.Before(at) || j.at.Sub(at) > e.cfg.RolloutGap {
@@ -145,7 +145,7 @@ func (e *Engine) rollout(g *groupState, gr *timeline.GroupView, rs []restart) (F
 	x := time.Duration(math.Ceil(longest.Seconds()*1.5/5)*5) * time.Second
 	x = max(x, 10*time.Second)
 	f := newFinding(RollingRestart, g.id, Warning, from, "")
-	f.Members = g.infos(ids...)
+	f.Members = e.infos(g, ids...)
 	f.Evidence["instances"] = len(rs)
 	f.Evidence["staticRestarts"] = static
 	f.Evidence["rebalances"] = rebalances

@@ -27,7 +27,7 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 		f := newFinding(RebalanceLoop, g.id, Critical, st.From, "")
 		f.Evidence["causalRebalances"] = causal
-		f.Members = g.infos(st.Members...)
+		f.Members = e.infos(g, st.Members...)
 		f.Evidence["rebalances"] = st.Rebalances
 		f.Evidence["generations"] = st.Generations
 		f.Evidence["triggers"] = st.Triggers
@@ -86,7 +86,7 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupView) []Findi
 					ids = append(ids, byKey[k]...)
 					offered[k] = byKey[k]
 				}
-				f.Members = g.infos(ids...)
+				f.Members = e.infos(g, ids...)
 				f.Evidence["generation"] = gen.Generation
 				f.Evidence["offered"] = offered
 				f.Evidence["chosen"] = gen.Protocol
@@ -112,7 +112,7 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupView) []Findi
 				ids = append(ids, subs[k]...)
 				bySub["["+k+"]"] = subs[k]
 			}
-			f.Members = g.infos(ids...)
+			f.Members = e.infos(g, ids...)
 			f.Evidence["generation"] = gen.Generation
 			f.Evidence["subscriptions"] = bySub
 			f.Explanation = fmt.Sprintf("in generation %d the members subscribe to different topics: assignors spread partitions among the members subscribed to each topic, so some members get far more than others, and with eager assignors every subscription change rebalances the whole group", gen.Generation)
@@ -178,14 +178,16 @@ func (e *Engine) cadence(g *groupState) []Finding {
 			continue
 		}
 		median := m.medianInterval()
+		facts := e.facts(g, id)
+		session := facts.SessionTimeout
 		f := newFinding(HeartbeatTooSlow, g.id, Warning, m.slowSince, id)
-		f.Members = []Member{m.Member}
+		f.Members = []Member{memberOf(facts)}
 		f.Evidence["medianHeartbeatIntervalMs"] = ms(median.Round(time.Millisecond))
-		f.Evidence["sessionTimeoutMs"] = ms(m.session)
-		f.Evidence["heartbeatsPerSession"] = float64(m.session.Round(time.Millisecond)) / float64(median.Round(time.Millisecond))
-		f.Evidence["allowedIntervalMs"] = ms(slowGap(m.session).Round(time.Millisecond))
+		f.Evidence["sessionTimeoutMs"] = ms(session)
+		f.Evidence["heartbeatsPerSession"] = float64(session.Round(time.Millisecond)) / float64(median.Round(time.Millisecond))
+		f.Evidence["allowedIntervalMs"] = ms(slowGap(session).Round(time.Millisecond))
 		f.Explanation = fmt.Sprintf("this member heartbeats every %.1f s with a session timeout of %.1f s: fewer than three heartbeats fit in a session (Kafka's rule is a heartbeat interval of at most a third of the session timeout; kproxy allows %.1f s for jitter), so one or two lost or delayed heartbeats get it evicted",
-			median.Seconds(), m.session.Seconds(), slowGap(m.session).Seconds())
+			median.Seconds(), session.Seconds(), slowGap(session).Seconds())
 		f.Suggestion = advice(HeartbeatTooSlow)
 		out = append(out, f)
 	}

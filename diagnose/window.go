@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // The duplicate-processing window: when a partition moves from A to B,
@@ -55,18 +56,26 @@ func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
 }
 
 // owns reports whether a connection from addr with clientID belongs to
-// member m: the same host and client id, and no other live member of the
-// group shares both (then nothing is attributed).
-func (g *groupState) owns(m *memberState, addr, clientID string) bool {
-	if m == nil || m.ClientID != clientID || host(m.ClientAddr) != host(addr) {
+// member m of g: the same host and client id, and no other member of the
+// group the timeline knows, not gone, shares both (then nothing is
+// attributed).
+func (e *Engine) owns(g *groupState, m timeline.MemberFacts, addr, clientID string) bool {
+	if m.ClientID != clientID || host(m.ClientAddr) != host(addr) {
 		return false
 	}
-	for _, o := range g.members {
-		if o != m && !o.gone && o.ClientID == clientID && host(o.ClientAddr) == host(addr) {
+	for o := range e.tl.Members(g.id) {
+		if o.MemberID != m.MemberID && !o.Gone && o.ClientID == clientID && host(o.ClientAddr) == host(addr) {
 			return false
 		}
 	}
 	return true
+}
+
+// ownedBy is owns for member id of g; false when the timeline knows
+// nothing of it.
+func (e *Engine) ownedBy(g *groupState, id, addr, clientID string) bool {
+	m, ok := e.tl.Member(g.id, id)
+	return ok && e.owns(g, m, addr, clientID)
 }
 
 // lastFetch is member id's latest fetch position for k at or before at,
@@ -74,7 +83,7 @@ func (g *groupState) owns(m *memberState, addr, clientID string) bool {
 func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchPos, bool) {
 	var best fetchPos
 	found := false
-	for _, c := range e.connsOf(g, g.members[id]) {
+	for _, c := range e.connsOf(g, id) {
 		p, ok := c.fetches[k]
 		if !ok || p.at.After(at) {
 			continue
@@ -89,15 +98,15 @@ func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchP
 // assigned records the handovers member m's assignment of generation
 // gen, answered at at, makes: the partitions someone else owned before it
 // (timeline.Engine.OwnerBefore).
-func (e *Engine) assigned(g *groupState, m *memberState, at time.Time, gen int32, parts []decode.TopicPartitions) {
+func (e *Engine) assigned(g *groupState, id string, at time.Time, gen int32, parts []decode.TopicPartitions) {
 	for _, t := range parts {
 		for _, p := range t.Partitions {
 			k := tp{e.tl.TopicName(t.Topic, t.TopicID), p}
-			prev := e.tl.OwnerBefore(g.id, gen, m.MemberID, k.topic, k.partition)
-			if prev == "" || prev == m.MemberID {
+			prev := e.tl.OwnerBefore(g.id, gen, id, k.topic, k.partition)
+			if prev == "" || prev == id {
 				continue
 			}
-			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: m.MemberID}
+			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: id}
 			h.fromPos, h.known = e.lastFetch(g, prev, k, at)
 			g.handovers = append(g.handovers, h)
 			if h.known {
@@ -134,7 +143,7 @@ func (e *Engine) resumed(addr, clientID string, k tp, offset int64, at time.Time
 			return false
 		}
 		g := h.g
-		if m := g.members[h.to]; g.byAddr[addr] == h.to || g.owns(m, addr, clientID) {
+		if g.byAddr[addr] == h.to || e.ownedBy(g, h.to, addr, clientID) {
 			h.resume, h.resumed = offset, true
 			e.mark(g)
 			return true
@@ -165,7 +174,7 @@ func (e *Engine) duplicateWindows(g *groupState) []Finding {
 		f := byKey[k]
 		if f == nil {
 			nf := newFinding(DuplicateWindow, g.id, Critical, h.at, h.from)
-			nf.Members = g.infos(h.from, h.to)
+			nf.Members = e.infos(g, h.from, h.to)
 			nf.Evidence["generation"] = h.generation
 			nf.Evidence["records"] = int64(0)
 			nf.Evidence["byPartition"] = map[string]any{}

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"iter"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -26,8 +27,8 @@ type MemberFacts struct {
 	// none.
 	LastAlive time.Time
 	// Gone is set once it left, its session expired (inferred), it was not
-	// in a new generation, it was fenced, replaced by a static restart, or
-	// the coordinator no longer knew it; a member heard from again after
+	// in a new generation, it was fenced, replaced by a static member back
+	// under a new member id, or the coordinator no longer knew it; a member heard from again after
 	// an inferred expiry is not gone.
 	Gone bool
 }
@@ -51,25 +52,27 @@ func (e *Engine) Member(group, id string) (MemberFacts, bool) {
 	return MemberFacts{}, false
 }
 
-// Members is every member the timeline knows of in group, classic then
-// KIP-848, each sorted by member id.
-func (e *Engine) Members(group string) []MemberFacts {
-	g := e.byID[group]
-	if g == nil {
-		return nil
-	}
-	out := make([]MemberFacts, 0, len(g.live))
-	for _, id := range sortedKeys(g.live) {
-		out = append(out, g.live[id].facts())
-	}
-	if g.consumer != nil {
-		for _, id := range sortedKeys(g.consumer.members) {
-			if g.live[id] == nil {
-				out = append(out, g.consumer.members[id].facts())
+// Members yields every member the timeline knows of in group, classic
+// then KIP-848, in no particular order.
+func (e *Engine) Members(group string) iter.Seq[MemberFacts] {
+	return func(yield func(MemberFacts) bool) {
+		g := e.byID[group]
+		if g == nil {
+			return
+		}
+		for _, lm := range g.live {
+			if !yield(lm.facts()) {
+				return
+			}
+		}
+		if g.consumer != nil {
+			for id, cm := range g.consumer.members {
+				if g.live[id] == nil && !yield(cm.facts()) {
+					return
+				}
 			}
 		}
 	}
-	return out
 }
 
 func (lm *liveMember) facts() MemberFacts {
@@ -136,7 +139,7 @@ func (e *Engine) PartitionCount(topic string) int32 { return e.topics.count(topi
 func (l *Live) Member(group, id string) (MemberFacts, bool) { return l.e.Member(group, id) }
 
 // Members is the engine's Members.
-func (l *Live) Members(group string) []MemberFacts { return l.e.Members(group) }
+func (l *Live) Members(group string) iter.Seq[MemberFacts] { return l.e.Members(group) }
 
 // OwnerBefore is the engine's OwnerBefore.
 func (l *Live) OwnerBefore(group string, num int32, id, topic string, part int32) string {

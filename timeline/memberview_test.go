@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,8 +19,12 @@ func TestMemberFacts(t *testing.T) {
 	if !ok || !reflect.DeepEqual(a, want) {
 		t.Errorf("A-1: %+v, %v; want %+v", a, ok, want)
 	}
-	if ms := e.Members("test_group_1"); len(ms) != 2 || ms[0].MemberID != "A-1" || ms[1].MemberID != "B-1" {
-		t.Errorf("members %+v; want A-1, B-1", ms)
+	var ids []string
+	for m := range e.Members("test_group_1") {
+		ids = append(ids, m.MemberID)
+	}
+	if slices.Sort(ids); !slices.Equal(ids, []string{"A-1", "B-1"}) {
+		t.Errorf("members %v; want A-1, B-1", ids)
 	}
 	if _, ok := e.Member("test_group_1", "nobody"); ok {
 		t.Error("a member never seen is known")
@@ -58,6 +63,33 @@ func TestMemberFacts(t *testing.T) {
 	}
 	if old, _ := e.Member("static", "inst-a-1"); !old.Gone || old.InstanceID != "inst-a" {
 		t.Errorf("the replaced member: %+v; want gone, instance inst-a", old)
+	}
+
+	// A static member back under a new member id in a rebalance: the old
+	// id is gone.
+	s := newScript("static2")
+	a1 := jg("", 1, "inst-a-1", "inst-a-1")
+	a1.InstanceID, a1.AssignedMemberID = "inst-a", "inst-a-1"
+	s.join(cA, 0, 0.010, a1)
+	s.sync(cA, 0.011, 0.012, "inst-a-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"inst-a-1": tp("round_topic", 0, 1)})
+	s.hbs(cA, "inst-a-1", 1, 3, 10)
+	s.join(cB, 12, 13, jg("B-1", 2, "inst-a-2"))
+	a2 := jg("", 2, "inst-a-2", "inst-a-2", "B-1")
+	a2.InstanceID, a2.AssignedMemberID = "inst-a", "inst-a-2"
+	restarted := client{"consumer-A", "127.0.0.1:50099"}
+	s.join(restarted, 12.5, 13, a2)
+	s.sync(restarted, 13.1, 13.2, "inst-a-2", 2, tp("round_topic", 0), map[string][]decode.TopicPartitions{
+		"inst-a-2": tp("round_topic", 0), "B-1": tp("round_topic", 1)})
+	s.sync(cB, 13.1, 13.2, "B-1", 2, tp("round_topic", 1), nil)
+	_, r, e := run(t, Config{}, s.events(), 20)
+	if m := memberOf(t, genOf(t, r, "static2", 2), "inst-a-2"); m.Status != "replaced" || m.Replaces != "inst-a-1" {
+		t.Fatalf("inst-a-2: %s, replaces %q; want replaced inst-a-1", m.Status, m.Replaces)
+	}
+	if old, _ := e.Member("static2", "inst-a-1"); !old.Gone {
+		t.Errorf("the member replaced in a rebalance: %+v; want gone", old)
+	}
+	if new, _ := e.Member("static2", "inst-a-2"); new.Gone {
+		t.Errorf("the member that replaced it: %+v; want not gone", new)
 	}
 
 	_, _, e = run(t, Config{}, kip848Script().events(), 30)
