@@ -55,9 +55,8 @@ type groupState struct {
 }
 
 func newGroupState(id string) *groupState {
-	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{},
-		instances: map[string]*instanceState{},
-		joins:     map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
+	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, instances: map[string]*instanceState{},
+		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.

@@ -164,38 +164,45 @@ func (e *Engine) duplicateWindows(g *groupState) []Finding {
 		gen      int32
 		from, to string
 	}
-	byKey := map[key]*Finding{}
+	// window is one finding's handovers, counted before its evidence is
+	// written.
+	type window struct {
+		f       Finding
+		records int64
+		parts   map[string]any
+	}
+	byKey := map[key]*window{}
 	var order []key
 	for _, h := range g.handovers {
 		if !h.known || !h.resumed || h.fromPos.offset <= h.resume {
 			continue
 		}
 		k := key{h.generation, h.from, h.to}
-		f := byKey[k]
-		if f == nil {
-			nf := newFinding(DuplicateWindow, g.id, Critical, h.at, h.from)
-			nf.Members = e.infos(g, h.from, h.to)
-			nf.Evidence["generation"] = h.generation
-			nf.Evidence["records"] = int64(0)
-			nf.Evidence["byPartition"] = map[string]any{}
-			f = &nf
-			byKey[k] = f
+		w := byKey[k]
+		if w == nil {
+			w = &window{f: newFinding(DuplicateWindow, g.id, Critical, h.at, h.from), parts: map[string]any{}}
+			w.f.Members = e.infos(g, h.from, h.to)
+			byKey[k] = w
 			order = append(order, k)
 		}
 		n := h.fromPos.offset - h.resume
-		f.Evidence["records"] = f.Evidence["records"].(int64) + n
-		f.Evidence["byPartition"].(map[string]any)[fmt.Sprintf("%s[%d]", h.k.topic, h.k.partition)] = map[string]any{
+		w.records += n
+		w.parts[fmt.Sprintf("%s[%d]", h.k.topic, h.k.partition)] = map[string]any{
 			"previousOwnerPosition": h.fromPos.offset, "previousOwnerLastFetchAt": stamp(h.fromPos.at),
 			"resumedAt": h.resume, "records": n}
-		f.Partitions[h.k.topic] = append(f.Partitions[h.k.topic], h.k.partition)
+		w.f.Partitions[h.k.topic] = append(w.f.Partitions[h.k.topic], h.k.partition)
 	}
 	out := make([]Finding, 0, len(order))
 	for _, k := range order {
-		f := byKey[k]
+		w := byKey[k]
+		f := w.f
+		f.Evidence["generation"] = k.gen
+		f.Evidence["records"] = w.records
+		f.Evidence["byPartition"] = w.parts
 		f.Explanation = fmt.Sprintf("at the handover of generation %d, %s had read %d records past the last committed offsets of the partitions it gave to %s: %s resumed from the committed offsets and processes those records again",
-			k.gen, k.from, f.Evidence["records"].(int64), k.to, k.to)
+			k.gen, k.from, w.records, k.to, k.to)
 		f.Suggestion = advice(DuplicateWindow)
-		out = append(out, *f)
+		out = append(out, f)
 	}
 	return out
 }
