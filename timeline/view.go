@@ -141,7 +141,9 @@ func (e *Engine) Views(ids []string) []GroupView {
 	return out
 }
 
-// Views is the engine's Views: what is kept, as of now.
+// Views is the engine's Views of what is kept, built now rather than taken
+// from the last snapshot: for the diagnosis, which reads the generations
+// an entry just told of.
 func (l *Live) Views(ids []string) []GroupView { return l.e.Views(ids) }
 
 func (g *group) view() GroupView {
