@@ -23,16 +23,14 @@ var revocationErrors = map[int16]bool{
 	kerr.GroupIDNotFound.Code:     true, // TxnOffsetCommit v6+ (KIP-1319): ILLEGAL_GENERATION before
 }
 
-// offsetCommit remembers the partitions' committed offsets and makes a
-// failed_revocation_commit finding for a commit refused because of a
-// rebalance. It reads OffsetCommits and TxnOffsetCommits alike, except
-// that a transactional commit's accepted offsets are not remembered as
-// committed: they count only if the transaction commits, which the
-// timeline learns from the EndTxn (its suspect commits, read by suspects,
-// are told only then).
-func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
-	member, instance, generation, topics := commitOf(ev)
-	touch(member, instance)
+// offsetCommit makes a failed_revocation_commit finding for a commit
+// refused because of a rebalance, OffsetCommit or TxnOffsetCommit. The
+// records processed again are counted from the partitions' last committed
+// offsets as the timeline knows them (a transactional commit's count once
+// its transaction committed).
+func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string) *memberState) {
+	member, generation, topics := commitOf(ev)
+	touch(member)
 	if !ev.Responded() {
 		return
 	}
@@ -41,14 +39,10 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	var errs map[string]int
 	var lost, records int64
 	for _, t := range topics {
-		name := e.topicName(t.Topic, t.TopicID)
+		name := e.tl.TopicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			k := tp{name, p.Partition}
 			switch {
-			case p.ErrorCode == 0:
-				if txn == nil {
-					g.committed[k] = p.Offset
-				}
 			case revocationErrors[p.ErrorCode]:
 				if failed == nil {
 					failed, errs = map[tp]bool{}, map[string]int{}
@@ -56,7 +50,7 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 				failed[k] = true
 				errs[decode.ErrorName(p.ErrorCode)]++
 				lost++
-				if c, ok := g.committed[k]; ok && p.Offset > c {
+				if c, ok := e.tl.Committed(g.id, name, p.Partition); ok && p.Offset > c {
 					records += p.Offset - c
 				}
 			}
@@ -66,7 +60,7 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 		return
 	}
 	f := newFinding(FailedRevocationCommit, g.id, Critical, ev.At, member)
-	m := g.info(member)
+	m := e.info(g, member)
 	m.ClientID, m.ClientAddr = ev.ClientID, ev.ClientAddr
 	f.Members = []Member{m}
 	f.Partitions = partitionsMap(failed)
@@ -100,62 +94,50 @@ func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string
 	g.findings = append(g.findings, f)
 }
 
-// commitOf is the member, instance id, generation (KIP-848: member epoch)
-// and topics of an OffsetCommit or TxnOffsetCommit event.
-func commitOf(ev *decode.Event) (member, instance string, generation int32, topics []decode.CommitTopic) {
+// commitOf is the member, generation (KIP-848: member epoch) and topics
+// of an OffsetCommit or TxnOffsetCommit event.
+func commitOf(ev *decode.Event) (member string, generation int32, topics []decode.CommitTopic) {
 	if oc := ev.OffsetCommit; oc != nil {
-		return oc.MemberID, oc.InstanceID, oc.Generation, oc.Topics
+		return oc.MemberID, oc.Generation, oc.Topics
 	}
 	tc := ev.TxnOffsetCommit
-	return tc.MemberID, tc.InstanceID, tc.Generation, tc.Topics
-}
-
-// topicName is the topic's name, resolving a topic id through Metadata
-// (the id's text form when unknown).
-func (e *Engine) topicName(name string, id decode.TopicID) string {
-	if name != "" || id.IsZero() {
-		return name
-	}
-	if n, ok := e.topics[id]; ok {
-		return n
-	}
-	return id.String()
+	return tc.MemberID, tc.Generation, tc.Topics
 }
 
 // suspects turns the timeline's suspect commits into backwards_commit
 // and stale_owner_commit findings.
-func (e *Engine) suspects(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) suspects(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, gen := range gr.Generations {
-		for _, s := range gen.SuspectCommits {
-			at := parse(s.At)
+		for _, s := range gen.Suspects {
+			at := s.At
 			part := map[tp]bool{{s.Topic, s.Partition}: true}
 			for _, reason := range s.Reasons {
 				switch reason {
-				case "backwards":
+				case timeline.SuspectBackwards:
 					f := newFinding(BackwardsCommit, g.id, Critical, at, s.MemberID)
-					f.Members = g.infos(s.MemberID)
+					f.Members = e.infos(g, s.MemberID)
 					f.Partitions = partitionsMap(part)
 					f.Evidence["generation"] = s.Generation
 					f.Evidence["offset"] = s.Offset
 					f.Evidence["committedBy"] = s.CommittedBy
-					if s.CommittedOffset != nil {
-						f.Evidence["previousOffset"] = *s.CommittedOffset
-						f.Evidence["recordsProcessedAgain"] = *s.CommittedOffset - s.Offset
+					if s.CommittedKnown {
+						f.Evidence["previousOffset"] = s.Committed
+						f.Evidence["recordsProcessedAgain"] = s.Committed - s.Offset
 					}
 					f.Explanation = fmt.Sprintf("%s committed %s[%d]=%d, below the offset already committed: whoever consumes the partition next starts from the lower offset and processes the records in between again (an offset kept from an earlier assignment, or commits sent out of order)",
 						s.MemberID, s.Topic, s.Partition, s.Offset)
 					f.Suggestion = advice(BackwardsCommit)
 					out = append(out, f)
-				case "not_owned":
+				case timeline.SuspectNotOwned:
 					f := newFinding(StaleOwnerCommit, g.id, Critical, at, s.MemberID)
-					f.Members = g.infos(s.MemberID, s.Owner)
+					f.Members = e.infos(g, s.MemberID, s.Owner)
 					f.Partitions = partitionsMap(part)
 					f.Evidence["generation"] = s.Generation
 					f.Evidence["offset"] = s.Offset
 					f.Evidence["owner"] = s.Owner
-					if s.CommittedOffset != nil {
-						f.Evidence["previousOffset"] = *s.CommittedOffset
+					if s.CommittedKnown {
+						f.Evidence["previousOffset"] = s.Committed
 					}
 					f.Explanation = fmt.Sprintf("%s committed %s[%d]=%d in generation %d, but that partition belongs to %s: the member commits offsets it kept from an earlier assignment (an offsets map never pruned on revocation). The owner's own progress is overwritten; after the next handover the records are processed again, or skipped",
 						s.MemberID, s.Topic, s.Partition, s.Offset, s.Generation, orUnknown(s.Owner))

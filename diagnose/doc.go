@@ -6,8 +6,8 @@
 // An Engine is a consumer of the pipeline (pipeline.Config.Decoded): it is
 // fed each exchange with its decoded events and its decoded Fetch or
 // ApiVersions request (AddDecoded), the timeline's entries as they are
-// emitted (Entry), and, when asked for its findings, the timeline's report
-// (Findings). Like the timeline it is
+// emitted (Entry), and, when asked for its findings, the timeline's typed
+// views of its groups (Findings, timeline.GroupView). Like the timeline it is
 // deterministic: every inference uses the times carried by the exchanges,
 // never the wall clock, so the same journal gives the same findings, byte
 // for byte. The only clock it accepts is Advance, which serve calls on the

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"time"
 
@@ -60,22 +61,23 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Engine turns events, timeline entries and the timeline's report into
-// findings. One goroutine owns it (the one that owns the timeline engine):
-// it is not safe for concurrent use.
+// Engine turns events, timeline entries and what the timeline knows into
+// findings. It reads the timeline it feeds (see AddEvents): one goroutine
+// owns both, and neither is safe for concurrent use.
 type Engine struct {
-	cfg    Config
+	cfg Config
+	// tl is the timeline the engine feeds and reads; own is tl when New
+	// made it.
+	tl     reader
+	own    *timeline.Engine
 	groups map[string]*groupState
 	conns  map[string]*connState // by client address
 	// byClient indexes conns by client host and client id.
 	byClient map[connKey]map[string]*connState
-	topics   map[decode.TopicID]string
-	// partitionCounts is each topic's partition count from Metadata.
-	partitionCounts map[string]topicCount
-	now             time.Time
-	warnings        []Finding
-	pending         []timeline.Entry // entries not applied yet (see Entry)
-	pruned          time.Time        // the last prune
+	now      time.Time
+	warnings []Finding
+	pending  []timeline.Entry // entries not applied yet (see Entry)
+	pruned   time.Time        // the last prune
 	// checkAt is the earliest time a silence warning may be due: advance
 	// looks at the members only from then (zero: at the next advance).
 	// Whatever may bring a threshold earlier lowers it (expect).
@@ -97,13 +99,15 @@ type Engine struct {
 // farFuture is checkAt when no threshold is pending.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// expect lowers the group's and the engine's checkAt to member m's
-// silence threshold.
-func (e *Engine) expect(g *groupState, m *memberState) {
-	if m.session <= 0 || m.lastActive.IsZero() {
+// expect lowers the group's and the engine's checkAt to member id's
+// silence threshold, as the timeline knows its last accepted request and
+// its session timeout.
+func (e *Engine) expect(g *groupState, id string) {
+	m, ok := e.tl.Member(g.id, id)
+	if !ok || m.SessionTimeout <= 0 || m.LastAlive.IsZero() {
 		return
 	}
-	at := m.lastActive.Add(fraction(m.session))
+	at := m.LastAlive.Add(fraction(m.SessionTimeout))
 	if !g.checkAt.IsZero() && at.Before(g.checkAt) {
 		g.checkAt = at
 	}
@@ -117,17 +121,45 @@ func (e *Engine) recheck(g *groupState) {
 	g.checkAt, e.checkAt = time.Time{}, time.Time{}
 }
 
-// topicCount is a topic's partition count, and when Metadata last named
-// the topic (prune forgets it after Config.Forget).
-type topicCount struct {
-	n    int32
-	seen time.Time
+// reader is what the engine feeds and reads of its timeline: a
+// *timeline.Engine (New) or a *timeline.Live (NewLive).
+type reader interface {
+	AddEvents(events []decode.Event)
+	// Views is the kept histories of the groups ids (nil: every group).
+	Views(ids []string) []timeline.GroupView
+	Member(group, id string) (timeline.MemberFacts, bool)
+	Members(group string) iter.Seq[timeline.MemberFacts]
+	OwnerBefore(group string, num int32, id, topic string, part int32) string
+	Committed(group, topic string, part int32) (int64, bool)
+	TopicName(name string, id decode.TopicID) string
+	PartitionCount(topic string) int32
 }
 
-// New returns an Engine with cfg, defaults applied.
-func New(cfg Config) *Engine {
+// New returns an Engine with cfg, defaults applied, reading the timeline
+// engine it makes with tcfg (Timeline), whose OnEntry is still called
+// with every entry.
+func New(cfg Config, tcfg timeline.Config) *Engine {
+	e := newEngine(cfg)
+	next := tcfg.OnEntry
+	tcfg.OnEntry = func(en timeline.Entry) {
+		if next != nil {
+			next(en)
+		}
+		e.Entry(en)
+	}
+	e.own = timeline.New(tcfg)
+	e.tl = e.own
+	return e
+}
+
+// Timeline is the timeline engine New made, which the Engine feeds: to
+// close it and read its report.
+func (e *Engine) Timeline() *timeline.Engine { return e.own }
+
+// newEngine is an Engine with cfg, defaults applied, without its timeline.
+func newEngine(cfg Config) *Engine {
 	e := &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		byClient: map[connKey]map[string]*connState{}, topics: map[decode.TopicID]string{}, partitionCounts: map[string]topicCount{}, open: map[tp][]*handover{},
+		byClient: map[connKey]map[string]*connState{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
 	for _, id := range cfg.Groups {
 		if e.only == nil {
@@ -159,11 +191,25 @@ func (e *Engine) takeChanged() []string {
 	return ids
 }
 
+// AddEvents takes the events decoded from one exchange, before its
+// timeline does: the engine's clock moves to the exchange's completion,
+// and the live warnings due by then are raised on what the timeline knew
+// before the exchange; then the timeline takes the events. The pipeline
+// hands the events to the Engine, not to its timeline
+// (pipeline.Config.Events), one exchange at a time (as it does when
+// pipeline.Config.Decoded is set). Neither the slice nor the events are
+// kept.
+func (e *Engine) AddEvents(events []decode.Event) {
+	e.advance(completedAt(nil, events))
+	e.applyEntries()
+	e.tl.AddEvents(events)
+}
+
 // AddDecoded takes one exchange, the events decoded from it and its
 // decoded Fetch or ApiVersions request, in the order the exchanges
-// completed, after the timeline engine has taken the same events (so that
-// the entries they caused came first, through Entry): the pipeline calls
-// it so (pipeline.Config.Decoded). Nothing of d is kept.
+// completed, after the timeline has taken the same events (AddEvents, so
+// that the entries they caused came first, through Entry): the pipeline
+// calls it so (pipeline.Config.Decoded). Nothing of d is kept.
 func (e *Engine) AddDecoded(d *decode.Decoded) {
 	e.advance(completedAt(d.X, d.Events))
 	e.applyEntries()
@@ -223,10 +269,6 @@ func (e *Engine) entry(en timeline.Entry) {
 	case timeline.KindStable, timeline.KindGroupEmpty:
 		g.rebalancing = false
 		e.recheck(g) // its members are looked at again
-	case timeline.KindSessionExpired, timeline.KindMemberDropped, timeline.KindMemberLeft, timeline.KindFenced:
-		if m := g.members[en.Member]; m != nil {
-			m.gone = true
-		}
 	}
 }
 
@@ -281,9 +323,7 @@ const (
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
 // findings older than that, the groups quiet for that long and, in the
-// others, the members quiet for that long (groupState.forget), and the
-// topics no Metadata named for that long (jobs and tests that make a topic
-// per run would otherwise grow them without end).
+// others, the members quiet for that long (groupState.forget).
 func (e *Engine) prune(now time.Time) {
 	if f := e.cfg.Forget; f > 0 {
 		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
@@ -296,16 +336,6 @@ func (e *Engine) prune(now time.Time) {
 				continue
 			}
 			g.forget(now.Add(-f))
-		}
-		for name, c := range e.partitionCounts {
-			if c.seen.Before(now.Add(-f)) {
-				delete(e.partitionCounts, name)
-			}
-		}
-		for id, name := range e.topics {
-			if _, ok := e.partitionCounts[name]; !ok {
-				delete(e.topics, id)
-			}
 		}
 		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
 	}
@@ -363,18 +393,18 @@ func (e *Engine) group(id string) *groupState {
 }
 
 // Findings returns every finding so far: the live warnings, those the
-// events showed, and those read from r, the timeline's report of the same
-// input (nil: none of those). Sorted by time, then kind and ID; calling
-// it does not change what later calls find.
-func (e *Engine) Findings(r *timeline.Report) []Finding {
-	return e.findingsOf(nil, r)
+// events showed, and those read from the timeline. Sorted by time, then
+// kind and ID; calling it does not change what later calls find.
+func (e *Engine) Findings() []Finding {
+	return e.findingsOf(nil, true)
 }
 
 // findingsOf is Findings restricted to the groups in only (nil: every
 // group): what Live recomputes after an exchange changed a few groups.
 // A group's findings do not depend on other groups', so the findings of
-// each group in only are the same as in Findings.
-func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding {
+// each group in only are the same as in Findings. Without views, the
+// findings read from the timeline are left out.
+func (e *Engine) findingsOf(only map[string]bool, views bool) []Finding {
 	e.applyEntries()
 	in := func(group string) bool { return only == nil || only[group] }
 	var out []Finding
@@ -399,10 +429,15 @@ func (e *Engine) findingsOf(only map[string]bool, r *timeline.Report) []Finding 
 			}
 		}
 	}
-	if r != nil {
-		for i := range r.Groups {
-			if in(r.Groups[i].Group) && e.finds(r.Groups[i].Group) {
-				out = append(out, e.fromReport(&r.Groups[i])...)
+	if views {
+		var ids []string
+		if only != nil {
+			ids = sortedKeys(only)
+		}
+		vs := e.tl.Views(ids)
+		for i := range vs {
+			if e.finds(vs[i].Group) {
+				out = append(out, e.fromTimeline(&vs[i])...)
 			}
 		}
 	}
@@ -425,8 +460,9 @@ func sortFindings(fs []Finding) []Finding {
 	return slices.CompactFunc(fs, func(a, b Finding) bool { return a.ID == b.ID })
 }
 
-// fromReport is the findings read from one group of the timeline's report.
-func (e *Engine) fromReport(gr *timeline.GroupReport) []Finding {
+// fromTimeline is the findings read from one group history of the
+// timeline.
+func (e *Engine) fromTimeline(gr *timeline.GroupView) []Finding {
 	g := e.group(gr.Group)
 	var out []Finding
 	out = append(out, e.evictions(g, gr)...)

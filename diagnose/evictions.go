@@ -8,20 +8,6 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// parse reads a timeline time (RFC 3339); the zero time for "".
-func parse(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
-
-// parsePtr is parse for a nullable time.
-func parsePtr(s *string) time.Time {
-	if s == nil {
-		return time.Time{}
-	}
-	return parse(*s)
-}
-
 // pollReason reports whether a LeaveGroup reason (KIP-800) says the
 // client's poll timer expired: the Java client sends "consumer poll
 // timeout has expired.", librdkafka "max.poll.interval.ms exceeded".
@@ -43,13 +29,14 @@ const pollTolerance = 0.1
 // about its rebalance timeout rt (at least rt less pollTolerance) before
 // leaving, and the same client joined again later on the same connection
 // (a restart opens a new one). It returns the last Fetch and the rejoin.
-func (g *groupState) inferredPoll(d timeline.DepartureReport, rt time.Duration) (lastFetch, rejoin time.Time, ok bool) {
+// addr is the member's client address on the coordinator.
+func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, addr string) (lastFetch, rejoin time.Time, ok bool) {
 	m := g.members[d.MemberID]
-	if m == nil || d.How != "left" || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
+	if m == nil || d.How != timeline.DepartLeft || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
 	gap := m.leftAt.Sub(m.fetchBeforeLeave)
-	rejoin = g.joinedFrom[m.ClientAddr]
+	rejoin = g.joinedFrom[addr]
 	if float64(gap) < float64(rt)*(1-pollTolerance) || !rejoin.After(m.leftAt) {
 		return time.Time{}, time.Time{}, false
 	}
@@ -60,24 +47,22 @@ func (g *groupState) inferredPoll(d timeline.DepartureReport, rt time.Duration) 
 // because its poll timer expired (its reason says so, or, without a
 // reason, inferredPoll), or was dropped at the join deadline, was evicted
 // for a slow poll loop; one whose session expired stopped heartbeating.
-func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, gen := range gr.Generations {
-		start := parsePtr(gen.StartedAt)
+		start := gen.Started
 		for _, d := range gen.Departed {
-			at := parsePtr(d.At)
-			m := g.members[d.MemberID]
-			rt := time.Duration(0)
-			if m != nil && m.rebalance > 0 {
-				rt = m.rebalance
-			} else if gen.RebalanceTimeoutMs != nil {
-				rt = time.Duration(*gen.RebalanceTimeoutMs * float64(time.Millisecond))
+			at := d.At
+			m, known := e.tl.Member(g.id, d.MemberID)
+			rt := m.RebalanceTimeout
+			if rt <= 0 {
+				rt = gen.RebalanceTimeout
 			}
-			lastFetch, rejoin, inferred := g.inferredPoll(d, rt)
+			lastFetch, rejoin, inferred := g.inferredPoll(d, rt, m.ClientAddr)
 			switch {
-			case d.How == "left" && pollReason(d.Reason), d.How == "dropped_at_deadline", inferred:
+			case d.How == timeline.DepartLeft && pollReason(d.Reason), d.How == timeline.DepartDropped, inferred:
 				f := newFinding(PollTimeoutEviction, g.id, Critical, at, d.MemberID)
-				f.Members = g.infos(d.MemberID)
+				f.Members = e.infos(g, d.MemberID)
 				f.Partitions = copyParts(d.Partitions)
 				f.Evidence["generation"] = gen.Generation
 				f.Evidence["how"] = d.How
@@ -87,7 +72,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 				if rt > 0 {
 					f.Evidence["rebalanceTimeoutMs"] = ms(rt)
 				}
-				if !start.IsZero() && d.How == "dropped_at_deadline" {
+				if !start.IsZero() && d.How == timeline.DepartDropped {
 					f.Evidence["rebalanceStartedAt"] = stamp(start)
 					f.Evidence["waitedMs"] = ms(at.Sub(start))
 				}
@@ -103,7 +88,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 				}
 				what := "left the group saying its poll timer expired"
 				switch {
-				case d.How == "dropped_at_deadline":
+				case d.How == timeline.DepartDropped:
 					what = "did not rejoin before the join phase's deadline (the largest rebalance timeout) and was removed"
 				case inferred:
 					what = fmt.Sprintf("left the group without a reason %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
@@ -113,19 +98,19 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 					d.MemberID, what)
 				f.Suggestion = advice(PollTimeoutEviction)
 				out = append(out, f)
-			case d.How == "session_timeout":
+			case d.How == timeline.DepartSessionTimeout:
 				f := newFinding(SessionTimeoutEviction, g.id, Critical, at, d.MemberID)
-				f.Members = g.infos(d.MemberID)
+				f.Members = e.infos(g, d.MemberID)
 				f.Partitions = copyParts(d.Partitions)
 				f.Evidence["generation"] = gen.Generation
 				f.Evidence["evidence"] = d.Reason
-				if m != nil {
-					if m.session > 0 {
-						f.Evidence["sessionTimeoutMs"] = ms(m.session)
+				if known {
+					if m.SessionTimeout > 0 {
+						f.Evidence["sessionTimeoutMs"] = ms(m.SessionTimeout)
 					}
-					if !m.lastActive.IsZero() && !m.lastActive.After(at) {
-						f.Evidence["lastSeenAt"] = stamp(m.lastActive)
-						f.Evidence["silenceMs"] = ms(at.Sub(m.lastActive))
+					if !m.LastAlive.IsZero() && !m.LastAlive.After(at) {
+						f.Evidence["lastSeenAt"] = stamp(m.LastAlive)
+						f.Evidence["silenceMs"] = ms(at.Sub(m.LastAlive))
 					}
 				}
 				f.Explanation = fmt.Sprintf("%s sent nothing to the coordinator for longer than its session timeout and was removed; no LeaveGroup was seen, so the process died, froze (a long GC pause, SIGSTOP, a blocked heartbeat thread) or lost the network. The group rebalanced without it",
@@ -145,7 +130,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupReport) []Finding {
 // at or before at.
 func (e *Engine) lastFetchAny(g *groupState, id string, at time.Time) (time.Time, bool) {
 	var best time.Time
-	for _, c := range e.connsOf(g, g.members[id]) {
+	for _, c := range e.connsOf(g, id) {
 		for _, p := range c.fetches {
 			if !p.at.After(at) && p.at.After(best) {
 				best = p.at

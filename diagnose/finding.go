@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -115,5 +116,8 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// ms is d in milliseconds, as every duration in the evidence.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// ms is d in milliseconds rounded to the microsecond, as every duration in
+// the evidence, and as the timeline renders its durations.
+func ms(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Microsecond)) / 1000
+}

@@ -220,8 +220,8 @@ func diagnoseScript(t *testing.T, cfg Config, s *script, closeAt float64) (findi
 func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick float64) (findings, live []Finding) {
 	t.Helper()
 	cfg.OnFinding = func(f Finding) { live = append(live, f) }
-	d := New(cfg)
-	tl := timeline.New(timeline.Config{Groups: cfg.Groups, OnEntry: d.Entry})
+	d := New(cfg, timeline.Config{Groups: cfg.Groups})
+	tl := d.Timeline()
 	clock := 0.0
 	for _, it := range s.ordered() {
 		if tick > 0 {
@@ -235,17 +235,23 @@ func diagnoseScriptTicking(t *testing.T, cfg Config, s *script, closeAt, tick fl
 				d.Advance(sec(clock))
 			}
 		}
-		if it.x != nil {
-			d.AddDecoded(decode.NewDecoded(it.x, nil))
-			continue
-		}
-		evs := []decode.Event{*it.ev}
-		tl.AddEvents(evs)
-		d.AddDecoded(&decode.Decoded{Events: evs})
+		feed(d, it)
 	}
 	tl.Close(sec(closeAt))
 	d.Advance(sec(closeAt))
-	return d.Findings(tl.Report()), live
+	return d.Findings(), live
+}
+
+// feed hands d one item as the pipeline does: its events (through d to
+// its timeline), then the exchange.
+func feed(d *Engine, it item) {
+	if it.x != nil {
+		d.AddDecoded(decode.NewDecoded(it.x, nil))
+		return
+	}
+	evs := []decode.Event{*it.ev}
+	d.AddEvents(evs)
+	d.AddDecoded(&decode.Decoded{Events: evs})
 }
 
 // golden compares got with testdata/name, rewriting it with -update.

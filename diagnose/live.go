@@ -12,8 +12,10 @@ import (
 
 // Live is the diagnosis of a live proxy, beside the live timeline it
 // creates (Timeline). One goroutine owns both, the pipeline's: it hands
-// the timeline its events, the timeline hands its entries to Entry, and
-// the pipeline then hands each exchange to AddDecoded; the source's ticks
+// the Live each exchange's events (AddEvents), which moves the diagnosis'
+// clock and hands them to the timeline, the timeline hands its entries to
+// Entry, and the pipeline then hands each exchange to AddDecoded; the
+// source's ticks
 // advance the clock when nothing arrives (Advance). Readers on any
 // goroutine (the admin server) take the findings as last published
 // (Findings, FindingsPage, GroupFindings, Counts) without waiting for
@@ -134,7 +136,7 @@ func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFin
 		}
 		l.tell(f)
 	}
-	l.d = New(dcfg)
+	l.d = newEngine(dcfg)
 	next := tcfg.OnEntry
 	tcfg.OnEntry = func(en timeline.Entry) {
 		if next != nil {
@@ -143,12 +145,18 @@ func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFin
 		l.entry(en)
 	}
 	l.tl = timeline.NewLive(tcfg, retain)
+	l.d.tl = l.tl
 	return l
 }
 
-// Timeline is the live timeline the diagnosis reads: the pipeline's
-// consumer of events, and what the admin API's timeline shows.
+// Timeline is the live timeline the diagnosis reads and feeds: what the
+// admin API's timeline shows.
 func (l *Live) Timeline() *timeline.Live { return l.tl }
+
+// AddEvents takes one exchange's events, and hands them to the timeline
+// (see Engine.AddEvents): the pipeline's consumer of events is the Live,
+// not its timeline.
+func (l *Live) AddEvents(events []decode.Event) { l.d.AddEvents(events) }
 
 // entry takes one of the timeline's entries.
 func (l *Live) entry(en timeline.Entry) {
@@ -219,31 +227,25 @@ func (l *Live) publish(all bool) {
 	}
 	l.published = l.d.now
 	only := make(map[string]bool, len(l.dirty)+len(l.stormsEnded))
-	ids := make([]string, 0, len(l.dirty)+len(l.stormsEnded))
 	for id := range l.dirty {
-		ids, only[id] = append(ids, id), true
+		only[id] = true
 	}
 	for _, id := range l.stormsEnded {
-		if !only[id] {
-			ids, only[id] = append(ids, id), true
-		}
+		only[id] = true
 	}
 	clear(l.dirty)
 	ended := l.stormsEnded
 	l.stormsEnded = nil
-	var r *timeline.Report
 	if all {
-		r, only = l.tl.Report(), nil
-	} else {
-		r = l.tl.GroupsReport(ids)
+		only = nil
 	}
-	fs := l.d.findingsOf(only, r)
+	fs := l.d.findingsOf(only, true)
 	for _, f := range fs {
 		l.tell(f)
 	}
 	l.recount(only, fs)
 	for _, group := range ended {
-		l.afterStorm(group, stormFindings(r, fs, group))
+		l.afterStorm(group, stormFindings(l.tl.Views([]string{group}), fs, group))
 	}
 }
 
@@ -274,7 +276,7 @@ func (l *Live) staleCounts() {
 			}
 		}
 		if len(gone) > 0 {
-			l.recount(gone, l.d.findingsOf(gone, nil))
+			l.recount(gone, l.d.findingsOf(gone, false))
 		}
 	}
 	if snap, old := l.tl.Snapshot(), l.countsSnap; snap != old {
@@ -338,16 +340,13 @@ func (l *Live) Counts() map[string]FindingCount {
 }
 
 // stormFindings is the findings of group from the first rebalance of its
-// latest ended storm to the storm's end.
-func stormFindings(r *timeline.Report, fs []Finding, group string) []Finding {
+// latest ended storm to the storm's end; views are the group's histories.
+func stormFindings(views []timeline.GroupView, fs []Finding, group string) []Finding {
 	var from, to time.Time
-	for _, gr := range r.Groups {
-		if gr.Group != group {
-			continue
-		}
+	for _, gr := range views {
 		for _, st := range gr.Storms {
-			if st.EndedAt != nil {
-				from, to = parse(st.From), parse(*st.EndedAt)
+			if !st.Ended.IsZero() {
+				from, to = st.From, st.Ended
 			}
 		}
 	}

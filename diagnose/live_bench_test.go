@@ -47,7 +47,7 @@ func feedServe(b *testing.B, xs []*decode.Exchange, diagnosis bool) any {
 	var keep any
 	if diagnosis {
 		l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, func(Finding) {}, func(string, []Finding) {})
-		cfg.Events, cfg.Decoded = []pipeline.EventConsumer{l.Timeline()}, []pipeline.DecodedConsumer{l}
+		cfg.Events, cfg.Decoded = []pipeline.EventConsumer{l}, []pipeline.DecodedConsumer{l}
 		closeAt, keep = l.Close, l
 	} else {
 		tl := timeline.NewLive(timeline.Config{}, timeline.DefaultRetention)
@@ -143,7 +143,7 @@ func BenchmarkLive(b *testing.B) {
 					var closeAt func(time.Time)
 					if on {
 						l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, func(Finding) {}, func(string, []Finding) {})
-						cfg.Events, cfg.Decoded = []pipeline.EventConsumer{l.Timeline()}, []pipeline.DecodedConsumer{l}
+						cfg.Events, cfg.Decoded = []pipeline.EventConsumer{l}, []pipeline.DecodedConsumer{l}
 						closeAt = l.Close
 					} else {
 						tl := timeline.NewLive(timeline.Config{}, timeline.DefaultRetention)

@@ -96,7 +96,7 @@ func feedLive(l *Live, s *script) {
 		var evs []decode.Event
 		if it.ev != nil {
 			evs = []decode.Event{*it.ev}
-			l.Timeline().AddEvents(evs)
+			l.AddEvents(evs)
 		}
 		l.AddDecoded(decode.NewDecoded(it.x, evs))
 	}
@@ -144,7 +144,7 @@ func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 				var evs []decode.Event
 				if it.ev != nil {
 					evs = []decode.Event{*it.ev}
-					l.Timeline().AddEvents(evs)
+					l.AddEvents(evs)
 				}
 				l.AddDecoded(decode.NewDecoded(it.x, evs))
 				req := it.when()
@@ -167,7 +167,7 @@ func TestLiveTellsAtTheRevealingExchange(t *testing.T) {
 // wholeFindings is what the engine finds now over the timeline's whole
 // report, built now.
 func wholeFindings(l *Live) []Finding {
-	return l.d.Findings(l.Timeline().Report())
+	return l.d.Findings()
 }
 
 // sameFindings fails t unless Live.Findings, published group by group,
@@ -200,7 +200,7 @@ func TestLiveFindingsGroupByGroup(t *testing.T) {
 		l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, nil, nil)
 		xs := synthExchanges(300, 40_000)
 		run := func(xs []*decode.Exchange) {
-			cfg := pipeline.Config{Events: []pipeline.EventConsumer{l.Timeline()}, Decoded: []pipeline.DecodedConsumer{l}}
+			cfg := pipeline.Config{Events: []pipeline.EventConsumer{l}, Decoded: []pipeline.DecodedConsumer{l}}
 			if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestLiveFindingsGroupByGroup(t *testing.T) {
 			t.Fatalf("no warning after the group's last event at %s: %+v", last, l.d.warnings)
 		}
 		evs := []decode.Event{{At: last.Add(age + time.Second)}}
-		l.Timeline().AddEvents(evs)
+		l.AddEvents(evs)
 		l.AddDecoded(&decode.Decoded{Events: evs})
 		l.Timeline().Publish()
 		if _, ok := l.Timeline().Snapshot().GroupJSON("g"); ok || l.d.groups["g"] != nil {
@@ -302,7 +302,7 @@ func TestLiveSettle(t *testing.T) {
 // and Groups those of the groups named.
 func TestLiveFindingsPaged(t *testing.T) {
 	l := NewLive(timeline.Config{}, timeline.DefaultRetention, Config{Forget: timeline.DefaultRetention.MaxAge}, nil, nil)
-	cfg := pipeline.Config{Events: []pipeline.EventConsumer{l.Timeline()}, Decoded: []pipeline.DecodedConsumer{l}}
+	cfg := pipeline.Config{Events: []pipeline.EventConsumer{l}, Decoded: []pipeline.DecodedConsumer{l}}
 	if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: synthExchanges(300, 40_000)}); err != nil {
 		t.Fatal(err)
 	}
@@ -410,9 +410,9 @@ func TestGroupsAsInWholeDiagnosis(t *testing.T) {
 			xs[i] = tr.Next()
 		}
 		diagnosis := func(groups []string) map[string][]Finding {
-			d := New(Config{Groups: groups})
-			eng := timeline.New(timeline.Config{Groups: groups, OnEntry: d.Entry})
-			cfg := pipeline.Config{Events: []pipeline.EventConsumer{eng}, Decoded: []pipeline.DecodedConsumer{d}}
+			d := New(Config{Groups: groups}, timeline.Config{Groups: groups})
+			eng := d.Timeline()
+			cfg := pipeline.Config{Events: []pipeline.EventConsumer{d}, Decoded: []pipeline.DecodedConsumer{d}}
 			if err := pipeline.New(cfg).Run(context.Background(), &sliceSource{xs: xs}); err != nil {
 				t.Fatal(err)
 			}
@@ -422,7 +422,7 @@ func TestGroupsAsInWholeDiagnosis(t *testing.T) {
 			eng.Close(time.Time{})
 			d.Advance(xs[len(xs)-1].ResponseAt)
 			out := map[string][]Finding{}
-			for _, f := range d.Findings(eng.Report()) {
+			for _, f := range d.Findings() {
 				out[f.Group] = append(out[f.Group], f)
 			}
 			return out

@@ -29,9 +29,9 @@ func TestLoopCountsCooperativeRoundsOnce(t *testing.T) {
 			for _, v := range c.triggers {
 				n += v
 			}
-			gr := &timeline.GroupReport{Group: "g", Storms: []timeline.StormReport{{From: stamp(sec(0)), To: stamp(sec(60)),
+			gr := &timeline.GroupView{Group: "g", Storms: []timeline.StormView{{From: sec(0), To: sec(60),
 				Rebalances: n, Triggers: c.triggers, Growth: c.growth, Members: []string{}}}}
-			e := New(Config{})
+			e := New(Config{}, timeline.Config{})
 			if got := len(e.loops(e.group("g"), gr)); got != c.want {
 				t.Errorf("got %d rebalance_loop findings; want %d", got, c.want)
 			}

@@ -10,7 +10,7 @@ import (
 // flaps finds partitions whose owner went back to the owner before the
 // previous one (A→B→A) within FlapWindow at least twice, over the
 // generations whose assignments are known: one finding per group.
-func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) flaps(g *groupState, gr *timeline.GroupView) []Finding {
 	type own struct {
 		member string
 		at     time.Time
@@ -24,7 +24,7 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
 	var first time.Time
 	count := 0
 	for _, gen := range gr.Generations {
-		at := parsePtr(gen.StableAt)
+		at := gen.Stable
 		if at.IsZero() || gen.Status == "observed" {
 			continue
 		}
@@ -59,7 +59,7 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupReport) []Finding {
 		return nil
 	}
 	f := newFinding(PartitionFlap, g.id, Warning, first, "")
-	f.Members = g.infos(ids...)
+	f.Members = e.infos(g, ids...)
 	f.Partitions = partitionsMap(flapped)
 	f.Evidence["flaps"] = count
 	f.Evidence["generations"] = uniqInt32(gens)
@@ -85,10 +85,10 @@ func uniqInt32(v []int32) []int32 {
 // unowned finds partitions of subscribed topics that a stable generation
 // left without owner for at least UnownedAfter (until the next rebalance
 // or the end of the input).
-func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) unowned(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for i, gen := range gr.Generations {
-		at := parsePtr(gen.StableAt)
+		at := gen.Stable
 		if at.IsZero() || gen.Status == "observed" || len(gen.Unassigned) == 0 || followedUp(gr, i) {
 			continue
 		}
@@ -117,7 +117,7 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 		f := newFinding(PartitionUnowned, g.id, Critical, at, "")
 		// The leader computed the assignment that left them out (none
 		// when unknown, or KIP-848's, where the coordinator assigns).
-		f.Members = g.infos(gen.Leader)
+		f.Members = e.infos(g, gen.Leader)
 		f.Partitions = partitionsMap(set)
 		f.Evidence["generation"] = gen.Generation
 		f.Evidence["unownedMs"] = ms(until.Sub(at))
@@ -134,11 +134,11 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupReport) []Finding {
 // idle makes member_without_partitions findings for stable generations
 // that left members with nothing for at least UnownedAfter (shorter is a
 // passing state of a rebalance).
-func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) idle(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	for i, gen := range gr.Generations {
-		at := parsePtr(gen.StableAt)
+		at := gen.Stable
 		if at.IsZero() || gen.Status == "observed" || len(gen.MembersWithNothing) == 0 || followedUp(gr, i) ||
 			lastedUntil(gr, i).Sub(at) < e.cfg.UnownedAfter {
 			continue // a passing state of a rebalance
@@ -157,7 +157,7 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 		}
 		total := 0
 		for t := range topics {
-			total += int(e.partitionCounts[t].n)
+			total += int(e.tl.PartitionCount(t))
 		}
 		for t, ps := range gen.Unassigned {
 			if topics[t] {
@@ -175,7 +175,7 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 		}
 		seen[key] = true
 		f := newFinding(MemberWithoutPartitions, g.id, sev, at, "")
-		f.Members = g.infos(gen.MembersWithNothing...)
+		f.Members = e.infos(g, gen.MembersWithNothing...)
 		f.Evidence["generation"] = gen.Generation
 		f.Evidence["members"] = len(gen.Members)
 		f.Evidence["partitions"] = total
@@ -192,21 +192,21 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupReport) []Finding {
 // cooperative rebalance (KIP-429): its revoked partitions are unowned and
 // a newcomer gets nothing until the follow-up generation assigns them,
 // by design.
-func followedUp(gr *timeline.GroupReport, i int) bool {
+func followedUp(gr *timeline.GroupView, i int) bool {
 	if i+1 >= len(gr.Generations) {
 		return false
 	}
 	f := gr.Generations[i+1].FollowUpOf
-	return f != nil && *f == gr.Generations[i].Generation
+	return f != 0 && f == gr.Generations[i].Generation
 }
 
 // lastedUntil is when generation i stopped being current: the start of the
 // next rebalance, or the group's last exchange.
-func lastedUntil(gr *timeline.GroupReport, i int) time.Time {
+func lastedUntil(gr *timeline.GroupView, i int) time.Time {
 	if i+1 < len(gr.Generations) {
-		if s := parsePtr(gr.Generations[i+1].StartedAt); !s.IsZero() {
+		if s := gr.Generations[i+1].Started; !s.IsZero() {
 			return s
 		}
 	}
-	return parse(gr.LastSeen)
+	return gr.LastSeen
 }

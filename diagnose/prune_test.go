@@ -14,13 +14,9 @@ import (
 // event time goes on, so that a long replay's memory stays flat.
 func TestPruneForgetsSilentConnections(t *testing.T) {
 	s := duplicateWindow()
-	d := New(Config{})
+	d := New(Config{}, timeline.Config{})
 	for _, it := range s.ordered() {
-		if it.x != nil {
-			d.AddDecoded(decode.NewDecoded(it.x, nil))
-			continue
-		}
-		d.AddDecoded(&decode.Decoded{Events: []decode.Event{*it.ev}})
+		feed(d, it)
 	}
 	if len(d.conns) == 0 || len(d.byClient) == 0 {
 		t.Fatalf("%d connections, %d indexed by client after the fetches; want some", len(d.conns), len(d.byClient))
@@ -116,9 +112,9 @@ func TestForgetQuietMembers(t *testing.T) {
 				s.hbs(cl, id, int32(i+1), at+3, at+every-1, 3)
 				s.leave(cl, at+every-0.5, at+every-0.4, id, "rolling restart")
 			}
-			d := New(Config{Forget: c.forget})
+			d := New(Config{Forget: c.forget}, timeline.Config{})
 			for _, it := range s.ordered() {
-				d.AddDecoded(&decode.Decoded{Events: []decode.Event{*it.ev}})
+				feed(d, it)
 			}
 			g := d.groups["g"]
 			if g == nil {
@@ -131,42 +127,9 @@ func TestForgetQuietMembers(t *testing.T) {
 				t.Errorf("static-0's history %+v; want at most its %d turns among the members remembered", is, (c.want+1)/2)
 			}
 			for _, m := range g.members {
-				if c.forget > 0 && m.lastActive.Before(sec(runs*every).Add(-forget-pruneEvery)) {
-					t.Errorf("member %s, last active at %s, is remembered", m.MemberID, m.lastActive)
+				if c.forget > 0 && m.seen.Before(sec(runs*every).Add(-forget-pruneEvery)) {
+					t.Errorf("member %s, last active at %s, is remembered", m.id, m.seen)
 				}
-			}
-		})
-	}
-}
-
-// TestForgetUnnamedTopics: with Config.Forget, the topics no Metadata
-// named for that long are forgotten, their ids with them, while a topic
-// named again and again is kept; without Forget, every one.
-func TestForgetUnnamedTopics(t *testing.T) {
-	const forget = time.Hour
-	for _, c := range []struct {
-		name   string
-		forget time.Duration
-		want   int // topics remembered at the end
-	}{
-		{"kept without Forget", 0, 19},
-		{"forgotten with Forget", forget, 7}, // "steady" and the 6 named in the last hour
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d := New(Config{Forget: c.forget})
-			for i := range 18 { // a job's topic every 10 minutes for 3 hours, beside a steady one
-				topics := []decode.MetadataTopic{
-					{Name: "steady", TopicID: decode.TopicID{1}, Partitions: 3},
-					{Name: fmt.Sprintf("job-%d", i), TopicID: decode.TopicID{2, byte(i)}, Partitions: 1},
-				}
-				d.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: sec(float64(i) * 600), Metadata: &decode.Metadata{Topics: topics}}}})
-			}
-			d.Advance(sec(18 * 600))
-			if len(d.partitionCounts) != c.want || len(d.topics) != c.want {
-				t.Errorf("%d partition counts, %d topic ids remembered; want %d of each", len(d.partitionCounts), len(d.topics), c.want)
-			}
-			if d.partitionCounts["steady"].n != 3 || d.topicName("", decode.TopicID{1}) != "steady" {
-				t.Errorf("the steady topic: %d partitions, id named %q; want 3, steady", d.partitionCounts["steady"].n, d.topicName("", decode.TopicID{1}))
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func clientPattern(clientID string) string { return digits.ReplaceAllString(clie
 
 // restarts pairs the group's departures with later joins of the same kind
 // of client, and lists the static restarts that caused no rebalance.
-func (e *Engine) restarts(g *groupState, gr *timeline.GroupReport) []restart {
+func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 	type join struct {
 		id, instance, pattern string
 		at                    time.Time
@@ -45,12 +45,12 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupReport) []restart {
 		for _, m := range gen.Members {
 			cur[m.MemberID] = true
 			if m.Status == "joined" || m.Status == "replaced" || (i > 0 && !prev[m.MemberID] && m.Status != "unobserved") {
-				joins = append(joins, join{m.MemberID, m.InstanceID, clientPattern(g.info(m.MemberID).ClientID), parsePtr(m.JoinedAt)})
+				joins = append(joins, join{m.MemberID, m.InstanceID, clientPattern(e.info(g, m.MemberID).ClientID), m.Joined})
 			}
 		}
-		for _, rj := range gen.RejoinsWithoutRebalance {
+		for _, rj := range gen.Rejoins {
 			if rj.Replaces != "" {
-				out = append(out, restart{gone: rj.Replaces, back: rj.MemberID, goneAt: parse(rj.At), backAt: parse(rj.At),
+				out = append(out, restart{gone: rj.Replaces, back: rj.MemberID, goneAt: rj.At, backAt: rj.At,
 					how: "static", pattern: clientPattern(rj.ClientID), hostOld: host(rj.ClientAddr)})
 			}
 		}
@@ -59,8 +59,8 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupReport) []restart {
 	used := map[string]bool{}
 	for _, gen := range gr.Generations {
 		for _, d := range gen.Departed {
-			at := parsePtr(d.At)
-			old := g.info(d.MemberID)
+			at := d.At
+			old := e.info(g, d.MemberID)
 			p := clientPattern(old.ClientID)
 			for _, j := range joins {
 				if used[j.id] || j.at.Before(at) || j.at.Sub(at) > e.cfg.RolloutGap {
@@ -81,7 +81,7 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupReport) []restart {
 
 // rollouts makes one rolling_restart finding per episode of at least two
 // restarts that cost rebalances.
-func (e *Engine) rollouts(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) rollouts(g *groupState, gr *timeline.GroupView) []Finding {
 	rs := e.restarts(g, gr)
 	var out []Finding
 	for i := 0; i < len(rs); {
@@ -107,7 +107,7 @@ func later(a, b time.Time) time.Time {
 }
 
 // rollout is the finding of one episode, if it cost a rebalance.
-func (e *Engine) rollout(g *groupState, gr *timeline.GroupReport, rs []restart) (Finding, bool) {
+func (e *Engine) rollout(g *groupState, gr *timeline.GroupView, rs []restart) (Finding, bool) {
 	if len(rs) < 2 {
 		return Finding{}, false
 	}
@@ -126,14 +126,14 @@ func (e *Engine) rollout(g *groupState, gr *timeline.GroupReport, rs []restart) 
 	rebalances, stw := 0, 0.0
 	var gens []int32
 	for _, gen := range gr.Generations {
-		st := parsePtr(gen.StartedAt)
+		st := gen.Started
 		if st.IsZero() || st.Before(from) || st.After(to) {
 			continue
 		}
 		rebalances++
 		gens = append(gens, gen.Generation)
-		if gen.StopTheWorldMs != nil {
-			stw += *gen.StopTheWorldMs
+		if gen.StopTheWorld >= 0 {
+			stw += ms(gen.StopTheWorld)
 		}
 	}
 	if rebalances == 0 {
@@ -145,7 +145,7 @@ func (e *Engine) rollout(g *groupState, gr *timeline.GroupReport, rs []restart) 
 	x := time.Duration(math.Ceil(longest.Seconds()*1.5/5)*5) * time.Second
 	x = max(x, 10*time.Second)
 	f := newFinding(RollingRestart, g.id, Warning, from, "")
-	f.Members = g.infos(ids...)
+	f.Members = e.infos(g, ids...)
 	f.Evidence["instances"] = len(rs)
 	f.Evidence["staticRestarts"] = static
 	f.Evidence["rebalances"] = rebalances

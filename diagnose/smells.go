@@ -15,7 +15,7 @@ const minLoop = 3
 
 // loops makes a rebalance_loop finding per storm the timeline detected
 // that counts at least minLoop rebalances of their own cause.
-func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, st := range gr.Storms {
 		// A cooperative follow-up is the second half of the rebalance it
@@ -28,16 +28,16 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 		if causal < minLoop {
 			continue
 		}
-		f := newFinding(RebalanceLoop, g.id, Critical, parse(st.From), "")
+		f := newFinding(RebalanceLoop, g.id, Critical, st.From, "")
 		f.Evidence["causalRebalances"] = causal
-		f.Members = g.infos(st.Members...)
+		f.Members = e.infos(g, st.Members...)
 		f.Evidence["rebalances"] = st.Rebalances
 		f.Evidence["generations"] = st.Generations
 		f.Evidence["triggers"] = st.Triggers
 		f.Evidence["dominantTrigger"] = st.DominantTrigger
-		f.Evidence["from"] = st.From
-		f.Evidence["to"] = st.To
-		f.Evidence["ongoing"] = st.Ongoing
+		f.Evidence["from"] = stamp(st.From)
+		f.Evidence["to"] = stamp(st.To)
+		f.Evidence["ongoing"] = st.Ended.IsZero()
 		why := map[string]string{
 			"member_joined":         "members keep joining: members kicked out (by the rebalance timeout or their session) rejoin and start the next rebalance, or instances keep restarting",
 			"member_left":           "members keep leaving: poll timeouts (the client leaves when max.poll.interval.ms runs out) or restarts",
@@ -50,7 +50,7 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 			why = "the triggers are mixed"
 		}
 		f.Explanation = fmt.Sprintf("%d rebalances from %s to %s, each starting before the group could settle; most were triggered by %s: %s",
-			st.Rebalances, st.From, st.To, st.DominantTrigger, why)
+			st.Rebalances, stamp(st.From), stamp(st.To), st.DominantTrigger, why)
 		f.Suggestion = advice(RebalanceLoop)
 		out = append(out, f)
 	}
@@ -60,18 +60,18 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupReport) []Finding {
 // generationSmells reads each formed generation for mixed assignors,
 // heterogeneous subscriptions and an eager assignor in a large group; each
 // is reported once per distinct combination.
-func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	once := func(k string) bool { ok := !seen[k]; seen[k] = true; return ok }
 	eagerLarge := 0
-	var eagerFirst *timeline.GenerationReport
+	var eagerFirst *timeline.GenerationView
 	eagerSTW := 0.0
 	for i := range gr.Generations {
 		gen := &gr.Generations[i]
-		at := parsePtr(gen.StableAt)
+		at := gen.Stable
 		if at.IsZero() {
-			at = parsePtr(gen.JoinCompletedAt)
+			at = gen.JoinCompleted
 		}
 		if at.IsZero() {
 			continue
@@ -89,7 +89,7 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Fin
 					ids = append(ids, byKey[k]...)
 					offered[k] = byKey[k]
 				}
-				f.Members = g.infos(ids...)
+				f.Members = e.infos(g, ids...)
 				f.Evidence["generation"] = gen.Generation
 				f.Evidence["offered"] = offered
 				f.Evidence["chosen"] = gen.Protocol
@@ -115,25 +115,25 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupReport) []Fin
 				ids = append(ids, subs[k]...)
 				bySub["["+k+"]"] = subs[k]
 			}
-			f.Members = g.infos(ids...)
+			f.Members = e.infos(g, ids...)
 			f.Evidence["generation"] = gen.Generation
 			f.Evidence["subscriptions"] = bySub
 			f.Explanation = fmt.Sprintf("in generation %d the members subscribe to different topics: assignors spread partitions among the members subscribed to each topic, so some members get far more than others, and with eager assignors every subscription change rebalances the whole group", gen.Generation)
 			f.Suggestion = advice(HeterogeneousSubscriptions)
 			out = append(out, f)
 		}
-		if gen.Mode == "eager" && len(gen.Members) >= e.cfg.EagerLargeGroup {
+		if gen.Mode == timeline.ModeEager && len(gen.Members) >= e.cfg.EagerLargeGroup {
 			eagerLarge++
 			if eagerFirst == nil {
 				eagerFirst = gen
 			}
-			if gen.StopTheWorldMs != nil {
-				eagerSTW += *gen.StopTheWorldMs
+			if gen.StopTheWorld >= 0 {
+				eagerSTW += ms(gen.StopTheWorld)
 			}
 		}
 	}
 	if eagerFirst != nil {
-		f := newFinding(EagerLargeGroup, g.id, Info, parsePtr(eagerFirst.StableAt), "")
+		f := newFinding(EagerLargeGroup, g.id, Info, eagerFirst.Stable, "")
 		f.Evidence["members"] = len(eagerFirst.Members)
 		f.Evidence["protocol"] = eagerFirst.Protocol
 		f.Evidence["eagerRebalances"] = eagerLarge
@@ -181,14 +181,16 @@ func (e *Engine) cadence(g *groupState) []Finding {
 			continue
 		}
 		median := m.medianInterval()
+		facts := e.facts(g, id)
+		session := facts.SessionTimeout
 		f := newFinding(HeartbeatTooSlow, g.id, Warning, m.slowSince, id)
-		f.Members = []Member{m.Member}
+		f.Members = []Member{memberOf(facts)}
 		f.Evidence["medianHeartbeatIntervalMs"] = ms(median.Round(time.Millisecond))
-		f.Evidence["sessionTimeoutMs"] = ms(m.session)
-		f.Evidence["heartbeatsPerSession"] = float64(m.session.Round(time.Millisecond)) / float64(median.Round(time.Millisecond))
-		f.Evidence["allowedIntervalMs"] = ms(slowGap(m.session).Round(time.Millisecond))
+		f.Evidence["sessionTimeoutMs"] = ms(session)
+		f.Evidence["heartbeatsPerSession"] = float64(session.Round(time.Millisecond)) / float64(median.Round(time.Millisecond))
+		f.Evidence["allowedIntervalMs"] = ms(slowGap(session).Round(time.Millisecond))
 		f.Explanation = fmt.Sprintf("this member heartbeats every %.1f s with a session timeout of %.1f s: fewer than three heartbeats fit in a session (Kafka's rule is a heartbeat interval of at most a third of the session timeout; kproxy allows %.1f s for jitter), so one or two lost or delayed heartbeats get it evicted",
-			median.Seconds(), m.session.Seconds(), slowGap(m.session).Seconds())
+			median.Seconds(), session.Seconds(), slowGap(session).Seconds())
 		f.Suggestion = advice(HeartbeatTooSlow)
 		out = append(out, f)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // tp is one partition of one topic.
@@ -19,9 +20,12 @@ type tp struct {
 	partition int32
 }
 
-// groupState is what the engine remembers of one group from its events.
+// groupState is what the engine keeps of one group of its own: who the
+// members are, their timeouts, liveness, ownership and commits are the
+// timeline's (Engine.facts, reader).
 type groupState struct {
-	id      string
+	id string
+	// members are the diagnosis' own records of the members (memberState).
 	members map[string]*memberState
 	// byAddr is the member id whose JoinGroup last came from a client
 	// address: how an OffsetFetch or a fetch connection is attributed.
@@ -32,12 +36,7 @@ type groupState struct {
 	rebalanceStart time.Time
 	// checkAt is the earliest silence threshold of its members still to
 	// come (zero: look at them at the next advance).
-	checkAt time.Time
-	// owner is each partition's owner by the latest SyncGroup response
-	// that assigned it.
-	owner map[tp]string
-	// committed is each partition's last successfully committed offset.
-	committed map[tp]int64
+	checkAt   time.Time
 	handovers []*handover
 	instances map[string]*instanceState
 	// joinedFrom is, per client address (one connection), the latest
@@ -56,8 +55,7 @@ type groupState struct {
 }
 
 func newGroupState(id string) *groupState {
-	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{},
-		owner: map[tp]string{}, committed: map[tp]int64{}, instances: map[string]*instanceState{},
+	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, instances: map[string]*instanceState{},
 		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
 }
 
@@ -70,14 +68,14 @@ func (g *groupState) once(key string) bool {
 	return true
 }
 
-// forget drops the members with no request since before, and what only
-// they held: the client addresses whose latest JoinGroup was theirs and
-// their turns in the instances' histories; and the once keys made before
-// it. Members come and go with new member ids: without this a group that
-// lives for months would remember every member it ever had.
+// forget drops the records of the members with no request since before,
+// and what only they held: the client addresses whose latest JoinGroup was
+// theirs and their turns in the instances' histories; and the once keys
+// made before it. Members come and go with new member ids: without this a
+// group that lives for months would remember every member it ever had.
 func (g *groupState) forget(before time.Time) {
 	for id, m := range g.members {
-		if m.lastActive.Before(before) {
+		if m.seen.Before(before) {
 			delete(g.members, id)
 		}
 	}
@@ -112,14 +110,18 @@ func (g *groupState) forget(before time.Time) {
 	}
 }
 
-// memberState is one member as its requests showed it.
+// memberState is what the diagnosis keeps of one member of its own: the
+// software its connection announced, its heartbeat cadence, its latest
+// JoinGroup, where its fetches stood when it left, and the warnings
+// raised for it. Who it is, its timeouts, its last request the
+// coordinator accepted and whether it is gone are the timeline's
+// (Engine.facts).
 type memberState struct {
-	Member
-	session, rebalance time.Duration
-	software           decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
-	lastActive         time.Time             // its latest request on the coordinator
-	lastJoin           time.Time             // its latest JoinGroup request
-	lastHeartbeat      time.Time
+	id            string
+	seen          time.Time             // its latest request on the coordinator: forget drops the record without one
+	software      decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
+	lastJoin      time.Time             // its latest JoinGroup request
+	lastHeartbeat time.Time
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest 32.
 	intervals []time.Duration
@@ -130,40 +132,51 @@ type memberState struct {
 	// latest Fetch before it (zero when none was attributed): kept at the
 	// LeaveGroup, since the connection's positions move on after it.
 	leftAt, fetchBeforeLeave time.Time
-	// warnedFor is the lastActive a session warning was raised for;
-	// pollWarnedFor the rebalance start a poll warning was raised for.
+	// warnedFor is the last accepted request a session warning was raised
+	// for; pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor time.Time
-	gone                     bool
 }
 
-// member returns the member id's state, creating it.
+// member returns the member id's record, creating it.
 func (g *groupState) member(id string) *memberState {
 	m := g.members[id]
 	if m == nil {
-		m = &memberState{Member: Member{MemberID: id}}
+		m = &memberState{id: id}
 		g.members[id] = m
 	}
 	return m
 }
 
-// info is how a finding names member id: what its requests showed, else
-// just the id.
-func (g *groupState) info(id string) Member {
-	if m := g.members[id]; m != nil {
-		return m.Member
+// facts is what the timeline knows of member id of g; only the id when it
+// knows nothing of it.
+func (e *Engine) facts(g *groupState, id string) timeline.MemberFacts {
+	f, ok := e.tl.Member(g.id, id)
+	if !ok {
+		f.MemberID = id
 	}
-	return Member{MemberID: id}
+	return f
+}
+
+// info is how a finding names member id: what the timeline knows of it,
+// else just the id.
+func (e *Engine) info(g *groupState, id string) Member {
+	return memberOf(e.facts(g, id))
+}
+
+// memberOf is how a finding names a member.
+func memberOf(f timeline.MemberFacts) Member {
+	return Member{MemberID: f.MemberID, ClientID: f.ClientID, InstanceID: f.InstanceID, ClientAddr: f.ClientAddr}
 }
 
 // infos is info for each id, sorted by member id, without repeats.
-func (g *groupState) infos(ids ...string) []Member {
+func (e *Engine) infos(g *groupState, ids ...string) []Member {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	out := make([]Member, 0, len(ids))
 	for _, id := range ids {
 		if id != "" {
-			out = append(out, g.info(id))
+			out = append(out, e.info(g, id))
 		}
 	}
 	return out
@@ -237,15 +250,16 @@ func (e *Engine) unindex(c *connState) {
 }
 
 // connKey is a client host and client id: what a connection must share
-// with a member to be attributed to it (groupState.owns).
+// with a member to be attributed to it (Engine.owns).
 type connKey struct{ host, clientID string }
 
-// connsOf is the connections attributed to member m of g, by address:
+// connsOf is the connections attributed to member id of g, by address:
 // those from its host with its client id, unless another live member of
-// g shares both (see groupState.owns). It looks at those connections
-// only, not at every connection the engine knows.
-func (e *Engine) connsOf(g *groupState, m *memberState) []*connState {
-	if m == nil || !g.owns(m, m.ClientAddr, m.ClientID) {
+// g shares both (see Engine.owns). It looks at those connections only,
+// not at every connection the engine knows.
+func (e *Engine) connsOf(g *groupState, id string) []*connState {
+	m, ok := e.tl.Member(g.id, id)
+	if !ok || !e.owns(g, m, m.ClientAddr, m.ClientID) {
 		return nil
 	}
 	set := e.byClient[connKey{host(m.ClientAddr), m.ClientID}]
@@ -268,17 +282,6 @@ func host(addr string) string {
 // event updates the state from one group event and makes the findings
 // the event alone shows.
 func (e *Engine) event(ev *decode.Event) {
-	if ev.Metadata != nil {
-		for _, t := range ev.Metadata.Topics {
-			if t.ErrorCode == 0 && t.Name != "" {
-				e.partitionCounts[t.Name] = topicCount{n: t.Partitions, seen: e.now}
-				if !t.TopicID.IsZero() {
-					e.topics[t.TopicID] = t.Name
-				}
-			}
-		}
-		return
-	}
 	if ev.Group == "" || ev.NamesNoGroup() || !e.finds(ev.Group) {
 		return
 	}
@@ -292,19 +295,17 @@ func (e *Engine) event(ev *decode.Event) {
 			e.mark(g)
 		}
 	}()
-	touch := func(id, instance string) *memberState {
+	// touch notes a request of member id: its record, and its silence
+	// threshold as the timeline knows it now.
+	touch := func(id string) *memberState {
 		if id == "" {
 			return nil
 		}
 		m := g.member(id)
-		m.ClientID, m.ClientAddr = ev.ClientID, ev.ClientAddr
-		if instance != "" {
-			m.InstanceID = instance
+		if ev.At.After(m.seen) {
+			m.seen = ev.At
 		}
-		if ev.At.After(m.lastActive) {
-			m.lastActive = ev.At
-		}
-		e.expect(g, m)
+		e.expect(g, id)
 		return m
 	}
 	switch {
@@ -312,16 +313,16 @@ func (e *Engine) event(ev *decode.Event) {
 		e.joinGroup(g, ev, touch)
 	case ev.SyncGroup != nil:
 		sg := ev.SyncGroup
-		m := touch(sg.MemberID, sg.InstanceID)
+		m := touch(sg.MemberID)
 		if sg.ErrorCode == kerr.FencedInstanceID.Code {
 			e.fenced(g, ev, sg.MemberID, sg.InstanceID)
 		}
 		if m != nil && ev.Responded() && sg.ErrorCode == 0 && sg.Assignment != nil {
-			e.assigned(g, m, ev.RespondedAt, sg.Generation, sg.Assignment.Partitions)
+			e.assigned(g, sg.MemberID, ev.RespondedAt, sg.Generation, sg.Assignment.Partitions)
 		}
 	case ev.Heartbeat != nil:
 		hb := ev.Heartbeat
-		m := touch(hb.MemberID, hb.InstanceID)
+		m := touch(hb.MemberID)
 		switch hb.ErrorCode {
 		case 0:
 			if m != nil {
@@ -332,8 +333,8 @@ func (e *Engine) event(ev *decode.Event) {
 						m.intervals = m.intervals[1:]
 					}
 					// The median is looked at only after a slow gap.
-					if m.slowSince.IsZero() && m.session > 0 && gap > slowGap(m.session) && len(m.intervals) >= minGaps &&
-						m.medianInterval() > slowGap(m.session) {
+					if session := e.facts(g, hb.MemberID).SessionTimeout; m.slowSince.IsZero() && session > 0 && gap > slowGap(session) &&
+						len(m.intervals) >= minGaps && m.medianInterval() > slowGap(session) {
 						m.slowSince = ev.At
 						e.mark(g)
 					}
@@ -350,8 +351,7 @@ func (e *Engine) event(ev *decode.Event) {
 		}
 	case ev.LeaveGroup != nil:
 		for _, lm := range ev.LeaveGroup.Members {
-			if m := touch(lm.MemberID, lm.InstanceID); m != nil {
-				m.gone = true
+			if m := touch(lm.MemberID); m != nil {
 				m.leftAt = ev.At
 				m.fetchBeforeLeave, _ = e.lastFetchAny(g, lm.MemberID, ev.At)
 			}
@@ -365,7 +365,7 @@ func (e *Engine) event(ev *decode.Event) {
 
 // joinGroup remembers a member's timeouts and protocols, and makes the
 // findings a JoinGroup alone shows.
-func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, string) *memberState) {
+func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *memberState) {
 	jg := ev.JoinGroup
 	id := jg.AssignedMemberID
 	if id == "" {
@@ -384,19 +384,11 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 		f.Suggestion = advice(MixedAssignors)
 		g.findings = append(g.findings, f)
 	}
-	m := touch(id, jg.InstanceID)
+	m := touch(id)
 	if m == nil {
 		return
 	}
-	if ev.Responded() && jg.ErrorCode == 0 {
-		// Only an accepted join brings a member back: an unanswered one
-		// reaches kproxy's observers when its connection closes, long
-		// after the member may have been removed.
-		m.gone = false
-	}
 	m.lastJoin = ev.At
-	m.session, m.rebalance = jg.SessionTimeout, jg.RebalanceTimeout
-	e.expect(g, m)
 	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
 		m.software = c.software // announced when the connection opened
 	}
@@ -413,9 +405,9 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string, s
 	}
 	// JoinGroup v0 has no rebalance timeout: it is the session timeout.
 	if ev.APIVersion >= 1 && jg.SessionTimeout > 0 && jg.RebalanceTimeout > 0 && jg.RebalanceTimeout <= jg.SessionTimeout &&
-		g.once("misordered:"+m.ClientID+":"+jg.SessionTimeout.String()+":"+jg.RebalanceTimeout.String()) {
+		g.once("misordered:"+ev.ClientID+":"+jg.SessionTimeout.String()+":"+jg.RebalanceTimeout.String()) {
 		f := newFinding(TimeoutsMisordered, g.id, Info, ev.At, id)
-		f.Members = []Member{m.Member}
+		f.Members = []Member{e.info(g, id)}
 		f.Evidence["sessionTimeoutMs"] = ms(jg.SessionTimeout)
 		f.Evidence["rebalanceTimeoutMs"] = ms(jg.RebalanceTimeout)
 		f.Explanation = "the rebalance timeout (the Java client's max.poll.interval.ms) is not above the session timeout: a member that takes its time to rejoin during a rebalance is removed as if it had died, and a member whose session expires while the group waits for joins triggers one more rebalance"

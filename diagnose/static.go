@@ -27,13 +27,6 @@ func (e *Engine) instanceJoined(g *groupState, ev *decode.Event, id, instance st
 		is = &instanceState{}
 		g.instances[instance] = is
 	}
-	// The member the instance had is replaced: it is no longer in the
-	// group (the coordinator fences it), whatever happens to its process.
-	if n := len(is.members); n > 0 && is.members[n-1] != id {
-		if old := g.members[is.members[n-1]]; old != nil {
-			old.gone = true
-		}
-	}
 	if n := len(is.addrs); n > 0 && is.addrs[n-1] == ev.ClientAddr {
 		is.members[n-1] = id
 		return
@@ -43,7 +36,7 @@ func (e *Engine) instanceJoined(g *groupState, ev *decode.Event, id, instance st
 			continue
 		}
 		f := newFinding(DuplicateInstanceID, g.id, Critical, ev.At, id)
-		f.Members = g.infos(is.members[i], is.members[len(is.members)-1], id)
+		f.Members = e.infos(g, is.members[i], is.members[len(is.members)-1], id)
 		f.Evidence["instanceId"] = instance
 		f.Evidence["clientAddrs"] = append(append([]string{}, is.addrs[i:]...), ev.ClientAddr)
 		f.Evidence["takeovers"] = len(is.addrs) - i
@@ -64,10 +57,10 @@ func (e *Engine) fenced(g *groupState, ev *decode.Event, id, instance string) {
 		return
 	}
 	if instance == "" {
-		instance = g.info(id).InstanceID // Heartbeat and SyncGroup name it from v3 only
+		instance = e.info(g, id).InstanceID // Heartbeat and SyncGroup name it from v3 only
 	}
 	f := newFinding(StaticMemberFenced, g.id, Warning, ev.At, id)
-	m := g.info(id)
+	m := e.info(g, id)
 	m.ClientID, m.ClientAddr, m.InstanceID = ev.ClientID, ev.ClientAddr, instance
 	f.Members = []Member{m}
 	f.Evidence["instanceId"] = instance
@@ -78,7 +71,7 @@ func (e *Engine) fenced(g *groupState, ev *decode.Event, id, instance string) {
 		replacedBy = is.members[len(is.members)-1]
 		if replacedBy != id {
 			f.Evidence["replacedBy"] = replacedBy
-			f.Members = append(f.Members, g.info(replacedBy))
+			f.Members = append(f.Members, e.info(g, replacedBy))
 		}
 	}
 	f.Explanation = fmt.Sprintf("the coordinator answered this member's %s with FENCED_INSTANCE_ID: another JoinGroup with group.instance.id %q took the instance over while this process was still running (a restart that began before the old process stopped, or two processes configured with the same instance id). The fenced process stops consuming; any offsets it had not committed are processed again by the new holder",
@@ -96,13 +89,13 @@ func (e *Engine) fencedRejoin(g *groupState, ev *decode.Event, id, instance stri
 		return
 	}
 	f := newFinding(DuplicateInstanceID, g.id, Critical, ev.At, id)
-	m := g.info(id)
+	m := e.info(g, id)
 	m.ClientID, m.ClientAddr, m.InstanceID = ev.ClientID, ev.ClientAddr, instance
 	f.Members = []Member{m}
 	addrs := []string{ev.ClientAddr}
 	if is := g.instances[instance]; is != nil && len(is.members) > 0 {
 		holder := is.members[len(is.members)-1]
-		f.Members = append(f.Members, g.info(holder))
+		f.Members = append(f.Members, e.info(g, holder))
 		f.Evidence["holder"] = holder
 		addrs = append(addrs, is.addrs[len(is.addrs)-1])
 	}

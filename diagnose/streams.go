@@ -10,12 +10,12 @@ import (
 )
 
 // Streams groups (KIP-1071): the findings read the timeline's streams
-// report (GroupReport.Streams), whose member lanes say which member held
+// view (GroupView.Streams), whose member lanes say which member held
 // which task when.
 
 // streams makes the streams-group findings of gr: members fenced, tasks
 // no live member held active for long, warm-ups that never caught up.
-func (e *Engine) streams(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) streams(g *groupState, gr *timeline.GroupView) []Finding {
 	st := gr.Streams
 	if st == nil {
 		return nil
@@ -23,35 +23,35 @@ func (e *Engine) streams(g *groupState, gr *timeline.GroupReport) []Finding {
 	var out []Finding
 	out = append(out, e.streamsFenced(g, st)...)
 	out = append(out, e.streamsUnassigned(g, gr)...)
-	out = append(out, e.streamsWarmups(g, st)...)
+	out = append(out, e.streamsWarmups(g, st, gr.LastSeen)...)
 	return out
 }
 
 // streamsMember is m as a finding names it.
-func streamsMember(m *timeline.StreamsMemberReport) Member {
+func streamsMember(m *timeline.StreamsMemberView) Member {
 	return Member{MemberID: m.MemberID, ClientID: m.ClientID, InstanceID: m.InstanceID, ClientAddr: m.ClientAddr}
 }
 
 // heldAt is the tasks m's lane holds at t: the last step at or before t;
 // none before its first step.
-func heldAt(m *timeline.StreamsMemberReport, t time.Time) timeline.StreamsTasksReport {
-	var held timeline.StreamsTasksReport
+func heldAt(m *timeline.StreamsMemberView, t time.Time) timeline.StreamsStepView {
+	var held timeline.StreamsStepView
 	for _, s := range m.Lane {
-		if parse(s.At).After(t) {
+		if s.At.After(t) {
 			break
 		}
-		held = s.StreamsTasksReport
+		held = s
 	}
 	return held
 }
 
 // streamsFenced makes a streams_member_fenced finding per fencing.
-func (e *Engine) streamsFenced(g *groupState, st *timeline.StreamsReport) []Finding {
+func (e *Engine) streamsFenced(g *groupState, st *timeline.StreamsView) []Finding {
 	var out []Finding
 	for i := range st.Members {
 		m := &st.Members[i]
 		for _, fe := range m.Fences {
-			at := parse(fe.At)
+			at := fe.At
 			// The lane's last step is the empty one the fencing added:
 			// what it lost is what it held just before.
 			lost := heldAt(m, at.Add(-time.Nanosecond))
@@ -75,30 +75,30 @@ func (e *Engine) streamsFenced(g *groupState, st *timeline.StreamsReport) []Find
 // streamsUnassigned makes a streams_tasks_unassigned finding per run of
 // time, at least UnownedAfter long, in which tasks that had been active
 // were active on no member while the group had live members.
-func (e *Engine) streamsUnassigned(g *groupState, gr *timeline.GroupReport) []Finding {
+func (e *Engine) streamsUnassigned(g *groupState, gr *timeline.GroupView) []Finding {
 	st := gr.Streams
-	end := parse(gr.LastSeen)
+	end := gr.LastSeen
 	type span struct{ from, to time.Time }
-	live := func(m *timeline.StreamsMemberReport) []span {
+	live := func(m *timeline.StreamsMemberView) []span {
 		// A member is live from each join to its leaving; a member seen
 		// only in a describe has no lane and does not count.
 		if len(m.Lane) == 0 {
 			return nil
 		}
 		to := end
-		if m.LeftAt != nil {
-			to = parse(*m.LeftAt)
+		if !m.LeftAt.IsZero() {
+			to = m.LeftAt
 		}
-		return []span{{parse(m.Lane[0].At), to}}
+		return []span{{m.Lane[0].At, to}}
 	}
 	// The times at which what is held may change.
 	var times []time.Time
 	for i := range st.Members {
 		for _, s := range st.Members[i].Lane {
-			times = append(times, parse(s.At))
+			times = append(times, s.At)
 		}
-		if l := st.Members[i].LeftAt; l != nil {
-			times = append(times, parse(*l))
+		if l := st.Members[i].LeftAt; !l.IsZero() {
+			times = append(times, l)
 		}
 	}
 	times = append(times, end)
@@ -175,10 +175,10 @@ func (e *Engine) streamsUnassigned(g *groupState, gr *timeline.GroupReport) []Fi
 
 // statusesDuring is the names of the statuses raised at some time
 // between from and to, in the order raised, each once.
-func statusesDuring(st *timeline.StreamsReport, from, to time.Time) []string {
+func statusesDuring(st *timeline.StreamsView, from, to time.Time) []string {
 	var out []string
 	for _, s := range st.Statuses {
-		raised, cleared := parse(s.RaisedAt), parsePtr(s.ClearedAt)
+		raised, cleared := s.RaisedAt, s.ClearedAt
 		if raised.After(to) || (!cleared.IsZero() && cleared.Before(from)) || slices.Contains(out, s.Name) {
 			continue
 		}
@@ -196,39 +196,43 @@ const warmupStuckAfter = 5 * time.Minute
 // streamsWarmups makes a streams_warmup_stuck finding per warm-up that ran
 // warmupStuckAfter or more without being promoted (still running at the
 // end of the input, or taken away).
-func (e *Engine) streamsWarmups(g *groupState, st *timeline.StreamsReport) []Finding {
-	byID := map[string]*timeline.StreamsMemberReport{}
+func (e *Engine) streamsWarmups(g *groupState, st *timeline.StreamsView, end time.Time) []Finding {
+	byID := map[string]*timeline.StreamsMemberView{}
 	for i := range st.Members {
 		byID[st.Members[i].MemberID] = &st.Members[i]
 	}
 	var out []Finding
 	for _, w := range st.Warmups {
-		if w.PromotedAt != nil || w.WarmingMs == nil || *w.WarmingMs < ms(warmupStuckAfter) {
+		until := end
+		if !w.EndedAt.IsZero() {
+			until = w.EndedAt
+		}
+		warming := until.Sub(w.AssignedAt)
+		if !w.PromotedAt.IsZero() || until.IsZero() || warming < warmupStuckAfter {
 			continue
 		}
-		at := parse(w.AssignedAt)
-		f := newFinding(StreamsWarmupStuck, g.id, Warning, at, w.MemberID)
+		f := newFinding(StreamsWarmupStuck, g.id, Warning, w.AssignedAt, w.MemberID)
 		if m := byID[w.MemberID]; m != nil {
 			f.Members = []Member{streamsMember(m)}
 		}
 		f.Evidence["task"] = w.Task
-		f.Evidence["warmingMs"] = *w.WarmingMs
+		f.Evidence["warmingMs"] = ms(warming)
 		how := "still warming up at the end of the input"
-		if w.EndedAt != nil {
-			how = "taken away unpromoted at " + *w.EndedAt
-			f.Evidence["endedAt"] = *w.EndedAt
+		if !w.EndedAt.IsZero() {
+			how = "taken away unpromoted at " + stamp(w.EndedAt)
+			f.Evidence["endedAt"] = stamp(w.EndedAt)
 		}
 		lag := "unknown"
-		if w.Lag != nil {
-			f.Evidence["lag"] = *w.Lag
-			lag = fmt.Sprint(*w.Lag)
+		if w.Lag >= 0 {
+			f.Evidence["lag"] = w.Lag
+			lag = fmt.Sprint(w.Lag)
 		}
-		if st.AcceptableRecoveryLagRecords != nil {
-			f.Evidence["acceptableRecoveryLag"] = *st.AcceptableRecoveryLagRecords
-			lag += fmt.Sprintf(" (acceptable: %d)", *st.AcceptableRecoveryLagRecords)
+		if st.AcceptableRecoveryLag >= 0 {
+			f.Evidence["acceptableRecoveryLag"] = st.AcceptableRecoveryLag
+			lag += fmt.Sprintf(" (acceptable: %d)", st.AcceptableRecoveryLag)
 		}
 		f.Explanation = fmt.Sprintf("warm-up task %s on %s ran %.0f s without catching up (%s; last changelog lag %s): the task stays active on its old member, and the group keeps paying for a restore that does not finish",
-			w.Task, w.MemberID, *w.WarmingMs/1000, how, lag)
+			w.Task, w.MemberID, warming.Seconds(), how, lag)
 		f.Suggestion = advice(StreamsWarmupStuck)
 		out = append(out, f)
 	}

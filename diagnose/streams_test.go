@@ -10,102 +10,97 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// streamsAt is t0 plus s seconds, as a report writes times.
-func streamsAt(s float64) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano)
+// streamsAt is t0 plus s seconds.
+func streamsAt(s float64) time.Time {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second)))
 }
 
-func streamsStep(at float64, epoch int32, active ...string) timeline.StreamsStepReport {
-	return timeline.StreamsStepReport{At: streamsAt(at), Epoch: epoch,
-		StreamsTasksReport: timeline.StreamsTasksReport{Active: nonNilStrings(active), Standby: []string{}, Warmup: []string{}}}
+func streamsStep(at float64, epoch int32, active ...string) timeline.StreamsStepView {
+	return timeline.StreamsStepView{At: streamsAt(at), Epoch: epoch, Active: nonNilStrings(active), Standby: []string{}, Warmup: []string{}}
 }
 
-func strp(s string) *string { return &s }
-
-func f64(v float64) *float64 { return &v }
-
-// TestStreamsFindings checks the streams-group findings on reports of a
+// TestStreamsFindings checks the streams-group findings on views of a
 // two-member group: fencing, tasks left unheld, warm-ups.
 func TestStreamsFindings(t *testing.T) {
-	member := func(id string, left *string, steps ...timeline.StreamsStepReport) timeline.StreamsMemberReport {
-		return timeline.StreamsMemberReport{MemberID: id, ClientID: "app-" + id, ProcessID: "proc-" + id, Status: "active", LeftAt: left, Lane: steps}
+	member := func(id string, left time.Time, steps ...timeline.StreamsStepView) timeline.StreamsMemberView {
+		return timeline.StreamsMemberView{MemberID: id, ClientID: "app-" + id, ProcessID: "proc-" + id, LeftAt: left, Lane: steps}
 	}
-	lag := int64(9000)
+	never := time.Time{}
 	tests := []struct {
 		name string
-		st   timeline.StreamsReport
+		st   timeline.StreamsView
 		last float64 // the group's lastSeen, seconds
 		want []string
 	}{
 		{
 			name: "healthy handover",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
-				member("A", nil, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
-				member("B", nil, streamsStep(9, 2), streamsStep(10.5, 2, "0_1")),
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{
+				member("A", never, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
+				member("B", never, streamsStep(9, 2), streamsStep(10.5, 2, "0_1")),
 			}},
 			last: 100,
 		},
 		{
 			name: "fenced",
-			st: func() timeline.StreamsReport {
-				b := member("B", strp(streamsAt(40)), streamsStep(9, 2, "0_1"), streamsStep(40, 2))
-				b.Status, b.Fences = "FENCED_MEMBER_EPOCH", []timeline.FenceReport{{At: streamsAt(40), Epoch: 2, Error: "FENCED_MEMBER_EPOCH"}}
-				return timeline.StreamsReport{Members: []timeline.StreamsMemberReport{member("A", nil, streamsStep(1, 1, "0_0")), b}}
+			st: func() timeline.StreamsView {
+				b := member("B", streamsAt(40), streamsStep(9, 2, "0_1"), streamsStep(40, 2))
+				b.Fences = []timeline.FenceView{{At: streamsAt(40), Epoch: 2, Error: "FENCED_MEMBER_EPOCH"}}
+				return timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{member("A", never, streamsStep(1, 1, "0_0")), b}}
 			}(),
 			last: 45,
 			want: []string{"streams_member_fenced B critical [0_1]"},
 		},
 		{
 			name: "task unheld 40 s",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
-				member("A", nil, streamsStep(1, 1, "0_0", "0_1", "0_10", "0_2"), streamsStep(10, 2, "0_0")),
-				member("B", nil, streamsStep(9, 2), streamsStep(50, 3, "0_1", "0_10", "0_2")),
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{
+				member("A", never, streamsStep(1, 1, "0_0", "0_1", "0_10", "0_2"), streamsStep(10, 2, "0_0")),
+				member("B", never, streamsStep(9, 2), streamsStep(50, 3, "0_1", "0_10", "0_2")),
 			}},
 			last: 100,
 			want: []string{"streams_tasks_unassigned - critical [0_1 0_2 0_10] 40000 <nil>"},
 		},
 		{
 			name: "task unheld, a status says why",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
-				member("A", nil, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
-			}, Statuses: []timeline.StreamsStatusReport{
-				{Code: 0, Name: "STALE_TOPOLOGY", RaisedAt: streamsAt(2), ClearedAt: strp(streamsAt(5))},
-				{Code: 1, Name: "MISSING_SOURCE_TOPICS", RaisedAt: streamsAt(9), ClearedAt: strp(streamsAt(60))},
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{
+				member("A", never, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
+			}, Statuses: []timeline.StreamsStatusView{
+				{Name: "STALE_TOPOLOGY", RaisedAt: streamsAt(2), ClearedAt: streamsAt(5)},
+				{Name: "MISSING_SOURCE_TOPICS", RaisedAt: streamsAt(9), ClearedAt: streamsAt(60)},
 			}},
 			last: 100,
 			want: []string{"streams_tasks_unassigned - critical [0_1] 90000 [MISSING_SOURCE_TOPICS]"},
 		},
 		{
 			name: "task unheld 10 s",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
-				member("A", nil, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
-				member("B", nil, streamsStep(9, 2), streamsStep(20, 3, "0_1")),
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{
+				member("A", never, streamsStep(1, 1, "0_0", "0_1"), streamsStep(10, 2, "0_0")),
+				member("B", never, streamsStep(9, 2), streamsStep(20, 3, "0_1")),
 			}},
 			last: 100,
 		},
 		{
 			name: "unheld until the end",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
-				member("A", nil, streamsStep(1, 1, "0_0", "0_1")),
-				member("B", strp(streamsAt(20)), streamsStep(9, 2, "0_2"), streamsStep(20, 2)),
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{
+				member("A", never, streamsStep(1, 1, "0_0", "0_1")),
+				member("B", streamsAt(20), streamsStep(9, 2, "0_2"), streamsStep(20, 2)),
 			}},
 			last: 80,
 			want: []string{"streams_tasks_unassigned - critical [0_2] 60000 <nil>"},
 		},
 		{
 			name: "application stopped",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{
-				member("A", strp(streamsAt(20)), streamsStep(1, 1, "0_0"), streamsStep(20, 1)),
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{
+				member("A", streamsAt(20), streamsStep(1, 1, "0_0"), streamsStep(20, 1)),
 			}},
 			last: 100,
 		},
 		{
 			name: "warm-ups",
-			st: timeline.StreamsReport{Members: []timeline.StreamsMemberReport{member("A", nil, streamsStep(1, 1, "0_0", "0_1"))},
-				Warmups: []timeline.StreamsWarmupReport{
-					{Task: "0_0", MemberID: "A", AssignedAt: streamsAt(1), WarmingMs: f64(400000), Lag: &lag},
-					{Task: "0_1", MemberID: "A", AssignedAt: streamsAt(1), PromotedAt: strp(streamsAt(500)), WarmingMs: f64(499000)},
-					{Task: "0_2", MemberID: "A", AssignedAt: streamsAt(1), WarmingMs: f64(60000)},
+			st: timeline.StreamsView{AcceptableRecoveryLag: -1, Members: []timeline.StreamsMemberView{member("A", never, streamsStep(1, 1, "0_0", "0_1"))},
+				Warmups: []timeline.StreamsWarmupView{
+					{Task: "0_0", MemberID: "A", AssignedAt: streamsAt(1), Lag: 9000},
+					{Task: "0_1", MemberID: "A", AssignedAt: streamsAt(1), PromotedAt: streamsAt(500), Lag: -1},
+					{Task: "0_2", MemberID: "A", AssignedAt: streamsAt(1), EndedAt: streamsAt(61), Lag: -1},
 				}},
 			last: 600,
 			want: []string{"streams_warmup_stuck A warning 0_0 9000"},
@@ -114,10 +109,10 @@ func TestStreamsFindings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := tt.st
-			r := &timeline.Report{Groups: []timeline.GroupReport{{Group: "app", GroupProtocol: "streams",
-				FirstSeen: streamsAt(0), LastSeen: streamsAt(tt.last), Streams: &st}}}
+			gv := &timeline.GroupView{Group: "app", LastSeen: streamsAt(tt.last), Streams: &st}
+			e := New(Config{}, timeline.Config{})
 			var got []string
-			for _, f := range New(Config{}).Findings(r) {
+			for _, f := range e.streams(e.group("app"), gv) {
 				s := fmt.Sprintf("%s %s %s", f.Kind, memberOrDash(f), f.Severity)
 				switch f.Kind {
 				case StreamsMemberFenced:

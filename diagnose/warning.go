@@ -2,7 +2,11 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // Live early warnings. Both thresholds are two thirds of a timeout, and
@@ -16,8 +20,9 @@ const warnFraction = 2.0 / 3.0
 // fraction is warnFraction of d.
 func fraction(d time.Duration) time.Duration { return time.Duration(float64(d) * warnFraction) }
 
-// checkSilence warns about each member of g silent on the coordinator for
-// two thirds of its session timeout, as of now. It says nothing during a
+// checkSilence warns about each member of g, as the timeline knows it, not
+// gone and whose last request the coordinator accepted is two thirds of
+// its session timeout old, as of now. It says nothing during a
 // rebalance: exchanges reach kproxy's observers when they complete, and a
 // JoinGroup the coordinator holds until the join phase ends is invisible
 // until then, so a member that rejoined at once would look silent.
@@ -29,26 +34,34 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 	if g.rebalancing {
 		return time.Time{}
 	}
-	for _, id := range sortedKeys(g.members) {
-		m := g.members[id]
-		if m.gone || m.session <= 0 || m.lastActive.IsZero() || !m.warnedFor.Before(m.lastActive) && !m.warnedFor.IsZero() {
+	var due []timeline.MemberFacts
+	for m := range e.tl.Members(g.id) {
+		if m.Gone || m.SessionTimeout <= 0 || m.LastAlive.IsZero() {
 			continue
 		}
-		at := m.lastActive.Add(fraction(m.session))
+		if own := g.members[m.MemberID]; own != nil && !own.warnedFor.IsZero() && !own.warnedFor.Before(m.LastAlive) {
+			continue // warned already about this silence
+		}
+		at := m.LastAlive.Add(fraction(m.SessionTimeout))
 		if now.Before(at) {
 			if next.IsZero() || at.Before(next) {
 				next = at
 			}
 			continue
 		}
-		m.warnedFor = m.lastActive
-		f := newFinding(SessionTimeoutWarning, g.id, Warning, at, id)
-		f.Members = []Member{m.Member}
-		f.Evidence["lastSeenAt"] = stamp(m.lastActive)
-		f.Evidence["sessionTimeoutMs"] = ms(m.session)
-		f.Evidence["evictionDueAt"] = stamp(m.lastActive.Add(m.session))
-		f.Explanation = fmt.Sprintf("no request from this member has reached the coordinator for %.1f s, two thirds of its session timeout (%.1f s): its heartbeats have stopped (a GC pause, a blocked heartbeat thread, a network problem or a process that died); unless one arrives by %s it will be evicted and the group will rebalance",
-			fraction(m.session).Seconds(), m.session.Seconds(), stamp(m.lastActive.Add(m.session)))
+		due = append(due, m)
+	}
+	slices.SortFunc(due, func(a, b timeline.MemberFacts) int { return strings.Compare(a.MemberID, b.MemberID) })
+	for _, m := range due {
+		g.member(m.MemberID).warnedFor = m.LastAlive
+		session, last := m.SessionTimeout, m.LastAlive
+		f := newFinding(SessionTimeoutWarning, g.id, Warning, last.Add(fraction(session)), m.MemberID)
+		f.Members = []Member{memberOf(m)}
+		f.Evidence["lastSeenAt"] = stamp(last)
+		f.Evidence["sessionTimeoutMs"] = ms(session)
+		f.Evidence["evictionDueAt"] = stamp(last.Add(session))
+		f.Explanation = fmt.Sprintf("the coordinator has accepted no request from this member for %.1f s, two thirds of its session timeout (%.1f s): its heartbeats have stopped (a GC pause, a blocked heartbeat thread, a network problem or a process that died); unless one arrives by %s it will be evicted and the group will rebalance",
+			fraction(session).Seconds(), session.Seconds(), stamp(last.Add(session)))
 		f.Suggestion = advice(SessionTimeoutEviction)
 		e.warn(f)
 	}
@@ -60,22 +73,24 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 // thirds of its rebalance timeout after the rebalance started: it is
 // alive (it heartbeats) but its poll loop has not come back to rejoin.
 func (e *Engine) checkLateJoin(g *groupState, m *memberState, at time.Time) {
-	if !g.rebalancing || m.rebalance <= 0 || !m.lastJoin.Before(g.rebalanceStart) || m.pollWarnedFor.Equal(g.rebalanceStart) {
+	facts := e.facts(g, m.id)
+	rebalance := facts.RebalanceTimeout
+	if !g.rebalancing || rebalance <= 0 || !m.lastJoin.Before(g.rebalanceStart) || m.pollWarnedFor.Equal(g.rebalanceStart) {
 		return
 	}
-	due := g.rebalanceStart.Add(fraction(m.rebalance))
+	due := g.rebalanceStart.Add(fraction(rebalance))
 	if at.Before(due) {
 		return
 	}
 	m.pollWarnedFor = g.rebalanceStart
-	f := newFinding(PollTimeoutWarning, g.id, Warning, due, m.MemberID)
-	f.Members = []Member{m.Member}
+	f := newFinding(PollTimeoutWarning, g.id, Warning, due, m.id)
+	f.Members = []Member{memberOf(facts)}
 	f.Evidence["rebalanceStartedAt"] = stamp(g.rebalanceStart)
-	f.Evidence["rebalanceTimeoutMs"] = ms(m.rebalance)
+	f.Evidence["rebalanceTimeoutMs"] = ms(rebalance)
 	f.Evidence["lastHeartbeatAt"] = stamp(at)
-	f.Evidence["evictionDueAt"] = stamp(g.rebalanceStart.Add(m.rebalance))
+	f.Evidence["evictionDueAt"] = stamp(g.rebalanceStart.Add(rebalance))
 	f.Explanation = fmt.Sprintf("the group started rebalancing at %s and this member, still heartbeating, has not sent its JoinGroup %.1f s later (two thirds of its rebalance timeout, %.1f s, the Java client's max.poll.interval.ms): its application has not returned to poll; the whole group waits for it, and it will be removed if it does not rejoin by %s",
-		stamp(g.rebalanceStart), fraction(m.rebalance).Seconds(), m.rebalance.Seconds(), stamp(g.rebalanceStart.Add(m.rebalance)))
+		stamp(g.rebalanceStart), fraction(rebalance).Seconds(), rebalance.Seconds(), stamp(g.rebalanceStart.Add(rebalance)))
 	f.Suggestion = advice(PollTimeoutEviction)
 	e.warn(f)
 }

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -20,8 +21,7 @@ func TestLiveWarningBeforeEviction(t *testing.T) {
 		if f.Kind == SessionTimeoutWarning && raisedAt.IsZero() {
 			raisedAt = d.now
 		}
-	}})
-	tl := timeline.New(timeline.Config{OnEntry: d.Entry})
+	}}, timeline.Config{})
 	clock := 0.0
 	for _, it := range sessionTimeout().ordered() {
 		at := later(it.ev.At, it.ev.RespondedAt)
@@ -29,10 +29,37 @@ func TestLiveWarningBeforeEviction(t *testing.T) {
 			d.Advance(sec(clock))
 		}
 		evs := []decode.Event{*it.ev}
-		tl.AddEvents(evs)
+		d.AddEvents(evs)
 		d.AddDecoded(&decode.Decoded{Events: evs})
 	}
 	if want := sec(25); !raisedAt.Equal(want) {
 		t.Errorf("warning raised at %s; want %s (the first tick past 24.67 s, before the eviction at 28 s)", raisedAt, want)
+	}
+}
+
+// TestSilenceCountsAcceptedRequests: a member's silence is counted from
+// its last request the coordinator accepted, as the timeline counts it
+// for the session timeout: heartbeats that got no answer do not keep it
+// alive. A is heard from at 9 s, then sends two heartbeats left
+// unanswered (its connection broke); with a 10 s session it is warned
+// about at 9 + 6.67 s, not two thirds of a session after the last
+// unanswered one.
+func TestSilenceCountsAcceptedRequests(t *testing.T) {
+	s := newScript("g")
+	s.round(0, 1, []mc{mA, mB}, map[string][]int32{"A-1": {0}, "B-1": {1}})
+	s.hbs(cA, "A-1", 1, 3, 10, 3)
+	s.hb(cA, 12, -1, "A-1", 1, 0)
+	s.hb(cA, 15, -1, "A-1", 1, 0)
+	s.hbs(cB, "B-1", 1, 3, 19, 3)
+	_, live := diagnoseScriptTicking(t, Config{}, s, 19, 0.5)
+	var got []string
+	for _, f := range live {
+		if f.Kind == SessionTimeoutWarning {
+			got = append(got, f.Members[0].MemberID+" at "+f.At+" last seen "+f.Evidence["lastSeenAt"].(string))
+		}
+	}
+	want := []string{"A-1 at " + stamp(sec(9).Add(fraction(10*time.Second))) + " last seen " + stamp(sec(9))}
+	if !slices.Equal(got, want) {
+		t.Errorf("session warnings %q; want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // The duplicate-processing window: when a partition moves from A to B,
@@ -39,7 +40,7 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 	c.last = x.RequestAt
 	e.fetched(c)
 	for _, t := range fr.Topics {
-		name := e.topicName(t.Topic, t.TopicID)
+		name := e.tl.TopicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			k := tp{name, p.Partition}
 			c.fetches[k] = fetchPos{p.FetchOffset, x.RequestAt}
@@ -55,18 +56,26 @@ func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
 }
 
 // owns reports whether a connection from addr with clientID belongs to
-// member m: the same host and client id, and no other live member of the
-// group shares both (then nothing is attributed).
-func (g *groupState) owns(m *memberState, addr, clientID string) bool {
-	if m == nil || m.ClientID != clientID || host(m.ClientAddr) != host(addr) {
+// member m of g: the same host and client id, and no other member of the
+// group the timeline knows, not gone, shares both (then nothing is
+// attributed).
+func (e *Engine) owns(g *groupState, m timeline.MemberFacts, addr, clientID string) bool {
+	if m.ClientID != clientID || host(m.ClientAddr) != host(addr) {
 		return false
 	}
-	for _, o := range g.members {
-		if o != m && !o.gone && o.ClientID == clientID && host(o.ClientAddr) == host(addr) {
+	for o := range e.tl.Members(g.id) {
+		if o.MemberID != m.MemberID && !o.Gone && o.ClientID == clientID && host(o.ClientAddr) == host(addr) {
 			return false
 		}
 	}
 	return true
+}
+
+// ownedBy is owns for member id of g; false when the timeline knows
+// nothing of it.
+func (e *Engine) ownedBy(g *groupState, id, addr, clientID string) bool {
+	m, ok := e.tl.Member(g.id, id)
+	return ok && e.owns(g, m, addr, clientID)
 }
 
 // lastFetch is member id's latest fetch position for k at or before at,
@@ -74,7 +83,7 @@ func (g *groupState) owns(m *memberState, addr, clientID string) bool {
 func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchPos, bool) {
 	var best fetchPos
 	found := false
-	for _, c := range e.connsOf(g, g.members[id]) {
+	for _, c := range e.connsOf(g, id) {
 		p, ok := c.fetches[k]
 		if !ok || p.at.After(at) {
 			continue
@@ -86,18 +95,18 @@ func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchP
 	return best, found
 }
 
-// assigned records member m's assignment of generation gen, answered at
-// at, and the handovers it makes.
-func (e *Engine) assigned(g *groupState, m *memberState, at time.Time, gen int32, parts []decode.TopicPartitions) {
+// assigned records the handovers member m's assignment of generation
+// gen, answered at at, makes: the partitions someone else owned before it
+// (timeline.Engine.OwnerBefore).
+func (e *Engine) assigned(g *groupState, id string, at time.Time, gen int32, parts []decode.TopicPartitions) {
 	for _, t := range parts {
 		for _, p := range t.Partitions {
-			k := tp{e.topicName(t.Topic, t.TopicID), p}
-			prev := g.owner[k]
-			g.owner[k] = m.MemberID
-			if prev == "" || prev == m.MemberID {
+			k := tp{e.tl.TopicName(t.Topic, t.TopicID), p}
+			prev := e.tl.OwnerBefore(g.id, gen, id, k.topic, k.partition)
+			if prev == "" || prev == id {
 				continue
 			}
-			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: m.MemberID}
+			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: id}
 			h.fromPos, h.known = e.lastFetch(g, prev, k, at)
 			g.handovers = append(g.handovers, h)
 			if h.known {
@@ -113,7 +122,7 @@ func (e *Engine) offsetFetch(g *groupState, ev *decode.Event) {
 		return
 	}
 	for _, t := range ev.OffsetFetch.Offsets {
-		name := e.topicName(t.Topic, t.TopicID)
+		name := e.tl.TopicName(t.Topic, t.TopicID)
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 && p.Offset >= 0 {
 				e.resumed(ev.ClientAddr, ev.ClientID, tp{name, p.Partition}, p.Offset, ev.At)
@@ -134,7 +143,7 @@ func (e *Engine) resumed(addr, clientID string, k tp, offset int64, at time.Time
 			return false
 		}
 		g := h.g
-		if m := g.members[h.to]; g.byAddr[addr] == h.to || g.owns(m, addr, clientID) {
+		if g.byAddr[addr] == h.to || e.ownedBy(g, h.to, addr, clientID) {
 			h.resume, h.resumed = offset, true
 			e.mark(g)
 			return true
@@ -155,38 +164,45 @@ func (e *Engine) duplicateWindows(g *groupState) []Finding {
 		gen      int32
 		from, to string
 	}
-	byKey := map[key]*Finding{}
+	// window is one finding's handovers, counted before its evidence is
+	// written.
+	type window struct {
+		f       Finding
+		records int64
+		parts   map[string]any
+	}
+	byKey := map[key]*window{}
 	var order []key
 	for _, h := range g.handovers {
 		if !h.known || !h.resumed || h.fromPos.offset <= h.resume {
 			continue
 		}
 		k := key{h.generation, h.from, h.to}
-		f := byKey[k]
-		if f == nil {
-			nf := newFinding(DuplicateWindow, g.id, Critical, h.at, h.from)
-			nf.Members = g.infos(h.from, h.to)
-			nf.Evidence["generation"] = h.generation
-			nf.Evidence["records"] = int64(0)
-			nf.Evidence["byPartition"] = map[string]any{}
-			f = &nf
-			byKey[k] = f
+		w := byKey[k]
+		if w == nil {
+			w = &window{f: newFinding(DuplicateWindow, g.id, Critical, h.at, h.from), parts: map[string]any{}}
+			w.f.Members = e.infos(g, h.from, h.to)
+			byKey[k] = w
 			order = append(order, k)
 		}
 		n := h.fromPos.offset - h.resume
-		f.Evidence["records"] = f.Evidence["records"].(int64) + n
-		f.Evidence["byPartition"].(map[string]any)[fmt.Sprintf("%s[%d]", h.k.topic, h.k.partition)] = map[string]any{
+		w.records += n
+		w.parts[fmt.Sprintf("%s[%d]", h.k.topic, h.k.partition)] = map[string]any{
 			"previousOwnerPosition": h.fromPos.offset, "previousOwnerLastFetchAt": stamp(h.fromPos.at),
 			"resumedAt": h.resume, "records": n}
-		f.Partitions[h.k.topic] = append(f.Partitions[h.k.topic], h.k.partition)
+		w.f.Partitions[h.k.topic] = append(w.f.Partitions[h.k.topic], h.k.partition)
 	}
 	out := make([]Finding, 0, len(order))
 	for _, k := range order {
-		f := byKey[k]
+		w := byKey[k]
+		f := w.f
+		f.Evidence["generation"] = k.gen
+		f.Evidence["records"] = w.records
+		f.Evidence["byPartition"] = w.parts
 		f.Explanation = fmt.Sprintf("at the handover of generation %d, %s had read %d records past the last committed offsets of the partitions it gave to %s: %s resumed from the committed offsets and processes those records again",
-			k.gen, k.from, f.Evidence["records"].(int64), k.to, k.to)
+			k.gen, k.from, w.records, k.to, k.to)
 		f.Suggestion = advice(DuplicateWindow)
-		out = append(out, *f)
+		out = append(out, f)
 	}
 	return out
 }

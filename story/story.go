@@ -58,16 +58,21 @@ func New(cfg Config) *Story {
 }
 
 // Feed makes the story a consumer of the pipeline pc configures: the
-// timeline takes the events, what the source is blind to and its ticks;
-// the diagnosis, after it, each decoded exchange and the ticks.
+// timeline takes the events (through the diagnosis, when diagnosed), what
+// the source is blind to and its ticks; the diagnosis, after it, each
+// decoded exchange and the ticks.
 func (s *Story) Feed(pc *pipeline.Config) {
-	pc.Events = append(pc.Events, s.tl)
 	pc.Blind = append(pc.Blind, s.tl)
 	pc.Ticks = append(pc.Ticks, s.tl)
-	if s.diag != nil {
-		pc.Decoded = append(pc.Decoded, s.diag)
-		pc.Ticks = append(pc.Ticks, s.diag)
+	if s.diag == nil {
+		pc.Events = append(pc.Events, s.tl)
+		return
 	}
+	// The diagnosis moves its clock before the timeline takes each
+	// exchange's events, and hands them on to it.
+	pc.Events = append(pc.Events, s.diag)
+	pc.Decoded = append(pc.Decoded, s.diag)
+	pc.Ticks = append(pc.Ticks, s.diag)
 }
 
 // Timeline is the story's timeline: its snapshot for readers, its

@@ -34,17 +34,15 @@ func TestStoryAsEngines(t *testing.T) {
 	for _, groups := range [][]string{nil, {"group-0007"}} {
 		tcfg := timeline.Config{Groups: groups}
 
-		diag := diagnose.New(diagnose.Config{Groups: groups})
-		ecfg := tcfg
-		ecfg.OnEntry = diag.Entry
-		eng := timeline.New(ecfg)
-		pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{eng}, Decoded: []pipeline.DecodedConsumer{diag}})
+		diag := diagnose.New(diagnose.Config{Groups: groups}, tcfg)
+		eng := diag.Timeline()
+		pl := pipeline.New(pipeline.Config{Events: []pipeline.EventConsumer{diag}, Decoded: []pipeline.DecodedConsumer{diag}})
 		if err := pl.Run(context.Background(), pipeline.Slice(xs)); err != nil {
 			t.Fatal(err)
 		}
 		eng.Close(time.Time{})
 		want := eng.Report()
-		wantFindings := diag.Findings(want)
+		wantFindings := diag.Findings()
 		if len(wantFindings) == 0 {
 			t.Fatal("no finding: the traffic tests nothing")
 		}

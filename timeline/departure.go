@@ -96,6 +96,9 @@ func (g *group) departures(gen *generation) {
 	for _, m := range gen.members {
 		if m.replaces != "" {
 			replaced[m.replaces] = true
+			if lm := g.live[m.replaces]; lm != nil {
+				lm.gone = true // a static member back under a new member id
+			}
 		}
 	}
 	var unseen []string

@@ -159,24 +159,6 @@ func (l *Live) Report() *Report {
 	return l.e.Report()
 }
 
-// GroupsReport is the report of the groups ids kept (see Engine.Report),
-// built now rather than taken from the last snapshot: for the diagnosis,
-// which reads the generations an entry just told of. Groups not kept are
-// left out.
-func (l *Live) GroupsReport(ids []string) *Report {
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
-	r := &Report{Groups: []GroupReport{}}
-	for _, g := range l.e.groups { // a re-created group's histories in the order they began
-		if want[g.id] {
-			r.Groups = append(r.Groups, g.report())
-		}
-	}
-	return r
-}
-
 // Snapshot is an immutable view of a Live engine's groups as last
 // published: readers share it and never modify it. Each group's report is
 // kept as its JSON compressed with zstd (a tenth of the JSON's size, which
