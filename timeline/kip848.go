@@ -21,6 +21,10 @@ import (
 type consumerGroup struct {
 	members map[string]*cmember
 	epoch   int32 // the highest member epoch seen: the group epoch as far as the wire shows
+	// epochHeardAt is the last response that showed a member at epoch
+	// with nothing moving: the broker's group epoch was still epoch then
+	// (see silenceReason).
+	epochHeardAt time.Time
 	// share is a KIP-932 share group's records (share.go); nil for a
 	// consumer group. A share group's membership is told as a consumer
 	// group's, without revocations.
@@ -48,6 +52,12 @@ type cmember struct {
 	joinedAt, lastAt, leftAt                   time.Time
 	interval                                   time.Duration
 	active, everActive                         bool
+	// timedOut is set when the member went silent and a new group epoch
+	// showed the broker had removed it (kip848_session.go); expiry says
+	// why, expiredAt when it was inferred.
+	timedOut  bool
+	expiry    string
+	expiredAt time.Time
 	steps                                      []epochStep
 	fences                                     []fence
 }
@@ -153,7 +163,14 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 			if cm.everActive {
 				c.kind = TriggerMemberRejoined
 			}
-			g.addCause(c)
+			if ev.Responded() && h.ErrorCode == 0 && h.AssignedEpoch > 0 && h.AssignedEpoch <= cg.epoch {
+				// An answer completed after another member's at the
+				// epoch this join started, or a later one: the join
+				// belongs to an epoch already told.
+				g.lateCause(c, h.AssignedEpoch)
+			} else {
+				g.addCause(c)
+			}
 		}
 	case h.MemberEpoch < 0:
 		g.consumerLeave(ev, cm, c)
@@ -183,6 +200,12 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 		g.consumerError(ev, cm, c)
 		return
 	}
+	if cm.timedOut {
+		if h.MemberEpoch > 0 {
+			g.consumerHeardAgain(cm, ev.At)
+		}
+		cm.timedOut, cm.expiry = false, ""
+	}
 	cm.lastAt, cm.active, cm.everActive = ev.At, true, true
 	if h.HeartbeatInterval > 0 {
 		cm.interval = h.HeartbeatInterval
@@ -191,15 +214,19 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 		cg.epoch = h.AssignedEpoch
 		g.formEpoch(h.AssignedEpoch, ev)
 	}
-	g.consumerStep(ev, cm)
+	moved := g.consumerStep(ev, cm)
+	if h.AssignedEpoch == cg.epoch && !moved {
+		cg.epochHeardAt = ev.RespondedAt
+	}
 }
 
-// consumerStep records a member's new epoch or assignment.
-func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
+// consumerStep records a member's new epoch or assignment, and reports
+// whether partitions moved.
+func (g *group) consumerStep(ev *decode.Event, cm *cmember) (moved bool) {
 	h := ev.ConsumerGroupHeartbeat
 	gen := g.latest()
 	if gen == nil {
-		return
+		return false
 	}
 	old := cm.epoch
 	added, revoked := partitions{}, partitions{}
@@ -219,7 +246,14 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
 	if cm.epoch > old {
 		cm.revoking = nil // a member epoch advances only once revocations are done
 	}
-	gm := gen.member(cm.id)
+	gm := gen.members[cm.id]
+	if gm == nil {
+		// Active since the epoch formed: its first heartbeat's exchange
+		// completed after the one that showed the epoch.
+		gm = gen.member(cm.id)
+		gm.status = consumerStatus(gen.prev, cm.id)
+		gen.joined++
+	}
 	g.fillConsumerMember(gm, cm)
 	if cm.epoch == gen.num && gm.reachedAt.IsZero() {
 		gm.reachedAt = ev.RespondedAt
@@ -250,6 +284,7 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
 		}
 	}
 	g.checkReconciled(gen, ev.RespondedAt)
+	return added.count()+revoked.count() > 0
 }
 
 func (g *group) fillConsumerMember(gm *member, cm *cmember) {
@@ -277,6 +312,9 @@ func (g *group) consumerLeave(ev *decode.Event, cm *cmember, c cause) {
 	g.emit(ev.At, KindMemberLeft, g.consumer.epoch, cm.id, fmt.Sprintf("%s %s at epoch %d, %s %s",
 		cm.id, how, cm.epoch, owning, orNone(g.e.topics.named(cm.assigned))), map[string]any{"member_epoch": ev.ConsumerGroupHeartbeat.MemberEpoch})
 	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	if g.lateCause(c, g.consumer.epoch) {
+		return
+	}
 	g.addCause(c)
 	if latest := g.latest(); latest != nil && latest.phase == phaseStable {
 		g.detect(ev.At, false)
@@ -288,18 +326,24 @@ func (g *group) consumerError(ev *decode.Event, cm *cmember, c cause) {
 	h := ev.ConsumerGroupHeartbeat
 	switch h.ErrorCode {
 	case errFencedMemberEpoch, errStaleMemberEpoch, errUnknownMemberID:
-		if !cm.active && len(cm.fences) > 0 {
+		if !cm.active && len(cm.fences) > 0 && !cm.fences[len(cm.fences)-1].at.Before(cm.expiredAt) {
 			return
 		}
 		name := errorName(h.ErrorCode)
 		cm.fences = append(cm.fences, fence{at: ev.At, epoch: h.MemberEpoch, err: name})
 		lost := cm.assigned
 		cm.active, cm.assigned, cm.revoking = false, nil, nil
+		why := "it must rejoin with epoch 0 and loses " + orNone(g.e.topics.named(lost))
+		if cm.timedOut {
+			why = "its session had timed out: it must rejoin with epoch 0"
+		}
 		g.e.emit(Entry{At: ev.At, Group: g.id, Kind: KindFenced, Generation: g.consumer.epoch, Member: cm.id,
-			Text: fmt.Sprintf("%s fenced: %s at epoch %d; it must rejoin with epoch 0 and loses %s",
-				cm.id, name, h.MemberEpoch, orNone(g.e.topics.named(lost))),
+			Text:    fmt.Sprintf("%s fenced: %s at epoch %d; %s", cm.id, name, h.MemberEpoch, why),
 			Fields:  map[string]any{"api": "ConsumerGroupHeartbeat", "error": name, "member_epoch": h.MemberEpoch},
 			Failure: &FailureFacts{API: "ConsumerGroupHeartbeat", Error: name}})
+		if cm.timedOut {
+			return // the broker removed it already: that started the epoch
+		}
 		c.trigger = trigger{kind: TriggerMemberFenced, member: cm.id, at: ev.At, reason: name}
 		g.addCause(c)
 		if latest := g.latest(); latest != nil && latest.phase == phaseStable {
@@ -322,6 +366,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 		latest.phase = phaseSuperseded
 	}
 	cg := g.consumer
+	g.consumerTimeouts(ev)
 	gen.num, gen.phase, gen.prev, gen.mode = epoch, phaseSyncing, latest, cg.mode()
 	gen.protocolType, gen.joinEnd, gen.listSeen = g.protocolType, ev.RespondedAt, true
 	for _, id := range sortedKeys(cg.members) {
@@ -334,10 +379,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 		}
 		gm := gen.member(id)
 		g.fillConsumerMember(gm, cm)
-		gm.status = "member"
-		if latest == nil || latest.members[id] == nil {
-			gm.status = "joined"
-		}
+		gm.status = consumerStatus(latest, id)
 		gen.joined++
 	}
 	gen.trigger, gen.startBound = g.consumerTrigger(gen, ev)
@@ -354,6 +396,8 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 				case len(cm.fences) > 0 && !cm.fences[len(cm.fences)-1].at.Before(latest.joinEnd):
 					f := cm.fences[len(cm.fences)-1]
 					d.how, d.at, d.reason = DepartFenced, f.at, f.err
+				case cm.timedOut:
+					d.how, d.at, d.reason = DepartSessionTimeout, cm.expiredAt, cm.expiry
 				case !cm.leftAt.IsZero():
 					d.how, d.at = DepartLeft, cm.leftAt
 				}
@@ -367,6 +411,39 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 	g.tellTrigger(gen, "group epoch")
 	g.attachRecent(gen)
 	g.countRebalance(gen)
+}
+
+// consumerStatus is the status of member id in a group epoch whose
+// previous epoch is prev (nil if none): "member" if it was in it, else
+// "joined".
+func consumerStatus(prev *generation, id string) string {
+	if prev != nil && prev.members[id] != nil {
+		return "member"
+	}
+	return "joined"
+}
+
+// lateCause makes c the cause of the latest group epoch, numbered epoch,
+// when c's request came before the response that showed the epoch (and
+// after the one that showed the epoch before), and that epoch's cause was
+// not observed or came after c (see consumerTrigger: the earliest cause):
+// exchanges of different connections complete in any order, so a joining
+// member's own answer often completes after another member's answer at
+// the epoch its join started. It reports whether c was taken.
+func (g *group) lateCause(c cause, epoch int32) bool {
+	gen := g.latest()
+	if gen == nil || gen.num != epoch || !epochMode(gen.mode) || !c.at.Before(gen.joinEnd) {
+		return false
+	}
+	if gen.trigger.kind != TriggerUnknown && !better(c.trigger, gen.trigger) {
+		return false
+	}
+	if p := gen.prev; p != nil && !c.at.After(p.joinEnd) {
+		return false
+	}
+	gen.trigger, gen.startBound, gen.start = c.trigger, false, c.at
+	g.tellTrigger(gen, "group epoch")
+	return true
 }
 
 // consumerTrigger is the earliest cause since the previous epoch.
@@ -465,7 +542,7 @@ func (g *group) consumerOwner(t string, p int32) string {
 func (g *group) closeConsumer(at time.Time) {
 	for _, id := range sortedKeys(g.consumer.members) {
 		cm := g.consumer.members[id]
-		if !cm.active || cm.interval <= 0 || at.Sub(cm.lastAt) <= 3*cm.interval {
+		if !cm.silent(at) {
 			continue
 		}
 		protocol := "the consumer protocol's"
