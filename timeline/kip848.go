@@ -52,14 +52,14 @@ type cmember struct {
 	joinedAt, lastAt, leftAt                   time.Time
 	interval                                   time.Duration
 	active, everActive                         bool
+	steps                                      []epochStep
+	fences                                     []fence
 	// timedOut is set when the member went silent and a new group epoch
 	// showed the broker had removed it (kip848_session.go); expiry says
 	// why, expiredAt when it was inferred.
 	timedOut  bool
 	expiry    string
 	expiredAt time.Time
-	steps                                      []epochStep
-	fences                                     []fence
 }
 
 type epochStep struct {
