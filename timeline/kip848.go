@@ -163,14 +163,12 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 			if cm.everActive {
 				c.kind = TriggerMemberRejoined
 			}
-			if ev.Responded() && h.ErrorCode == 0 && h.AssignedEpoch > 0 && h.AssignedEpoch <= cg.epoch {
-				// An answer completed after another member's at the
-				// epoch this join started, or a later one: the join
-				// belongs to an epoch already told.
-				g.lateCause(c, h.AssignedEpoch)
-			} else {
-				g.addCause(c)
-			}
+			// A join is a cause of the next epoch even when answered at
+			// an epoch already shown: a broker that computes target
+			// assignments in batches (Kafka 4's
+			// group.consumer.assignment.interval.ms, 1 s by default)
+			// answers a join at the current epoch and bumps it later.
+			g.addCause(c)
 		}
 	case h.MemberEpoch < 0:
 		g.consumerLeave(ev, cm, c)
@@ -427,9 +425,11 @@ func consumerStatus(prev *generation, id string) string {
 // when c's request came before the response that showed the epoch (and
 // after the one that showed the epoch before), and that epoch's cause was
 // not observed or came after c (see consumerTrigger: the earliest cause):
-// exchanges of different connections complete in any order, so a joining
-// member's own answer often completes after another member's answer at
-// the epoch its join started. It reports whether c was taken.
+// exchanges of different connections complete in any order, so a leaving
+// member's answer may complete after another member's answer at the epoch
+// its leaving started. It reports whether c was taken. Joins are not
+// taken so (see consumerHeartbeat): a join answered at an epoch already
+// shown more often starts the next one.
 func (g *group) lateCause(c cause, epoch int32) bool {
 	gen := g.latest()
 	if gen == nil || gen.num != epoch || !epochMode(gen.mode) || !c.at.Before(gen.joinEnd) {
