@@ -38,8 +38,8 @@ func (g *group) recreated(ev *decode.Event) (bool, int32) {
 		latest := g.latest()
 		return latest == nil || latest.num != cg.epoch || ev.At.After(latest.joinEnd), h.AssignedEpoch
 	}
-	if ev.JoinGroup == nil {
-		return false, 0
+	if ev.JoinGroup == nil || g.consumer != nil {
+		return false, 0 // a classic member of a consumer group joins at its member epoch
 	}
 	return g.classicRecreated(ev), ev.JoinGroup.Generation
 }

@@ -54,6 +54,10 @@ type cmember struct {
 	active, everActive                         bool
 	steps                                      []epochStep
 	fences                                     []fence
+	// protocol is ProtocolClassic for a classic member of a consumer
+	// group (migration.go); "" for a member of the group's own protocol
+	// (see proto).
+	protocol string
 	// timedOut is set when the member went silent and a new group epoch
 	// showed the broker had removed it (kip848_session.go); expiry says
 	// why, expiredAt when it was inferred.
@@ -112,6 +116,10 @@ func (t topicNames) named(p partitions) partitions {
 }
 
 func (g *group) consumerState() *consumerGroup {
+	if g.consumer == nil && g.pastConsumer != nil {
+		g.consumer, g.pastConsumer = g.pastConsumer, nil // upgraded again after a downgrade
+		g.consumerProtocol = true
+	}
 	if g.consumer == nil {
 		g.consumer = &consumerGroup{members: map[string]*cmember{}}
 		g.consumerProtocol = true
@@ -123,6 +131,14 @@ func (g *group) consumerState() *consumerGroup {
 // consumerHeartbeat handles a ConsumerGroupHeartbeat exchange.
 func (g *group) consumerHeartbeat(ev *decode.Event) {
 	h := ev.ConsumerGroupHeartbeat
+	upgrading := g.classicHistory()
+	if upgrading && (!ev.Responded() || h.ErrorCode != 0 || h.MemberEpoch != 0) {
+		// The broker converts a classic group on a join it accepts.
+		if ev.Responded() && h.ErrorCode != 0 {
+			g.requestError(ev, decode.APIName(ev.APIKey), h.MemberID, h.ErrorCode)
+		}
+		return
+	}
 	cg := g.consumerState()
 	id := h.MemberID
 	if h.AssignedMemberID != "" {
@@ -135,6 +151,10 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 	if cm == nil {
 		cm = &cmember{id: id}
 		cg.members[id] = cm
+	}
+	cm.protocol = "" // a classic member that came back with the consumer protocol
+	if upgrading {
+		g.startUpgrade(ev, id)
 	}
 	if ev.ClientID != "" {
 		cm.clientID = ev.ClientID
@@ -222,25 +242,40 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 // whether partitions moved.
 func (g *group) consumerStep(ev *decode.Event, cm *cmember) (moved bool) {
 	h := ev.ConsumerGroupHeartbeat
+	var assigned partitions
+	if h.Assignment != nil {
+		assigned = keyed(h.Assignment)
+	}
+	return g.memberStep(ev, cm, h.AssignedEpoch, assigned)
+}
+
+// memberStep records that the broker answered member cm at epoch with
+// assigned (nil: unchanged), and reports whether partitions moved: a
+// KIP-848 heartbeat's answer, or a classic member's SyncGroup answer in a
+// consumer group (migration.go). A consumer-protocol member revokes what
+// it loses before its epoch advances; a classic member revoked before it
+// rejoined.
+func (g *group) memberStep(ev *decode.Event, cm *cmember, epoch int32, assigned partitions) (moved bool) {
 	gen := g.latest()
 	if gen == nil {
 		return false
 	}
+	revokes := g.consumer.share == nil && cm.protocol != ProtocolClassic
 	old := cm.epoch
 	added, revoked := partitions{}, partitions{}
-	if h.Assignment != nil {
-		na := keyed(h.Assignment)
+	if assigned != nil {
+		na := assigned
 		prev := cm.assigned
 		if prev == nil {
 			prev = partitions{}
 		}
 		added, revoked, _ = diff(prev, na)
 		cm.assigned = na
-		if revoked.count() > 0 && g.consumer.share == nil {
+		if revoked.count() > 0 && revokes {
 			cm.revoking = union([]partitions{cm.revoking, revoked})
 		}
 	}
-	cm.epoch = h.AssignedEpoch
+	cm.epoch = epoch
 	if cm.epoch > old {
 		cm.revoking = nil // a member epoch advances only once revocations are done
 	}
@@ -264,20 +299,20 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) (moved bool) {
 		if old != cm.epoch {
 			text = fmt.Sprintf("%s epoch %d→%d", cm.id, old, cm.epoch)
 		}
-		if h.Assignment != nil {
+		if assigned != nil {
 			text += " assigned " + orNone(g.e.topics.named(cm.assigned))
 		}
 		if added.count() > 0 {
 			text += " (+" + g.e.topics.named(added).String() + ")"
 		}
 		switch {
-		case revoked.count() > 0 && g.consumer.share != nil:
-			text += " (-" + g.e.topics.named(revoked).String() + ")" // a share member has nothing to revoke
+		case revoked.count() > 0 && !revokes:
+			text += " (-" + g.e.topics.named(revoked).String() + ")" // a share member has nothing to revoke; a classic one revoked already
 		case revoked.count() > 0:
 			text += " (-" + g.e.topics.named(revoked).String() + ", revoking)"
 		}
 		g.emit(ev.RespondedAt, KindEpoch, gen.num, cm.id, text, map[string]any{"member_epoch": cm.epoch, "previous_epoch": old})
-		if revoked.count() > 0 && g.consumer.share == nil && gen.phase == phaseStable && g.next == nil {
+		if revoked.count() > 0 && revokes && gen.phase == phaseStable && g.next == nil {
 			g.detect(ev.At, true) // a revocation without a new epoch: the target moved
 		}
 	}
@@ -285,7 +320,19 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) (moved bool) {
 	return added.count()+revoked.count() > 0
 }
 
+// proto is the protocol cm uses in cg.
+func (cm *cmember) proto(cg *consumerGroup) string {
+	switch {
+	case cm.protocol != "":
+		return cm.protocol
+	case cg.share != nil:
+		return ProtocolShare
+	}
+	return ProtocolConsumer
+}
+
 func (g *group) fillConsumerMember(gm *member, cm *cmember) {
+	gm.protocol = cm.proto(g.consumer)
 	gm.instanceID, gm.clientID, gm.clientAddr, gm.rack = cm.instanceID, cm.clientID, cm.clientAddr, cm.rack
 	gm.subscription = cm.subscription
 	gm.assignment = cm.assigned.clone()
@@ -302,20 +349,36 @@ func (g *group) consumerLeave(ev *decode.Event, cm *cmember, c cause) {
 	if ev.ConsumerGroupHeartbeat.MemberEpoch == -2 {
 		how = "left temporarily (static member: its partitions wait for it until its session times out)"
 	}
-	cm.active, cm.leftAt = false, ev.At
+	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	g.memberLeft(ev.At, cm, how, c, ev.ConsumerGroupHeartbeat.MemberEpoch)
+}
+
+// memberLeft tells member cm leaving the consumer group at at (how: "left"
+// or a static member's temporary leave), c the cause it is of the next
+// epoch; leaveEpoch is the member epoch its request sent (-1 or -2; -1
+// for a classic member's LeaveGroup).
+func (g *group) memberLeft(at time.Time, cm *cmember, how string, c cause, leaveEpoch int32) {
+	cm.active, cm.leftAt = false, at
 	owning := "owning"
 	if g.consumer.share != nil {
 		owning = "assigned" // share members acquire records, not partitions
 	}
-	g.emit(ev.At, KindMemberLeft, g.consumer.epoch, cm.id, fmt.Sprintf("%s %s at epoch %d, %s %s",
-		cm.id, how, cm.epoch, owning, orNone(g.e.topics.named(cm.assigned))), map[string]any{"member_epoch": ev.ConsumerGroupHeartbeat.MemberEpoch})
-	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	text := fmt.Sprintf("%s %s at epoch %d, %s %s", cm.id, how, cm.epoch, owning, orNone(g.e.topics.named(cm.assigned)))
+	if c.reason != "" {
+		text += fmt.Sprintf(": %q", c.reason)
+	}
+	fields := map[string]any{"member_epoch": leaveEpoch}
+	if c.reason != "" {
+		fields["reason"] = c.reason
+	}
+	g.emit(at, KindMemberLeft, g.consumer.epoch, cm.id, text, fields)
+	defer g.checkMigration(at, cm.id)
 	if g.lateCause(c, g.consumer.epoch) {
 		return
 	}
 	g.addCause(c)
 	if latest := g.latest(); latest != nil && latest.phase == phaseStable {
-		g.detect(ev.At, false)
+		g.detect(at, false)
 	}
 }
 
@@ -344,6 +407,7 @@ func (g *group) consumerError(ev *decode.Event, cm *cmember, c cause) {
 		}
 		c.trigger = trigger{kind: TriggerMemberFenced, member: cm.id, at: ev.At, reason: name}
 		g.addCause(c)
+		defer g.checkMigration(ev.At, cm.id)
 		if latest := g.latest(); latest != nil && latest.phase == phaseStable {
 			g.detect(ev.At, false)
 		}

@@ -53,6 +53,7 @@ func (g *group) consumerTimeouts(ev *decode.Event) {
 		g.emit(ev.At, KindSessionExpired, cg.epoch, id, fmt.Sprintf("session of %s timed out (%s; inferred)", id, reason),
 			map[string]any{"silent_ms": ms(ev.RespondedAt.Sub(cm.lastAt)), "heartbeat_interval_ms": ms(cm.interval),
 				"client_id": cm.clientID, "client_addr": cm.clientAddr})
+		g.checkMigration(ev.At, id)
 	}
 }
 
