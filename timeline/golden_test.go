@@ -44,6 +44,7 @@ func TestGolden(t *testing.T) {
 		{"partial", partialScript, 40},
 		{"eos", func() *script { return eosScript(0) }, 30},
 		{"share", shareScript, 80},
+		{"migration", upgradeScript, 40},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -383,8 +383,15 @@ func (g *group) convertToClassic(at time.Time, id string, mg *migration, text st
 	mg.convertedAt, mg.convertedGen, mg.convertedBy = at, cg.epoch, id
 	mg.completedAt, mg.lastMember = at, id
 	g.emit(at, KindMigration, cg.epoch, id, text, map[string]any{"direction": MigrationDowngrade})
-	if latest := g.latest(); latest != nil && latest.phase == phaseSyncing {
-		latest.phase = phaseSuperseded
+	if latest := g.latest(); latest != nil {
+		if latest.phase == phaseSyncing {
+			latest.phase = phaseSuperseded
+		}
+		// The classic engine diffs the next generation against this one,
+		// by topic name.
+		for _, m := range latest.members {
+			m.assignment = g.e.topics.named(m.assignment)
+		}
 	}
 	g.pastConsumer, g.consumer = cg, nil
 	g.consumerProtocol = false
