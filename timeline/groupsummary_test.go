@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // seedReport is the seed scenario's report, the golden file.
@@ -27,18 +29,31 @@ func TestSummarize(t *testing.T) {
 	pending := seed
 	pending.PendingRebalance = &PendingReport{Generation: 3, StartedAt: seed.Generations[1].StableAt,
 		Trigger: TriggerReport{Kind: "member_left"}}
+	classic2 := map[string]int{"classic": 2}
+	// upgradeScript until A-1 left: B-1 is still a classic member.
+	var evs []decode.Event
+	for _, ev := range upgradeScript().events() {
+		if ev.At.Before(sec(25)) {
+			evs = append(evs, ev)
+		}
+	}
+	_, r, _ := run(t, Config{}, evs, -1)
+	upgrading := r.Groups[0]
 	tests := []struct {
 		name string
 		g    GroupReport
 		want GroupSummary
 	}{
-		{"the seed", seed, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range", State: "stable",
+		{"the seed", seed, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", MemberProtocols: classic2, Assignor: "range", State: "stable",
 			Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StartedAt, LastTrigger: "member_joined",
 			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
-		{"a rebalance under way", pending, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range",
+		{"a rebalance under way", pending, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", MemberProtocols: classic2, Assignor: "range",
 			State: "rebalancing", Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StableAt, LastTrigger: "member_left",
 			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
-		{"nothing seen yet", GroupReport{Group: "g"}, GroupSummary{Group: "g", State: "unknown"}},
+		{"nothing seen yet", GroupReport{Group: "g"}, GroupSummary{Group: "g", MemberProtocols: map[string]int{}, State: "unknown"}},
+		{"an upgrade under way", upgrading, GroupSummary{Group: "up", GroupProtocol: "consumer", MemberProtocols: map[string]int{"classic": 1, "consumer": 1},
+			Migration: "upgrade", State: "syncing", Generation: 3, Members: 2, Assignor: "range", LastRebalance: upgrading.Generations[2].StartedAt,
+			LastTrigger: "member_left", RebalancesLastHour: 3, LastSeen: upgrading.LastSeen}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
