@@ -25,6 +25,20 @@ type groupReport struct {
 	ProtocolType    string           `json:"protocolType"`
 	Generations     []generation     `json:"generations"`
 	ConsumerMembers []consumerMember `json:"consumerMembers"`
+	Migrations      []migration      `json:"migrations"`
+}
+
+// migration is an online migration between the classic and the consumer
+// protocol.
+type migration struct {
+	Direction   string     `json:"direction"`
+	StartedAt   time.Time  `json:"startedAt"`
+	StartedBy   string     `json:"startedBy"`
+	ConvertedAt *time.Time `json:"convertedAt"`
+	Generation  *int32     `json:"generation"`
+	ConvertedBy string     `json:"convertedBy"`
+	CompletedAt *time.Time `json:"completedAt"`
+	LastMember  string     `json:"lastMember"`
 }
 
 type generation struct {
@@ -64,6 +78,7 @@ type member struct {
 	Assignment   map[string][]int32 `json:"assignment"`
 	Added        map[string][]int32 `json:"added"`
 	Revoked      map[string][]int32 `json:"revoked"`
+	Protocol     string             `json:"protocol"`
 }
 
 type departure struct {
@@ -108,6 +123,7 @@ type consumerMember struct {
 	MemberEpoch  *int32             `json:"memberEpoch"`
 	Assignment   map[string][]int32 `json:"assignment"`
 	Epochs       []epoch            `json:"epochs"`
+	Protocol     string             `json:"protocol"`
 }
 
 type epoch struct {
@@ -245,4 +261,45 @@ func (m *consumerMember) summary() string {
 		fmt.Fprintf(&b, "  epoch %d assignment %v added %v revoked %v\n", e.Epoch, e.Assignment, e.Added, e.Revoked)
 	}
 	return b.String()
+}
+
+// summaryOrNone is summary on one line, or says the member is not in the
+// timeline.
+func (m *consumerMember) summaryOrNone() string {
+	if m == nil {
+		return "not in the timeline"
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(m.summary(), "\n", ";")), " ")
+}
+
+// checkOwnedInEpochs checks a Java consumer's own view of its assignment
+// against the KIP-848 story: what it owned after each assignment callback
+// from after (client clock, Unix ms) on is one of its member's epochs.
+func checkOwnedInEpochs(t *testing.T, g *groupReport, clientID string, p *proc, after int64) {
+	t.Helper()
+	cm := g.consumerMember(t, clientID)
+	p.mu.Lock()
+	evs := append([]event(nil), p.events...)
+	p.mu.Unlock()
+	checked := 0
+	for _, e := range evs {
+		if e.Name != "assigned" || e.MS < after {
+			continue
+		}
+		checked++
+		found := false
+		for _, ep := range cm.Epochs {
+			if slices.Equal(all(ep.Assignment), all(e.Owned)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s owned %v after its assignment at %s, which is none of its epochs:\n%s",
+				clientID, all(e.Owned), time.UnixMilli(e.MS).UTC().Format("15:04:05.000"), cm.summary())
+		}
+	}
+	if checked == 0 {
+		t.Errorf("%s printed no assignment to check", clientID)
+	}
 }
