@@ -199,3 +199,18 @@ func TestKIP848LateLeave(t *testing.T) {
 		t.Errorf("the trigger found late is not told:\n%s", entryLines(entries))
 	}
 }
+
+// TestKIP848RevocationFirstSign: the broker revokes partitions at a
+// member's epoch, before any answer shows the new epoch: the rebalance is
+// told started, its first sign the revocation (there is no
+// REBALANCE_IN_PROGRESS in KIP-848).
+func TestKIP848RevocationFirstSign(t *testing.T) {
+	w := newKIP848Wire("sign")
+	w.hb(cA, 1, 1.002, "M1", 0, 1, w.parts(0, 1, 2), 0)
+	w.hb(cA, 6, 6.002, "M1", 1, 1, w.parts(0, 1), 0)
+	entries, _, _ := run(t, Config{}, w.s.events(), 7)
+	e := findEntry(entries, KindRebalanceStarted, "group epoch 1→2 started")
+	if e == nil || !strings.Contains(e.Text, "first sign: partitions revoked without a new epoch") {
+		t.Errorf("rebalance start %v; want its first sign the revocation\n%s", e, entryLines(entries))
+	}
+}
