@@ -14,13 +14,6 @@ const recentWindow = time.Hour
 type GroupSummary struct {
 	Group         string `json:"group"`         // the group id
 	GroupProtocol string `json:"groupProtocol"` // "classic", "consumer" (KIP-848) or "share" (KIP-932)
-	// MemberProtocols counts the latest generation's members by their
-	// protocol ("classic", "consumer", "share"): both during an online
-	// migration; empty without a generation.
-	MemberProtocols map[string]int `json:"memberProtocols"`
-	// Migration is the direction ("upgrade" or "downgrade") of an online
-	// migration under way at LastSeen; "" if none.
-	Migration string `json:"migration"`
 	Assignor      string `json:"assignor"`      // the latest generation's assignor; "" unknown
 	// State is the latest generation's status, or "rebalancing" while a
 	// rebalance has formed no generation yet; "unknown" without either.
@@ -34,6 +27,13 @@ type GroupSummary struct {
 	SuspectCommits     int     `json:"suspectCommits"`     // suspect committed partitions in the generations kept
 	FailedCommits      int     `json:"failedCommits"`      // failed commits during revocation in the generations kept
 	LastSeen           string  `json:"lastSeen"`           // the group's last response seen
+	// MemberProtocols counts the latest generation's members by their
+	// protocol ("classic", "consumer", "share"): both during an online
+	// migration; empty without a generation.
+	MemberProtocols map[string]int `json:"memberProtocols"`
+	// Migration is the direction ("upgrade" or "downgrade") of an online
+	// migration under way at LastSeen; "" if none.
+	Migration string `json:"migration"`
 }
 
 // Summarize is g at a glance.
