@@ -31,6 +31,19 @@ func (cm *cmember) silent(at time.Time) bool {
 	return cm.active && cm.interval > 0 && at.Sub(cm.lastAt) > silentIntervals*cm.interval
 }
 
+// silentMember reports whether cm, active, has been silent long enough as
+// of at to have been removed: a consumer-protocol member for
+// silentIntervals heartbeat intervals; a classic member of a consumer
+// group (migration.go) past the session timeout of its JoinGroup, which
+// the broker applies to it.
+func (g *group) silentMember(cm *cmember, at time.Time) bool {
+	if cm.protocol != ProtocolClassic {
+		return cm.silent(at)
+	}
+	lm := g.live[cm.id]
+	return cm.active && lm != nil && lm.sessionTimeout > 0 && !cm.lastAt.IsZero() && at.Sub(cm.lastAt) > lm.sessionTimeout
+}
+
 // consumerTimeouts marks the members silent when ev showed a new group
 // epoch with no cause in view as removed by the broker: each is a
 // session-timeout cause of the epoch, and departs from it.
@@ -43,7 +56,7 @@ func (g *group) consumerTimeouts(ev *decode.Event) {
 	cg := g.consumer
 	for _, id := range sortedKeys(cg.members) {
 		cm := cg.members[id]
-		if !cm.silent(ev.At) {
+		if !g.silentMember(cm, ev.At) {
 			continue
 		}
 		reason := g.silenceReason(cm, ev.RespondedAt)
@@ -63,6 +76,10 @@ func (g *group) consumerTimeouts(ev *decode.Event) {
 // after the last response that still showed the previous epoch and
 // before seen, which bounds the timeout.
 func (g *group) silenceReason(cm *cmember, seen time.Time) string {
+	if lm := g.live[cm.id]; cm.protocol == ProtocolClassic && lm != nil {
+		return fmt.Sprintf("no heartbeat since %s UTC, session timeout %s (a classic member: its JoinGroup's)",
+			cm.lastAt.UTC().Format("15:04:05.000"), human(lm.sessionTimeout))
+	}
 	upper := seen.Sub(cm.lastAt)
 	bound := "at most " + human(upper)
 	if prev := g.consumer.epochHeardAt; prev.After(cm.lastAt) {

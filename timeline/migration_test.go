@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -164,5 +165,39 @@ func TestOnlineDowngrade(t *testing.T) {
 	if findEntry(entries, KindMigration, "online downgrade started") == nil ||
 		findEntry(entries, KindMigration, "group converted from consumer to classic") == nil {
 		t.Errorf("migration entries missing:\n%s", entryLines(entries))
+	}
+}
+
+// TestClassicMemberTimesOut: after the upgrade, classic B-1 goes silent
+// past its JoinGroup's session timeout (10 s) while A-1 and C heartbeat;
+// the next epoch's trigger is B-1's session timeout.
+func TestClassicMemberTimesOut(t *testing.T) {
+	w := newMigrationWire("quiet")
+	s := twoMembers("quiet")
+	w.evs = append(w.evs, s.evs...)
+	w.cghb(cC, 10, 10.01, "C", 0, 2, []int32{})
+	w.hb(cA, 10.5, 10.501, "A-1", 1, errRebalanceInProgress)
+	w.join(cA, 10.51, 10.52, follower("A-1", 2))
+	w.sync(cA, 10.53, 10.54, "A-1", 2, tp("round_topic", 0), nil)
+	w.hb(cB, 10.6, 10.601, "B-1", 1, errRebalanceInProgress)
+	w.join(cB, 10.61, 10.62, follower("B-1", 2))
+	w.sync(cB, 10.63, 10.64, "B-1", 2, tp("round_topic", 2), nil)
+	w.cghb(cC, 11, 11.01, "C", 2, 2, []int32{1})
+	for at := 13.0; at < 30; at += 3 {
+		w.hb(cA, at, at+0.001, "A-1", 2, 0)
+		w.cghb(cC, at+0.5, at+0.51, "C", 2, 2, nil)
+	}
+	w.cghb(cC, 30, 30.01, "C", 2, 3, []int32{1, 2})
+	entries, r, _ := run(t, Config{}, w.events(), 35)
+	e3 := genOf(t, r, "quiet", 3)
+	if e3.Trigger.Kind != TriggerSessionTimeout || e3.Trigger.Member != "B-1" ||
+		!strings.Contains(e3.Trigger.Reason, "no heartbeat since 14:02:10.630 UTC, session timeout 10 s") {
+		t.Errorf("epoch 3 trigger %+v; want B-1's session timeout of 10 s\n%s", e3.Trigger, entryLines(entries))
+	}
+	if len(e3.Departed) != 1 || e3.Departed[0].MemberID != "B-1" || e3.Departed[0].How != DepartSessionTimeout {
+		t.Errorf("epoch 3 departed %+v; want B-1 by session timeout", e3.Departed)
+	}
+	if a := memberOf(t, e3, "A-1"); a.Protocol != ProtocolClassic {
+		t.Errorf("A-1 in epoch 3: %+v; want still a classic member", a)
 	}
 }
