@@ -274,8 +274,9 @@ func (m *consumerMember) summaryOrNone() string {
 
 // checkOwnedInEpochs checks a Java consumer's own view of its assignment
 // against the KIP-848 story: what it owned after each assignment callback
-// from after (client clock, Unix ms) on is one of its member's epochs.
-func checkOwnedInEpochs(t *testing.T, g *groupReport, clientID string, p *proc, after int64) {
+// from after until before (client clock, Unix ms; before 0: no end) is
+// one of its member's epochs.
+func checkOwnedInEpochs(t *testing.T, g *groupReport, clientID string, p *proc, after, before int64) {
 	t.Helper()
 	cm := g.consumerMember(t, clientID)
 	p.mu.Lock()
@@ -283,7 +284,7 @@ func checkOwnedInEpochs(t *testing.T, g *groupReport, clientID string, p *proc, 
 	p.mu.Unlock()
 	checked := 0
 	for _, e := range evs {
-		if e.Name != "assigned" || e.MS < after {
+		if e.Name != "assigned" || e.MS < after || (before > 0 && e.MS >= before) {
 			continue
 		}
 		checked++

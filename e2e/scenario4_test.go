@@ -94,6 +94,6 @@ func checkKIP848Timeline(t *testing.T, r *report, topic, group string, moved []s
 			t.Errorf("%s subscribed to %v; want [%s]", m.ClientID, m.Subscription, topic)
 		}
 	}
-	checkOwnedInEpochs(t, g, "java-A", a, 0)
-	checkOwnedInEpochs(t, g, "java-B", b, 0)
+	checkOwnedInEpochs(t, g, "java-A", a, 0, 0)
+	checkOwnedInEpochs(t, g, "java-B", b, 0, 0)
 }
