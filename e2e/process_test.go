@@ -171,6 +171,32 @@ func startProc(t *testing.T, name string, env []string, argv ...string) *proc {
 	return p
 }
 
+// eventsNamed is the client's events named name so far, in order.
+func (p *proc) eventsNamed(name string) []event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []event
+	for _, e := range p.events {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// last is the client's last event named name, nil if none.
+func (p *proc) last(name string) *event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.events) - 1; i >= 0; i-- {
+		if p.events[i].Name == name {
+			e := p.events[i]
+			return &e
+		}
+	}
+	return nil
+}
+
 // mark is the number of events so far: pass it to waitFor to match only
 // events that come after this point.
 func (p *proc) mark() int {

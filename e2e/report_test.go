@@ -28,7 +28,8 @@ type groupReport struct {
 	Storms          []struct {
 		Rebalances int `json:"rebalances"`
 	} `json:"storms"`
-	Share *shareReport `json:"share"`
+	Share      *shareReport `json:"share"`
+	Migrations []migration  `json:"migrations"`
 }
 
 // shareReport is a share group's records (KIP-932).
@@ -65,6 +66,19 @@ type shareCounts struct {
 	Rejected          int64 `json:"rejected"`
 	AcknowledgeFailed int64 `json:"acknowledgeFailed"`
 	Unacknowledged    int64 `json:"unacknowledged"`
+}
+
+// migration is an online migration between the classic and the consumer
+// protocol.
+type migration struct {
+	Direction   string     `json:"direction"`
+	StartedAt   time.Time  `json:"startedAt"`
+	StartedBy   string     `json:"startedBy"`
+	ConvertedAt *time.Time `json:"convertedAt"`
+	Generation  *int32     `json:"generation"`
+	ConvertedBy string     `json:"convertedBy"`
+	CompletedAt *time.Time `json:"completedAt"`
+	LastMember  string     `json:"lastMember"`
 }
 
 type generation struct {
@@ -104,6 +118,7 @@ type member struct {
 	Assignment   map[string][]int32 `json:"assignment"`
 	Added        map[string][]int32 `json:"added"`
 	Revoked      map[string][]int32 `json:"revoked"`
+	Protocol     string             `json:"protocol"`
 }
 
 type departure struct {
@@ -148,6 +163,7 @@ type consumerMember struct {
 	MemberEpoch  *int32             `json:"memberEpoch"`
 	Assignment   map[string][]int32 `json:"assignment"`
 	Epochs       []epoch            `json:"epochs"`
+	Protocol     string             `json:"protocol"`
 }
 
 type epoch struct {
@@ -285,4 +301,46 @@ func (m *consumerMember) summary() string {
 		fmt.Fprintf(&b, "  epoch %d assignment %v added %v revoked %v\n", e.Epoch, e.Assignment, e.Added, e.Revoked)
 	}
 	return b.String()
+}
+
+// summaryOrNone is summary on one line, or says the member is not in the
+// timeline.
+func (m *consumerMember) summaryOrNone() string {
+	if m == nil {
+		return "not in the timeline"
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(m.summary(), "\n", ";")), " ")
+}
+
+// checkOwnedInEpochs checks a Java consumer's own view of its assignment
+// against the KIP-848 story: what it owned after each assignment callback
+// from after until before (client clock, Unix ms; before 0: no end) is
+// one of its member's epochs.
+func checkOwnedInEpochs(t *testing.T, g *groupReport, clientID string, p *proc, after, before int64) {
+	t.Helper()
+	cm := g.consumerMember(t, clientID)
+	p.mu.Lock()
+	evs := append([]event(nil), p.events...)
+	p.mu.Unlock()
+	checked := 0
+	for _, e := range evs {
+		if e.Name != "assigned" || e.MS < after || (before > 0 && e.MS >= before) {
+			continue
+		}
+		checked++
+		found := false
+		for _, ep := range cm.Epochs {
+			if slices.Equal(all(ep.Assignment), all(e.Owned)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s owned %v after its assignment at %s, which is none of its epochs:\n%s",
+				clientID, all(e.Owned), time.UnixMilli(e.MS).UTC().Format("15:04:05.000"), cm.summary())
+		}
+	}
+	if checked == 0 {
+		t.Errorf("%s printed no assignment to check", clientID)
+	}
 }

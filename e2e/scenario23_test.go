@@ -29,7 +29,7 @@ func TestScenario23(t *testing.T) {
 	}
 	saveAdminPages(t)
 	if r := k.finish(); r != nil {
-		checkKIP848Timeline(t, r, topic, group, moved)
+		checkKIP848Timeline(t, r, topic, group, moved, a, b)
 	}
 	checkNoSecrets(t, []string{pw["alice"], pw["bob"], pw["kproxy"]}, group, topic)
 }

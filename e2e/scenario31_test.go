@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +141,116 @@ func TestScenario31(t *testing.T) {
 	if m := scrape(t, proxyAdmin); m["kproxy_request_frames_total"] == 0 {
 		t.Errorf("kproxy forwarded no request: the proxied run did not go through it")
 	}
-	checkWorkloadProxy(t, k)
+	if r := checkWorkloadProxy(t, k); r != nil {
+		checkKgoAssignments(t, r, proxied)
+	}
+}
+
+// kgoAssigned is the line a franz-go KIP-848 consumer logs (at info) each
+// time it takes an assignment from a ConsumerGroupHeartbeat answer: its
+// own view of what it was assigned.
+var kgoAssigned = regexp.MustCompile(`consumer group (?:initial heartbeat received assignment|heartbeat detected an updated assignment[^;]*); group: (\S+), member_id: (\S+), generation: -?\d+, now_assigned: map\[(.*)\]$`)
+
+// kgoPartitions parses franz-go's now_assigned map: "t1:[0 1] t2:[3]".
+var kgoPartitions = regexp.MustCompile(`(\S+?):\[([0-9 ]*)\]`)
+
+// checkKgoAssignments checks the KIP-848 story against each franz-go
+// consumer's own view of its assignments in the proxied run: every
+// assignment a member logged is one of its epochs in the timeline (by
+// member id, topic names and partitions), no member of a group epoch is
+// "unobserved" (every member's heartbeats went through kproxy), and no
+// member's epoch and assignment is told twice in a row.
+func checkKgoAssignments(t *testing.T, r *report, run *kgoRun) {
+	t.Helper()
+	members := map[string]*consumerMember{}
+	for gi := range r.Groups {
+		g := &r.Groups[gi]
+		for i := range g.ConsumerMembers {
+			members[g.Group+"/"+g.ConsumerMembers[i].MemberID] = &g.ConsumerMembers[i]
+		}
+		for _, gen := range g.Generations {
+			for _, m := range gen.Members {
+				if gen.Mode == "consumer" && m.Status == "unobserved" {
+					t.Errorf("group %s epoch %d: %s is unobserved, though every heartbeat went through kproxy", g.Group, gen.Generation, m.MemberID)
+				}
+			}
+		}
+	}
+	seen, missing := 0, []string{}
+	for _, name := range sortedTests(run) {
+		for _, l := range run.tests[name].output {
+			m := kgoAssigned.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			seen++
+			want := map[string][]int32{}
+			for _, tp := range kgoPartitions.FindAllStringSubmatch(m[3], -1) {
+				ps := []int32{}
+				for _, f := range strings.Fields(tp[2]) {
+					n, _ := strconv.Atoi(f)
+					ps = append(ps, int32(n))
+				}
+				slices.Sort(ps)
+				want[tp[1]] = ps
+			}
+			cm := members[m[1]+"/"+m[2]]
+			found := false
+			if cm != nil {
+				for _, e := range cm.Epochs {
+					if sameAssignment(e.Assignment, want) {
+						found = true
+						break
+					}
+				}
+			}
+			if !found {
+				missing = append(missing, fmt.Sprintf("%s: %s of group %s logged %v; its epochs: %s", name, m[2], m[1], want, cm.summaryOrNone()))
+			}
+		}
+	}
+	t.Logf("franz-go's KIP-848 consumers logged %d assignments through kproxy; %d are not among their epochs in the timeline", seen, len(missing))
+	if seen == 0 {
+		t.Errorf("no franz-go KIP-848 consumer logged an assignment: nothing to check the story against")
+	}
+	for i, s := range missing {
+		if i == 10 {
+			t.Errorf("... and %d more", len(missing)-10)
+			break
+		}
+		t.Errorf("an assignment a client logged is not in the timeline: %s", s)
+	}
+	for key, cm := range members {
+		for i := 1; i < len(cm.Epochs); i++ {
+			a, b := cm.Epochs[i-1], cm.Epochs[i]
+			if a.Epoch == b.Epoch && sameAssignment(a.Assignment, b.Assignment) {
+				t.Errorf("%s: epoch %d assigned %v told twice (%s, %s)", key, b.Epoch, b.Assignment, a.At.Format("15:04:05.000"), b.At.Format("15:04:05.000"))
+			}
+		}
+	}
+}
+
+// sameAssignment compares assignments by topic, ignoring empty topics.
+func sameAssignment(a, b map[string][]int32) bool {
+	nonEmpty := func(m map[string][]int32) map[string][]int32 {
+		out := map[string][]int32{}
+		for k, v := range m {
+			if len(v) > 0 {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	a, b = nonEmpty(a), nonEmpty(b)
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // cell is a test's outcome and duration for the table.

@@ -19,9 +19,9 @@ func TestScenario4(t *testing.T) {
 	k := startKproxy(t, true)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 400)
-	_, _, moved := kip848Clients(t, bs, topic, group, nil, nil, 0)
+	a, b, moved := kip848Clients(t, bs, topic, group, nil, nil, 0)
 	if r := k.finish(); r != nil {
-		checkKIP848Timeline(t, r, topic, group, moved)
+		checkKIP848Timeline(t, r, topic, group, moved, a, b)
 	}
 }
 
@@ -65,8 +65,9 @@ func kip848Clients(t *testing.T, bs, topic, group string, envA, envB []string, h
 }
 
 // checkKIP848Timeline checks scenario 4's story in the timeline: moved
-// went from A to B.
-func checkKIP848Timeline(t *testing.T, r *report, topic, group string, moved []string) {
+// went from A to B, and what each client printed it owned after each
+// assignment is one of its epochs.
+func checkKIP848Timeline(t *testing.T, r *report, topic, group string, moved []string, a, b *proc) {
 	t.Helper()
 	g := r.group(t, group)
 	if g.GroupProtocol != "consumer" {
@@ -93,4 +94,6 @@ func checkKIP848Timeline(t *testing.T, r *report, topic, group string, moved []s
 			t.Errorf("%s subscribed to %v; want [%s]", m.ClientID, m.Subscription, topic)
 		}
 	}
+	checkOwnedInEpochs(t, g, "java-A", a, 0, 0)
+	checkOwnedInEpochs(t, g, "java-B", b, 0, 0)
 }

@@ -127,10 +127,10 @@ func logCounters(t *testing.T, what string) map[string]float64 {
 // (workloadCounters), stops it, requires its journal to replay to the
 // report it wrote live, and that report to tell each of groups. A nil kproxy
 // (E2E_MODE=direct) has nothing to check.
-func checkWorkloadProxy(t *testing.T, k *kproxy, groups ...string) {
+func checkWorkloadProxy(t *testing.T, k *kproxy, groups ...string) *report {
 	t.Helper()
 	if k == nil {
-		return
+		return nil
 	}
 	m := logCounters(t, "kproxy counted")
 	if m == nil {
@@ -143,11 +143,12 @@ func checkWorkloadProxy(t *testing.T, k *kproxy, groups ...string) {
 	}
 	r := k.finish()
 	if r == nil {
-		return
+		return nil
 	}
 	for _, g := range groups {
 		r.group(t, g)
 	}
+	return r
 }
 
 // rec is a record as a workload or the broker tells it.

@@ -29,12 +29,55 @@ var routineAPIs = map[int16]bool{
 // routineConsumerHeartbeat reports whether a KIP-848 ConsumerGroupHeartbeat
 // changed nothing, the consumer protocol's form of a Heartbeat (sent every
 // heartbeat interval): answered without error at the member epoch it
-// sent, with no new assignment, and no subscription or assignor change
-// asked. A join, a leave, a new epoch or assignment is logged at info.
+// sent, and with no new assignment. A response carries the assignment
+// when it changed, and also on every full request (KIP-848: one naming
+// the subscription and the owned partitions), which clients send when
+// they own nothing (franz-go) or after an error; such an assignment equal
+// to the partitions the request said the member owns is no change. The
+// subscription and assignor a full request repeats are not compared: a
+// change of either that moves partitions shows in the response's epoch or
+// assignment, and the timeline tells it. A join, a leave, a new epoch or
+// assignment is logged at info.
 func routineConsumerHeartbeat(e *decode.Event) bool {
 	h := e.ConsumerGroupHeartbeat
 	return h != nil && e.Responded() && h.ErrorCode == 0 && h.MemberEpoch > 0 && h.AssignedEpoch == h.MemberEpoch &&
-		h.Assignment == nil && h.SubscribedTopicNames == nil && h.SubscribedTopicRegex == nil && h.ServerAssignor == nil
+		(h.Assignment == nil || (h.OwnedPartitions != nil && samePartitions(h.Assignment, h.OwnedPartitions)))
+}
+
+// samePartitions reports whether a and b name the same partitions, in
+// whatever order.
+func samePartitions(a, b []decode.TopicIDPartitions) bool {
+	count := func(tps []decode.TopicIDPartitions) map[[16]byte]map[int32]bool {
+		m := map[[16]byte]map[int32]bool{}
+		for _, tp := range tps {
+			if len(tp.Partitions) == 0 {
+				continue
+			}
+			if m[tp.TopicID] == nil {
+				m[tp.TopicID] = map[int32]bool{}
+			}
+			for _, p := range tp.Partitions {
+				m[tp.TopicID][p] = true
+			}
+		}
+		return m
+	}
+	ma, mb := count(a), count(b)
+	if len(ma) != len(mb) {
+		return false
+	}
+	for id, ps := range ma {
+		qs := mb[id]
+		if len(ps) != len(qs) {
+			return false
+		}
+		for p := range ps {
+			if !qs[p] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // routineShareHeartbeat is routineConsumerHeartbeat for a KIP-932

@@ -42,6 +42,14 @@ func TestEventLogLevel(t *testing.T) {
 		{"KIP-848 heartbeat, no response", decode.Event{APIKey: 68, ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3}}, zapcore.InfoLevel},
 		{"KIP-848 heartbeat, new epoch", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 4}}, zapcore.InfoLevel},
 		{"KIP-848 heartbeat, new assignment", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, Assignment: []decode.TopicIDPartitions{}}}, zapcore.InfoLevel},
+		{"KIP-848 full heartbeat of a member owning nothing", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3,
+			SubscribedTopicNames: []string{"t"}, ServerAssignor: ptr("uniform"), OwnedPartitions: []decode.TopicIDPartitions{}, Assignment: []decode.TopicIDPartitions{}}}, zapcore.DebugLevel},
+		{"KIP-848 full heartbeat, assignment as owned", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3,
+			SubscribedTopicNames: []string{"t"}, OwnedPartitions: idParts(1, 0, 2), Assignment: idParts(1, 2, 0)}}, zapcore.DebugLevel},
+		{"KIP-848 full heartbeat, assignment moved", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3,
+			SubscribedTopicNames: []string{"t"}, OwnedPartitions: idParts(1, 0, 2), Assignment: idParts(1, 0)}}, zapcore.InfoLevel},
+		{"KIP-848 full heartbeat, topic moved", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3,
+			SubscribedTopicNames: []string{"t"}, OwnedPartitions: idParts(1, 0), Assignment: idParts(2, 0)}}, zapcore.InfoLevel},
 		{"KIP-848 heartbeat, fenced", decode.Event{APIKey: 68, RespondedAt: time.Unix(1, 0), ConsumerGroupHeartbeat: &decode.ConsumerGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3, ErrorCode: 110}}, zapcore.InfoLevel},
 		{"transactional commit", decode.Event{APIKey: 28, TxnOffsetCommit: &decode.TxnOffsetCommit{}}, zapcore.DebugLevel},
 		{"streams heartbeat, nothing changed", decode.Event{APIKey: 88, RespondedAt: time.Unix(1, 0), StreamsGroupHeartbeat: &decode.StreamsGroupHeartbeat{MemberEpoch: 3, AssignedEpoch: 3}}, zapcore.DebugLevel},
@@ -70,6 +78,13 @@ func TestEventLogLevel(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// idParts is partitions ps of the topic whose id starts with b.
+func idParts(b byte, ps ...int32) []decode.TopicIDPartitions {
+	return []decode.TopicIDPartitions{{TopicID: [16]byte{b}, Partitions: ps}}
 }
 
 // TestInfoLogsNoHeartbeat: at info, a pipeline fed healthy heartbeats logs

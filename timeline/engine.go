@@ -122,6 +122,8 @@ func (e *Engine) add(ev *decode.Event) {
 	switch {
 	case ev.FindCoordinator != nil:
 		g.findCoordinator(ev)
+	case g.mixed(ev):
+		g.mixedExchange(ev)
 	case ev.JoinGroup != nil:
 		g.joinGroup(ev)
 	case ev.SyncGroup != nil:
@@ -151,6 +153,20 @@ func (e *Engine) add(ev *decode.Event) {
 		e.quiet[g.index] = time.Time{} // the event may have changed what a sweep finds
 	}
 	e.maybeSweep()
+}
+
+// mixed reports whether ev is a classic member's exchange in a consumer
+// group (migration.go), first telling a JoinGroup that turns a consumer
+// group with no member into a classic group.
+func (g *group) mixed(ev *decode.Event) bool {
+	if g.consumer == nil || g.consumer.share != nil || (ev.JoinGroup == nil && ev.SyncGroup == nil && ev.Heartbeat == nil && ev.LeaveGroup == nil) {
+		return false
+	}
+	if jg := ev.JoinGroup; jg != nil && ev.Responded() && (jg.ErrorCode == 0 || jg.ErrorCode == errMemberIDRequired) && g.emptyConsumerGroup() {
+		g.downgradeEmpty(ev)
+		return false
+	}
+	return true
 }
 
 func (e *Engine) advance(t time.Time) {

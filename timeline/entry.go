@@ -43,6 +43,7 @@ const (
 	KindIncomplete       Kind = "incomplete"        // the input ended before a rebalance finished
 	KindGroupEmpty       Kind = "group_empty"       // the last member left
 	KindRecreated        Kind = "recreated"         // the generation went back: a new history of the group starts
+	KindMigration        Kind = "migration"         // an online migration between the classic and the consumer protocol
 )
 
 // subKinds are printed indented under the rebalance they belong to.

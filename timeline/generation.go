@@ -143,6 +143,9 @@ type member struct {
 	awaited bool
 	synced  bool
 	epoch   int32 // KIP-848 member epoch
+	// protocol is the member's protocol (ProtocolClassic, ...) in a
+	// consumer or share group's epoch; "" in a classic generation.
+	protocol string
 
 	joinAt     time.Time // arrival of its first JoinGroup attempt
 	joinRespAt time.Time

@@ -42,7 +42,11 @@ type group struct {
 	storm    stormState
 	consumer *consumerGroup
 	streams  *streamsState // KIP-1071 streams group (streams.go); nil for others
-	notes    []unknown
+	// pastConsumer keeps the consumer group's members after an online
+	// downgrade made it a classic group (migration.go); nil otherwise.
+	pastConsumer *consumerGroup
+	migrations   []*migration // online conversions between the protocols, in order
+	notes        []unknown
 	// blind is set while exchanges of the group are known to be missing
 	// (Engine.Blind): no session timeout is inferred.
 	blind bool

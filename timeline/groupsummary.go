@@ -30,11 +30,22 @@ type GroupSummary struct {
 	SuspectCommits     int     `json:"suspectCommits"`     // suspect committed partitions in the generations kept
 	FailedCommits      int     `json:"failedCommits"`      // failed commits during revocation in the generations kept
 	LastSeen           string  `json:"lastSeen"`           // the group's last response seen
+	// MemberProtocols counts the latest generation's members by their
+	// protocol ("classic", "consumer", "share"): both during an online
+	// migration; empty without a generation.
+	MemberProtocols map[string]int `json:"memberProtocols"`
+	// Migration is the direction ("upgrade" or "downgrade") of an online
+	// migration under way at LastSeen; "" if none.
+	Migration string `json:"migration"`
 }
 
 // Summarize is g at a glance.
 func Summarize(g *GroupReport) GroupSummary {
-	s := GroupSummary{Group: g.Group, GroupProtocol: g.GroupProtocol, State: "unknown", LastSeen: g.LastSeen}
+	s := GroupSummary{Group: g.Group, GroupProtocol: g.GroupProtocol, State: "unknown", LastSeen: g.LastSeen,
+		MemberProtocols: map[string]int{}}
+	if n := len(g.Migrations); n > 0 && g.Migrations[n-1].CompletedAt == nil {
+		s.Migration = g.Migrations[n-1].Direction
+	}
 	last, lastErr := time.Parse(time.RFC3339Nano, g.LastSeen)
 	for i := range g.Generations {
 		gen := &g.Generations[i]
@@ -54,6 +65,9 @@ func Summarize(g *GroupReport) GroupSummary {
 	if n := len(g.Generations); n > 0 {
 		gen := &g.Generations[n-1]
 		s.State, s.Generation, s.Members, s.Assignor = gen.Status, gen.Generation, len(gen.Members), gen.Protocol
+		for _, m := range gen.Members {
+			s.MemberProtocols[m.Protocol]++
+		}
 	}
 	if p := g.PendingRebalance; p != nil {
 		s.State = "rebalancing"

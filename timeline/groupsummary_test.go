@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // seedReport is the seed scenario's report, the golden file.
@@ -46,24 +48,37 @@ func TestSummarize(t *testing.T) {
 	pending := seed
 	pending.PendingRebalance = &PendingReport{Generation: 3, StartedAt: seed.Generations[1].StableAt,
 		Trigger: TriggerReport{Kind: "member_left"}}
+	classic2 := map[string]int{"classic": 2}
+	// upgradeScript until A-1 left: B-1 is still a classic member.
+	var evs []decode.Event
+	for _, ev := range upgradeScript().events() {
+		if ev.At.Before(sec(25)) {
+			evs = append(evs, ev)
+		}
+	}
+	_, r, _ := run(t, Config{}, evs, -1)
+	upgrading := r.Groups[0]
 	tests := []struct {
 		name string
 		g    GroupReport
 		want GroupSummary
 	}{
-		{"the seed", seed, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range", State: "stable",
+		{"the seed", seed, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", MemberProtocols: classic2, Assignor: "range", State: "stable",
 			Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StartedAt, LastTrigger: "member_joined",
 			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
-		{"a rebalance under way", pending, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", Assignor: "range",
+		{"a rebalance under way", pending, GroupSummary{Group: "test_group_1", GroupProtocol: "classic", MemberProtocols: classic2, Assignor: "range",
 			State: "rebalancing", Generation: 2, Members: 2, LastRebalance: seed.Generations[1].StableAt, LastTrigger: "member_left",
 			RebalancesLastHour: 2, LastSeen: seed.LastSeen}},
-		{"nothing seen yet", GroupReport{Group: "g"}, GroupSummary{Group: "g", State: "unknown"}},
+		{"nothing seen yet", GroupReport{Group: "g"}, GroupSummary{Group: "g", MemberProtocols: map[string]int{}, State: "unknown"}},
+		{"an upgrade under way", upgrading, GroupSummary{Group: "up", GroupProtocol: "consumer", MemberProtocols: map[string]int{"classic": 1, "consumer": 1},
+			Migration: "upgrade", State: "syncing", Generation: 3, Members: 2, Assignor: "range", LastRebalance: upgrading.Generations[2].StartedAt,
+			LastTrigger: "member_left", RebalancesLastHour: 3, LastSeen: upgrading.LastSeen}},
 		// A's epoch 7 is the group's: stable as described, and stable
 		// from the member epochs without the describe.
-		{"a streams group", streams, GroupSummary{Group: "streams", GroupProtocol: "streams", Assignor: "sticky", State: "stable",
+		{"a streams group", streams, GroupSummary{Group: "streams", GroupProtocol: "streams", MemberProtocols: map[string]int{}, Assignor: "sticky", State: "stable",
 			Generation: 7, Members: 1, LastRebalance: &streams.Streams.Epochs[6].At, LastTrigger: "member_left",
 			RebalancesLastHour: 7, LastSeen: streams.LastSeen}},
-		{"a streams group never described", undescribed, GroupSummary{Group: "streams", GroupProtocol: "streams", Assignor: "sticky", State: "stable",
+		{"a streams group never described", undescribed, GroupSummary{Group: "streams", GroupProtocol: "streams", MemberProtocols: map[string]int{}, Assignor: "sticky", State: "stable",
 			Generation: 7, Members: 1, LastRebalance: &streams.Streams.Epochs[6].At, LastTrigger: "member_left",
 			RebalancesLastHour: 7, LastSeen: streams.LastSeen}},
 	}

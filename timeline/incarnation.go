@@ -24,19 +24,25 @@ import (
 // one with the same leader).
 //
 // KIP-848: a member joining (member epoch 0) answered with an epoch below
-// the group epoch seen: a joining member gets the group epoch its joining
-// bumped, never an older one.
+// the group epoch seen, though it sent its join after the response that
+// showed that epoch: a joining member gets the group epoch its joining
+// bumped, never an older one. A join sent before that response may
+// complete after it (exchanges of different connections complete in any
+// order) with the older epoch it started.
 func (g *group) recreated(ev *decode.Event) (bool, int32) {
 	if h := ev.ConsumerGroupHeartbeat; h != nil {
 		cg := g.consumer
-		return cg != nil && ev.Responded() && h.ErrorCode == 0 && h.MemberEpoch == 0 &&
-			h.AssignedEpoch > 0 && h.AssignedEpoch < cg.epoch, h.AssignedEpoch
+		if cg == nil || !ev.Responded() || h.ErrorCode != 0 || h.MemberEpoch != 0 || h.AssignedEpoch <= 0 || h.AssignedEpoch >= cg.epoch {
+			return false, 0
+		}
+		latest := g.latest()
+		return latest == nil || latest.num != cg.epoch || ev.At.After(latest.joinEnd), h.AssignedEpoch
 	}
 	if h := ev.StreamsGroupHeartbeat; h != nil {
 		return g.streams != nil && g.streams.recreatedBy(ev), h.AssignedEpoch
 	}
-	if ev.JoinGroup == nil {
-		return false, 0
+	if ev.JoinGroup == nil || g.consumer != nil {
+		return false, 0 // a classic member of a consumer group joins at its member epoch
 	}
 	return g.classicRecreated(ev), ev.JoinGroup.Generation
 }

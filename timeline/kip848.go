@@ -21,6 +21,10 @@ import (
 type consumerGroup struct {
 	members map[string]*cmember
 	epoch   int32 // the highest member epoch seen: the group epoch as far as the wire shows
+	// epochHeardAt is the last response that showed a member at epoch
+	// with nothing moving: the broker's group epoch was still epoch then
+	// (see silenceReason).
+	epochHeardAt time.Time
 	// share is a KIP-932 share group's records (share.go); nil for a
 	// consumer group. A share group's membership is told as a consumer
 	// group's, without revocations.
@@ -50,6 +54,16 @@ type cmember struct {
 	active, everActive                         bool
 	steps                                      []epochStep
 	fences                                     []fence
+	// protocol is ProtocolClassic for a classic member of a consumer
+	// group (migration.go); "" for a member of the group's own protocol
+	// (see proto).
+	protocol string
+	// timedOut is set when the member went silent and a new group epoch
+	// showed the broker had removed it (kip848_session.go); expiry says
+	// why, expiredAt when it was inferred.
+	timedOut  bool
+	expiry    string
+	expiredAt time.Time
 }
 
 type epochStep struct {
@@ -102,6 +116,10 @@ func (t topicNames) named(p partitions) partitions {
 }
 
 func (g *group) consumerState() *consumerGroup {
+	if g.consumer == nil && g.pastConsumer != nil {
+		g.consumer, g.pastConsumer = g.pastConsumer, nil // upgraded again after a downgrade
+		g.consumerProtocol = true
+	}
 	if g.consumer == nil {
 		g.consumer = &consumerGroup{members: map[string]*cmember{}}
 		g.consumerProtocol = true
@@ -113,6 +131,14 @@ func (g *group) consumerState() *consumerGroup {
 // consumerHeartbeat handles a ConsumerGroupHeartbeat exchange.
 func (g *group) consumerHeartbeat(ev *decode.Event) {
 	h := ev.ConsumerGroupHeartbeat
+	upgrading := g.classicHistory()
+	if upgrading && (!ev.Responded() || h.ErrorCode != 0 || h.MemberEpoch != 0) {
+		// The broker converts a classic group on a join it accepts.
+		if ev.Responded() && h.ErrorCode != 0 {
+			g.requestError(ev, decode.APIName(ev.APIKey), h.MemberID, h.ErrorCode)
+		}
+		return
+	}
 	cg := g.consumerState()
 	id := h.MemberID
 	if h.AssignedMemberID != "" {
@@ -125,6 +151,10 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 	if cm == nil {
 		cm = &cmember{id: id}
 		cg.members[id] = cm
+	}
+	cm.protocol = "" // a classic member that came back with the consumer protocol
+	if upgrading {
+		g.startUpgrade(ev, id)
 	}
 	if ev.ClientID != "" {
 		cm.clientID = ev.ClientID
@@ -153,6 +183,11 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 			if cm.everActive {
 				c.kind = TriggerMemberRejoined
 			}
+			// A join is a cause of the next epoch even when answered at
+			// an epoch already shown: a broker that computes target
+			// assignments in batches (Kafka 4's
+			// group.consumer.assignment.interval.ms, 1 s by default)
+			// answers a join at the current epoch and bumps it later.
 			g.addCause(c)
 		}
 	case h.MemberEpoch < 0:
@@ -183,6 +218,12 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 		g.consumerError(ev, cm, c)
 		return
 	}
+	if cm.timedOut {
+		if h.MemberEpoch > 0 {
+			g.consumerHeardAgain(cm, ev.At)
+		}
+		cm.timedOut, cm.expiry = false, ""
+	}
 	cm.lastAt, cm.active, cm.everActive = ev.At, true, true
 	if h.HeartbeatInterval > 0 {
 		cm.interval = h.HeartbeatInterval
@@ -191,35 +232,61 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 		cg.epoch = h.AssignedEpoch
 		g.formEpoch(h.AssignedEpoch, ev)
 	}
-	g.consumerStep(ev, cm)
+	moved := g.consumerStep(ev, cm)
+	if h.AssignedEpoch == cg.epoch && !moved {
+		cg.epochHeardAt = ev.RespondedAt
+	}
 }
 
-// consumerStep records a member's new epoch or assignment.
-func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
+// consumerStep records a member's new epoch or assignment, and reports
+// whether partitions moved.
+func (g *group) consumerStep(ev *decode.Event, cm *cmember) (moved bool) {
 	h := ev.ConsumerGroupHeartbeat
+	var assigned partitions
+	if h.Assignment != nil {
+		assigned = keyed(h.Assignment)
+	}
+	return g.memberStep(ev, cm, h.AssignedEpoch, assigned)
+}
+
+// memberStep records that the broker answered member cm at epoch with
+// assigned (nil: unchanged), and reports whether partitions moved: a
+// KIP-848 heartbeat's answer, or a classic member's SyncGroup answer in a
+// consumer group (migration.go). A consumer-protocol member revokes what
+// it loses before its epoch advances; a classic member revoked before it
+// rejoined.
+func (g *group) memberStep(ev *decode.Event, cm *cmember, epoch int32, assigned partitions) (moved bool) {
 	gen := g.latest()
 	if gen == nil {
-		return
+		return false
 	}
+	revokes := g.consumer.share == nil && cm.protocol != ProtocolClassic
 	old := cm.epoch
 	added, revoked := partitions{}, partitions{}
-	if h.Assignment != nil {
-		na := keyed(h.Assignment)
+	if assigned != nil {
+		na := assigned
 		prev := cm.assigned
 		if prev == nil {
 			prev = partitions{}
 		}
 		added, revoked, _ = diff(prev, na)
 		cm.assigned = na
-		if revoked.count() > 0 && g.consumer.share == nil {
+		if revoked.count() > 0 && revokes {
 			cm.revoking = union([]partitions{cm.revoking, revoked})
 		}
 	}
-	cm.epoch = h.AssignedEpoch
+	cm.epoch = epoch
 	if cm.epoch > old {
 		cm.revoking = nil // a member epoch advances only once revocations are done
 	}
-	gm := gen.member(cm.id)
+	gm := gen.members[cm.id]
+	if gm == nil {
+		// Active since the epoch formed: its first heartbeat's exchange
+		// completed after the one that showed the epoch.
+		gm = gen.member(cm.id)
+		gm.status = consumerStatus(gen.prev, cm.id)
+		gen.joined++
+	}
 	g.fillConsumerMember(gm, cm)
 	if cm.epoch == gen.num && gm.reachedAt.IsZero() {
 		gm.reachedAt = ev.RespondedAt
@@ -232,27 +299,40 @@ func (g *group) consumerStep(ev *decode.Event, cm *cmember) {
 		if old != cm.epoch {
 			text = fmt.Sprintf("%s epoch %d→%d", cm.id, old, cm.epoch)
 		}
-		if h.Assignment != nil {
+		if assigned != nil {
 			text += " assigned " + orNone(g.e.topics.named(cm.assigned))
 		}
 		if added.count() > 0 {
 			text += " (+" + g.e.topics.named(added).String() + ")"
 		}
 		switch {
-		case revoked.count() > 0 && g.consumer.share != nil:
-			text += " (-" + g.e.topics.named(revoked).String() + ")" // a share member has nothing to revoke
+		case revoked.count() > 0 && !revokes:
+			text += " (-" + g.e.topics.named(revoked).String() + ")" // a share member has nothing to revoke; a classic one revoked already
 		case revoked.count() > 0:
 			text += " (-" + g.e.topics.named(revoked).String() + ", revoking)"
 		}
 		g.emit(ev.RespondedAt, KindEpoch, gen.num, cm.id, text, map[string]any{"member_epoch": cm.epoch, "previous_epoch": old})
-		if revoked.count() > 0 && g.consumer.share == nil && gen.phase == phaseStable && g.next == nil {
+		if revoked.count() > 0 && revokes && gen.phase == phaseStable && g.next == nil {
 			g.detect(ev.At, true) // a revocation without a new epoch: the target moved
 		}
 	}
 	g.checkReconciled(gen, ev.RespondedAt)
+	return added.count()+revoked.count() > 0
+}
+
+// proto is the protocol cm uses in cg.
+func (cm *cmember) proto(cg *consumerGroup) string {
+	switch {
+	case cm.protocol != "":
+		return cm.protocol
+	case cg.share != nil:
+		return ProtocolShare
+	}
+	return ProtocolConsumer
 }
 
 func (g *group) fillConsumerMember(gm *member, cm *cmember) {
+	gm.protocol = cm.proto(g.consumer)
 	gm.instanceID, gm.clientID, gm.clientAddr, gm.rack = cm.instanceID, cm.clientID, cm.clientAddr, cm.rack
 	gm.subscription = cm.subscription
 	gm.assignment = cm.assigned.clone()
@@ -269,17 +349,36 @@ func (g *group) consumerLeave(ev *decode.Event, cm *cmember, c cause) {
 	if ev.ConsumerGroupHeartbeat.MemberEpoch == -2 {
 		how = "left temporarily (static member: its partitions wait for it until its session times out)"
 	}
-	cm.active, cm.leftAt = false, ev.At
+	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	g.memberLeft(ev.At, cm, how, c, ev.ConsumerGroupHeartbeat.MemberEpoch)
+}
+
+// memberLeft tells member cm leaving the consumer group at at (how: "left"
+// or a static member's temporary leave), c the cause it is of the next
+// epoch; leaveEpoch is the member epoch its request sent (-1 or -2; -1
+// for a classic member's LeaveGroup).
+func (g *group) memberLeft(at time.Time, cm *cmember, how string, c cause, leaveEpoch int32) {
+	cm.active, cm.leftAt = false, at
 	owning := "owning"
 	if g.consumer.share != nil {
 		owning = "assigned" // share members acquire records, not partitions
 	}
-	g.emit(ev.At, KindMemberLeft, g.consumer.epoch, cm.id, fmt.Sprintf("%s %s at epoch %d, %s %s",
-		cm.id, how, cm.epoch, owning, orNone(g.e.topics.named(cm.assigned))), map[string]any{"member_epoch": ev.ConsumerGroupHeartbeat.MemberEpoch})
-	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	text := fmt.Sprintf("%s %s at epoch %d, %s %s", cm.id, how, cm.epoch, owning, orNone(g.e.topics.named(cm.assigned)))
+	if c.reason != "" {
+		text += fmt.Sprintf(": %q", c.reason)
+	}
+	fields := map[string]any{"member_epoch": leaveEpoch}
+	if c.reason != "" {
+		fields["reason"] = c.reason
+	}
+	g.emit(at, KindMemberLeft, g.consumer.epoch, cm.id, text, fields)
+	defer g.checkMigration(at, cm.id)
+	if g.lateCause(c, g.consumer.epoch) {
+		return
+	}
 	g.addCause(c)
 	if latest := g.latest(); latest != nil && latest.phase == phaseStable {
-		g.detect(ev.At, false)
+		g.detect(at, false)
 	}
 }
 
@@ -288,20 +387,27 @@ func (g *group) consumerError(ev *decode.Event, cm *cmember, c cause) {
 	h := ev.ConsumerGroupHeartbeat
 	switch h.ErrorCode {
 	case errFencedMemberEpoch, errStaleMemberEpoch, errUnknownMemberID:
-		if !cm.active && len(cm.fences) > 0 {
+		if !cm.active && len(cm.fences) > 0 && !cm.fences[len(cm.fences)-1].at.Before(cm.expiredAt) {
 			return
 		}
 		name := errorName(h.ErrorCode)
 		cm.fences = append(cm.fences, fence{at: ev.At, epoch: h.MemberEpoch, err: name})
 		lost := cm.assigned
 		cm.active, cm.assigned, cm.revoking = false, nil, nil
+		why := "it must rejoin with epoch 0 and loses " + orNone(g.e.topics.named(lost))
+		if cm.timedOut {
+			why = "its session had timed out: it must rejoin with epoch 0"
+		}
 		g.e.emit(Entry{At: ev.At, Group: g.id, Kind: KindFenced, Generation: g.consumer.epoch, Member: cm.id,
-			Text: fmt.Sprintf("%s fenced: %s at epoch %d; it must rejoin with epoch 0 and loses %s",
-				cm.id, name, h.MemberEpoch, orNone(g.e.topics.named(lost))),
+			Text:    fmt.Sprintf("%s fenced: %s at epoch %d; %s", cm.id, name, h.MemberEpoch, why),
 			Fields:  map[string]any{"api": "ConsumerGroupHeartbeat", "error": name, "member_epoch": h.MemberEpoch},
 			Failure: &FailureFacts{API: "ConsumerGroupHeartbeat", Error: name}})
+		if cm.timedOut {
+			return // the broker removed it already: that started the epoch
+		}
 		c.trigger = trigger{kind: TriggerMemberFenced, member: cm.id, at: ev.At, reason: name}
 		g.addCause(c)
+		defer g.checkMigration(ev.At, cm.id)
 		if latest := g.latest(); latest != nil && latest.phase == phaseStable {
 			g.detect(ev.At, false)
 		}
@@ -322,6 +428,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 		latest.phase = phaseSuperseded
 	}
 	cg := g.consumer
+	g.consumerTimeouts(ev)
 	gen.num, gen.phase, gen.prev, gen.mode = epoch, phaseSyncing, latest, cg.mode()
 	gen.protocolType, gen.joinEnd, gen.listSeen = g.protocolType, ev.RespondedAt, true
 	for _, id := range sortedKeys(cg.members) {
@@ -334,10 +441,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 		}
 		gm := gen.member(id)
 		g.fillConsumerMember(gm, cm)
-		gm.status = "member"
-		if latest == nil || latest.members[id] == nil {
-			gm.status = "joined"
-		}
+		gm.status = consumerStatus(latest, id)
 		gen.joined++
 	}
 	gen.trigger, gen.startBound = g.consumerTrigger(gen, ev)
@@ -354,6 +458,8 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 				case len(cm.fences) > 0 && !cm.fences[len(cm.fences)-1].at.Before(latest.joinEnd):
 					f := cm.fences[len(cm.fences)-1]
 					d.how, d.at, d.reason = DepartFenced, f.at, f.err
+				case cm.timedOut:
+					d.how, d.at, d.reason = DepartSessionTimeout, cm.expiredAt, cm.expiry
 				case !cm.leftAt.IsZero():
 					d.how, d.at = DepartLeft, cm.leftAt
 				}
@@ -367,6 +473,41 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 	g.tellTrigger(gen, "group epoch")
 	g.attachRecent(gen)
 	g.countRebalance(gen)
+}
+
+// consumerStatus is the status of member id in a group epoch whose
+// previous epoch is prev (nil if none): "member" if it was in it, else
+// "joined".
+func consumerStatus(prev *generation, id string) string {
+	if prev != nil && prev.members[id] != nil {
+		return "member"
+	}
+	return "joined"
+}
+
+// lateCause makes c the cause of the latest group epoch, numbered epoch,
+// when c's request came before the response that showed the epoch (and
+// after the one that showed the epoch before), and that epoch's cause was
+// not observed or came after c (see consumerTrigger: the earliest cause):
+// exchanges of different connections complete in any order, so a leaving
+// member's answer may complete after another member's answer at the epoch
+// its leaving started. It reports whether c was taken. Joins are not
+// taken so (see consumerHeartbeat): a join answered at an epoch already
+// shown more often starts the next one.
+func (g *group) lateCause(c cause, epoch int32) bool {
+	gen := g.latest()
+	if gen == nil || gen.num != epoch || !epochMode(gen.mode) || !c.at.Before(gen.joinEnd) {
+		return false
+	}
+	if gen.trigger.kind != TriggerUnknown && !better(c.trigger, gen.trigger) {
+		return false
+	}
+	if p := gen.prev; p != nil && !c.at.After(p.joinEnd) {
+		return false
+	}
+	gen.trigger, gen.startBound, gen.start = c.trigger, false, c.at
+	g.tellTrigger(gen, "group epoch")
+	return true
 }
 
 // consumerTrigger is the earliest cause since the previous epoch.
@@ -465,7 +606,7 @@ func (g *group) consumerOwner(t string, p int32) string {
 func (g *group) closeConsumer(at time.Time) {
 	for _, id := range sortedKeys(g.consumer.members) {
 		cm := g.consumer.members[id]
-		if !cm.active || cm.interval <= 0 || at.Sub(cm.lastAt) <= 3*cm.interval {
+		if !cm.silent(at) {
 			continue
 		}
 		protocol := "the consumer protocol's"

@@ -74,7 +74,7 @@ func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
 	end()
 	for _, gen := range g.Generations {
 		label := "gen"
-		if g.GroupProtocol == "consumer" || g.GroupProtocol == "share" {
+		if epochMode(gen.Mode) {
 			label = "group epoch"
 		}
 		f("  %s %d %s", label, gen.Generation, gen.Status)
@@ -107,8 +107,16 @@ func writeGroupText(w *bufio.Writer, g GroupReport, loc *time.Location) {
 			countsText(s.Triggers), listNames(s.Members, 10), state)
 		end()
 	}
+	for _, m := range g.Migrations {
+		f("  %s", migrationLine(m, loc))
+		end()
+	}
 	for _, cm := range g.ConsumerMembers {
-		f("  member %s epoch %d %s", cm.MemberID, cm.MemberEpoch, partsText(cm.Assignment))
+		f("  member %s", cm.MemberID)
+		if cm.Protocol == ProtocolClassic {
+			f(" (classic protocol)")
+		}
+		f(" epoch %d %s", cm.MemberEpoch, partsText(cm.Assignment))
 		if !cm.Active {
 			f(" (inactive)")
 		}
@@ -285,6 +293,9 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 	if m.Status != "" {
 		b.WriteString(" [" + m.Status + "]")
 	}
+	if epochMode(gen.Mode) && m.Protocol == ProtocolClassic {
+		b.WriteString(" classic protocol") // a classic member of a consumer group (online migration)
+	}
 	if m.InstanceID != "" {
 		b.WriteString(" instance " + m.InstanceID)
 	}
@@ -457,4 +468,29 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// migrationLine is the text report's line for an online migration.
+func migrationLine(m MigrationReport, loc *time.Location) string {
+	var b strings.Builder
+	switch m.Direction {
+	case MigrationUpgrade:
+		b.WriteString("online upgrade to the consumer protocol")
+	default:
+		b.WriteString("online downgrade to the classic protocol")
+	}
+	fmt.Fprintf(&b, ": started %s by %s", clockOf(&m.StartedAt, loc), m.StartedBy)
+	if m.ConvertedAt != nil && m.Generation != nil {
+		fmt.Fprintf(&b, ", group type changed %s at generation %d (%s)", clockOf(m.ConvertedAt, loc), *m.Generation, m.ConvertedBy)
+	}
+	switch {
+	case m.CompletedAt == nil:
+		b.WriteString(", under way at the end of input")
+	case m.LastMember != "":
+		fmt.Fprintf(&b, ", complete %s (last %s member %s gone)", clockOf(m.CompletedAt, loc),
+			map[string]string{MigrationUpgrade: "classic", MigrationDowngrade: "consumer-protocol"}[m.Direction], m.LastMember)
+	default:
+		fmt.Fprintf(&b, ", complete %s", clockOf(m.CompletedAt, loc))
+	}
+	return b.String()
 }

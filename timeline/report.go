@@ -33,6 +33,25 @@ type GroupReport struct {
 	Unknown          []UnknownReport        `json:"unknown"`          // what kproxy could not see about the group as a whole
 	Share            *ShareReport           `json:"share"`            // KIP-932: the share group's records; null for other groups
 	Streams          *StreamsReport         `json:"streams"`          // KIP-1071: the streams group's epochs, members and tasks; null for other groups
+	Migrations       []MigrationReport      `json:"migrations"`       // online migrations between the classic and the consumer protocol, in order
+}
+
+// MigrationReport is one online migration of a group between the classic
+// protocol and KIP-848's consumer protocol (see migration.go).
+type MigrationReport struct {
+	Direction string `json:"direction"` // "upgrade" (classic to consumer) or "downgrade" (consumer to classic)
+	StartedAt string `json:"startedAt"` // the first member of the new protocol joined
+	StartedBy string `json:"startedBy"` // that member
+	// ConvertedAt is when the group changed type: an upgrade at the first
+	// consumer-protocol join, a downgrade when its last consumer-protocol
+	// member was gone; null while a downgrade waits for it.
+	ConvertedAt *string `json:"convertedAt"`
+	Generation  *int32  `json:"generation"`  // the generation (group epoch) the group was at when it changed type; null while not converted
+	ConvertedBy string  `json:"convertedBy"` // the member whose join (upgrade) or departure (downgrade) converted it; "" while not converted
+	// CompletedAt is when no member of the old protocol remained; null
+	// while some do.
+	CompletedAt *string `json:"completedAt"`
+	LastMember  string  `json:"lastMember"` // the last member of the old protocol to go; "" while not complete, or if none remained
 }
 
 // CoordinatorReport is the group's coordinator from FindCoordinator.
@@ -162,6 +181,11 @@ type MemberReport struct {
 	Revoked            map[string][]int32 `json:"revoked"`            // lost against what it owned in the previous generation (KIP-848: during this epoch); null unknown
 	Kept               map[string][]int32 `json:"kept"`               // kept from what it owned in the previous generation; null unknown, and always for KIP-848
 	MemberEpoch        *int32             `json:"memberEpoch"`        // KIP-848 member epoch; null for classic groups
+	// Protocol is the member's group protocol: "classic" (JoinGroup,
+	// SyncGroup: every member of a classic generation, and the classic
+	// members of a consumer group during an online migration),
+	// "consumer" (KIP-848 ConsumerGroupHeartbeat) or "share" (KIP-932).
+	Protocol string `json:"protocol"`
 }
 
 // DepartureReport is a member of the previous generation that is not in
@@ -292,6 +316,7 @@ type ConsumerMemberReport struct {
 	Assignment      map[string][]int32 `json:"assignment"`      // its current assignment; null before its first one or after a fencing
 	Epochs          []EpochReport      `json:"epochs"`          // every change of its epoch or assignment
 	Fences          []FenceReport      `json:"fences"`          // every fencing
+	Protocol        string             `json:"protocol"`        // "consumer", "share", or "classic" for a classic member of a consumer group (online migration)
 }
 
 // EpochReport is one change of a KIP-848 member's epoch or assignment.
@@ -336,10 +361,12 @@ func (g *group) report() GroupReport {
 	gr := GroupReport{Group: g.id, GroupProtocol: "classic", ProtocolType: g.protocolType,
 		FirstSeen: stamp(g.firstSeen), LastSeen: stamp(g.lastSeen),
 		Generations: []GenerationReport{}, Storms: []StormReport{}, ConsumerMembers: []ConsumerMemberReport{},
-		Unknown: unknowns(g.notes)}
+		Unknown: unknowns(g.notes), Migrations: g.migrationsReport()}
+	if g.consumerRecords() != nil {
+		gr.ConsumerMembers = g.consumerMembersReport()
+	}
 	if g.consumer != nil {
 		gr.GroupProtocol = "consumer"
-		gr.ConsumerMembers = g.consumerMembersReport()
 		if g.consumer.share != nil {
 			gr.GroupProtocol, gr.Share = "share", g.shareReport()
 		}
@@ -519,7 +546,15 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	if m.synced && !m.joinAt.IsZero() {
 		mr.StopTheWorldMs = msPtr(m.syncedAt.Sub(m.joinAt), !epochMode(gen.mode))
 	}
+	mr.Protocol = ProtocolClassic
 	if epochMode(gen.mode) {
+		mr.Protocol = m.protocol
+		if mr.Protocol == "" {
+			mr.Protocol = map[string]string{ModeShare: ProtocolShare}[gen.mode]
+			if mr.Protocol == "" {
+				mr.Protocol = ProtocolConsumer
+			}
+		}
 		e := m.epoch
 		mr.MemberEpoch = &e
 		mr.SyncedAt = stampPtr(m.reachedAt)
@@ -565,12 +600,13 @@ func stormReport(st *storm) StormReport {
 func (g *group) consumerMembersReport() []ConsumerMemberReport {
 	out := []ConsumerMemberReport{}
 	names := g.e.topics.named
-	for _, id := range sortedKeys(g.consumer.members) {
-		cm := g.consumer.members[id]
+	cg := g.consumerRecords()
+	for _, id := range sortedKeys(cg.members) {
+		cm := cg.members[id]
 		r := ConsumerMemberReport{MemberID: id, InstanceID: cm.instanceID, ClientID: cm.clientID, ClientAddr: cm.clientAddr,
 			Rack: cm.rack, Subscription: cm.subscription, SubscribedRegex: cm.regex, ServerAssignor: cm.assignor,
 			Active: cm.active, JoinedAt: stampPtr(cm.joinedAt), LeftAt: stampPtr(cm.leftAt), MemberEpoch: cm.epoch,
-			Assignment: names(cm.assigned).json(), Epochs: []EpochReport{}, Fences: []FenceReport{}}
+			Assignment: names(cm.assigned).json(), Epochs: []EpochReport{}, Fences: []FenceReport{}, Protocol: cm.proto(cg)}
 		for _, s := range cm.steps {
 			r.Epochs = append(r.Epochs, EpochReport{At: stamp(s.at), Epoch: s.epoch, Assignment: names(s.assigned).json(),
 				Added: names(s.added).json(), Revoked: names(s.revoked).json()})

@@ -38,7 +38,13 @@ func (g *group) provisional(next *generation, at time.Time) (trigger, bool) {
 	}
 	if best == nil {
 		reason := "not observed yet"
-		if next.evidenceAt.Equal(at) {
+		switch {
+		case !next.evidenceAt.Equal(at):
+		case g.consumer != nil:
+			// KIP-848 (kip848.go memberStep): the broker revoked
+			// partitions at the member's epoch, its target moved.
+			reason = "not observed yet; first sign: partitions revoked without a new epoch"
+		default:
 			reason = "not observed yet; first sign: REBALANCE_IN_PROGRESS"
 		}
 		return trigger{kind: TriggerUnknown, at: at, reason: reason}, true

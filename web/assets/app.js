@@ -147,6 +147,19 @@
       '" title="' + r.findings + (r.findings === 1 ? ' finding' : ' findings') + ', the worst ' + esc(r.worstSeverity) + '">' + r.findings + '</span></td>';
   }
 
+  // protocolCell is the list's protocol of row r: the group's, and while
+  // its members use both protocols (an online migration), how many use
+  // each.
+  function protocolCell(r) {
+    var mp = r.memberProtocols || {}, kinds = Object.keys(mp).sort();
+    var text = r.groupProtocol;
+    if (kinds.length > 1 || (kinds.length === 1 && kinds[0] !== r.groupProtocol && r.members)) {
+      text += ' (' + kinds.map(function (k) { return mp[k] + ' ' + k; }).join(', ') + ')';
+    }
+    if (r.migration) text += ' · ' + r.migration + ' under way';
+    return '<td class="protocol" data-migration="' + esc(r.migration || '') + '">' + esc(text) + '</td>';
+  }
+
   function drawList() {
     var q = list.filter.toLowerCase();
     var rows = list.rows.filter(function (r) { return r.group.toLowerCase().indexOf(q) >= 0; });
@@ -162,7 +175,7 @@
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
       html[i] = '<tr data-group="' + esc(r.group) + '"><td><a href="' + esc(groupHref(r.group)) + '">' + esc(r.group) + '</a></td>' +
-        '<td>' + esc(r.groupProtocol) + '</td><td>' + esc(r.assignor) + '</td><td>' + esc(r.state) + '</td>' +
+        protocolCell(r) + '<td>' + esc(r.assignor) + '</td><td>' + esc(r.state) + '</td>' +
         '<td class="num">' + r.generation + '</td><td class="num">' + r.members + '</td>' +
         '<td>' + (r.lastRebalance ? esc(clock(ms(r.lastRebalance))) : '') + '</td><td>' + esc(r.lastTrigger) + '</td>' +
         '<td class="num">' + r.rebalancesLastHour + '</td>' +
@@ -221,7 +234,6 @@
       if (m.t1 == null || t > m.t1) m.t1 = t;
     }
     gens.forEach(function (gen) { widen(ms(gen.startedAt)); widen(ms(gen.stableAt)); });
-    var kip848 = epochs(g);
 
     gens.forEach(function (gen, i) {
       var next = gens[i + 1];
@@ -231,7 +243,7 @@
       if (bandFrom != null) {
         m.bands.push({ gen: gen, from: bandFrom, to: Math.max(bandTo, bandFrom) });
       }
-      if (!kip848) {
+      if (!epochGen(gen)) {
         (gen.members || []).forEach(function (mem) {
           var lane = laneOf(m, mem.memberId, mem.clientId, mem.instanceId);
           var j = ms(mem.joinedAt), synced = ms(mem.syncedAt);
@@ -251,7 +263,7 @@
             nm = index(next, 'members')[mem.memberId];
             var dep = index(next, 'departed')[mem.memberId];
             to = ms(next.startedAt);
-            if (nm && ms(nm.joinedAt) != null) to = ms(nm.joinedAt);
+            if (nm && ms(nm.joinedAt) != null && !epochGen(next)) to = ms(nm.joinedAt); // a group epoch's joinedAt is the member's first join
             else if (dep && ms(dep.at) != null) to = ms(dep.at);
             if (to == null) to = ms(next.joinCompletedAt);
             revoked = nm ? nm.revoked : (dep ? dep.partitions : null);
@@ -474,6 +486,20 @@
     details();
   }
 
+  // migrationsText tells the group's online migrations between the
+  // classic and the consumer protocol, one sentence each.
+  function migrationsText(g) {
+    return (g.migrations || []).map(function (mg) {
+      var up = mg.direction === 'upgrade';
+      var t = (up ? 'online upgrade to the consumer protocol' : 'online downgrade to the classic protocol') +
+        ', started ' + clock(ms(mg.startedAt));
+      if (mg.convertedAt) t += ', group type changed ' + clock(ms(mg.convertedAt)) + ' at generation ' + mg.generation;
+      if (!mg.completedAt) t += ', under way';
+      else t += ', complete ' + clock(ms(mg.completedAt)) + (mg.lastMember ? ' (last ' + (up ? 'classic' : 'consumer-protocol') + ' member ' + mg.lastMember + ' gone)' : '');
+      return t;
+    });
+  }
+
   // findingsPanel lists the group's findings (g.findings: absent when the
   // page has no diagnosis), most recent last, as the diagnosis sorts them.
   function findingsPanel() {
@@ -557,7 +583,7 @@
       bandEnd = x0 + w;
       var num = gen ? gen.generation : b.pending.generation;
       var trig = gen ? gen.trigger : b.pending.trigger;
-      var k848 = epochs(view.g);
+      var k848 = gen ? epochGen(gen) : epochs(view.g);
       var label = (k848 ? 'epoch ' : 'gen ') + num + ' ' + trig.kind + (gen ? ' · ' + (k848 ? 'reconcile ' + dur(gen.reconcileMs) : 'stw ' + dur(gen.stopTheWorldMs)) : ' · pending');
       var title = gen ? 'generation ' + num + ' (' + gen.status + '): ' + trig.kind + (trig.member ? ' ' + trig.member : '') + (trig.reason ? ' (' + trig.reason + ')' : '') +
         '\nstop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')' +
@@ -680,6 +706,10 @@
   // share groups.
   function epochs(g) { return g.groupProtocol === 'consumer' || g.groupProtocol === 'share'; }
 
+  // epochGen reports whether gen is a group epoch (KIP-848 or KIP-932):
+  // a group migrated online has classic generations and group epochs.
+  function epochGen(gen) { return gen.mode === 'consumer' || gen.mode === 'share'; }
+
   // shareTables renders a share group's records (g.share): counts per
   // member, then the records delivered again after their holder let them go.
   function shareTables(sh, who) {
@@ -720,22 +750,26 @@
     }
     if (g.streams) { el.innerHTML = streamsTables(g.streams, who); return; }
     if (!gen) { el.innerHTML = '<div class="empty">no generation yet</div>'; return; }
-    var kip848 = epochs(g);
-    var h = '<h2 id="plan-title" data-gen="' + gen.generation + '">' + (kip848 ? 'Epoch ' : 'Generation ') + gen.generation + ' · ' + esc(gen.status) + '</h2>' +
+    var kip848 = epochGen(gen);
+    var h = '';
+    var migs = migrationsText(g);
+    if (migs.length) h += '<div class="meta" id="migrations">' + migs.map(esc).join('<br>') + '</div>';
+    h += '<h2 id="plan-title" data-gen="' + gen.generation + '">' + (kip848 ? 'Epoch ' : 'Generation ') + gen.generation + ' · ' + esc(gen.status) + '</h2>' +
       '<div class="meta">trigger ' + esc(gen.trigger.kind) + (gen.trigger.member ? ' ' + who(gen.trigger.member) : '') + (gen.trigger.reason ? ' (' + esc(gen.trigger.reason) + ')' : '') +
       (kip848 ? ' · reconciliation ' + dur(gen.reconcileMs) : ' · stop-the-world ' + dur(gen.stopTheWorldMs) + ' (join ' + dur(gen.joinMs) + ', sync ' + dur(gen.syncMs) + ')') +
       ' · waited for ' + (gen.waitedFor ? who(gen.waitedFor) : '-') + ' · leader ' + (gen.leader ? who(gen.leader) : '-') +
       ' · assignor ' + esc(gen.protocol) + ' (' + esc(gen.mode) + ')</div>';
-    h += '<table id="plan"><thead><tr><th>member</th><th>member id</th><th>status</th>' + (kip848 ? '<th>epoch</th>' : '') +
+    h += '<table id="plan"><thead><tr><th>member</th><th>member id</th><th>status</th><th>protocol</th>' + (kip848 ? '<th>epoch</th>' : '') +
       '<th>assignment</th><th>added</th><th>revoked</th><th>kept</th><th>join wait</th><th>stop-the-world</th></tr></thead><tbody>';
     (gen.members || []).forEach(function (mem) {
-      h += '<tr data-member="' + esc(mem.memberId) + '"><td>' + who(mem.memberId) + '</td><td>' + esc(mem.memberId) + '</td><td>' + esc(mem.status) + '</td>' +
+      h += '<tr data-member="' + esc(mem.memberId) + '" data-protocol="' + esc(mem.protocol || '') + '"><td>' + who(mem.memberId) + '</td><td>' + esc(mem.memberId) + '</td><td>' + esc(mem.status) + '</td>' +
+        '<td class="protocol">' + esc(mem.protocol || '') + '</td>' +
         (kip848 ? '<td>' + (mem.memberEpoch == null ? '?' : mem.memberEpoch) + '</td>' : '') +
         '<td class="assignment">' + esc(parts(mem.assignment)) + '</td><td>' + esc(parts(mem.added)) + '</td><td>' + esc(parts(mem.revoked)) + '</td>' +
         '<td>' + esc(parts(mem.kept)) + '</td><td>' + dur(mem.joinWaitMs) + '</td><td>' + dur(mem.stopTheWorldMs) + '</td></tr>';
     });
     (gen.departed || []).forEach(function (d) {
-      h += '<tr class="departed"><td>' + who(d.memberId) + '</td><td>' + esc(d.memberId) + '</td><td>' + esc(d.how) + (d.reason ? ': ' + esc(d.reason) : '') + '</td>' +
+      h += '<tr class="departed"><td>' + who(d.memberId) + '</td><td>' + esc(d.memberId) + '</td><td>' + esc(d.how) + (d.reason ? ': ' + esc(d.reason) : '') + '</td><td></td>' +
         (kip848 ? '<td></td>' : '') + '<td>-</td><td>-</td><td>' + esc(parts(d.partitions)) + '</td><td>-</td><td></td><td></td></tr>';
     });
     h += '</tbody></table>';
