@@ -19,8 +19,15 @@
 # logs.prev/). Exit status: 0 when every release passed, else that of the
 # last go test that failed.
 #
-# Environment: E2E_KAFKA_VERSION, E2E_TIMEOUT (go test -timeout per release,
-# default 15m), and those of broker.sh (ports, E2E_INITIAL_DELAY_MS).
+# On a release, the fault scenarios (9-13: the broker stopped and killed,
+# attacks, floods) run first and alone; then the scenarios that spend their
+# time waiting (side_scenarios: minutes of healthy groups, workloads run
+# twice) run in a second lane, a go test of their own with kproxy on other
+# ports (each E2E_PROXY_* port + 300) against the same broker, beside the
+# others. The second lane's output follows the first's.
+#
+# Environment: E2E_KAFKA_VERSION, E2E_TIMEOUT (go test -timeout per lane,
+# default 30m), and those of broker.sh (ports, E2E_INITIAL_DELAY_MS).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,6 +45,8 @@ root="$(cd "$here/.." && pwd)"
 # broker, and run on the current release.
 older_version=3.9.2
 older_scenarios=(1 2 3 5 6 7 8 21 22 24 26 27 50)
+fault_scenarios=(9 10 11 12 13)
+side_scenarios=(29 46 51)
 
 for s in "$@"; do
 	[[ "$s" =~ ^[0-9]+$ ]] || { echo "run.sh: scenario must be a number, got '$s'" >&2; exit 2; }
@@ -74,6 +83,29 @@ scenarios_on() {
 			return 2
 		fi
 	done
+}
+
+# all_scenarios: every scenario number of e2e/*_test.go, one a line.
+all_scenarios() {
+	grep -ho '^func TestScenario[0-9]*' "$here"/*_test.go | sed 's/func TestScenario//' | sort -n
+}
+
+# pick LIST N...: the numbers of LIST (one a line) that are among N...
+pick() {
+	grep -xF -f <(printf '%s\n' "${@:2}") <<<"$1" || true
+}
+
+# port HOST:PORT: the port.
+port() { echo "${1##*:}"; }
+
+# lane VERSION LIST: go test of the scenarios of LIST (one a line; none:
+# nothing to do) against the running broker of VERSION.
+lane() {
+	local run
+	[[ -z "$2" ]] && return 0
+	run="^TestScenario($(tr '\n' '|' <<<"$2" | sed 's/|$//'))\$"
+	echo "run.sh: Kafka $1: go test -run '$run'" >&2
+	go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-30m}" -run "$run" ./e2e
 }
 
 # What each release runs, checked before anything is installed.
@@ -119,15 +151,32 @@ for v in "${releases[@]}"; do
 		echo "run.sh: Kafka $v: none of scenarios $* runs on it (3.x runs ${older_scenarios[*]})" >&2
 		continue
 	fi
-	run='^TestScenario[0-9]+$'
-	if [[ -n "$list" ]]; then
-		run="^TestScenario($(tr '\n' '|' <<<"$list" | sed 's/|$//'))\$"
+	if [[ -z "$list" ]]; then
+		list="$(all_scenarios)"
 	fi
+	faults="$(pick "$list" "${fault_scenarios[@]}")"
+	side="$(pick "$list" "${side_scenarios[@]}")"
+	rest="$(grep -vxF -f <(printf '%s\n' "${fault_scenarios[@]}" "${side_scenarios[@]}") <<<"$list" || true)"
 	t0=$SECONDS
 	E2E_KAFKA_VERSION="$v" "$here/broker.sh" start
-	echo "run.sh: Kafka $v: go test -run '$run'" >&2
 	st=0
-	go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-15m}" -run "$run" ./e2e || st=$?
+	lane "$v" "$faults" || st=$?
+	if [[ -n "$side" ]]; then
+		E2E_PROXY_LISTEN="127.0.0.1:$(($(port "${E2E_PROXY_LISTEN:-127.0.0.1:61192}") + 300))" \
+			E2E_PROXY_PORT_BASE="$((${E2E_PROXY_PORT_BASE:-61200} + 300))" \
+			E2E_PROXY_ADMIN="127.0.0.1:$(($(port "${E2E_PROXY_ADMIN:-127.0.0.1:61191}") + 300))" \
+			E2E_SASL_ADMIN="127.0.0.1:$(($(port "${E2E_SASL_ADMIN:-127.0.0.1:61190}") + 300))" \
+			lane "$v" "$side" >"$here/.cache/side-lane.log" 2>&1 &
+		side_pid=$!
+	fi
+	lane "$v" "$rest" || st=$?
+	if [[ -n "$side" ]]; then
+		side_st=0
+		wait "$side_pid" || side_st=$?
+		echo "run.sh: Kafka $v: the second lane's output:" >&2
+		cat "$here/.cache/side-lane.log"
+		((side_st == 0)) || st=$side_st
+	fi
 	cleanup
 	summary+=("Kafka $v: status $st in $((SECONDS - t0)) s")
 	if ((st != 0)); then
