@@ -45,6 +45,7 @@ func TestGolden(t *testing.T) {
 		{"eos", func() *script { return eosScript(0) }, 30},
 		{"share", shareScript, 80},
 		{"streams", streamsScript, 60},
+		{"streams_classic", classicStreamsScript, 70},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -119,8 +119,9 @@ type TriggerReport struct {
 	// Kind is "member_joined", "member_left" (LeaveGroup; KIP-848 epoch
 	// −1/−2), "session_timeout" (inferred: no accepted request within the
 	// member's session timeout), "subscription_changed", "leader_rejoined",
-	// "member_rejoined", "member_fenced", "cooperative_follow_up" or
-	// "unknown".
+	// "member_rejoined", "member_fenced", "cooperative_follow_up",
+	// "probing_rebalance" (classic Kafka Streams, KIP-441: the rejoin its
+	// assignment scheduled) or "unknown".
 	Kind   string `json:"kind"`
 	Member string `json:"member"` // the member id concerned; "" for "unknown"
 	// Reason is the client's reason verbatim (JoinGroup v8+, LeaveGroup v5+,
@@ -162,6 +163,9 @@ type MemberReport struct {
 	Revoked            map[string][]int32 `json:"revoked"`            // lost against what it owned in the previous generation (KIP-848: during this epoch); null unknown
 	Kept               map[string][]int32 `json:"kept"`               // kept from what it owned in the previous generation; null unknown, and always for KIP-848
 	MemberEpoch        *int32             `json:"memberEpoch"`        // KIP-848 member epoch; null for classic groups
+	// Streams is a classic Kafka Streams member's ("stream" assignor)
+	// SubscriptionInfo and AssignmentInfo: its tasks; null for others.
+	Streams *ClassicStreamsReport `json:"streams"`
 }
 
 // DepartureReport is a member of the previous generation that is not in
@@ -511,6 +515,7 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	if m.owned != nil {
 		mr.OwnedPartitions = m.owned.json()
 	}
+	mr.Streams = classicStreamsReport(gen, m)
 	if m.joinSeen && !epochMode(gen.mode) {
 		mr.JoinWaitMs = msPtr(m.joinRespAt.Sub(m.joinAt), !m.joinRespAt.IsZero())
 		mr.SessionTimeoutMs = msPtr(m.sessionTimeout, m.sessionTimeout > 0)
