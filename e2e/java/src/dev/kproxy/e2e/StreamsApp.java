@@ -29,6 +29,7 @@ import org.apache.kafka.streams.kstream.Produced;
  * <pre>
  * streams --bootstrap B --app-id A --input I --output O --counts C --state-dir D [--client-id C]
  *         [--group-protocol classic|streams] [--app-server HOST:PORT] [--guarantee G]
+ *         [--acceptable-lag N] [--probing-ms MS]
  * </pre>
  *
  * From the input topic (String keys and values) it writes every record to the
@@ -45,6 +46,13 @@ import org.apache.kafka.streams.kstream.Produced;
  * ("0_1") and the thread's consumer client id, the client id kproxy sees.
  * --app-server sets application.server (the member's endpoint);
  * --guarantee the processing guarantee (default exactly_once_v2).
+ *
+ * <p>With --group-protocol classic it is a classic consumer group with
+ * Streams' own assignor (scenario 53) and prints "tasks" the same way.
+ * --acceptable-lag sets acceptable.recovery.lag and --probing-ms
+ * probing.rebalance.interval.ms (KIP-441: a member whose state lags by more
+ * gets a task as a warm-up first, and the leader schedules a probing
+ * rebalance to move it once caught up).
  */
 final class StreamsApp {
   private StreamsApp() {}
@@ -64,6 +72,12 @@ final class StreamsApp {
     }
     if (a.containsKey("app-server")) {
       p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, a.get("app-server"));
+    }
+    if (a.containsKey("acceptable-lag")) {
+      p.put("acceptable.recovery.lag", a.get("acceptable-lag"));
+    }
+    if (a.containsKey("probing-ms")) {
+      p.put("probing.rebalance.interval.ms", a.get("probing-ms"));
     }
     p.put(StreamsConfig.STATE_DIR_CONFIG, need(a, "state-dir"));
     p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
