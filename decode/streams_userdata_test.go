@@ -2,10 +2,12 @@ package decode
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf16"
 
@@ -197,14 +199,46 @@ func truncate(b []byte) []byte { return b[:len(b)-1] }
 
 func trailing(b []byte) []byte { return append(b, 0) }
 
+// streamsUserDataCase is a consumer protocol subscription or assignment
+// made by assignor.
+type streamsUserDataCase struct {
+	name     string
+	assignor string
+	sub      []byte // consumer protocol subscription, or
+	asg      []byte // assignment
+}
+
+// capturedStreamsUserData is the userdata of real Kafka Streams 4.4.0
+// members, as kproxy's journal kept it in e2e scenario 53.
+func capturedStreamsUserData(t *testing.T) []streamsUserDataCase {
+	b, err := os.ReadFile(filepath.Join("testdata", "streams_userdata", "captured-kafka-4.4.0.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []streamsUserDataCase
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, enc, _ := strings.Cut(line, " ")
+		raw, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := streamsUserDataCase{name: "captured_" + name, assignor: AssignorStreams}
+		if strings.HasPrefix(name, "subscription") {
+			c.sub = raw
+		} else {
+			c.asg = raw
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 func TestStreamsUserData(t *testing.T) {
 	const probeAt = 1764900000000
-	cases := []struct {
-		name     string
-		assignor string
-		sub      []byte // consumer protocol subscription, or
-		asg      []byte // assignment
-	}{
+	cases := []streamsUserDataCase{
 		{"subscription_v1", "stream", consumerSubscription(subscriptionInfo(1)), nil},
 		{"subscription_v2", "stream", consumerSubscription(subscriptionInfo(2)), nil},
 		{"subscription_v6", "stream", consumerSubscription(subscriptionInfo(6)), nil},
@@ -226,6 +260,7 @@ func TestStreamsUserData(t *testing.T) {
 		{"assignment_trailing", "stream", nil, consumerAssignment(trailing(assignmentInfo(11, 0)))},
 		{"assignment_unknown_assignor", "", nil, consumerAssignment(assignmentInfo(11, 0))},
 	}
+	cases = append(cases, capturedStreamsUserData(t)...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got any
