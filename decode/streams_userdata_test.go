@@ -309,3 +309,21 @@ func TestStreamsTaskIDString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStreamsUserData feeds arbitrary bytes to the Streams userdata
+// readers: they must return nil or a value, never panic, and a value read
+// from bytes must name versions of at least 1.
+func FuzzStreamsUserData(f *testing.F) {
+	for v := int32(1); v <= 12; v++ {
+		f.Add(subscriptionInfo(v))
+		f.Add(assignmentInfo(min(v, 11), 0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if s := decodeStreamsSubscription(b); s != nil && s.Version < 1 {
+			t.Fatalf("subscription version %d", s.Version)
+		}
+		if a := decodeStreamsAssignment(b); a != nil && a.Version < 1 {
+			t.Fatalf("assignment version %d", a.Version)
+		}
+	})
+}
