@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -211,11 +212,56 @@ func TestScenario53(t *testing.T) {
 	if len(storms) != 0 {
 		t.Errorf("storms %s; want none", storms)
 	}
+	// The diagnosis: B waiting on warm-ups is not idle, and the three
+	// rebalances, one of them probing, are no loop.
+	var kinds []string
+	for _, f := range k.diagnose(app) {
+		kinds = append(kinds, f.Kind)
+	}
+	t.Logf("findings %v", kinds)
+	if slices.Contains(kinds, "member_without_partitions") || slices.Contains(kinds, "rebalance_loop") {
+		t.Errorf("diagnosis kinds %v; want no member_without_partitions (B held warm-ups) and no rebalance_loop", kinds)
+	}
 	// The text timeline lists the tasks next to the partitions.
 	text := replayFormat(t, k, "text")
 	for _, want := range []string{"tasks active " + strings.Join(lastB.Active, " "), "trigger: probing rebalance"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text timeline lacks %q", want)
+		}
+	}
+	// replay's HTML page, in Chromium: the latest generation's members
+	// with their tasks next to their partitions, as the report has them.
+	htmlFile := filepath.Join(runDir(t), "timeline.html")
+	runKproxyCmd(t, "replay", k.journal, "--format", "html", "--output", htmlFile)
+	cells := onPage(t, "streams-classic-file", "file://"+htmlFile+"#/", app, `document.querySelectorAll('#plan tr[data-member]').length > 0`,
+		`Array.from(document.querySelectorAll('#plan tr[data-member] td.assignment')).map(c => c.innerText.replace(/\n/g, ' | '))`)
+	var want []string
+	for _, m := range gens[len(gens)-1].Members {
+		if m.Streams == nil || m.Streams.Active == nil {
+			t.Fatalf("gen %d: member %s has no tasks in the report", gens[len(gens)-1].Generation, m.MemberID)
+		}
+		w := "tasks " + cmp.Or(strings.Join(m.Streams.Active, " "), "none")
+		var moved []string
+		for _, x := range m.Streams.ActiveGained {
+			moved = append(moved, "+"+x)
+		}
+		for _, x := range m.Streams.ActiveLost {
+			moved = append(moved, "−"+x)
+		}
+		if len(moved) > 0 {
+			w += " (" + strings.Join(moved, " ") + ")"
+		}
+		if len(m.Streams.Standby) > 0 {
+			w += " standby " + strings.Join(m.Streams.Standby, " ")
+		}
+		want = append(want, w)
+	}
+	if len(cells) != len(want) {
+		t.Fatalf("page: assignment cells %q; want tasks %q", cells, want)
+	}
+	for i := range cells {
+		if !strings.HasSuffix(cells[i], " | "+want[i]) {
+			t.Errorf("page: assignment cell %q; want it to end with %q", cells[i], want[i])
 		}
 	}
 }

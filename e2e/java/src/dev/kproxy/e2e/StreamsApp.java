@@ -42,7 +42,8 @@ import org.apache.kafka.streams.kstream.Produced;
  *
  * <p>With --group-protocol streams it joins a KIP-1071 streams group instead
  * of a classic consumer group (scenario 48), and prints "tasks" whenever the
- * tasks of its stream thread change: the active and standby task ids
+ * tasks of its stream thread or the application's state change: the active
+ * and standby task ids
  * ("0_1") and the thread's consumer client id, the client id kproxy sees.
  * --app-server sets application.server (the member's endpoint);
  * --guarantee the processing guarantee (default exactly_once_v2).
@@ -141,7 +142,10 @@ final class StreamsApp {
             m.standbyTasks().forEach(x -> standby.add(x.taskId().toString()));
             consumers.add(m.consumerClientId());
           }
-          String now = active + "/" + standby + "/" + consumers;
+          // The state too: tasks printed while REBALANCING are printed
+          // again once RUNNING, so the last "tasks" says whether they
+          // settled.
+          String now = active + "/" + standby + "/" + consumers + "/" + ks.state();
           if (!now.equals(last)) {
             last = now;
             emit("tasks", "active", strs(active), "standby", strs(standby),
