@@ -14,6 +14,7 @@ package decode
 //   Apache Kafka's cooperative-sticky assignor instead writes 4 bytes: only
 //   its generation (CooperativeStickyAssignor
 //   COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0); kmsg has no type for it.
+//   Kafka Streams' "stream" assignor's UserData: see streams_userdata.go.
 
 import (
 	"slices"
@@ -43,6 +44,9 @@ func decodeSubscription(assignor string, b []byte) *Subscription {
 		Rack:       str(m.Rack),
 		UserData:   m.UserData,
 		Sticky:     decodeSticky(assignor, m.UserData),
+	}
+	if assignor == AssignorStreams {
+		s.Streams = decodeStreamsSubscription(m.UserData)
 	}
 	if m.OwnedPartitions != nil {
 		s.OwnedPartitions = make([]TopicPartitions, len(m.OwnedPartitions))
@@ -80,8 +84,9 @@ func decodeSticky(assignor string, userData []byte) *StickyUserData {
 }
 
 // decodeAssignment decodes a consumer protocol assignment, or returns nil.
-// Zero bytes decode to an empty assignment: the member gets nothing.
-func decodeAssignment(b []byte) *Assignment {
+// Zero bytes decode to an empty assignment: the member gets nothing. The
+// assignor names the UserData's layout ("" unknown).
+func decodeAssignment(assignor string, b []byte) *Assignment {
 	if len(b) == 0 {
 		return &Assignment{}
 	}
@@ -98,5 +103,8 @@ func decodeAssignment(b []byte) *Assignment {
 		a.Partitions[i] = TopicPartitions{Topic: t.Topic, Partitions: t.Partitions}
 	}
 	sortTopics(a.Partitions)
+	if assignor == AssignorStreams {
+		a.Streams = decodeStreamsAssignment(m.UserData)
+	}
 	return a
 }

@@ -25,11 +25,12 @@ func memberMetadata(protocolType, assignor string, b []byte) (*Subscription, *Co
 	return nil, nil
 }
 
-// memberAssignment decodes one member's SyncGroup assignment.
-func memberAssignment(protocolType string, b []byte) (*Assignment, *ConnectAssignment) {
+// memberAssignment decodes one member's SyncGroup assignment made by the
+// given assignor ("" unknown).
+func memberAssignment(protocolType, assignor string, b []byte) (*Assignment, *ConnectAssignment) {
 	switch protocolType {
 	case ProtocolConsumer:
-		return decodeAssignment(b), nil
+		return decodeAssignment(assignor, b), nil
 	case ProtocolConnect:
 		return nil, decodeConnectAssignment(b)
 	}

@@ -150,6 +150,9 @@ type Subscription struct {
 	// Sticky is set when UserData decodes as StickyMemberMetadata
 	// (sticky and cooperative-sticky assignors).
 	Sticky *StickyUserData
+	// Streams is set when the assignor is Kafka Streams' "stream" and
+	// UserData decodes as its SubscriptionInfo.
+	Streams *StreamsSubscriptionInfo `json:",omitempty"`
 }
 
 // StickyUserData is the sticky assignors' user data: what the member owned
@@ -172,6 +175,9 @@ type Assignment struct {
 	Version    int16
 	Partitions []TopicPartitions
 	UserData   []byte
+	// Streams is set when the assignor is Kafka Streams' "stream" and
+	// UserData decodes as its AssignmentInfo.
+	Streams *StreamsAssignmentInfo `json:",omitempty"`
 }
 
 // ConnectAssignment is the connect protocol's member assignment.

@@ -39,7 +39,7 @@ func decodeSyncGroup(d *Decoder, dst []Event, e Event, req kmsg.Request, resp km
 	}
 	for i, a := range q.GroupAssignment {
 		b := raw(a.MemberAssignment)
-		as, conn := memberAssignment(s.ProtocolType, b)
+		as, conn := memberAssignment(s.ProtocolType, s.ProtocolName, b)
 		s.Plan[i] = MemberAssignment{MemberID: a.MemberID, Assignment: as, ConnectAssignment: conn, Raw: b}
 	}
 	if p != nil {
@@ -47,7 +47,7 @@ func decodeSyncGroup(d *Decoder, dst []Event, e Event, req kmsg.Request, resp km
 		s.RawAssignment = raw(p.MemberAssignment)
 		// An error response carries no assignment: do not present one.
 		if p.ErrorCode == 0 {
-			s.Assignment, s.ConnectAssignment = memberAssignment(s.ProtocolType, s.RawAssignment)
+			s.Assignment, s.ConnectAssignment = memberAssignment(s.ProtocolType, s.ProtocolName, s.RawAssignment)
 		}
 	}
 	e.SyncGroup = s

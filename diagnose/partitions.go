@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -133,13 +134,16 @@ func (e *Engine) unowned(g *groupState, gr *timeline.GroupView) []Finding {
 
 // idle makes member_without_partitions findings for stable generations
 // that left members with nothing for at least UnownedAfter (shorter is a
-// passing state of a rebalance).
+// passing state of a rebalance). A classic Kafka Streams member with
+// standby tasks and no partition is not idle: it keeps state warm, or
+// restores a task as a KIP-441 warm-up until a probing rebalance moves it.
 func (e *Engine) idle(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	for i, gen := range gr.Generations {
 		at := gen.Stable
-		if at.IsZero() || gen.Status == "observed" || len(gen.MembersWithNothing) == 0 || followedUp(gr, i) ||
+		nothing := idleMembers(gen)
+		if at.IsZero() || gen.Status == "observed" || len(nothing) == 0 || followedUp(gr, i) ||
 			lastedUntil(gr, i).Sub(at) < e.cfg.UnownedAfter {
 			continue // a passing state of a rebalance
 		}
@@ -169,21 +173,34 @@ func (e *Engine) idle(g *groupState, gr *timeline.GroupView) []Finding {
 		if total < len(gen.Members) {
 			sev, why = Info, fmt.Sprintf("the group has more members (%d) than partitions (%d): the extra members wait idle, which is only useful as hot standby", len(gen.Members), total)
 		}
-		key := fmt.Sprintf("idle:%v:%d:%d", gen.MembersWithNothing, total, len(gen.Members))
+		key := fmt.Sprintf("idle:%v:%d:%d", nothing, total, len(gen.Members))
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		f := newFinding(MemberWithoutPartitions, g.id, sev, at, "")
-		f.Members = e.infos(g, gen.MembersWithNothing...)
+		f.Members = e.infos(g, nothing...)
 		f.Evidence["generation"] = gen.Generation
 		f.Evidence["members"] = len(gen.Members)
 		f.Evidence["partitions"] = total
 		f.Evidence["protocol"] = gen.Protocol
 		f.Explanation = fmt.Sprintf("in generation %d, %d of %d members were assigned no partition: %s",
-			gen.Generation, len(gen.MembersWithNothing), len(gen.Members), why)
+			gen.Generation, len(nothing), len(gen.Members), why)
 		f.Suggestion = advice(MemberWithoutPartitions)
 		out = append(out, f)
+	}
+	return out
+}
+
+// idleMembers is the members gen left with nothing and, for a classic
+// Kafka Streams member, no standby task either.
+func idleMembers(gen timeline.GenerationView) []string {
+	var out []string
+	for _, id := range gen.MembersWithNothing {
+		i := slices.IndexFunc(gen.Members, func(m timeline.GenerationMember) bool { return m.MemberID == id })
+		if i < 0 || len(gen.Members[i].StreamsStandby) == 0 {
+			out = append(out, id)
+		}
 	}
 	return out
 }

@@ -103,6 +103,9 @@ func (m *member) setSubscription(sub *decode.Subscription, prev *member) {
 	if sub.Rack != "" {
 		m.rack = sub.Rack
 	}
+	if sub.Streams != nil {
+		m.streamsSub = sub.Streams
+	}
 }
 
 // addJoin records a member's JoinGroup in the generation it formed.
@@ -293,7 +296,8 @@ func (g *group) syncGroup(ev *decode.Event) {
 		gen.planSeen, gen.planAt, gen.planBy = true, ev.At, sg.MemberID
 		for _, pa := range sg.Plan {
 			if pa.Assignment != nil {
-				gen.member(pa.MemberID).planned = fromTopicPartitions(pa.Assignment.Partitions)
+				pm := gen.member(pa.MemberID)
+				pm.planned, pm.streamsPlan = fromTopicPartitions(pa.Assignment.Partitions), pa.Assignment.Streams
 			}
 		}
 		gen.assignmentsChanged()
@@ -319,6 +323,9 @@ func (g *group) syncGroup(ev *decode.Event) {
 		}
 		if sg.Assignment != nil {
 			m.assignment = gen.previous(sg.MemberID).share(fromTopicPartitions(sg.Assignment.Partitions))
+			if sg.Assignment.Streams != nil {
+				m.streamsAsg = sg.Assignment.Streams
+			}
 			gen.assignmentsChanged()
 		}
 		g.checkStable(gen)

@@ -2,6 +2,8 @@ package timeline
 
 import (
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // phase is where a generation is in its life.
@@ -30,6 +32,7 @@ const (
 	TriggerMemberRejoined      = "member_rejoined"
 	TriggerMemberFenced        = "member_fenced"
 	TriggerFollowUp            = "cooperative_follow_up"
+	TriggerProbingRebalance    = "probing_rebalance" // KIP-441: a classic Kafka Streams member rejoined when its assignment said to
 	TriggerUnknown             = "unknown"
 )
 
@@ -161,6 +164,12 @@ type member struct {
 
 	assignment partitions // from its own SyncGroup response
 	planned    partitions // from the leader's plan
+
+	// Classic Kafka Streams ("stream" assignor): its SubscriptionInfo, and
+	// the AssignmentInfo of its SyncGroup response and of the leader's
+	// plan; nil unknown.
+	streamsSub              *decode.StreamsSubscriptionInfo
+	streamsAsg, streamsPlan *decode.StreamsAssignmentInfo
 
 	added, revoked, kept partitions
 	status               string // joined | rejoined | replaced

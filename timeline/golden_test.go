@@ -46,6 +46,7 @@ func TestGolden(t *testing.T) {
 		{"share", shareScript, 80},
 		{"streams", streamsScript, 60},
 		{"migration", upgradeScript, 40},
+		{"streams_classic", classicStreamsScript, 70},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

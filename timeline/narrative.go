@@ -43,6 +43,8 @@ func (g *group) triggerText(gen *generation, t trigger) string {
 		if p := gen.prev; p != nil && p.members[t.member] != nil {
 			s = fmt.Sprintf("cooperative follow-up of gen %d: %s revoked %s and rejoined", p.num, t.member, p.members[t.member].revoked)
 		}
+	case TriggerProbingRebalance:
+		s = "probing rebalance (KIP-441): " + t.member + " rejoined as its assignment scheduled, to check whether warm-up tasks caught up"
 	default:
 		return "cause not observed (" + t.reason + ")"
 	}

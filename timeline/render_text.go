@@ -335,6 +335,7 @@ func memberLine(gen GenerationReport, m MemberReport, loc *time.Location) string
 	}
 	cur := fromMap(m.Assignment)
 	b.WriteString(change("-", fromMap(m.Revoked), cur) + change("+", fromMap(m.Added), cur))
+	b.WriteString(classicStreamsText(m.Streams, loc))
 	return b.String()
 }
 

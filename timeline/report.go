@@ -138,8 +138,9 @@ type TriggerReport struct {
 	// Kind is "member_joined", "member_left" (LeaveGroup; KIP-848 epoch
 	// −1/−2), "session_timeout" (inferred: no accepted request within the
 	// member's session timeout), "subscription_changed", "leader_rejoined",
-	// "member_rejoined", "member_fenced", "cooperative_follow_up" or
-	// "unknown".
+	// "member_rejoined", "member_fenced", "cooperative_follow_up",
+	// "probing_rebalance" (classic Kafka Streams, KIP-441: the rejoin its
+	// assignment scheduled) or "unknown".
 	Kind   string `json:"kind"`
 	Member string `json:"member"` // the member id concerned; "" for "unknown"
 	// Reason is the client's reason verbatim (JoinGroup v8+, LeaveGroup v5+,
@@ -186,6 +187,9 @@ type MemberReport struct {
 	// members of a consumer group during an online migration),
 	// "consumer" (KIP-848 ConsumerGroupHeartbeat) or "share" (KIP-932).
 	Protocol string `json:"protocol"`
+	// Streams is a classic Kafka Streams member's ("stream" assignor)
+	// SubscriptionInfo and AssignmentInfo: its tasks; null for others.
+	Streams *ClassicStreamsReport `json:"streams"`
 }
 
 // DepartureReport is a member of the previous generation that is not in
@@ -538,6 +542,7 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	if m.owned != nil {
 		mr.OwnedPartitions = m.owned.json()
 	}
+	mr.Streams = classicStreamsReport(gen, m)
 	if m.joinSeen && !epochMode(gen.mode) {
 		mr.JoinWaitMs = msPtr(m.joinRespAt.Sub(m.joinAt), !m.joinRespAt.IsZero())
 		mr.SessionTimeoutMs = msPtr(m.sessionTimeout, m.sessionTimeout > 0)

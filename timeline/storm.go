@@ -44,12 +44,14 @@ type storm struct {
 // rebalance either: its members share partitions, revoke nothing and never
 // stop fetching while the coordinator moves assignments, so a run of joins
 // and leaves costs no stop-the-world (what a departing member held is told
-// by records_abandoned and redelivered instead).
+// by records_abandoned and redelivered instead). A KIP-441 probing
+// rebalance is Kafka Streams checking, at the time its leader scheduled,
+// whether warm-up tasks caught up: planned, not churn.
 func (g *group) countRebalance(gen *generation) {
 	s := &g.storm
 	growth := len(gen.members) > s.peak
 	s.peak = max(s.peak, len(gen.members))
-	if gen.prev == nil || gen.phase == phaseEmpty || gen.mode == ModeShare {
+	if gen.prev == nil || gen.phase == phaseEmpty || gen.mode == ModeShare || gen.trigger.kind == TriggerProbingRebalance {
 		return
 	}
 	mark := stormMark{at: gen.start, gen: gen.num, kind: gen.trigger.kind, member: gen.trigger.member, growth: growth}

@@ -60,8 +60,8 @@ func expiryReason(lm *liveMember) string {
 // start a rebalance by itself first.
 var triggerRank = map[string]int{
 	TriggerMemberLeft: 0, TriggerSessionTimeout: 1, TriggerMemberFenced: 2, TriggerMemberJoined: 3,
-	TriggerSubscriptionChanged: 4, TriggerFollowUp: 5, TriggerLeaderRejoined: 6, TriggerMemberRejoined: 7,
-	TriggerUnknown: 8,
+	TriggerSubscriptionChanged: 4, TriggerFollowUp: 5, TriggerProbingRebalance: 6, TriggerLeaderRejoined: 7,
+	TriggerMemberRejoined: 8, TriggerUnknown: 9,
 }
 
 func better(a, b trigger) bool {
@@ -143,6 +143,8 @@ func (g *group) joinCause(gen *generation, m *member) trigger {
 		t.kind = TriggerMemberJoined
 	case pm != nil && prev.mode == ModeCooperative && pm.revoked.count() > 0 && m.joinAt.After(pm.syncedAt):
 		t.kind = TriggerFollowUp
+	case pm != nil && probingJoin(pm, m):
+		t.kind = TriggerProbingRebalance
 	case pm != nil && pm.subscription != nil && m.subscription != nil && !slices.Equal(pm.subscription, m.subscription):
 		t.kind = TriggerSubscriptionChanged
 		if t.reason == "" {

@@ -67,6 +67,9 @@ type GenerationMember struct {
 	Joined       time.Time
 	Subscription []string           // nil unknown
 	Assignment   map[string][]int32 // nil unknown
+	// StreamsStandby is a classic Kafka Streams member's standby tasks,
+	// KIP-441 warm-ups among them ("0_1"); nil for other members.
+	StreamsStandby []string
 }
 
 // DepartureView is a member of the previous generation that is not in
@@ -200,6 +203,9 @@ func (g *group) generationView(gen *generation) GenerationView {
 			if gen.midway {
 				gm.Status = "member"
 			}
+		}
+		if a := m.streamsAssigned(); a != nil {
+			gm.StreamsStandby = taskStrings(classicTasks(a.Standby))
 		}
 		v.Members = append(v.Members, gm)
 	}

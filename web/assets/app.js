@@ -739,6 +739,15 @@
     return h;
   }
 
+  // classicTasks is a classic Kafka Streams member's tasks (member.streams)
+  // for its assignment cell: "tasks 0_0 0_1 (+0_1 −0_2) standby 1_0".
+  function classicTasks(st) {
+    if (!st || !st.active) return '';
+    var moved = (st.activeGained || []).map(function (t) { return '+' + t; }).concat((st.activeLost || []).map(function (t) { return '−' + t; }));
+    return '<div class="tasks">tasks ' + esc(st.active.join(' ') || 'none') + (moved.length ? ' (' + esc(moved.join(' ')) + ')' : '') +
+      (st.standby && st.standby.length ? ' standby ' + esc(st.standby.join(' ')) : '') + '</div>';
+  }
+
   function details() {
     var el = document.getElementById('details'), g = view.g;
     var gens = g.generations || [];
@@ -765,7 +774,7 @@
       h += '<tr data-member="' + esc(mem.memberId) + '" data-protocol="' + esc(mem.protocol || '') + '"><td>' + who(mem.memberId) + '</td><td>' + esc(mem.memberId) + '</td><td>' + esc(mem.status) + '</td>' +
         '<td class="protocol">' + esc(mem.protocol || '') + '</td>' +
         (kip848 ? '<td>' + (mem.memberEpoch == null ? '?' : mem.memberEpoch) + '</td>' : '') +
-        '<td class="assignment">' + esc(parts(mem.assignment)) + '</td><td>' + esc(parts(mem.added)) + '</td><td>' + esc(parts(mem.revoked)) + '</td>' +
+        '<td class="assignment">' + esc(parts(mem.assignment)) + classicTasks(mem.streams) + '</td><td>' + esc(parts(mem.added)) + '</td><td>' + esc(parts(mem.revoked)) + '</td>' +
         '<td>' + esc(parts(mem.kept)) + '</td><td>' + dur(mem.joinWaitMs) + '</td><td>' + dur(mem.stopTheWorldMs) + '</td></tr>';
     });
     (gen.departed || []).forEach(function (d) {

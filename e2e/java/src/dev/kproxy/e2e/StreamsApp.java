@@ -29,6 +29,7 @@ import org.apache.kafka.streams.kstream.Produced;
  * <pre>
  * streams --bootstrap B --app-id A --input I --output O --counts C --state-dir D [--client-id C]
  *         [--group-protocol classic|streams] [--app-server HOST:PORT] [--guarantee G]
+ *         [--acceptable-lag N] [--probing-ms MS]
  * </pre>
  *
  * From the input topic (String keys and values) it writes every record to the
@@ -41,10 +42,18 @@ import org.apache.kafka.streams.kstream.Produced;
  *
  * <p>With --group-protocol streams it joins a KIP-1071 streams group instead
  * of a classic consumer group (scenario 48), and prints "tasks" whenever the
- * tasks of its stream thread change: the active and standby task ids
+ * tasks of its stream thread or the application's state change: the active
+ * and standby task ids
  * ("0_1") and the thread's consumer client id, the client id kproxy sees.
  * --app-server sets application.server (the member's endpoint);
  * --guarantee the processing guarantee (default exactly_once_v2).
+ *
+ * <p>With --group-protocol classic it is a classic consumer group with
+ * Streams' own assignor (scenario 53) and prints "tasks" the same way.
+ * --acceptable-lag sets acceptable.recovery.lag and --probing-ms
+ * probing.rebalance.interval.ms (KIP-441: a member whose state lags by more
+ * gets a task as a warm-up first, and the leader schedules a probing
+ * rebalance to move it once caught up).
  */
 final class StreamsApp {
   private StreamsApp() {}
@@ -64,6 +73,12 @@ final class StreamsApp {
     }
     if (a.containsKey("app-server")) {
       p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, a.get("app-server"));
+    }
+    if (a.containsKey("acceptable-lag")) {
+      p.put("acceptable.recovery.lag", a.get("acceptable-lag"));
+    }
+    if (a.containsKey("probing-ms")) {
+      p.put("probing.rebalance.interval.ms", a.get("probing-ms"));
     }
     p.put(StreamsConfig.STATE_DIR_CONFIG, need(a, "state-dir"));
     p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
@@ -127,7 +142,10 @@ final class StreamsApp {
             m.standbyTasks().forEach(x -> standby.add(x.taskId().toString()));
             consumers.add(m.consumerClientId());
           }
-          String now = active + "/" + standby + "/" + consumers;
+          // The state too: tasks printed while REBALANCING are printed
+          // again once RUNNING, so the last "tasks" says whether they
+          // settled.
+          String now = active + "/" + standby + "/" + consumers + "/" + ks.state();
           if (!now.equals(last)) {
             last = now;
             emit("tasks", "active", strs(active), "standby", strs(standby),

@@ -1,0 +1,267 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// classicStreamsMember is a member of a classic Kafka Streams group's
+// generation as scenario 53 reads it; docs/timeline-json.md is the
+// contract.
+type classicStreamsMember struct {
+	MemberID string `json:"memberId"`
+	ClientID string `json:"clientId"`
+	Streams  *struct {
+		ProcessID       string           `json:"processId"`
+		UserEndpoint    string           `json:"userEndpoint"`
+		TaskOffsetSums  map[string]int64 `json:"taskOffsetSums"`
+		Active          []string         `json:"active"`
+		Standby         []string         `json:"standby"`
+		ActiveGained    []string         `json:"activeGained"`
+		ActiveLost      []string         `json:"activeLost"`
+		NextRebalanceAt *string          `json:"nextRebalanceAt"`
+	} `json:"streams"`
+}
+
+type classicStreamsGen struct {
+	Generation int32                  `json:"generation"`
+	Protocol   string                 `json:"protocol"`
+	Trigger    trigger                `json:"trigger"`
+	Members    []classicStreamsMember `json:"members"`
+}
+
+// TestScenario53: a Kafka Streams 4.4 application (StreamsApp: one
+// subtopology of three stateful tasks) on the classic protocol
+// (group.protocol=classic, assignor "stream") through kproxy. Instance A
+// starts alone and runs the three tasks; B joins. B has no state, and with
+// acceptable.recovery.lag 10 (each task's changelog holds 100 records) the
+// leader keeps the tasks on A, gives B warm-ups (standby tasks) and
+// schedules a KIP-441 probing rebalance 60 s later
+// (probing.rebalance.interval.ms, its minimum); then the caught-up tasks
+// move to B. Each instance prints its tasks as they change. The replayed
+// report must hold, per generation, the task sets the instances printed,
+// the tasks B ended with gained by B and lost by A, the scheduled probing
+// rebalance as trigger probing_rebalance, and no storm.
+func TestScenario53(t *testing.T) {
+	const app = "streams_app_53"
+	input, output, counts := "streams53_in", "streams53_out", "streams53_counts"
+	freshTopic(t, input, 3, app)
+	freshTopic(t, output, 3, "")
+	freshTopic(t, counts, 3, "")
+	deleteTopics(t, app+"-counts-store-changelog")
+	produceDirect(t, input, 300, func(i int) (string, string) { return fmt.Sprintf("k%d", i%30), fmt.Sprintf("v%d", i) })
+	all := []string{"0_0", "0_1", "0_2"}
+
+	k := startKproxyWith(t, true, brokerAddr, "--admin", proxyAdmin)
+	bs := bootstrap(k)
+	start := func(name, endpoint string) *proc {
+		return javaClient(t, name, "streams", "--bootstrap", bs, "--app-id", app, "--input", input, "--output", output,
+			"--counts", counts, "--state-dir", filepath.Join(runDir(t), "state-"+name), "--client-id", name,
+			"--group-protocol", "classic", "--app-server", endpoint, "--guarantee", "at_least_once",
+			"--acceptable-lag", "10", "--probing-ms", "60000")
+	}
+	a := start("streams-A", "127.0.0.1:7531")
+	a.waitFor(0, 120*time.Second, "A running with the three tasks", func(e event) bool {
+		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
+	})
+	b := start("streams-B", "127.0.0.1:7532")
+	// Settled: A and B share the three active tasks, both running, and
+	// neither printed anything for 3 s.
+	deadline := time.Now().Add(180 * time.Second)
+	var lastA, lastB event
+	for {
+		failOnExit(t, a, b)
+		la, lb := lastTasks(a, 0), lastTasks(b, 0)
+		quiet := la.Name != "" && lb.Name != "" && time.Since(la.At()) > 3*time.Second && time.Since(lb.At()) > 3*time.Second
+		if quiet && la.State == "RUNNING" && lb.State == "RUNNING" && len(lb.Active) > 0 && len(la.Active) > 0 &&
+			slices.Equal(slices.Sorted(slices.Values(append(slices.Clone(la.Active), lb.Active...))), all) {
+			lastA, lastB = la, lb
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A and B did not settle on sharing the three tasks within 180 s\nA:\n%s\nB:\n%s", a.tail(), b.tail())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("settled: A active %v standby %v; B active %v standby %v", lastA.Active, lastA.Standby, lastB.Active, lastB.Standby)
+	b.stop(60 * time.Second)
+	time.Sleep(2 * time.Second)
+	a.stop(60 * time.Second)
+	r := k.finish()
+	if r == nil {
+		return
+	}
+	raw, err := os.ReadFile(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Groups []struct {
+			Group       string              `json:"group"`
+			Generations []classicStreamsGen `json:"generations"`
+			Storms      []json.RawMessage   `json:"storms"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var gens []classicStreamsGen
+	var storms []json.RawMessage
+	for _, g := range rep.Groups {
+		if g.Group == app {
+			gens, storms = g.Generations, g.Storms
+		}
+	}
+	if len(gens) == 0 {
+		t.Fatalf("group %s has no generations in the report", app)
+	}
+	clientA, clientB := lastA.ClientID, lastB.ClientID
+	byClient := func(g classicStreamsGen, client string) *classicStreamsMember {
+		for i := range g.Members {
+			if g.Members[i].ClientID == client {
+				return &g.Members[i]
+			}
+		}
+		return nil
+	}
+	// Every task set an instance printed while running is the one some
+	// generation gave it.
+	for _, c := range []struct {
+		p      *proc
+		client string
+	}{{a, clientA}, {b, clientB}} {
+		for _, e := range c.p.snapshot() {
+			if e.Name != "tasks" || e.State != "RUNNING" {
+				continue
+			}
+			found := false
+			for _, g := range gens {
+				if m := byClient(g, c.client); m != nil && m.Streams != nil &&
+					slices.Equal(m.Streams.Active, nonNil(e.Active)) && slices.Equal(m.Streams.Standby, nonNil(e.Standby)) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s printed active %v standby %v; no generation of the report gave it those", c.client, e.Active, e.Standby)
+			}
+		}
+	}
+	// The tasks B ended with moved: gained by B, lost by A.
+	var gainedB, lostA []string
+	var sawProbing, warmedUp bool
+	processes := map[string]string{}
+	for _, g := range gens {
+		if g.Protocol != "stream" {
+			t.Errorf("gen %d: protocol %q, want stream", g.Generation, g.Protocol)
+		}
+		t.Logf("gen %d trigger %s %s %q", g.Generation, g.Trigger.Kind, g.Trigger.Member, g.Trigger.Reason)
+		if g.Trigger.Kind == "probing_rebalance" {
+			sawProbing = true
+			if !strings.HasPrefix(g.Trigger.Reason, "triggered followup rebalance scheduled for ") {
+				t.Errorf("gen %d: probing rebalance with reason %q", g.Generation, g.Trigger.Reason)
+			}
+		}
+		for _, client := range []string{clientA, clientB} {
+			m := byClient(g, client)
+			if m == nil || m.Streams == nil {
+				continue
+			}
+			s := m.Streams
+			next := "none"
+			if s.NextRebalanceAt != nil {
+				next = *s.NextRebalanceAt
+			}
+			t.Logf("  %s active %v standby %v gained %v lost %v offset sums %v follow-up %s", client, s.Active, s.Standby,
+				s.ActiveGained, s.ActiveLost, s.TaskOffsetSums, next)
+			if s.ProcessID != "" {
+				processes[client] = s.ProcessID
+			}
+			if client == clientB {
+				gainedB = append(gainedB, s.ActiveGained...)
+				if len(s.Active) == 0 && len(s.Standby) > 0 {
+					warmedUp = true
+				}
+			} else {
+				lostA = append(lostA, s.ActiveLost...)
+			}
+		}
+	}
+	for _, task := range lastB.Active {
+		if !slices.Contains(gainedB, task) || !slices.Contains(lostA, task) {
+			t.Errorf("task %s, B's at the end: gained by B %v, lost by A %v; want it in both", task, gainedB, lostA)
+		}
+	}
+	if len(processes) != 2 || processes[clientA] == processes[clientB] {
+		t.Errorf("process ids %v; want two distinct ones", processes)
+	}
+	if !warmedUp {
+		t.Errorf("no generation gave B warm-up (standby) tasks and no active ones")
+	}
+	if !sawProbing {
+		t.Errorf("no generation was triggered by a probing rebalance")
+	}
+	if len(storms) != 0 {
+		t.Errorf("storms %s; want none", storms)
+	}
+	// The diagnosis: B waiting on warm-ups is not idle, and the three
+	// rebalances, one of them probing, are no loop.
+	var kinds []string
+	for _, f := range k.diagnose(app) {
+		kinds = append(kinds, f.Kind)
+	}
+	t.Logf("findings %v", kinds)
+	if slices.Contains(kinds, "member_without_partitions") || slices.Contains(kinds, "rebalance_loop") {
+		t.Errorf("diagnosis kinds %v; want no member_without_partitions (B held warm-ups) and no rebalance_loop", kinds)
+	}
+	// The text timeline lists the tasks next to the partitions.
+	text := replayFormat(t, k, "text")
+	for _, want := range []string{"tasks active " + strings.Join(lastB.Active, " "), "trigger: probing rebalance"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text timeline lacks %q", want)
+		}
+	}
+	// replay's HTML page, in Chromium: the latest generation's members
+	// with their tasks next to their partitions, as the report has them.
+	htmlFile := filepath.Join(runDir(t), "timeline.html")
+	runKproxyCmd(t, "replay", k.journal, "--format", "html", "--output", htmlFile)
+	cells := onPage(t, "streams-classic-file", "file://"+htmlFile+"#/", app, `document.querySelectorAll('#plan tr[data-member]').length > 0`,
+		`Array.from(document.querySelectorAll('#plan tr[data-member] td.assignment')).map(c => c.innerText.replace(/\n/g, ' | '))`)
+	var want []string
+	for _, m := range gens[len(gens)-1].Members {
+		if m.Streams == nil || m.Streams.Active == nil {
+			t.Fatalf("gen %d: member %s has no tasks in the report", gens[len(gens)-1].Generation, m.MemberID)
+		}
+		w := "tasks " + cmp.Or(strings.Join(m.Streams.Active, " "), "none")
+		var moved []string
+		for _, x := range m.Streams.ActiveGained {
+			moved = append(moved, "+"+x)
+		}
+		for _, x := range m.Streams.ActiveLost {
+			moved = append(moved, "−"+x)
+		}
+		if len(moved) > 0 {
+			w += " (" + strings.Join(moved, " ") + ")"
+		}
+		if len(m.Streams.Standby) > 0 {
+			w += " standby " + strings.Join(m.Streams.Standby, " ")
+		}
+		want = append(want, w)
+	}
+	if len(cells) != len(want) {
+		t.Fatalf("page: assignment cells %q; want tasks %q", cells, want)
+	}
+	for i := range cells {
+		if !strings.HasSuffix(cells[i], " | "+want[i]) {
+			t.Errorf("page: assignment cell %q; want it to end with %q", cells[i], want[i])
+		}
+	}
+}
