@@ -1,9 +1,6 @@
 package web
 
 import (
-	"encoding/json"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +8,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kproxy-dev/kproxy/internal/headless"
-	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // TestPageShowsMigration loads the timeline's online-upgrade golden (a
@@ -21,35 +17,13 @@ import (
 // and shows each member's protocol, and a classic generation keeps its
 // lanes beside the epochs.
 func TestPageShowsMigration(t *testing.T) {
-	b, err := os.ReadFile("../timeline/testdata/migration.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r, midway timeline.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readGolden(t, "migration")
 	// The same group as it stood in epoch 2, the upgrade under way.
-	if err := json.Unmarshal(b, &midway); err != nil {
-		t.Fatal(err)
-	}
-	mg := midway.Groups[0]
+	mg := readGolden(t, "migration").Groups[0]
 	mg.Group, mg.Generations, mg.Migrations[0].CompletedAt = "up-midway", mg.Generations[:2], nil
 	r.Groups = append(r.Groups, mg)
 	br := headless.Start(t, headless.Options{})
-	errs := NewRequestErrors(0, 0)
-	srv := httptest.NewServer(NewHandler(snapshotOf(&r), errs))
-	defer srv.Close()
-	file := t.TempDir() + "/report.html"
-	f, err := os.Create(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(f, &r, errs, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	for _, src := range []struct{ name, base, sep string }{{"served", srv.URL, "/"}, {"file", "file://" + file, "#/"}} {
+	for _, src := range pageSources(t, r) {
 		t.Run(src.name, func(t *testing.T) {
 			br.Run(t, 20*time.Second, chromedp.Navigate(src.base))
 			br.WaitJS(t, "the group list", `document.querySelectorAll('#groups tbody tr').length === 2`, 10*time.Second)

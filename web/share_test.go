@@ -1,9 +1,6 @@
 package web
 
 import (
-	"encoding/json"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,35 +8,15 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kproxy-dev/kproxy/internal/headless"
-	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // TestPageShowsShareGroup loads the share group of the timeline's golden
 // (served, and from replay's HTML file): its epochs drawn as lanes, its
 // plan titled by epoch, and its records per member with the redeliveries.
 func TestPageShowsShareGroup(t *testing.T) {
-	b, err := os.ReadFile("../timeline/testdata/share.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r timeline.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readGolden(t, "share")
 	br := headless.Start(t, headless.Options{})
-	errs := NewRequestErrors(0, 0)
-	srv := httptest.NewServer(NewHandler(snapshotOf(&r), errs))
-	defer srv.Close()
-	file := t.TempDir() + "/report.html"
-	f, err := os.Create(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(f, &r, errs, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	for _, src := range []struct{ name, base, sep string }{{"served", srv.URL, "/"}, {"file", "file://" + file, "#/"}} {
+	for _, src := range pageSources(t, r) {
 		t.Run(src.name, func(t *testing.T) {
 			br.Run(t, 20*time.Second, chromedp.Navigate(src.base+src.sep+"groups/share"))
 			br.WaitJS(t, "the share lanes", `document.querySelectorAll('#chart g.owned-seg[data-epoch]').length > 0`, 10*time.Second)

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,23 +9,15 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kproxy-dev/kproxy/internal/headless"
-	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // TestPageShowsClassicStreamsTasks loads the classic Kafka Streams group of
 // the timeline's golden: the selected (latest) generation's members show
 // their tasks next to their partitions, with what moved.
 func TestPageShowsClassicStreamsTasks(t *testing.T) {
-	b, err := os.ReadFile("../timeline/testdata/streams_classic.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r timeline.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readGolden(t, "streams_classic")
 	br := headless.Start(t, headless.Options{})
-	srv := httptest.NewServer(NewHandler(snapshotOf(&r), NewRequestErrors(0, 0)))
+	srv := httptest.NewServer(NewHandler(snapshotOf(r), NewRequestErrors(0, 0)))
 	defer srv.Close()
 	br.Run(t, 20*time.Second, chromedp.Navigate(srv.URL+"/groups/streams-classic"))
 	br.WaitJS(t, "the members table", `document.querySelectorAll('#plan tr[data-member]').length == 2`, 10*time.Second)

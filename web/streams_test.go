@@ -1,9 +1,6 @@
 package web
 
 import (
-	"encoding/json"
-	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kproxy-dev/kproxy/internal/headless"
-	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // TestPageShowsStreamsGroup loads the streams group of the timeline's
@@ -20,28 +16,9 @@ import (
 // active, standby and warm-up tasks over time, the members' tasks, the
 // epochs with the tasks each moved, the status and the warm-ups.
 func TestPageShowsStreamsGroup(t *testing.T) {
-	b, err := os.ReadFile("../timeline/testdata/streams.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r timeline.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readGolden(t, "streams")
 	br := headless.Start(t, headless.Options{})
-	errs := NewRequestErrors(0, 0)
-	srv := httptest.NewServer(NewHandler(snapshotOf(&r), errs))
-	defer srv.Close()
-	file := t.TempDir() + "/report.html"
-	f, err := os.Create(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(f, &r, errs, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	for _, src := range []struct{ name, base, sep string }{{"served", srv.URL, "/"}, {"file", "file://" + file, "#/"}} {
+	for _, src := range pageSources(t, r) {
 		t.Run(src.name, func(t *testing.T) {
 			br.Run(t, 20*time.Second, chromedp.Navigate(src.base+src.sep+"groups/streams"))
 			br.WaitJS(t, "the streams lanes", `document.querySelectorAll('#chart g.owned-seg[data-epoch]').length > 0`, 10*time.Second)
