@@ -251,7 +251,9 @@ public final class Client {
       stop.set(true);
       c.wakeup();
       try {
-        main.join(30_000);
+        // Longer than close()'s own default timeout (30 s), so that a
+        // close that takes it still ends with the "closed" event.
+        main.join(50_000);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
