@@ -238,6 +238,16 @@ type LeaveGroup struct {
 	ErrorCode int16
 }
 
+// MemberError is the result for lv, one of lg's members: the response's
+// top-level error when there is one (the whole request failed), else
+// lv's own.
+func (lg *LeaveGroup) MemberError(lv LeavingMember) int16 {
+	if lg.ErrorCode != 0 {
+		return lg.ErrorCode
+	}
+	return lv.ErrorCode
+}
+
 // LeavingMember is one member leaving in a LeaveGroup request.
 type LeavingMember struct {
 	MemberID   string

@@ -380,10 +380,7 @@ func (g *group) heartbeat(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 func (g *group) leaveGroup(ev *decode.Event) {
 	lg := ev.LeaveGroup
 	for _, lv := range lg.Members {
-		code := lv.ErrorCode
-		if lg.ErrorCode != 0 {
-			code = lg.ErrorCode
-		}
+		code := lg.MemberError(lv)
 		id := lv.MemberID
 		if id == "" && lv.InstanceID != "" {
 			id = g.memberByInstance(lv.InstanceID)

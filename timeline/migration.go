@@ -288,10 +288,7 @@ func (g *group) mixedHeartbeat(ev *decode.Event) {
 func (g *group) mixedLeave(ev *decode.Event) {
 	lg := ev.LeaveGroup
 	for _, lv := range lg.Members {
-		code := lv.ErrorCode
-		if lg.ErrorCode != 0 {
-			code = lg.ErrorCode
-		}
+		code := lg.MemberError(lv)
 		id := lv.MemberID
 		if id == "" && lv.InstanceID != "" {
 			for mid, cm := range g.consumer.members {
