@@ -586,18 +586,16 @@ func (g *group) commitReport(c *commit) CommitReport {
 	return cr
 }
 
+// stormReport renders st's view (storm.view) for the report.
 func stormReport(st *storm) StormReport {
-	kind, _ := st.dominant()
-	sr := StormReport{From: stamp(st.from), To: stamp(st.to), Rebalances: st.count, DominantTrigger: kind,
-		Triggers: st.triggers(), Growth: st.growth(), Members: st.members(), Ongoing: !st.ended}
+	v := st.view()
+	sr := StormReport{From: stamp(v.From), To: stamp(v.To), Rebalances: v.Rebalances, Generations: v.Generations,
+		DominantTrigger: v.DominantTrigger, Triggers: v.Triggers, Growth: v.Growth, Members: v.Members, Ongoing: v.Ended.IsZero()}
 	if sr.Members == nil {
 		sr.Members = []string{}
 	}
-	for _, m := range st.marks {
-		sr.Generations = append(sr.Generations, m.gen)
-	}
-	if st.ended {
-		sr.EndedAt = stampPtr(st.endedAt)
+	if !v.Ended.IsZero() {
+		sr.EndedAt = stampPtr(v.Ended)
 	}
 	return sr
 }

@@ -157,18 +157,23 @@ func (g *group) view() GroupView {
 		v.Generations = append(v.Generations, g.generationView(gen))
 	}
 	for _, st := range g.storm.storms {
-		kind, _ := st.dominant()
-		sv := StormView{From: st.from, To: st.to, Rebalances: st.count, DominantTrigger: kind,
-			Triggers: st.triggers(), Growth: st.growth(), Members: st.members()}
-		for _, m := range st.marks {
-			sv.Generations = append(sv.Generations, m.gen)
-		}
-		if st.ended {
-			sv.Ended = st.endedAt
-		}
-		v.Storms = append(v.Storms, sv)
+		v.Storms = append(v.Storms, st.view())
 	}
 	return v
+}
+
+// view is the storm as GroupView and the report (stormReport) show it.
+func (st *storm) view() StormView {
+	kind, _ := st.dominant()
+	sv := StormView{From: st.from, To: st.to, Rebalances: st.count, DominantTrigger: kind,
+		Triggers: st.triggers(), Growth: st.growth(), Members: st.members()}
+	for _, m := range st.marks {
+		sv.Generations = append(sv.Generations, m.gen)
+	}
+	if st.ended {
+		sv.Ended = st.endedAt
+	}
+	return sv
 }
 
 // generationView is generationReport's facts, typed.
