@@ -504,12 +504,9 @@ func (g *group) refilterCommits(gen *generation) {
 // (nil: none). The cached set is the member's own: partitions sets are
 // replaced, never changed in place.
 //
-// The cache is a speed shortcut, kept because it saves more than 5% where
-// large groups commit: without it (the member looked up in gen at each
-// commit), BenchmarkSteadyState (1,000 members heartbeating and
-// committing) takes about 9% more CPU time; replay of the realistic mix,
-// mostly small groups, does not show it (docs/benchmarks.md, "Timeline
-// shortcuts").
+// The cache is a speed shortcut for large groups that commit often, kept
+// because BenchmarkSteadyState shows it pays (docs/benchmarks.md,
+// "Timeline shortcuts").
 func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitions {
 	if lm != nil && lm.ownedSerial == gen.serial && lm.ownedVer == gen.assignVer {
 		return lm.owned

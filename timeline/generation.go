@@ -293,14 +293,11 @@ func (gen *generation) active(id string) bool {
 // none is known (when two members claim it, the greatest id).
 //
 // It is asked once per suspect partition, and gen.owners, built at the
-// first ask and dropped by assignmentsChanged, is a speed shortcut kept
-// because it saves more than 5% in a large group with suspect commits:
-// against searching the members at each ask, one core, 6 alternated pairs,
-// CPU time of BenchmarkSuspectCommits/strays=1 (1 member in 1,000
-// committing 10 partitions it no longer owns, each second) 1.42 s against
-// 1.71 s, 17% saved, and strays=10 1.65 s against 5.62 s, 71%. Replay of
-// the realistic mix has no suspects and moved within the host's noise. It
-// costs a map of every partition per generation that had a suspect.
+// first ask and dropped by assignmentsChanged, is a speed shortcut for
+// large groups with suspect commits, kept because
+// BenchmarkSuspectCommits shows it pays (docs/benchmarks.md, "Timeline
+// shortcuts"). It costs a map of every partition per generation that had
+// a suspect.
 func (gen *generation) ownerOf(topic string, part int32) string {
 	if gen.owners == nil {
 		gen.owners = map[string]map[int32]string{}
