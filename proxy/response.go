@@ -282,6 +282,7 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 		APIVersion:    p.version,
 		CorrelationID: p.corrID,
 		ClientID:      p.clientID,
+		ClientCert:    c.clientCert,
 		RequestAt:     p.at.Round(0),
 		ResponseAt:    at.Round(0),
 		Request:       p.request,
