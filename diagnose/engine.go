@@ -380,6 +380,7 @@ func (e *Engine) prune(now time.Time) {
 func (e *Engine) warn(f Finding) {
 	e.warnings = append(e.warnings, f)
 	if e.cfg.OnFinding != nil {
+		e.name(&f) // on a copy of its members
 		e.cfg.OnFinding(f)
 	}
 }

@@ -74,3 +74,23 @@ func TestKIP848MemberNamedFromItsConnection(t *testing.T) {
 		t.Error("naming wrote into the finding kept; want a copy")
 	}
 }
+
+// TestLiveWarningNamesMember: a live warning, told as its threshold
+// passes, names its member as the findings do.
+func TestLiveWarningNamesMember(t *testing.T) {
+	s := sessionTimeout()
+	s.software(cB, 0, "librdkafka", "2.3.0")
+	_, live := diagnoseScript(t, Config{}, s, 60)
+	var told bool
+	for _, f := range live {
+		if f.Kind == SessionTimeoutWarning {
+			told = true
+			if m := f.Members[0]; m.MemberID != "B-1" || m.SoftwareName != "librdkafka" || m.SoftwareVersion != "2.3.0" {
+				t.Errorf("the warning names %+v; want B-1 running librdkafka 2.3.0", m)
+			}
+		}
+	}
+	if !told {
+		t.Fatalf("no session_timeout_warning told: %+v", live)
+	}
+}
