@@ -25,7 +25,7 @@ import (
 // software and version it announced in ApiVersions (KIP-511), its rack and
 // its certificate's subject, at /api/diagnosis and in the web page's
 // findings panel; once stopped, `kproxy diagnose` on the journal names it
-// the same, byte for byte.
+// the same, byte for byte, and journal inspect shows the subject.
 func TestServeFindingNamesMember(t *testing.T) {
 	c := startKfake(t, kfake.NumBrokers(1), kfake.SeedTopics(3, "t"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
 	ca := testpki.NewCA(t, "kproxy CA")
@@ -84,6 +84,17 @@ func TestServeFindingNamesMember(t *testing.T) {
 		t.Fatalf("run() = %v; want nil", err)
 	}
 	sameAsJournal(t, s.obs.story.Findings(), cfg)
+	// journal inspect shows the subject on the exchanges of the client's
+	// connections: its JoinGroup among them.
+	joins := lines(mustRun(t, "journal", "inspect", cfg.Journal, "--api", "JoinGroup"))
+	if len(joins) == 0 {
+		t.Fatal("journal inspect lists no JoinGroup")
+	}
+	for _, l := range joins {
+		if !strings.Contains(l, ` client_cert="CN=orders-service" `) {
+			t.Errorf("journal inspect line %q; want client_cert=\"CN=orders-service\"", l)
+		}
+	}
 }
 
 // franzVersion is the franz-go version this binary is built with, the one
