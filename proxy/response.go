@@ -8,9 +8,10 @@ import (
 	"net"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // responsePump forwards responses from the broker to the client, matching
