@@ -26,6 +26,11 @@ type Exchange struct {
 	CorrelationID int32
 	// ClientID is the request header's client id ("" when null).
 	ClientID string
+	// ClientCert is the subject of the certificate the client presented
+	// on its connection (mutual TLS, the listener's client CA set), as
+	// RFC 2253 prints it ("CN=orders,O=Acme"); "" without one. Every
+	// exchange of the connection carries it.
+	ClientCert string
 	// RequestAt is when the first byte of the request frame was read from
 	// the client; ResponseAt is when the response frame was read whole from
 	// the broker. ResponseAt is zero when there was no response (the

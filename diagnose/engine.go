@@ -219,6 +219,9 @@ func (e *Engine) AddDecoded(d *decode.Decoded) {
 	if d.Software != (decode.ClientSoftware{}) {
 		e.apiVersions(d.X, d.Software)
 	}
+	if d.X != nil {
+		e.connSeen(d.X)
+	}
 	for i := range d.Events {
 		e.event(&d.Events[i])
 	}
@@ -377,6 +380,7 @@ func (e *Engine) prune(now time.Time) {
 func (e *Engine) warn(f Finding) {
 	e.warnings = append(e.warnings, f)
 	if e.cfg.OnFinding != nil {
+		e.name(&f) // on a copy of its members
 		e.cfg.OnFinding(f)
 	}
 }
@@ -444,6 +448,7 @@ func (e *Engine) findingsOf(only map[string]bool, views bool) []Finding {
 	link(out)
 	for i := range out {
 		normalize(&out[i])
+		e.name(&out[i])
 	}
 	return sortFindings(out)
 }

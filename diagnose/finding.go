@@ -93,6 +93,15 @@ type Member struct {
 	ClientID   string `json:"clientId"`
 	InstanceID string `json:"instanceId"` // group.instance.id; "" for dynamic members
 	ClientAddr string `json:"clientAddr"` // its connection to the coordinator
+	// Who it is beyond its ids, each omitted when unknown: the client
+	// software its connection announced in ApiVersions v3+ (KIP-511), the
+	// rack it says it runs in (its subscription's, KIP-881, or its KIP-848
+	// heartbeat's RackId), and the subject of the certificate it
+	// presented when kproxy's listener asks for one (mutual TLS).
+	SoftwareName    string `json:"clientSoftwareName,omitempty"`
+	SoftwareVersion string `json:"clientSoftwareVersion,omitempty"`
+	Rack            string `json:"rack,omitempty"`
+	ClientCert      string `json:"clientCertSubject,omitempty"`
 }
 
 // newFinding returns a finding with its ID, time and empty collections

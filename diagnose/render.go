@@ -72,7 +72,17 @@ func TextBlock(f Finding) string {
 		if m.InstanceID != "" {
 			fmt.Fprintf(&b, " instance %s", p(m.InstanceID))
 		}
-		fmt.Fprintf(&b, " %s\n", p(orDash(m.ClientAddr)))
+		fmt.Fprintf(&b, " %s", p(orDash(m.ClientAddr)))
+		if m.SoftwareName != "" || m.SoftwareVersion != "" {
+			fmt.Fprintf(&b, " software %s %s", p(orDash(m.SoftwareName)), p(orDash(m.SoftwareVersion)))
+		}
+		if m.Rack != "" {
+			fmt.Fprintf(&b, " rack %s", p(m.Rack))
+		}
+		if m.ClientCert != "" {
+			fmt.Fprintf(&b, " cert %q", m.ClientCert)
+		}
+		b.WriteByte('\n')
 	}
 	for _, t := range sortedKeys(f.Partitions) {
 		fmt.Fprintf(&b, "  partitions %s%v\n", p(t), f.Partitions[t])

@@ -120,6 +120,7 @@ type memberState struct {
 	id            string
 	seen          time.Time             // its latest request on the coordinator: forget drops the record without one
 	software      decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
+	cert          string                // its connection's TLS client certificate subject
 	lastJoin      time.Time             // its latest JoinGroup request
 	lastHeartbeat time.Time
 	// intervals are the gaps between its consecutive successful
@@ -189,6 +190,7 @@ type connState struct {
 	addr     string
 	clientID string
 	software decode.ClientSoftware
+	cert     string // the subject of its TLS client certificate; "" none
 	fetches  map[tp]fetchPos
 	last     time.Time // its latest request seen
 }
@@ -306,6 +308,7 @@ func (e *Engine) event(ev *decode.Event) {
 			m.seen = ev.At
 		}
 		e.expect(g, id)
+		e.identify(m, ev)
 		return m
 	}
 	switch {

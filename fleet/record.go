@@ -28,6 +28,11 @@ const (
 	HeaderSeq = "kproxy.seq"
 	// HeaderFormat is the record format version, "1".
 	HeaderFormat = "kproxy.format"
+	// HeaderClientCert is, on an exchange record of a client that
+	// presented a certificate (mutual TLS), its subject
+	// (decode.Exchange.ClientCert); absent otherwise. Readers that do not
+	// know it read the exchange without it.
+	HeaderClientCert = "kproxy.client-cert"
 )
 
 // FormatVersion is the record format this package writes and reads.
@@ -110,7 +115,11 @@ func withSeq(h []kgo.RecordHeader, seq uint64) []kgo.RecordHeader {
 // the timestamp, so an exchange's own time would time out a backlog).
 func exchangeRecord(h []kgo.RecordHeader, seq uint64, key string, x *decode.Exchange) *kgo.Record {
 	v := journal.AppendExchangePayload(make([]byte, 0, journal.ExchangePayloadLen(x)), x)
-	return &kgo.Record{Key: []byte(key), Value: v, Headers: withSeq(h, seq)}
+	hs := withSeq(h, seq)
+	if x.ClientCert != "" {
+		hs = append(hs, kgo.RecordHeader{Key: HeaderClientCert, Value: []byte(x.ClientCert)})
+	}
+	return &kgo.Record{Key: []byte(key), Value: v, Headers: hs}
 }
 
 // gapRecord is a gap of n exchanges noted at at, keyed by instance.
@@ -136,7 +145,7 @@ func markerRecord(h []kgo.RecordHeader, instance string, at time.Time, published
 // Response alias r.Value.
 func Decode(r *kgo.Record) (Record, error) {
 	out := Record{Seq: -1, Key: string(r.Key)}
-	var format string
+	var format, cert string
 	seen := false
 	for _, h := range r.Headers {
 		switch h.Key {
@@ -146,6 +155,8 @@ func Decode(r *kgo.Record) (Record, error) {
 			out.Run = string(h.Value)
 		case HeaderFormat:
 			format = string(h.Value)
+		case HeaderClientCert:
+			cert = string(h.Value)
 		case HeaderSeq:
 			n, err := strconv.ParseInt(string(h.Value), 10, 64)
 			if err != nil || n < 0 {
@@ -163,6 +174,7 @@ func Decode(r *kgo.Record) (Record, error) {
 	case KindExchange:
 		out.X = &decode.Exchange{}
 		err = journal.ParseExchangePayload(out.X, r.Value)
+		out.X.ClientCert = cert
 	case KindGap:
 		out.At, out.Dropped, err = journal.ParseGapPayload(r.Value)
 	case KindMarker:

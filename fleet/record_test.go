@@ -24,6 +24,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func TestRecordGolden(t *testing.T) {
 	h := headers("zone-a", "0123456789abcdef")
 	x := heartbeat(42, "test_group_1", ms(1500))
+	mtls := heartbeat(43, "test_group_1", ms(1550))
+	mtls.ClientCert = "CN=orders,O=Acme Corp"
 	recs := []struct {
 		name string
 		r    *kgo.Record
@@ -33,6 +35,8 @@ func TestRecordGolden(t *testing.T) {
 			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "test_group_1", Seq: 0, Kind: KindExchange, X: x}},
 		{"gap", gapRecord(h, 1, "zone-a", ms(1600), 12),
 			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "zone-a", Seq: 1, Kind: KindGap, At: ms(1600), Dropped: 12}},
+		{"exchange of a mutual TLS client", exchangeRecord(h, 2, "test_group_1", mtls),
+			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "test_group_1", Seq: 2, Kind: KindExchange, X: mtls}},
 		{"marker", markerRecord(h, "zone-a", ms(2000), 2, true),
 			Record{Instance: "zone-a", Run: "0123456789abcdef", Key: "zone-a", Seq: -1, Kind: KindMarker, At: ms(2000), Published: 2, Stopping: true}},
 	}

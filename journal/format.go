@@ -50,6 +50,13 @@ const (
 	// had journaling suspended. Older readers skip it as an unknown type
 	// and still count the gap.
 	recSuspension = 3
+	// recClientCert names the certificate a client presented on one
+	// connection (mutual TLS): the exchanges of that connection after it
+	// in the same segment carry it (decode.Exchange.ClientCert). The
+	// writer puts one before a connection's first exchange in each
+	// segment. Older readers skip it as an unknown type and read the
+	// exchanges without it.
+	recClientCert = 4
 )
 
 // Exchange record flags.
@@ -65,6 +72,13 @@ const exchangeFixedLen = 38
 
 // gapLen is the whole gap payload.
 const gapLen = 17
+
+// clientCertFixedLen is the client certificate payload up to its subject,
+// which is at most maxClientCert bytes.
+const (
+	clientCertFixedLen = 11
+	maxClientCert      = 4096
+)
 
 // suspensionFixedLen is the suspension payload up to its error message,
 // which is at most maxSuspensionErr bytes.
@@ -296,6 +310,35 @@ func parseSuspension(p []byte) (suspension, error) {
 	}, nil
 }
 
+// appendClientCert appends the payload naming the client certificate
+// subject of connection conn, cut to maxClientCert bytes.
+func appendClientCert(dst []byte, conn uint64, subject string) []byte {
+	if len(subject) > maxClientCert {
+		subject = subject[:maxClientCert]
+	}
+	dst = append(dst, recClientCert)
+	dst = binary.BigEndian.AppendUint64(dst, conn)
+	return appendString16(dst, subject)
+}
+
+// clientCertFrameLen is the whole frame of the client certificate record
+// of x's connection.
+func clientCertFrameLen(x *decode.Exchange) int {
+	return frameLen + clientCertFixedLen + min(len(x.ClientCert), maxClientCert)
+}
+
+// parseClientCert parses a client certificate payload.
+func parseClientCert(p []byte) (conn uint64, subject string, err error) {
+	if len(p) < clientCertFixedLen || p[0] != recClientCert {
+		return 0, "", errPayload
+	}
+	v, rest, ok := field16(p[clientCertFixedLen-2:])
+	if !ok || len(rest) != 0 || len(v) == 0 || len(v) > maxClientCert {
+		return 0, "", errPayload
+	}
+	return binary.BigEndian.Uint64(p[1:]), string(v), nil
+}
+
 // errPayload is a record whose checksum is right but whose payload does not
 // parse: written by a broken writer, or a newer one.
 var errPayload = errors.New("malformed record payload")
@@ -329,6 +372,7 @@ func parseExchangeInto(x *decode.Exchange, p []byte) error {
 		return errPayload
 	}
 	x.Oversized = flags&flagOversized != 0
+	x.ClientCert = "" // a connection fact of its own record (recClientCert)
 	x.ConnID = binary.BigEndian.Uint64(p[2:])
 	x.BrokerID = int32(binary.BigEndian.Uint32(p[10:]))
 	x.APIKey = int16(binary.BigEndian.Uint16(p[14:]))

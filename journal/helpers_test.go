@@ -59,6 +59,8 @@ func diffExchange(got, want *decode.Exchange) string {
 		return fmt.Sprintf("CorrelationID got %d; want %d", got.CorrelationID, want.CorrelationID)
 	case got.ClientID != want.ClientID:
 		return fmt.Sprintf("ClientID got %q; want %q", got.ClientID, want.ClientID)
+	case got.ClientCert != want.ClientCert:
+		return fmt.Sprintf("ClientCert got %q; want %q", got.ClientCert, want.ClientCert)
 	case !got.RequestAt.Equal(want.RequestAt) || got.RequestAt.IsZero() != want.RequestAt.IsZero():
 		return fmt.Sprintf("RequestAt got %v; want %v", got.RequestAt, want.RequestAt)
 	case !got.ResponseAt.Equal(want.ResponseAt) || got.ResponseAt.IsZero() != want.ResponseAt.IsZero():

@@ -58,6 +58,10 @@ type scanner struct {
 	buf []byte
 	x   decode.Exchange
 	rec record
+	// certs are the client certificate subjects of the segment's
+	// connections, by connection id, as its recClientCert records name
+	// them; nil until one does.
+	certs map[uint64]string
 }
 
 // newScanner reads and checks the header of the segment r of the given
@@ -163,6 +167,7 @@ func (s *scanner) next(into *decode.Exchange) (*record, error) {
 				s.corrupted(start, s.off-start, "an exchange that did not parse: "+err.Error())
 				continue
 			}
+			into.ClientCert = s.certs[into.ConnID]
 			s.rec = record{x: into, payload: p}
 			return &s.rec, nil
 		case recGap:
@@ -181,6 +186,16 @@ func (s *scanner) next(into *decode.Exchange) (*record, error) {
 			}
 			s.rec = record{susp: &susp, payload: p}
 			return &s.rec, nil
+		case recClientCert:
+			conn, subject, err := parseClientCert(p)
+			if err != nil {
+				s.corrupted(start, s.off-start, "a client certificate record that did not parse: "+err.Error())
+				continue
+			}
+			if s.certs == nil {
+				s.certs = map[uint64]string{}
+			}
+			s.certs[conn] = subject
 		default:
 			s.unknown++
 		}

@@ -51,6 +51,9 @@ type Writer struct {
 	segSize    int64
 	segCreated time.Time
 	segRecords int
+	// certs are the client certificate subjects the current segment has
+	// named (recClientCert), by connection id.
+	certs      map[uint64]string
 	scratch    []byte
 	unflushed  uint64 // records buffered since the last flush
 	unsynced   uint64 // records written since the last fsync
@@ -383,6 +386,10 @@ func (w *Writer) write(x *decode.Exchange) {
 		return
 	}
 	w.scratch = appendFrame(w.scratch[:0], func(b []byte) []byte { return appendExchange(b, x) })
+	if x.ClientCert != "" && !w.writeClientCert(x, len(w.scratch)) {
+		w.discarded.Add(1)
+		return
+	}
 	if !w.writeFrame(w.scratch) {
 		w.discarded.Add(1)
 		return
@@ -393,6 +400,29 @@ func (w *Writer) write(x *decode.Exchange) {
 	if cap(w.scratch) > scratchKeep {
 		w.scratch = nil
 	}
+}
+
+// writeClientCert writes the record naming the client certificate of x's
+// connection unless the segment already has it. It first makes room for it
+// and for x's frame of n bytes, rotating when the segment has none, so that
+// the exchange lands in the segment that names its certificate. It reports
+// false when journaling has stopped.
+func (w *Writer) writeClientCert(x *decode.Exchange, n int) bool {
+	if !w.room(clientCertFrameLen(x) + n) {
+		return false
+	}
+	if w.certs[x.ConnID] == x.ClientCert {
+		return true
+	}
+	frame := appendFrame(nil, func(b []byte) []byte { return appendClientCert(b, x.ConnID, x.ClientCert) })
+	if !w.writeFrame(frame) {
+		return false
+	}
+	if w.certs == nil {
+		w.certs = map[uint64]string{}
+	}
+	w.certs[x.ConnID] = x.ClientCert
+	return true
 }
 
 // appendFrame appends a record frame around the payload enc appends.
@@ -410,11 +440,8 @@ func appendFrame(dst []byte, enc func([]byte) []byte) []byte {
 // writeFrame writes one frame, rotating first if the segment would grow
 // past its size limit. It reports false when journaling has stopped.
 func (w *Writer) writeFrame(frame []byte) bool {
-	if w.segRecords > 0 && w.segSize+int64(len(frame)) > w.opts.SegmentBytes {
-		w.rotate(time.Now())
-		if w.f == nil {
-			return false
-		}
+	if !w.room(len(frame)) {
+		return false
 	}
 	if _, err := w.bw.Write(frame); err != nil {
 		w.fail(fmt.Errorf("journal: write %s: %w", w.path, err))
@@ -423,6 +450,15 @@ func (w *Writer) writeFrame(frame []byte) bool {
 	w.segSize += int64(len(frame))
 	w.bytes.Add(uint64(len(frame)))
 	return true
+}
+
+// room rotates if the segment would grow past its size limit with n more
+// bytes. It reports false when journaling has stopped.
+func (w *Writer) room(n int) bool {
+	if w.segRecords > 0 && w.segSize+int64(n) > w.opts.SegmentBytes {
+		w.rotate(time.Now())
+	}
+	return w.f != nil
 }
 
 // flush hands buffered records to the OS.
@@ -530,6 +566,7 @@ func (w *Writer) newSegment(now time.Time) error {
 	w.segSize = int64(len(appendHeader(nil, &h)))
 	w.segCreated = now
 	w.segRecords = 0
+	clear(w.certs)
 	w.segments.Add(1)
 	w.bytes.Add(uint64(w.segSize))
 	return nil

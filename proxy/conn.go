@@ -29,7 +29,10 @@ type conn struct {
 	// clientIP is the client's IP address, the key of the per-IP
 	// connection limit (limits.go).
 	clientIP string
-	log      *zap.Logger
+	// clientCert is the subject of the client's TLS certificate (mutual
+	// TLS), "" without one; set by acceptTLS before the pumps start.
+	clientCert string
+	log        *zap.Logger
 	// br reads from the client; owned by the request pump.
 	br *bufio.Reader
 	// done is closed by close: a frame waiting for the buffer budget

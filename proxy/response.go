@@ -8,9 +8,10 @@ import (
 	"net"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // responsePump forwards responses from the broker to the client, matching
@@ -282,6 +283,7 @@ func (c *conn) exchange(p pending, response []byte, at time.Time) *decode.Exchan
 		APIVersion:    p.version,
 		CorrelationID: p.corrID,
 		ClientID:      p.clientID,
+		ClientCert:    c.clientCert,
 		RequestAt:     p.at.Round(0),
 		ResponseAt:    at.Round(0),
 		Request:       p.request,

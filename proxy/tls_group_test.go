@@ -55,4 +55,11 @@ func TestConsumerGroupThroughTLS(t *testing.T) {
 			t.Errorf("kfake accepted a connection from %s: a group client bypassed kproxy", remote)
 		}
 	}
+	// No client CA: no client certificate asked for, none named.
+	xs, _ := rec.snapshot()
+	for _, x := range xs {
+		if x.ClientCert != "" {
+			t.Fatalf("an exchange carries client certificate %q without mutual TLS", x.ClientCert)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
@@ -151,7 +152,8 @@ func (p *Proxy) nodesSnapshot() map[int32]string {
 }
 
 // TestListenerMutualTLS: with a client CA, only clients presenting a
-// certificate it signed get through.
+// certificate it signed get through, and every exchange of such a client
+// carries its certificate's subject.
 func TestListenerMutualTLS(t *testing.T) {
 	cluster := startKfake(t, 1, kfake.SeedTopics(1, "t"))
 	ca := testpki.NewCA(t, "kproxy CA")
@@ -161,7 +163,8 @@ func TestListenerMutualTLS(t *testing.T) {
 	cfg.TLS = listenerTLS(t, dir, ca.Issue(t, testpki.Spec{CN: "kproxy", IPs: []string{"127.0.0.1"}}))
 	cfg.TLS.ClientCAFile = testpki.WriteFile(t, dir, "clients.PEM", clientCA.PEM)
 	log, logs := observedLogger()
-	p := startProxy(t, cfg, log)
+	rec := &recorder{}
+	p := startProxy(t, cfg, log, rec)
 
 	tests := []struct {
 		name   string
@@ -179,6 +182,13 @@ func TestListenerMutualTLS(t *testing.T) {
 			if tt.wantOK {
 				if err := produceConsume(t, 20*time.Second, p.Addr().String(), "t", 10, kgo.DialTLSConfig(tlsCfg)); err != nil {
 					t.Fatal(err)
+				}
+				waitFor(t, 5*time.Second, "exchanges observed", func() bool { xs, _ := rec.snapshot(); return len(xs) > 0 })
+				xs, _ := rec.snapshot()
+				for _, x := range xs {
+					if x.ClientCert != "CN=app" {
+						t.Fatalf("%s exchange from %s carries client certificate %q; want CN=app", decode.APIName(x.APIKey), x.ClientAddr, x.ClientCert)
+					}
 				}
 				return
 			}

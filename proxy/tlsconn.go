@@ -61,6 +61,9 @@ func (c *conn) acceptTLS() bool {
 		return false
 	}
 	state := tc.ConnectionState()
+	if len(state.PeerCertificates) > 0 {
+		c.clientCert = state.PeerCertificates[0].Subject.String()
+	}
 	if c.p.tls.sni != nil && c.brokerID < 0 {
 		if id, ok := c.p.tls.sni.nodeOf(state.ServerName); ok {
 			c.brokerID = id
@@ -69,8 +72,8 @@ func (c *conn) acceptTLS() bool {
 	}
 	if ce := c.log.Check(zap.DebugLevel, "TLS handshake done"); ce != nil {
 		fields := []zap.Field{zap.String("server_name", state.ServerName), zap.String("tls_version", tls.VersionName(state.Version))}
-		if len(state.PeerCertificates) > 0 {
-			fields = append(fields, zap.String("client_subject", state.PeerCertificates[0].Subject.String()))
+		if c.clientCert != "" {
+			fields = append(fields, zap.String("client_subject", c.clientCert))
 		}
 		ce.Write(fields...)
 	}

@@ -34,6 +34,9 @@ func (g *group) joinGroup(ev *decode.Event) {
 		lm.instanceID = jg.InstanceID
 	}
 	lm.sessionTimeout, lm.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	if r := joinRack(jg); r != "" {
+		lm.rack = r
+	}
 	if !ev.Responded() {
 		g.emit(ev.At, KindPartial, 0, id, fmt.Sprintf("JoinGroup from %s got no response (connection closed while it was held?)", id), nil)
 		return

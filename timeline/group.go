@@ -58,6 +58,7 @@ type liveMember struct {
 	instanceID       string
 	clientID         string
 	clientAddr       string
+	rack             string // the rack its JoinGroup's subscription names (KIP-881); "" none
 	sessionTimeout   time.Duration
 	rebalanceTimeout time.Duration
 	lastAlive        time.Time // last request the coordinator accepted from it

@@ -19,6 +19,9 @@ type MemberFacts struct {
 	InstanceID string // group.instance.id; "" for dynamic members
 	ClientID   string // the client id of its latest requests
 	ClientAddr string // the client's address, on its connection to the coordinator
+	// Rack is the rack it says it runs in: its subscription's (KIP-881)
+	// or its KIP-848 heartbeat's RackId; "" when it names none.
+	Rack string
 	// SessionTimeout and RebalanceTimeout are those of its latest
 	// JoinGroup; 0 unknown (and for KIP-848, where they are the broker's).
 	SessionTimeout, RebalanceTimeout time.Duration
@@ -76,13 +79,24 @@ func (e *Engine) Members(group string) iter.Seq[MemberFacts] {
 }
 
 func (lm *liveMember) facts() MemberFacts {
-	return MemberFacts{MemberID: lm.id, InstanceID: lm.instanceID, ClientID: lm.clientID, ClientAddr: lm.clientAddr,
+	return MemberFacts{MemberID: lm.id, InstanceID: lm.instanceID, ClientID: lm.clientID, ClientAddr: lm.clientAddr, Rack: lm.rack,
 		SessionTimeout: lm.sessionTimeout, RebalanceTimeout: lm.rebalanceTimeout, LastAlive: lm.lastAlive, Gone: lm.gone}
 }
 
 func (cm *cmember) facts() MemberFacts {
-	return MemberFacts{MemberID: cm.id, InstanceID: cm.instanceID, ClientID: cm.clientID, ClientAddr: cm.clientAddr,
+	return MemberFacts{MemberID: cm.id, InstanceID: cm.instanceID, ClientID: cm.clientID, ClientAddr: cm.clientAddr, Rack: cm.rack,
 		LastAlive: cm.lastAt, Gone: !cm.active}
+}
+
+// joinRack is the rack a JoinGroup's subscriptions name, the first of its
+// protocols that names one; "" none.
+func joinRack(jg *decode.JoinGroup) string {
+	for _, p := range jg.Protocols {
+		if p.Subscription != nil && p.Subscription.Rack != "" {
+			return p.Subscription.Rack
+		}
+	}
+	return ""
 }
 
 // OwnerBefore is who owned partition part of topic in group before member

@@ -231,7 +231,8 @@ func TestPageShowsFindings(t *testing.T) {
 	gen := &g.Generations[1]
 	a := gen.Members[0]
 	f := diagnose.Finding{ID: "session_timeout/test_group_1/" + a.MemberID, Kind: "session_timeout", Group: g.Group, Severity: diagnose.Critical,
-		At: *gen.StableAt, Members: []diagnose.Member{{MemberID: a.MemberID, ClientID: a.ClientID}}, Partitions: map[string][]int32{},
+		At: *gen.StableAt, Members: []diagnose.Member{{MemberID: a.MemberID, ClientID: a.ClientID, ClientAddr: "10.0.0.1:4001",
+			SoftwareName: "kgo", SoftwareVersion: "v1.22.3", Rack: "eu-west-1a", ClientCert: "CN=orders,OU=payments,O=Acme Corp"}}, Partitions: map[string][]int32{},
 		Evidence:    map[string]any{"sessionTimeoutMs": 10000, "lastHeartbeat": *gen.StartedAt},
 		Explanation: "the member stopped heartbeating for longer than its session timeout", Suggestion: "raise session.timeout.ms"}
 	srv := httptest.NewServer(NewHandler(snapshotOf(r), errs).WithFindings(func(group string) []diagnose.Finding {
@@ -262,6 +263,12 @@ func TestPageShowsFindings(t *testing.T) {
 				if !strings.Contains(row, want) {
 					t.Errorf("the finding's row %q lacks %q", row, want)
 				}
+			}
+			// The member as a person looks for it, one fact a line.
+			who := headless.Eval[[]string](t, br, `Array.from(document.querySelectorAll('#findings-table td.members .member .ident')).map(function (d) { return d.dataset.field + ': ' + d.textContent })`)
+			if want := []string{"clientId: client " + a.ClientID, "clientAddr: 10.0.0.1:4001", "software: kgo v1.22.3", "rack: rack eu-west-1a",
+				"cert: cert CN=orders,OU=payments,O=Acme Corp", "memberId: member " + a.MemberID}; !slices.Equal(who, want) {
+				t.Errorf("the finding's member reads %q; want %q", who, want)
 			}
 			marks := headless.Eval[[]string](t, br, `Array.from(document.querySelectorAll('#chart path.finding-mark')).map(function (p) { return p.closest('g.lane').dataset.member + ' ' + p.dataset.kind + ' ' + p.dataset.severity + ' ' + p.getAttribute('class') })`)
 			if want := []string{a.MemberID + " session_timeout critical finding-mark critical"}; !slices.Equal(marks, want) {

@@ -21,7 +21,7 @@ func diagnosisLogger(log *zap.Logger, format string) func(diagnose.Finding) {
 			}
 			log.Warn(f.Explanation, zap.String("group", f.Group), zap.String("kind", string(f.Kind)),
 				zap.String("severity", string(f.Severity)), zap.String("at", f.At), zap.String("finding_id", f.ID),
-				zap.Strings("member_ids", ids), zap.Any("partitions", f.Partitions), zap.Any("evidence", f.Evidence),
+				zap.Strings("member_ids", ids), zap.Any("members", f.Members), zap.Any("partitions", f.Partitions), zap.Any("evidence", f.Evidence),
 				zap.String("suggestion", f.Suggestion), zap.Strings("links", f.Links))
 		}
 	}

@@ -163,6 +163,9 @@ func inspectLines(r *journal.Reader, f inspectFilter, raw bool, out *bufio.Write
 		fmt.Fprintf(out, "%s conn=%d client=%s client_id=%q broker=%d %s v%d corr=%d",
 			x.RequestAt.UTC().Format(inspectTime), x.ConnID, x.ClientAddr, x.ClientID, x.BrokerID,
 			decode.APIName(x.APIKey), x.APIVersion, x.CorrelationID)
+		if x.ClientCert != "" {
+			fmt.Fprintf(out, " client_cert=%q", x.ClientCert)
+		}
 		if x.ResponseAt.IsZero() {
 			out.WriteString(" no_response")
 		} else {

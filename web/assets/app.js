@@ -506,9 +506,18 @@
     var el = document.getElementById('findings'), g = view.g, fs = g.findings;
     if (!fs) { el.innerHTML = ''; return; }
     var lanes = view.model.byId;
+    // who names a finding's member as a person looks for it: its lane's
+    // label, then each fact known of it (client id, instance id, address,
+    // client software, rack, TLS client certificate, member id), one a line.
     function who(mem) {
       var l = lanes[mem.memberId];
-      return esc(l ? laneLabel(l).main : (mem.clientId || mem.memberId));
+      var facts = [['clientId', 'client ', mem.clientId], ['instanceId', 'instance ', mem.instanceId], ['clientAddr', '', mem.clientAddr],
+        ['software', '', [mem.clientSoftwareName, mem.clientSoftwareVersion].filter(Boolean).join(' ')], ['rack', 'rack ', mem.rack],
+        ['cert', 'cert ', mem.clientCertSubject], ['memberId', 'member ', mem.memberId]];
+      return '<div class="member" data-member="' + esc(mem.memberId) + '"><div class="who">' + esc(l ? laneLabel(l).main : (mem.clientId || mem.memberId)) + '</div>' +
+        facts.filter(function (f) { return f[2]; }).map(function (f) {
+          return '<div class="ident" data-field="' + f[0] + '">' + esc(f[1] + f[2]) + '</div>';
+        }).join('') + '</div>';
     }
     var h = '<h2 id="findings-title">Findings (' + fs.length + ')</h2>';
     if (!fs.length) { el.innerHTML = h + '<div class="empty">the diagnosis found nothing in this group</div>'; return; }
@@ -521,7 +530,7 @@
       }).join('');
       h += '<tr class="finding ' + esc(f.severity) + '" data-finding="' + i + '" data-kind="' + esc(f.kind) + '" data-id="' + esc(f.id) + '">' +
         '<td class="sev">' + esc(f.severity) + '</td><td>' + clock(ms(f.at)) + '</td><td>' + esc(f.kind) + '</td>' +
-        '<td class="members">' + (f.members || []).map(function (mem) { return '<span title="' + esc(mem.memberId) + '">' + who(mem) + '</span>'; }).join('<br>') + '</td>' +
+        '<td class="members">' + (f.members || []).map(who).join('') + '</td>' +
         '<td class="explain"><div>' + esc(f.explanation) + '</div>' + (f.suggestion ? '<div class="suggest">' + esc(f.suggestion) + '</div>' : '') + '</td>' +
         '<td>' + (evRows ? '<table class="evidence"><tbody>' + evRows + '</tbody></table>' : '') + '</td></tr>';
     });
