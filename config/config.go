@@ -13,24 +13,23 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// Config is the whole configuration of `kproxy serve`. The zero value is not
-// useful: start from Default, or use Load.
+// Proxy is the proxy's part of the configuration. Config embeds it, so
+// that its settings read as serve's own (cfg.Listen) and cfg.Proxy is what
+// serve hands to proxy.New once it has set the fields built from several
+// settings (TLS, UpstreamTLS, UpstreamSASL, Reserved).
+type Proxy = proxy.Config
+
+// Config is the whole configuration of `kproxy serve`. Each setting is the
+// field whose mapstructure tag is its key; the fields of the owners'
+// structs (Proxy, JournalOptions) are documented there. Every field holds
+// its value as the owner reads it: 0 means what 0 means to the owner,
+// which for a limit is no limit. The zero value is not useful: start from
+// Default, or use Load.
 type Config struct {
-	// Listen is the bootstrap listener's address, HOST:PORT. Clients are
-	// seeded with it.
-	Listen string `mapstructure:"listen"`
-	// Upstreams are the seed brokers, HOST:PORT each. Required.
-	Upstreams []string `mapstructure:"upstream"`
-	// Advertise is the host kproxy puts in the addresses it rewrites, for
-	// containers and NAT; "" means the host of Listen.
-	Advertise string `mapstructure:"advertise"`
-	// BrokerPortBase places the listener of upstream node N on port
-	// BrokerPortBase+N (same host as Listen), unless BrokerListeners names
-	// that node. 0 means Listen's port + 1.
-	BrokerPortBase int `mapstructure:"broker-port-base"`
-	// BrokerListeners maps a node id to the HOST:PORT of its listener,
-	// overriding BrokerPortBase for that node. Nil means none.
-	BrokerListeners map[int32]string `mapstructure:"broker-listeners"`
+	// Proxy holds listen, upstream, advertise, the broker listeners and
+	// the limits of the traffic (sizes, timeouts, connections).
+	Proxy `mapstructure:",squash"`
+
 	// TLSCert and TLSKey are the PEM certificate (with its chain) and key
 	// of every listener; "" (both) means plaintext listeners.
 	TLSCert string `mapstructure:"tls-cert"`
@@ -41,10 +40,8 @@ type Config struct {
 	// TLSReloadInterval is how often the TLS files of both sides (the
 	// listeners' and the upstream ones) are checked for changes.
 	TLSReloadInterval time.Duration `mapstructure:"tls-reload-interval"`
-	// SNIHostPattern serves every broker on the Listen port, routed by TLS
-	// server name; "" means one listener per broker.
-	SNIHostPattern string `mapstructure:"sni-host-pattern"`
-	// UpstreamTLS dials the brokers with TLS.
+	// UpstreamTLS dials the brokers with TLS. It shadows Proxy.UpstreamTLS,
+	// which serve builds from it and the Upstream* files.
 	UpstreamTLS bool `mapstructure:"upstream-tls"`
 	// UpstreamCA is the PEM file of the CAs broker certificates must be
 	// signed by; "" means the system roots.
@@ -59,59 +56,12 @@ type Config struct {
 	// UpstreamInsecureSkipVerify turns broker certificate verification
 	// off. Tests only.
 	UpstreamInsecureSkipVerify bool `mapstructure:"upstream-insecure-skip-verify"`
-	// MaxFrameSize is the largest frame, in bytes, kproxy accepts from a
-	// client or a broker; a larger frame closes that connection.
-	MaxFrameSize int32 `mapstructure:"max-frame-size"`
-	// MaxGroupFrameSize is the largest group request, in bytes, kproxy
-	// accepts from a client; a larger one closes that connection.
-	MaxGroupFrameSize int32 `mapstructure:"max-group-frame-size"`
-	// DialTimeout bounds each connection attempt to an upstream broker.
-	DialTimeout time.Duration `mapstructure:"dial-timeout"`
-	// ShutdownTimeout bounds how long SIGINT/SIGTERM wait for in-flight
-	// requests before connections are closed.
-	ShutdownTimeout time.Duration `mapstructure:"shutdown-timeout"`
-	// ObserverQueue is how many exchanges may wait for the observers before
-	// new ones are dropped (and counted) rather than slow traffic down.
-	ObserverQueue int `mapstructure:"observer-queue"`
-	// ObserverQueueBytes bounds the bytes of the exchanges waiting for the
-	// observers, so that large observed frames behind a slow journal cannot
-	// grow memory without bound.
-	ObserverQueueBytes int64 `mapstructure:"observer-queue-bytes"`
-	// MaxObservedFrameSize is the largest frame of interest kept for the
-	// observers; a larger one is forwarded unobserved.
-	MaxObservedFrameSize int32 `mapstructure:"max-observed-frame-size"`
-	// MaxBufferedBytes bounds the group request and response bytes held
-	// in memory across every connection; when spent, reading from clients
-	// pauses and group responses are forwarded unobserved.
-	MaxBufferedBytes int64 `mapstructure:"max-buffered-bytes"`
-	// FrameReadTimeout bounds the reading of one request frame kproxy
-	// reads whole.
-	FrameReadTimeout time.Duration `mapstructure:"frame-read-timeout"`
-	// MaxConnections is the most client connections served at once; 0
-	// means derived from the file-descriptor limit.
-	MaxConnections int `mapstructure:"max-connections"`
-	// MaxConnectionsPerIP is the most client connections served at once
-	// from one IP address; 0 means no limit.
-	MaxConnectionsPerIP int `mapstructure:"max-connections-per-ip"`
-	// IdleTimeout closes client connections idle for this long.
-	IdleTimeout time.Duration `mapstructure:"idle-timeout"`
+
 	// Journal is the directory exchanges are journaled to; "" means off.
 	Journal string `mapstructure:"journal"`
-	// JournalFsync is the journal's durability policy: journal.FsyncAlways,
-	// journal.FsyncNever, or the interval between fsyncs.
-	JournalFsync journal.Fsync `mapstructure:"journal-fsync"`
-	// JournalSegmentSize rotates a journal segment before it grows past
-	// this many bytes.
-	JournalSegmentSize int64 `mapstructure:"journal-segment-size"`
-	// JournalSegmentAge rotates a journal segment older than this; 0 means
-	// no rotation by age.
-	JournalSegmentAge time.Duration `mapstructure:"journal-segment-age"`
-	// JournalRetainSize deletes the oldest segments while the journal
-	// directory holds more bytes than this; 0 means no limit.
-	JournalRetainSize int64 `mapstructure:"journal-retain-size"`
-	// JournalRetainAge deletes segments last written longer ago than this;
-	// 0 means no limit.
-	JournalRetainAge time.Duration `mapstructure:"journal-retain-age"`
+	// JournalOptions are the journal's fsync policy, segment size and age,
+	// and retention (journal-fsync, journal-segment-*, journal-retain-*).
+	JournalOptions journal.Options `mapstructure:",squash"`
 	// Report is the file the JSON timeline report is written to when serve
 	// stops; "" means none.
 	Report string `mapstructure:"report"`
@@ -157,9 +107,6 @@ type Config struct {
 	// KPROXY_UPSTREAM_SASL_PASSWORD or the password file; never a flag or
 	// a config file key.
 	UpstreamSASLPassword Secret `mapstructure:"-"`
-	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients
-	// on listeners other hosts can reach without a client certificate.
-	AllowOpenSASLProxy bool `mapstructure:"allow-open-sasl-proxy"`
 
 	// Fleet is the events topic's settings (fleet.go).
 	Fleet `mapstructure:",squash"`
@@ -213,31 +160,33 @@ var DefaultTimelineRetain = timeline.DefaultRetention
 // has no default and must be set.
 func Default() Config {
 	return Config{
-		Listen:             DefaultListen,
-		BrokerPortBase:     DefaultBrokerPortBase,
-		TLSReloadInterval:  DefaultTLSReloadInterval,
-		MaxFrameSize:       DefaultMaxFrameSize,
-		MaxGroupFrameSize:  DefaultMaxGroupFrameSize,
-		DialTimeout:        DefaultDialTimeout,
-		ShutdownTimeout:    DefaultShutdownTimeout,
-		ObserverQueue:      DefaultObserverQueue,
-		ObserverQueueBytes: DefaultObserverQueueBytes,
-
-		MaxObservedFrameSize: DefaultMaxObservedFrame,
-		MaxBufferedBytes:     DefaultMaxBufferedBytes,
-		FrameReadTimeout:     DefaultFrameReadTimeout,
-		MaxConnections:       DefaultMaxConnections,
-		MaxConnectionsPerIP:  DefaultMaxConnsPerIP,
-		IdleTimeout:          DefaultIdleTimeout,
-
-		JournalFsync:       DefaultJournalFsync,
-		JournalSegmentSize: DefaultJournalSegmentSize,
-		JournalSegmentAge:  DefaultJournalSegmentAge,
-		JournalRetainSize:  DefaultJournalRetainSize,
-		JournalRetainAge:   DefaultJournalRetainAge,
-		StormRebalances:    DefaultStormRebalances,
-		StormWindow:        DefaultStormWindow,
-		TimelineRetain:     DefaultTimelineRetain,
+		Proxy: proxy.Config{
+			Listen:               DefaultListen,
+			BrokerPortBase:       DefaultBrokerPortBase,
+			MaxFrameSize:         DefaultMaxFrameSize,
+			MaxGroupFrameSize:    DefaultMaxGroupFrameSize,
+			DialTimeout:          DefaultDialTimeout,
+			ShutdownTimeout:      DefaultShutdownTimeout,
+			ObserverQueue:        DefaultObserverQueue,
+			ObserverQueueBytes:   DefaultObserverQueueBytes,
+			MaxObservedFrameSize: DefaultMaxObservedFrame,
+			MaxBufferedBytes:     DefaultMaxBufferedBytes,
+			FrameReadTimeout:     DefaultFrameReadTimeout,
+			MaxConnections:       DefaultMaxConnections,
+			MaxConnectionsPerIP:  DefaultMaxConnsPerIP,
+			IdleTimeout:          DefaultIdleTimeout,
+		},
+		TLSReloadInterval: DefaultTLSReloadInterval,
+		JournalOptions: journal.Options{
+			Fsync:        DefaultJournalFsync,
+			SegmentBytes: DefaultJournalSegmentSize,
+			SegmentAge:   DefaultJournalSegmentAge,
+			RetainBytes:  DefaultJournalRetainSize,
+			RetainAge:    DefaultJournalRetainAge,
+		},
+		StormRebalances: DefaultStormRebalances,
+		StormWindow:     DefaultStormWindow,
+		TimelineRetain:  DefaultTimelineRetain,
 
 		Admin:            DefaultAdmin,
 		MetricsMaxGroups: DefaultMetricsMaxGroups,

@@ -431,7 +431,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		log.Info("journaling exchanges", zap.String("journal_dir", cfg.Journal),
-			zap.Stringer("fsync", cfg.JournalFsync))
+			zap.Stringer("fsync", cfg.JournalOptions.Fsync))
 		o.journal = w
 	}
 	o.requestErrors = web.NewRequestErrors(0, 0)
@@ -546,23 +546,12 @@ func createReportTemp(path string) (*os.File, error) {
 	return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 }
 
-// journalOptions is the journal's part of the configuration. config says
-// 0 for "no limit" where journal.Options says a negative value.
+// journalOptions is the journal's part of the configuration, stamped with
+// this build's version.
 func journalOptions(cfg config.Config) journal.Options {
-	noLimit := func(n int64) int64 {
-		if n == 0 {
-			return -1
-		}
-		return n
-	}
-	return journal.Options{
-		KproxyVersion: kproxyVersion(),
-		Fsync:         cfg.JournalFsync,
-		SegmentBytes:  cfg.JournalSegmentSize,
-		SegmentAge:    time.Duration(noLimit(int64(cfg.JournalSegmentAge))),
-		RetainBytes:   noLimit(cfg.JournalRetainSize),
-		RetainAge:     time.Duration(noLimit(int64(cfg.JournalRetainAge))),
-	}
+	o := cfg.JournalOptions
+	o.KproxyVersion = kproxyVersion()
+	return o
 }
 
 // healthWarnings are what /healthz reports besides "ok": settings that
@@ -574,20 +563,21 @@ func healthWarnings(cfg config.Config) []string {
 	return nil
 }
 
-// proxyConfig is the proxy's part of the configuration.
+// proxyConfig is the proxy's part of the configuration, with the fields
+// built from several settings: the TLS of both sides, the upstream SASL
+// credentials and the addresses other parts of kproxy listen on.
 func proxyConfig(cfg config.Config) proxy.Config {
-	var listenerTLS *proxy.ListenerTLS
+	pc := cfg.Proxy
 	if cfg.TLSCert != "" {
-		listenerTLS = &proxy.ListenerTLS{
+		pc.TLS = &proxy.ListenerTLS{
 			CertFile:       cfg.TLSCert,
 			KeyFile:        cfg.TLSKey,
 			ClientCAFile:   cfg.TLSClientCA,
 			ReloadInterval: cfg.TLSReloadInterval,
 		}
 	}
-	var upstreamTLS *proxy.UpstreamTLS
 	if cfg.UpstreamTLS {
-		upstreamTLS = &proxy.UpstreamTLS{
+		pc.UpstreamTLS = &proxy.UpstreamTLS{
 			CAFile:             cfg.UpstreamCA,
 			CertFile:           cfg.UpstreamCert,
 			KeyFile:            cfg.UpstreamKey,
@@ -596,34 +586,11 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			ReloadInterval:     cfg.TLSReloadInterval,
 		}
 	}
-	return proxy.Config{
-		TLS:                listenerTLS,
-		UpstreamTLS:        upstreamTLS,
-		SNIHostPattern:     cfg.SNIHostPattern,
-		Listen:             cfg.Listen,
-		Upstreams:          cfg.Upstreams,
-		Advertise:          cfg.Advertise,
-		BrokerPortBase:     cfg.BrokerPortBase,
-		BrokerListeners:    cfg.BrokerListeners,
-		MaxFrameSize:       cfg.MaxFrameSize,
-		MaxGroupFrameSize:  cfg.MaxGroupFrameSize,
-		DialTimeout:        cfg.DialTimeout,
-		ShutdownTimeout:    cfg.ShutdownTimeout,
-		ObserverQueue:      cfg.ObserverQueue,
-		ObserverQueueBytes: cfg.ObserverQueueBytes,
-		UpstreamSASL: proxy.UpstreamSASL{
-			Mechanism: cfg.UpstreamSASLMechanism,
-			Username:  cfg.UpstreamSASLUsername,
-			Password:  string(cfg.UpstreamSASLPassword),
-		},
-		AllowOpenSASLProxy: cfg.AllowOpenSASLProxy,
-
-		MaxObservedFrameSize: cfg.MaxObservedFrameSize,
-		MaxBufferedBytes:     cfg.MaxBufferedBytes,
-		FrameReadTimeout:     cfg.FrameReadTimeout,
-		MaxConnections:       cfg.MaxConnections,
-		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
-		IdleTimeout:          cfg.IdleTimeout,
-		Reserved:             reservedAddrs(cfg),
+	pc.UpstreamSASL = proxy.UpstreamSASL{
+		Mechanism: cfg.UpstreamSASLMechanism,
+		Username:  cfg.UpstreamSASLUsername,
+		Password:  string(cfg.UpstreamSASLPassword),
 	}
+	pc.Reserved = reservedAddrs(cfg)
+	return pc
 }
