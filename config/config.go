@@ -22,9 +22,11 @@ type Proxy = proxy.Config
 // Config is the whole configuration of `kproxy serve`. Each setting is the
 // field whose mapstructure tag is its key; the fields of the owners'
 // structs (Proxy, JournalOptions) are documented there. Every field holds
-// its value as the owner reads it: 0 means what 0 means to the owner,
-// which for a limit is no limit. The zero value is not useful: start from
-// Default, or use Load.
+// its value as the owner reads it, with nothing translated on the way: a
+// 0 means what it means to the owner (no limit for the journal's segment
+// age and retention and for max-connections-per-ip). The zero value is not
+// useful: start from Default, which sets every default explicitly, or use
+// Load.
 type Config struct {
 	// Proxy holds listen, upstream, advertise, the broker listeners and
 	// the limits of the traffic (sizes, timeouts, connections).
