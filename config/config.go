@@ -13,156 +13,105 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
-// Config is the whole configuration of `kproxy serve`. The zero value is not
-// useful: start from Default, or use Load.
+// Proxy is the proxy's part of the configuration. Config embeds it, so
+// that its settings read as serve's own (cfg.Listen) and cfg.Proxy is what
+// serve hands to proxy.New once it has set the fields built from several
+// settings (TLS, UpstreamTLS, UpstreamSASL, Reserved).
+type Proxy = proxy.Config
+
+// Config is the whole configuration of `kproxy serve`. Each setting is the
+// field whose mapstructure tag is its key; the fields of the owners'
+// structs (Proxy, JournalOptions) are documented there. Every field holds
+// its value as the owner reads it, with nothing translated on the way: a
+// 0 means what it means to the owner (no limit for the journal's segment
+// age and retention and for max-connections-per-ip). The zero value is not
+// useful: start from Default, which sets every default explicitly, or use
+// Load.
 type Config struct {
-	// Listen is the bootstrap listener's address, HOST:PORT. Clients are
-	// seeded with it.
-	Listen string
-	// Upstreams are the seed brokers, HOST:PORT each. Required.
-	Upstreams []string
-	// Advertise is the host kproxy puts in the addresses it rewrites, for
-	// containers and NAT; "" means the host of Listen.
-	Advertise string
-	// BrokerPortBase places the listener of upstream node N on port
-	// BrokerPortBase+N (same host as Listen), unless BrokerListeners names
-	// that node. 0 means Listen's port + 1.
-	BrokerPortBase int
-	// BrokerListeners maps a node id to the HOST:PORT of its listener,
-	// overriding BrokerPortBase for that node. Nil means none.
-	BrokerListeners map[int32]string
+	// Proxy holds listen, upstream, advertise, the broker listeners and
+	// the limits of the traffic (sizes, timeouts, connections).
+	Proxy `mapstructure:",squash"`
+
 	// TLSCert and TLSKey are the PEM certificate (with its chain) and key
 	// of every listener; "" (both) means plaintext listeners.
-	TLSCert string
-	TLSKey  string
+	TLSCert string `mapstructure:"tls-cert"`
+	TLSKey  string `mapstructure:"tls-key"`
 	// TLSClientCA, when set, makes clients present a certificate signed by
 	// one of its CAs.
-	TLSClientCA string
+	TLSClientCA string `mapstructure:"tls-client-ca"`
 	// TLSReloadInterval is how often the TLS files of both sides (the
 	// listeners' and the upstream ones) are checked for changes.
-	TLSReloadInterval time.Duration
-	// SNIHostPattern serves every broker on the Listen port, routed by TLS
-	// server name; "" means one listener per broker.
-	SNIHostPattern string
-	// UpstreamTLS dials the brokers with TLS.
-	UpstreamTLS bool
+	TLSReloadInterval time.Duration `mapstructure:"tls-reload-interval"`
+	// UpstreamTLS dials the brokers with TLS. It shadows Proxy.UpstreamTLS,
+	// which serve builds from it and the Upstream* files.
+	UpstreamTLS bool `mapstructure:"upstream-tls"`
 	// UpstreamCA is the PEM file of the CAs broker certificates must be
 	// signed by; "" means the system roots.
-	UpstreamCA string
+	UpstreamCA string `mapstructure:"upstream-ca"`
 	// UpstreamCert and UpstreamKey are kproxy's client certificate for the
 	// brokers; "" (both) means none.
-	UpstreamCert string
-	UpstreamKey  string
+	UpstreamCert string `mapstructure:"upstream-cert"`
+	UpstreamKey  string `mapstructure:"upstream-key"`
 	// UpstreamServerName overrides the name verified in broker
 	// certificates; "" means the host each broker advertises.
-	UpstreamServerName string
+	UpstreamServerName string `mapstructure:"upstream-server-name"`
 	// UpstreamInsecureSkipVerify turns broker certificate verification
 	// off. Tests only.
-	UpstreamInsecureSkipVerify bool
-	// MaxFrameSize is the largest frame, in bytes, kproxy accepts from a
-	// client or a broker; a larger frame closes that connection.
-	MaxFrameSize int32
-	// MaxGroupFrameSize is the largest group request, in bytes, kproxy
-	// accepts from a client; a larger one closes that connection.
-	MaxGroupFrameSize int32
-	// DialTimeout bounds each connection attempt to an upstream broker.
-	DialTimeout time.Duration
-	// ShutdownTimeout bounds how long SIGINT/SIGTERM wait for in-flight
-	// requests before connections are closed.
-	ShutdownTimeout time.Duration
-	// ObserverQueue is how many exchanges may wait for the observers before
-	// new ones are dropped (and counted) rather than slow traffic down.
-	ObserverQueue int
-	// ObserverQueueBytes bounds the bytes of the exchanges waiting for the
-	// observers, so that large observed frames behind a slow journal cannot
-	// grow memory without bound.
-	ObserverQueueBytes int64
-	// MaxObservedFrameSize is the largest frame of interest kept for the
-	// observers; a larger one is forwarded unobserved.
-	MaxObservedFrameSize int32
-	// MaxBufferedBytes bounds the group request and response bytes held
-	// in memory across every connection; when spent, reading from clients
-	// pauses and group responses are forwarded unobserved.
-	MaxBufferedBytes int64
-	// FrameReadTimeout bounds the reading of one request frame kproxy
-	// reads whole.
-	FrameReadTimeout time.Duration
-	// MaxConnections is the most client connections served at once; 0
-	// means derived from the file-descriptor limit.
-	MaxConnections int
-	// MaxConnectionsPerIP is the most client connections served at once
-	// from one IP address; 0 means no limit.
-	MaxConnectionsPerIP int
-	// IdleTimeout closes client connections idle for this long.
-	IdleTimeout time.Duration
+	UpstreamInsecureSkipVerify bool `mapstructure:"upstream-insecure-skip-verify"`
+
 	// Journal is the directory exchanges are journaled to; "" means off.
-	Journal string
-	// JournalFsync is the journal's durability policy: journal.FsyncAlways,
-	// journal.FsyncNever, or the interval between fsyncs.
-	JournalFsync journal.Fsync
-	// JournalSegmentSize rotates a journal segment before it grows past
-	// this many bytes.
-	JournalSegmentSize int64
-	// JournalSegmentAge rotates a journal segment older than this; 0 means
-	// no rotation by age.
-	JournalSegmentAge time.Duration
-	// JournalRetainSize deletes the oldest segments while the journal
-	// directory holds more bytes than this; 0 means no limit.
-	JournalRetainSize int64
-	// JournalRetainAge deletes segments last written longer ago than this;
-	// 0 means no limit.
-	JournalRetainAge time.Duration
+	Journal string `mapstructure:"journal"`
+	// JournalOptions are the journal's fsync policy, segment size and age,
+	// and retention (journal-fsync, journal-segment-*, journal-retain-*).
+	JournalOptions journal.Options `mapstructure:",squash"`
 	// Report is the file the JSON timeline report is written to when serve
 	// stops; "" means none.
-	Report string
+	Report string `mapstructure:"report"`
 	// StormRebalances is how many rebalances of one group within
 	// StormWindow the timeline calls a storm.
-	StormRebalances int
+	StormRebalances int `mapstructure:"storm-rebalances"`
 	// StormWindow is the sliding window of storm detection.
-	StormWindow time.Duration
+	StormWindow time.Duration `mapstructure:"storm-window"`
 	// TimelineRetain is how much of the live timeline is kept in memory
 	// (see timeline.Retention).
-	TimelineRetain timeline.Retention
+	TimelineRetain timeline.Retention `mapstructure:"timeline-retain"`
 	// Admin is the admin HTTP server's address (/metrics, /healthz); ""
 	// means off. Loopback by default.
-	Admin string
+	Admin string `mapstructure:"admin"`
 	// AdminHosts are the host names, besides IP addresses, localhost and
 	// Advertise's, that a request to the admin server may give in its Host
 	// header; the others are refused (DNS rebinding).
-	AdminHosts []string
+	AdminHosts []string `mapstructure:"admin-hosts"`
 	// AdminTokenFile names the file Load reads AdminToken from.
-	AdminTokenFile string
+	AdminTokenFile string `mapstructure:"admin-token-file"`
 	// AdminToken, when set, is the bearer token every admin request but
 	// the probes must carry; from AdminTokenFile or KPROXY_ADMIN_TOKEN.
-	AdminToken Secret
+	AdminToken Secret `mapstructure:"-"`
 	// MetricsMaxGroups is how many consumer groups /metrics names; the
 	// others are summed under group="_other".
-	MetricsMaxGroups int
+	MetricsMaxGroups int `mapstructure:"metrics-max-groups"`
 	// LogFormat is "console" (for people) or "json" (for machines).
-	LogFormat string
+	LogFormat string `mapstructure:"log-format"`
 	// LogLevel is "debug", "info", "warn" or "error".
-	LogLevel string
+	LogLevel string `mapstructure:"log-level"`
 
 	// UpstreamSASLMechanism, when set (PLAIN, SCRAM-SHA-256 or
 	// SCRAM-SHA-512), makes kproxy authenticate every broker connection
 	// as UpstreamSASLUsername, so that clients need no SASL. "" means
 	// clients authenticate as themselves, through kproxy.
-	UpstreamSASLMechanism string
+	UpstreamSASLMechanism string `mapstructure:"upstream-sasl-mechanism"`
 	// UpstreamSASLUsername is the user kproxy authenticates as.
-	UpstreamSASLUsername string
+	UpstreamSASLUsername string `mapstructure:"upstream-sasl-username"`
 	// UpstreamSASLPasswordFile names the file Load reads the password
 	// from, when KPROXY_UPSTREAM_SASL_PASSWORD does not give it.
-	UpstreamSASLPasswordFile string
+	UpstreamSASLPasswordFile string `mapstructure:"upstream-sasl-password-file"`
 	// UpstreamSASLPassword is the password, from
 	// KPROXY_UPSTREAM_SASL_PASSWORD or the password file; never a flag or
 	// a config file key.
-	UpstreamSASLPassword Secret
-	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients
-	// on listeners other hosts can reach without a client certificate.
-	AllowOpenSASLProxy bool
+	UpstreamSASLPassword Secret `mapstructure:"-"`
 
 	// Fleet is the events topic's settings (fleet.go).
-	Fleet
+	Fleet `mapstructure:",squash"`
 
 	// certs are the certificates validation read, for Warnings.
 	certs []certFile
@@ -213,31 +162,33 @@ var DefaultTimelineRetain = timeline.DefaultRetention
 // has no default and must be set.
 func Default() Config {
 	return Config{
-		Listen:             DefaultListen,
-		BrokerPortBase:     DefaultBrokerPortBase,
-		TLSReloadInterval:  DefaultTLSReloadInterval,
-		MaxFrameSize:       DefaultMaxFrameSize,
-		MaxGroupFrameSize:  DefaultMaxGroupFrameSize,
-		DialTimeout:        DefaultDialTimeout,
-		ShutdownTimeout:    DefaultShutdownTimeout,
-		ObserverQueue:      DefaultObserverQueue,
-		ObserverQueueBytes: DefaultObserverQueueBytes,
-
-		MaxObservedFrameSize: DefaultMaxObservedFrame,
-		MaxBufferedBytes:     DefaultMaxBufferedBytes,
-		FrameReadTimeout:     DefaultFrameReadTimeout,
-		MaxConnections:       DefaultMaxConnections,
-		MaxConnectionsPerIP:  DefaultMaxConnsPerIP,
-		IdleTimeout:          DefaultIdleTimeout,
-
-		JournalFsync:       DefaultJournalFsync,
-		JournalSegmentSize: DefaultJournalSegmentSize,
-		JournalSegmentAge:  DefaultJournalSegmentAge,
-		JournalRetainSize:  DefaultJournalRetainSize,
-		JournalRetainAge:   DefaultJournalRetainAge,
-		StormRebalances:    DefaultStormRebalances,
-		StormWindow:        DefaultStormWindow,
-		TimelineRetain:     DefaultTimelineRetain,
+		Proxy: proxy.Config{
+			Listen:               DefaultListen,
+			BrokerPortBase:       DefaultBrokerPortBase,
+			MaxFrameSize:         DefaultMaxFrameSize,
+			MaxGroupFrameSize:    DefaultMaxGroupFrameSize,
+			DialTimeout:          DefaultDialTimeout,
+			ShutdownTimeout:      DefaultShutdownTimeout,
+			ObserverQueue:        DefaultObserverQueue,
+			ObserverQueueBytes:   DefaultObserverQueueBytes,
+			MaxObservedFrameSize: DefaultMaxObservedFrame,
+			MaxBufferedBytes:     DefaultMaxBufferedBytes,
+			FrameReadTimeout:     DefaultFrameReadTimeout,
+			MaxConnections:       DefaultMaxConnections,
+			MaxConnectionsPerIP:  DefaultMaxConnsPerIP,
+			IdleTimeout:          DefaultIdleTimeout,
+		},
+		TLSReloadInterval: DefaultTLSReloadInterval,
+		JournalOptions: journal.Options{
+			Fsync:        DefaultJournalFsync,
+			SegmentBytes: DefaultJournalSegmentSize,
+			SegmentAge:   DefaultJournalSegmentAge,
+			RetainBytes:  DefaultJournalRetainSize,
+			RetainAge:    DefaultJournalRetainAge,
+		},
+		StormRebalances: DefaultStormRebalances,
+		StormWindow:     DefaultStormWindow,
+		TimelineRetain:  DefaultTimelineRetain,
 
 		Admin:            DefaultAdmin,
 		MetricsMaxGroups: DefaultMetricsMaxGroups,

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/viper"
-
 	"github.com/kproxy-dev/kproxy/fleet"
 )
 
@@ -38,26 +36,26 @@ const (
 type Fleet struct {
 	// EventsTopic is the topic every exchange observed is published to;
 	// "" means none.
-	EventsTopic string
+	EventsTopic string `mapstructure:"events-topic"`
 	// EventsBrokers are the seed brokers of the cluster holding the
 	// events topics (EventsTopic, FleetTopic); nil means Upstreams. They
 	// are dialed with the upstream TLS and SASL settings.
-	EventsBrokers []string
+	EventsBrokers []string `mapstructure:"events-brokers"`
 	// EventsPartitions and EventsRetention are the topic's partition count
 	// and retention when kproxy creates it; retention 0 means the
 	// cluster's default.
-	EventsPartitions int
-	EventsRetention  time.Duration
+	EventsPartitions int           `mapstructure:"events-partitions"`
+	EventsRetention  time.Duration `mapstructure:"events-retention"`
 	// InstanceID names this instance in its records; "" means the host
 	// name and Listen, "HOST/LISTEN".
-	InstanceID string
+	InstanceID string `mapstructure:"instance-id"`
 	// FleetTopic, when set, makes the timeline, the web page and /metrics
 	// tell the merged story of every instance publishing to it, instead
 	// of this instance's own.
-	FleetTopic string
+	FleetTopic string `mapstructure:"fleet-topic"`
 	// MaxSkew is the largest clock offset between instances the merge
 	// corrects.
-	MaxSkew time.Duration
+	MaxSkew time.Duration `mapstructure:"max-skew"`
 }
 
 // defaultFleet is Fleet's defaults.
@@ -69,32 +67,21 @@ func defaultFleet() Fleet {
 func fleetOptions() []Option {
 	d := defaultFleet()
 	return []Option{
-		{Key: KeyEventsTopic, Flag: true, kind: kindString,
+		{Key: KeyEventsTopic, Flag: true,
 			Usage: "publish every exchange observed for the timeline (never SASL) to this topic, created when missing, keyed by group; empty means none (docs/fleet.md)"},
-		{Key: KeyEventsBrokers, Flag: true, kind: kindList,
+		{Key: KeyEventsBrokers, Flag: true,
 			Usage: "seed brokers of the cluster holding events-topic and fleet-topic, HOST:PORT[,HOST:PORT], dialed with the upstream TLS and SASL settings; empty means upstream"},
-		{Key: KeyEventsPartitions, Flag: true, kind: kindInt, Default: strconv.Itoa(d.EventsPartitions),
+		{Key: KeyEventsPartitions, Flag: true, Default: strconv.Itoa(d.EventsPartitions),
 			Usage: "partitions of events-topic when kproxy creates it"},
-		{Key: KeyEventsRetention, Flag: true, kind: kindDuration, Default: formatDuration(d.EventsRetention),
+		{Key: KeyEventsRetention, Flag: true, Default: formatDuration(d.EventsRetention),
 			Usage: "retention of events-topic when kproxy creates it; 0 means the cluster's default"},
-		{Key: KeyInstanceID, Flag: true, kind: kindString,
+		{Key: KeyInstanceID, Flag: true,
 			Usage: "this instance's id in the events topic's records; empty means HOSTNAME/LISTEN"},
-		{Key: KeyFleetTopic, Flag: true, kind: kindString,
+		{Key: KeyFleetTopic, Flag: true,
 			Usage: "show on the timeline, the web page and /metrics the merged story of every instance publishing to this topic (instead of this instance's own)"},
-		{Key: KeyMaxSkew, Flag: true, kind: kindDuration, Default: formatDuration(d.MaxSkew),
+		{Key: KeyMaxSkew, Flag: true, Default: formatDuration(d.MaxSkew),
 			Usage: "largest clock offset between instances fleet-topic corrects, learnt from the coordinator's simultaneous answers"},
 	}
-}
-
-// readFleet reads the fleet settings out of v.
-func readFleet(v *viper.Viper, p *problems, f *Fleet) {
-	read(v, p, KeyEventsTopic, parseString, &f.EventsTopic)
-	read(v, p, KeyEventsBrokers, parseList, &f.EventsBrokers)
-	read(v, p, KeyEventsPartitions, parseInt, &f.EventsPartitions)
-	read(v, p, KeyEventsRetention, parseDuration, &f.EventsRetention)
-	read(v, p, KeyInstanceID, parseString, &f.InstanceID)
-	read(v, p, KeyFleetTopic, parseString, &f.FleetTopic)
-	read(v, p, KeyMaxSkew, parseDuration, &f.MaxSkew)
 }
 
 // checkFleet checks the fleet settings; settings that only matter with a

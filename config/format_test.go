@@ -24,7 +24,7 @@ func TestFormatSize(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("formatSize(%d) = %q; want %q", tt.n, got, tt.want)
 			}
-			back, err := parseSize64("k", got)
+			back, err := parseSize64(got)
 			if err != nil || back != tt.n {
 				t.Errorf("parseSize64(%q) = %d, %v; want %d", got, back, err, tt.n)
 			}
@@ -51,7 +51,7 @@ func TestFormatDuration(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("formatDuration(%v) = %q; want %q", tt.d, got, tt.want)
 			}
-			back, err := parseDuration("k", got)
+			back, err := parseDuration(got)
 			if err != nil || back != tt.d {
 				t.Errorf("parseDuration(%q) = %v, %v; want %v", got, back, err, tt.d)
 			}

@@ -20,15 +20,17 @@ func Flags(fs *pflag.FlagSet) {
 			continue
 		}
 		usage := o.Usage + " [env " + o.EnvVar() + "]"
-		switch o.kind {
-		case kindList:
+		// The flag's type is its field's: the typed flags take what the
+		// field's parse function takes, the others are strings.
+		switch fieldTypes()[o.Key] {
+		case listType:
 			fs.StringSlice(o.Key, nil, usage)
-		case kindInt:
+		case intType:
 			n, _ := strconv.Atoi(o.Default)
 			fs.Int(o.Key, n, usage)
-		case kindBool:
+		case boolType:
 			fs.Bool(o.Key, o.Default == "true", usage)
-		case kindDuration:
+		case durationType:
 			d, _ := time.ParseDuration(o.Default)
 			fs.Duration(o.Key, d, usage)
 		default:
@@ -51,6 +53,13 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 	v.AllowEmptyEnv(true)
 	v.AutomaticEnv()
 	for _, o := range Options() {
+		if o.EnvOnly {
+			continue // a secret: readSecretEnv reads it, never Unmarshal
+		}
+		// Bound, the variable is one of v's keys, which Unmarshal decodes.
+		if err := v.BindEnv(o.Key); err != nil {
+			return Config{}, fmt.Errorf("config: bind %s: %w", o.EnvVar(), err)
+		}
 		if o.Default != "" {
 			v.SetDefault(o.Key, o.Default)
 		}
@@ -69,7 +78,9 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 			return Config{}, err
 		}
 	}
-	cfg, p := fromViper(v)
+	cfg, p := decode(v)
+	readSecretEnv(KeyUpstreamSASLPassword, KeyUpstreamSASLPasswordFile, cfg.UpstreamSASLPasswordFile, &cfg.UpstreamSASLPassword, &p)
+	readSecretEnv(KeyAdminToken, KeyAdminTokenFile, cfg.AdminTokenFile, &cfg.AdminToken, &p)
 	cfg.unknownEnv = unknownEnv(os.Environ())
 	// Secrets' files are read here, once; Validate only checks that a
 	// password came.
@@ -121,76 +132,6 @@ func readFile(v *viper.Viper, path string) error {
 		return fmt.Errorf("config: read %s: %w", path, err)
 	}
 	return nil
-}
-
-// fromViper reads every setting out of v.
-func fromViper(v *viper.Viper) (Config, problems) {
-	var (
-		c Config
-		p problems
-	)
-	read(v, &p, KeyListen, parseString, &c.Listen)
-	read(v, &p, KeyUpstream, parseList, &c.Upstreams)
-	read(v, &p, KeyAdvertise, parseString, &c.Advertise)
-	read(v, &p, KeyBrokerPortBase, parseInt, &c.BrokerPortBase)
-	read(v, &p, KeyBrokerListeners, parseNodeMap, &c.BrokerListeners)
-	read(v, &p, KeyTLSCert, parseString, &c.TLSCert)
-	read(v, &p, KeyTLSKey, parseString, &c.TLSKey)
-	read(v, &p, KeyTLSClientCA, parseString, &c.TLSClientCA)
-	read(v, &p, KeyTLSReloadInterval, parseDuration, &c.TLSReloadInterval)
-	read(v, &p, KeySNIHostPattern, parseString, &c.SNIHostPattern)
-	read(v, &p, KeyUpstreamTLS, parseBool, &c.UpstreamTLS)
-	read(v, &p, KeyUpstreamCA, parseString, &c.UpstreamCA)
-	read(v, &p, KeyUpstreamCert, parseString, &c.UpstreamCert)
-	read(v, &p, KeyUpstreamKey, parseString, &c.UpstreamKey)
-	read(v, &p, KeyUpstreamServerName, parseString, &c.UpstreamServerName)
-	read(v, &p, KeyUpstreamInsecureSkipVerify, parseBool, &c.UpstreamInsecureSkipVerify)
-	read(v, &p, KeyMaxFrameSize, parseSize, &c.MaxFrameSize)
-	read(v, &p, KeyMaxGroupFrameSize, parseSize, &c.MaxGroupFrameSize)
-	read(v, &p, KeyDialTimeout, parseDuration, &c.DialTimeout)
-	read(v, &p, KeyShutdownTimeout, parseDuration, &c.ShutdownTimeout)
-	read(v, &p, KeyObserverQueue, parseInt, &c.ObserverQueue)
-	read(v, &p, KeyObserverQueueBytes, parseSize64, &c.ObserverQueueBytes)
-	read(v, &p, KeyMaxObservedFrame, parseSize, &c.MaxObservedFrameSize)
-	read(v, &p, KeyMaxBufferedBytes, parseSize64, &c.MaxBufferedBytes)
-	read(v, &p, KeyFrameReadTimeout, parseDuration, &c.FrameReadTimeout)
-	read(v, &p, KeyMaxConnections, parseInt, &c.MaxConnections)
-	read(v, &p, KeyMaxConnsPerIP, parseInt, &c.MaxConnectionsPerIP)
-	read(v, &p, KeyIdleTimeout, parseDuration, &c.IdleTimeout)
-	read(v, &p, KeyJournal, parseString, &c.Journal)
-	read(v, &p, KeyJournalFsync, parseFsync, &c.JournalFsync)
-	read(v, &p, KeyJournalSegmentSize, parseSize64, &c.JournalSegmentSize)
-	read(v, &p, KeyJournalSegmentAge, parseDuration, &c.JournalSegmentAge)
-	read(v, &p, KeyJournalRetainSize, parseSize64, &c.JournalRetainSize)
-	read(v, &p, KeyJournalRetainAge, parseDuration, &c.JournalRetainAge)
-	read(v, &p, KeyReport, parseString, &c.Report)
-	read(v, &p, KeyStormRebalances, parseInt, &c.StormRebalances)
-	read(v, &p, KeyStormWindow, parseDuration, &c.StormWindow)
-	read(v, &p, KeyTimelineRetain, parseRetention, &c.TimelineRetain)
-	read(v, &p, KeyAdmin, parseString, &c.Admin)
-	read(v, &p, KeyAdminHosts, parseList, &c.AdminHosts)
-	read(v, &p, KeyAdminTokenFile, parseString, &c.AdminTokenFile)
-	read(v, &p, KeyMetricsMaxGroups, parseInt, &c.MetricsMaxGroups)
-	read(v, &p, KeyLogFormat, parseString, &c.LogFormat)
-	read(v, &p, KeyLogLevel, parseString, &c.LogLevel)
-	read(v, &p, KeyUpstreamSASLMechanism, parseString, &c.UpstreamSASLMechanism)
-	read(v, &p, KeyUpstreamSASLUsername, parseString, &c.UpstreamSASLUsername)
-	read(v, &p, KeyUpstreamSASLPasswordFile, parseString, &c.UpstreamSASLPasswordFile)
-	read(v, &p, KeyAllowOpenSASLProxy, parseBool, &c.AllowOpenSASLProxy)
-	readSecretEnv(KeyUpstreamSASLPassword, KeyUpstreamSASLPasswordFile, c.UpstreamSASLPasswordFile, &c.UpstreamSASLPassword, &p)
-	readSecretEnv(KeyAdminToken, KeyAdminTokenFile, c.AdminTokenFile, &c.AdminToken, &p)
-	readFleet(v, &p, &c.Fleet)
-	return c, p
-}
-
-// read parses key's value in v into *dst, naming key once for both the
-// lookup and the error, and adds a failure to p.
-func read[T any](v *viper.Viper, p *problems, key string, parse func(string, any) (T, *Error), dst *T) {
-	x, err := parse(key, v.Get(key))
-	if err != nil {
-		*p = append(*p, err)
-	}
-	*dst = x
 }
 
 // source names where key's value came from, in Load's order of precedence;

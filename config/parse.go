@@ -13,11 +13,13 @@ import (
 )
 
 // The parse functions turn one raw value, as viper returns it from a flag,
-// an environment variable, a file or a default, into its Go type. Flags and
+// an environment variable, a file or a default, into its Go type; decodeHook
+// picks one by the type of the field the value is decoded into. Flags and
 // environment variables give strings; YAML gives ints, floats, lists and
-// maps. Each failure is an *Error naming the key.
+// maps. Each failure is an *Error whose Key is "" or, for an entry of a
+// map, ".ENTRY": decode puts the setting's key in front.
 
-func parseString(key string, raw any) (string, *Error) {
+func parseString(raw any) (string, *Error) {
 	switch x := raw.(type) {
 	case nil:
 		return "", nil
@@ -26,12 +28,12 @@ func parseString(key string, raw any) (string, *Error) {
 	case int, int64, float64, bool:
 		return fmt.Sprint(x), nil
 	}
-	return "", &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want a single value, not a list or map"}
+	return "", &Error{Value: fmt.Sprint(raw), Reason: "want a single value, not a list or map"}
 }
 
 // parseList accepts a comma-separated string or a list; blank entries (a
 // trailing comma) are dropped.
-func parseList(key string, raw any) ([]string, *Error) {
+func parseList(raw any) ([]string, *Error) {
 	var items []string
 	switch x := raw.(type) {
 	case nil:
@@ -41,14 +43,14 @@ func parseList(key string, raw any) ([]string, *Error) {
 		items = x
 	case []any:
 		for _, it := range x {
-			s, err := parseString(key, it)
+			s, err := parseString(it)
 			if err != nil {
 				return nil, err
 			}
 			items = append(items, s)
 		}
 	default:
-		return nil, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want a list or a comma-separated string"}
+		return nil, &Error{Value: fmt.Sprint(raw), Reason: "want a list or a comma-separated string"}
 	}
 	var out []string
 	for _, it := range items {
@@ -59,7 +61,7 @@ func parseList(key string, raw any) ([]string, *Error) {
 	return out, nil
 }
 
-func parseInt(key string, raw any) (int, *Error) {
+func parseInt(raw any) (int, *Error) {
 	switch x := raw.(type) {
 	case int:
 		return x, nil
@@ -75,7 +77,7 @@ func parseInt(key string, raw any) (int, *Error) {
 			return n, nil
 		}
 	}
-	return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "not an integer"}
+	return 0, &Error{Value: fmt.Sprint(raw), Reason: "not an integer"}
 }
 
 // sizeUnits are the suffixes parseSize accepts, longest first so that "MiB"
@@ -89,8 +91,8 @@ var sizeUnits = []struct {
 
 // parseSize reads a byte count that must fit an int32: an integer, or a
 // number followed by B, KiB, MiB or GiB ("100MiB", "1.5 MiB").
-func parseSize(key string, raw any) (int32, *Error) {
-	n, err := parseBytes(key, raw, math.MaxInt32, "out of range (0 to 2GiB-1)")
+func parseSize(raw any) (int32, *Error) {
+	n, err := parseBytes(raw, math.MaxInt32, "out of range (0 to 2GiB-1)")
 	return int32(n), err
 }
 
@@ -99,15 +101,15 @@ func parseSize(key string, raw any) (int32, *Error) {
 const maxBytes = 1 << 50
 
 // parseSize64 reads a byte count of up to 1024 TiB, written like parseSize's.
-func parseSize64(key string, raw any) (int64, *Error) {
-	return parseBytes(key, raw, maxBytes, "out of range (0 to 1048576GiB)")
+func parseSize64(raw any) (int64, *Error) {
+	return parseBytes(raw, maxBytes, "out of range (0 to 1048576GiB)")
 }
 
 // parseBytes reads a byte count from 0 to most; tooBig is the reason given
 // above it.
-func parseBytes(key string, raw any, most int64, tooBig string) (int64, *Error) {
+func parseBytes(raw any, most int64, tooBig string) (int64, *Error) {
 	bad := func(reason string) (int64, *Error) {
-		return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: reason}
+		return 0, &Error{Value: fmt.Sprint(raw), Reason: reason}
 	}
 	var n float64
 	switch x := raw.(type) {
@@ -145,7 +147,7 @@ func parseBytes(key string, raw any, most int64, tooBig string) (int64, *Error) 
 
 // parseFsync reads a journal durability policy as journal.ParseFsync does:
 // "always", "never", or a Go duration of at least 1ms.
-func parseFsync(key string, raw any) (journal.Fsync, *Error) {
+func parseFsync(raw any) (journal.Fsync, *Error) {
 	const want = "want always, never or an interval such as 1s"
 	var s string
 	switch x := raw.(type) {
@@ -156,9 +158,9 @@ func parseFsync(key string, raw any) (journal.Fsync, *Error) {
 	case string:
 		s = strings.TrimSpace(x)
 	case int, int64, float64:
-		return 0, &Error{Key: key, Value: fmt.Sprint(x), Reason: "missing unit; " + want}
+		return 0, &Error{Value: fmt.Sprint(x), Reason: "missing unit; " + want}
 	default:
-		return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: want}
+		return 0, &Error{Value: fmt.Sprint(raw), Reason: want}
 	}
 	f, err := journal.ParseFsync(s)
 	if err == nil {
@@ -166,19 +168,19 @@ func parseFsync(key string, raw any) (journal.Fsync, *Error) {
 	}
 	switch d, derr := time.ParseDuration(s); {
 	case s == "":
-		return 0, &Error{Key: key, Reason: "empty; " + want}
+		return 0, &Error{Reason: "empty; " + want}
 	case derr == nil && d < time.Millisecond:
-		return 0, &Error{Key: key, Value: s, Reason: "interval below 1ms; " + want}
+		return 0, &Error{Value: s, Reason: "interval below 1ms; " + want}
 	}
 	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-		return 0, &Error{Key: key, Value: s, Reason: "missing unit; " + want}
+		return 0, &Error{Value: s, Reason: "missing unit; " + want}
 	}
-	return 0, &Error{Key: key, Value: s, Reason: want}
+	return 0, &Error{Value: s, Reason: want}
 }
 
 // parseDuration reads a Go duration. A bare number other than 0 is refused
 // rather than read as nanoseconds, the classic surprise of `dial-timeout: 5`.
-func parseDuration(key string, raw any) (time.Duration, *Error) {
+func parseDuration(raw any) (time.Duration, *Error) {
 	switch x := raw.(type) {
 	case time.Duration:
 		return x, nil
@@ -189,20 +191,20 @@ func parseDuration(key string, raw any) (time.Duration, *Error) {
 			return d, nil
 		}
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return 0, &Error{Key: key, Value: s, Reason: "missing unit; want a duration like 10s or 1m30s"}
+			return 0, &Error{Value: s, Reason: "missing unit; want a duration like 10s or 1m30s"}
 		}
 	case int, int64, float64:
 		if fmt.Sprint(x) == "0" { // 0 needs no unit, as in time.ParseDuration
 			return 0, nil
 		}
-		return 0, &Error{Key: key, Value: fmt.Sprint(x), Reason: "missing unit; want a duration like 10s or 1m30s"}
+		return 0, &Error{Value: fmt.Sprint(x), Reason: "missing unit; want a duration like 10s or 1m30s"}
 	}
-	return 0, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "not a duration; want one like 10s or 1m30s"}
+	return 0, &Error{Value: fmt.Sprint(raw), Reason: "not a duration; want one like 10s or 1m30s"}
 }
 
 // parseNodeMap reads node id -> HOST:PORT from a file map or from a string
 // "ID=HOST:PORT,ID=HOST:PORT" (the environment's form).
-func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
+func parseNodeMap(raw any) (map[int32]string, *Error) {
 	entries := map[string]any{}
 	switch x := raw.(type) {
 	case nil:
@@ -216,12 +218,12 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 			}
 			id, addr, ok := strings.Cut(kv, "=")
 			if !ok {
-				return nil, &Error{Key: key, Value: kv, Reason: "want NODE_ID=HOST:PORT"}
+				return nil, &Error{Value: kv, Reason: "want NODE_ID=HOST:PORT"}
 			}
 			entries[strings.TrimSpace(id)] = strings.TrimSpace(addr)
 		}
 	default:
-		return nil, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want a map of node id to HOST:PORT"}
+		return nil, &Error{Value: fmt.Sprint(raw), Reason: "want a map of node id to HOST:PORT"}
 	}
 	if len(entries) == 0 {
 		return nil, nil
@@ -236,10 +238,11 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 		v := entries[id]
 		n, err := strconv.ParseInt(id, 10, 32)
 		if err != nil {
-			return nil, &Error{Key: key + "." + id, Reason: "node id is not a 32-bit integer"}
+			return nil, &Error{Key: "." + id, Reason: "node id is not a 32-bit integer"}
 		}
-		addr, perr := parseString(key+"."+id, v)
+		addr, perr := parseString(v)
 		if perr != nil {
+			perr.Key = "." + id
 			return nil, perr
 		}
 		out[int32(n)] = addr
@@ -248,7 +251,7 @@ func parseNodeMap(key string, raw any) (map[int32]string, *Error) {
 }
 
 // parseBool reads true or false (also 1/0, t/f, as strconv.ParseBool).
-func parseBool(key string, raw any) (bool, *Error) {
+func parseBool(raw any) (bool, *Error) {
 	switch x := raw.(type) {
 	case nil:
 		return false, nil
@@ -260,11 +263,11 @@ func parseBool(key string, raw any) (bool, *Error) {
 			return b, nil
 		}
 	}
-	return false, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want true or false"}
+	return false, &Error{Value: fmt.Sprint(raw), Reason: "want true or false"}
 }
 
 // parseRetention reads GENERATIONS,AGE (see timeline.ParseRetention).
-func parseRetention(key string, raw any) (timeline.Retention, *Error) {
+func parseRetention(raw any) (timeline.Retention, *Error) {
 	switch x := raw.(type) {
 	case timeline.Retention:
 		return x, nil
@@ -272,9 +275,9 @@ func parseRetention(key string, raw any) (timeline.Retention, *Error) {
 		s := strings.TrimSpace(x)
 		r, err := timeline.ParseRetention(s)
 		if err != nil {
-			return timeline.Retention{}, &Error{Key: key, Value: s, Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
+			return timeline.Retention{}, &Error{Value: s, Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
 		}
 		return r, nil
 	}
-	return timeline.Retention{}, &Error{Key: key, Value: fmt.Sprint(raw), Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
+	return timeline.Retention{}, &Error{Value: fmt.Sprint(raw), Reason: "want GENERATIONS,AGE such as 10,24h (0 for no limit)"}
 }

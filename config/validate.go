@@ -230,23 +230,23 @@ func checkPositive(p *problems, key string, d time.Duration) {
 // checkJournal checks the journal-* settings, whether or not the journal is
 // on, so that a mistake shows before the day it is turned on.
 func checkJournal(p *problems, c *Config) {
-	if f := c.JournalFsync; f < journal.FsyncNever || (f > 0 && time.Duration(f) < time.Millisecond) {
+	if f := c.JournalOptions.Fsync; f < journal.FsyncNever || (f > 0 && time.Duration(f) < time.Millisecond) {
 		p.add(KeyJournalFsync, time.Duration(f).String(), "want always, never or an interval of at least 1ms")
 	}
-	if c.JournalSegmentSize < MinJournalSegmentSize {
-		p.add(KeyJournalSegmentSize, strconv.FormatInt(c.JournalSegmentSize, 10),
+	if c.JournalOptions.SegmentBytes < MinJournalSegmentSize {
+		p.add(KeyJournalSegmentSize, strconv.FormatInt(c.JournalOptions.SegmentBytes, 10),
 			fmt.Sprintf("below the minimum of %d bytes (64KiB)", MinJournalSegmentSize))
 	}
-	checkNotNegative(p, KeyJournalSegmentAge, c.JournalSegmentAge, "never by age")
+	checkNotNegative(p, KeyJournalSegmentAge, c.JournalOptions.SegmentAge, "never by age")
 	switch {
-	case c.JournalRetainSize < 0:
-		p.add(KeyJournalRetainSize, strconv.FormatInt(c.JournalRetainSize, 10), "must not be negative (0 means no limit)")
-	case c.JournalRetainSize > 0 && c.JournalRetainSize < c.JournalSegmentSize:
-		p.add(KeyJournalRetainSize, strconv.FormatInt(c.JournalRetainSize, 10),
+	case c.JournalOptions.RetainBytes < 0:
+		p.add(KeyJournalRetainSize, strconv.FormatInt(c.JournalOptions.RetainBytes, 10), "must not be negative (0 means no limit)")
+	case c.JournalOptions.RetainBytes > 0 && c.JournalOptions.RetainBytes < c.JournalOptions.SegmentBytes:
+		p.add(KeyJournalRetainSize, strconv.FormatInt(c.JournalOptions.RetainBytes, 10),
 			fmt.Sprintf("smaller than journal-segment-size (%d bytes): not even one whole segment would be kept; 0 means no limit",
-				c.JournalSegmentSize))
+				c.JournalOptions.SegmentBytes))
 	}
-	checkNotNegative(p, KeyJournalRetainAge, c.JournalRetainAge, "no limit")
+	checkNotNegative(p, KeyJournalRetainAge, c.JournalOptions.RetainAge, "no limit")
 }
 
 // checkNotNegative checks a duration whose 0 means zeroMeans.

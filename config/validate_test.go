@@ -99,23 +99,23 @@ func TestValidate(t *testing.T) {
 		}},
 		{"admin on another interface", func(c *Config) { c.Listen = "127.0.0.1:9092"; c.Admin = "127.0.0.2:9092" }, nil},
 		{"journal settings at their limits", func(c *Config) {
-			c.JournalFsync = journal.FsyncAlways
-			c.JournalSegmentSize = MinJournalSegmentSize
-			c.JournalSegmentAge, c.JournalRetainSize, c.JournalRetainAge = 0, 0, 0
+			c.JournalOptions.Fsync = journal.FsyncAlways
+			c.JournalOptions.SegmentBytes = MinJournalSegmentSize
+			c.JournalOptions.SegmentAge, c.JournalOptions.RetainBytes, c.JournalOptions.RetainAge = 0, 0, 0
 		}, nil},
-		{"fsync interval of 1ms", func(c *Config) { c.JournalFsync = journal.Fsync(time.Millisecond) }, nil},
-		{"fsync out of range", func(c *Config) { c.JournalFsync = journal.Fsync(time.Microsecond) },
+		{"fsync interval of 1ms", func(c *Config) { c.JournalOptions.Fsync = journal.Fsync(time.Millisecond) }, nil},
+		{"fsync out of range", func(c *Config) { c.JournalOptions.Fsync = journal.Fsync(time.Microsecond) },
 			[]string{`config: journal-fsync "1µs": want always, never or an interval of at least 1ms`}},
-		{"fsync unknown policy", func(c *Config) { c.JournalFsync = -3 },
+		{"fsync unknown policy", func(c *Config) { c.JournalOptions.Fsync = -3 },
 			[]string{`config: journal-fsync "-3ns": want always, never or an interval of at least 1ms`}},
-		{"journal sizes", func(c *Config) { c.JournalSegmentSize = 1000; c.JournalRetainSize = -1 },
+		{"journal sizes", func(c *Config) { c.JournalOptions.SegmentBytes = 1000; c.JournalOptions.RetainBytes = -1 },
 			[]string{
 				`config: journal-segment-size "1000": below the minimum of 65536 bytes (64KiB)`,
 				`config: journal-retain-size "-1": must not be negative (0 means no limit)`,
 			}},
-		{"retain size below segment size", func(c *Config) { c.JournalRetainSize = c.JournalSegmentSize - 1 },
+		{"retain size below segment size", func(c *Config) { c.JournalOptions.RetainBytes = c.JournalOptions.SegmentBytes - 1 },
 			[]string{`config: journal-retain-size "67108863": smaller than journal-segment-size (67108864 bytes): not even one whole segment would be kept; 0 means no limit`}},
-		{"journal ages", func(c *Config) { c.JournalSegmentAge = -time.Second; c.JournalRetainAge = -time.Hour },
+		{"journal ages", func(c *Config) { c.JournalOptions.SegmentAge = -time.Second; c.JournalOptions.RetainAge = -time.Hour },
 			[]string{
 				`config: journal-segment-age "-1s": must not be negative (0 means never by age)`,
 				`config: journal-retain-age "-1h0m0s": must not be negative (0 means no limit)`,

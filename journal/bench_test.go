@@ -31,7 +31,7 @@ func BenchmarkAppend(b *testing.B) {
 				xs[i] = benchExchange(i, c.size)
 			}
 			b.SetBytes(int64(frameLen + exchangePayloadLen(xs[0])))
-			w, err := Open(b.TempDir(), Options{RetainBytes: -1}, nil)
+			w, err := Open(b.TempDir(), Options{}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	dir := b.TempDir()
 	const n = 100_000
-	w, err := Open(dir, Options{Fsync: FsyncNever, RetainBytes: -1}, nil)
+	w, err := Open(dir, Options{Fsync: FsyncNever}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

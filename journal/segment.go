@@ -131,8 +131,8 @@ func removeStaleTemps(dir string) ([]string, error) {
 
 // retention returns, oldest first, the segments to delete so that the
 // others are at most maxBytes together and none was last written before
-// oldest. current, the segment being written, is never chosen. A negative
-// maxBytes or a zero oldest disables that limit.
+// oldest. current, the segment being written, is never chosen. A zero
+// maxBytes or oldest disables that limit.
 func retention(segs []segmentFile, current string, maxBytes int64, oldest time.Time) []segmentFile {
 	var total int64
 	for _, s := range segs {
@@ -143,7 +143,7 @@ func retention(segs []segmentFile, current string, maxBytes int64, oldest time.T
 		if s.path == current {
 			continue
 		}
-		tooBig := maxBytes >= 0 && total > maxBytes
+		tooBig := maxBytes > 0 && total > maxBytes
 		tooOld := !oldest.IsZero() && s.modTime.Before(oldest)
 		if tooBig || tooOld {
 			drop = append(drop, s)

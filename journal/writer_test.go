@@ -106,7 +106,7 @@ func TestRotationBySize(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 4096
 	want := exchanges(0, 200)
-	st := writeJournal(t, dir, Options{SegmentBytes: limit, RetainBytes: -1}, want)
+	st := writeJournal(t, dir, Options{SegmentBytes: limit}, want)
 	segs := segmentsIn(t, dir)
 	if len(segs) < 5 || uint64(len(segs)) != st.Segments {
 		t.Fatalf("%d segment files, %d created; want the same, at least 5", len(segs), st.Segments)
@@ -308,6 +308,7 @@ func TestOpenErrors(t *testing.T) {
 		{"dir is a file", file, Options{}, "not a directory"},
 		{"dir under a file", filepath.Join(file, "x"), Options{}, "journal: open"},
 		{"negative queue", t.TempDir(), Options{QueueLen: -1}, "queue length"},
+		{"negative retain bytes", t.TempDir(), Options{RetainBytes: -1}, "negative; 0 means no limit"},
 		{"bad fsync", t.TempDir(), Options{Fsync: -3}, "fsync policy"},
 		{"tiny fsync interval", t.TempDir(), Options{Fsync: Fsync(time.Microsecond)}, "at least 1ms"},
 		{"long version", t.TempDir(), Options{KproxyVersion: strings.Repeat("v", 2000)}, "version string"},

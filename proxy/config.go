@@ -47,22 +47,25 @@ const (
 )
 
 // Config configures a Proxy. The zero value of every field but Listen and
-// Upstreams means "use the default", as documented per field.
+// Upstreams means "use the default", as documented per field. The
+// mapstructure tags are the keys of `kproxy serve`'s settings
+// (config.Config embeds Config); the fields tagged "-" are built from
+// several settings or are not settings.
 type Config struct {
 	// Listen is the bootstrap listener, "host:port". Clients are seeded
 	// with it; each connection is forwarded to one of Upstreams. A port of
 	// 0 picks a free port (see Proxy.Addr).
-	Listen string
+	Listen string `mapstructure:"listen"`
 	// Upstreams are the seed brokers, "host:port". Bootstrap connections
 	// try them in turn, starting after the one used last.
-	Upstreams []string
+	Upstreams []string `mapstructure:"upstream"`
 	// Advertise is the host written into rewritten responses (Metadata,
 	// FindCoordinator, DescribeCluster) so that clients dial kproxy. ""
 	// means Listen's host, or 127.0.0.1 when that is empty or unspecified
 	// (0.0.0.0, ::). Set it when clients reach kproxy through NAT or a
 	// container network. It cannot be set with SNIHostPattern, which
 	// advertises host names of its own.
-	Advertise string
+	Advertise string `mapstructure:"advertise"`
 	// BrokerPortBase places the listener of broker node N at port
 	// BrokerPortBase+N on Listen's host. 0 means Listen's port + 1 (the
 	// port actually bound when Listen's port is 0). A node whose port
@@ -70,44 +73,44 @@ type Config struct {
 	// refused: logged once, counted (Stats.NodesRefused), and never shown
 	// to clients (left out of Metadata and DescribeCluster; FindCoordinator
 	// answers COORDINATOR_NOT_AVAILABLE for it).
-	BrokerPortBase int
+	BrokerPortBase int `mapstructure:"broker-port-base"`
 	// BrokerListeners maps a node id to its listener, "host:port",
 	// overriding BrokerPortBase for that node. A port of 0 picks a free
 	// port; the advertised port is always the one actually bound.
-	BrokerListeners map[int32]string
+	BrokerListeners map[int32]string `mapstructure:"broker-listeners"`
 	// MaxFrameSize is the largest frame kproxy accepts, in bytes, not
 	// counting the 4-byte size: every request, and every response kproxy
 	// reads whole (those it rewrites or observes). A larger one closes its
 	// connection with a log line instead of being read. Responses kproxy
 	// streams (Fetch, Produce, ...) are not held in memory and not limited,
 	// as on a direct connection. 0 means DefaultMaxFrameSize.
-	MaxFrameSize int32
+	MaxFrameSize int32 `mapstructure:"max-frame-size"`
 	// MaxGroupFrameSize is the largest group request (decode.GroupAPI)
 	// kproxy accepts, in bytes, not counting the 4-byte size: a larger
 	// one closes its connection before any of it reaches the broker,
 	// whose group coordinator a request of hundreds of megabytes keeps
 	// busy. Above MaxFrameSize, MaxFrameSize applies. 0 means
 	// DefaultMaxGroupFrameSize.
-	MaxGroupFrameSize int32
+	MaxGroupFrameSize int32 `mapstructure:"max-group-frame-size"`
 	// DialTimeout bounds each dial to a broker, and each of the two
 	// requests of broker discovery. 0 means DefaultDialTimeout. Shutdown
 	// does not wait for it: dials under way stop when Run's context is
 	// done.
-	DialTimeout time.Duration
+	DialTimeout time.Duration `mapstructure:"dial-timeout"`
 	// ShutdownTimeout bounds how long Run waits, once its context is done,
 	// for requests already forwarded to get their responses. 0 means
 	// DefaultShutdownTimeout.
-	ShutdownTimeout time.Duration
+	ShutdownTimeout time.Duration `mapstructure:"shutdown-timeout"`
 	// ObserverQueue is the capacity, in exchanges, of the queue between
 	// the traffic and the pipeline (Queue). 0 means DefaultObserverQueue.
-	ObserverQueue int
+	ObserverQueue int `mapstructure:"observer-queue"`
 	// ObserverQueueBytes bounds the bytes (request and response frames)
 	// of the exchanges in that queue, so that a slow pipeline and large
 	// observed frames (Metadata of big clusters, OffsetCommit of many
 	// partitions) cannot grow memory without bound. An exchange that would
 	// pass it is dropped and counted, unless the queue holds nothing. 0
 	// means DefaultObserverQueueBytes.
-	ObserverQueueBytes int64
+	ObserverQueueBytes int64 `mapstructure:"observer-queue-bytes"`
 	// MaxObservedFrameSize is the largest request or response of interest
 	// (decode.Observed) kproxy keeps for its observers, in bytes without
 	// the 4-byte size. A larger one is streamed through like a Produce,
@@ -115,7 +118,7 @@ type Config struct {
 	// the observers without its frames, marked decode.Exchange.Oversized.
 	// Responses kproxy rewrites are read whole up to MaxFrameSize. 0
 	// means DefaultMaxObservedFrameSize.
-	MaxObservedFrameSize int32
+	MaxObservedFrameSize int32 `mapstructure:"max-observed-frame-size"`
 	// MaxBufferedBytes bounds the bytes of frames read whole (requests and
 	// responses of interest, responses kproxy rewrites) held across every
 	// connection, from the first byte read until the exchange is handed
@@ -126,29 +129,29 @@ type Config struct {
 	// response kproxy rewrites, which must be whole, is read anyway and
 	// overdraws it, so that a response never waits for bytes held by
 	// requests awaiting responses. 0 means DefaultMaxBufferedBytes.
-	MaxBufferedBytes int64
+	MaxBufferedBytes int64 `mapstructure:"max-buffered-bytes"`
 	// FrameReadTimeout bounds the reading of one request frame of
 	// interest, from its size prefix to its last byte, waiting for the
 	// buffer budget included; a client slower than that is disconnected.
 	// 0 means DefaultFrameReadTimeout.
-	FrameReadTimeout time.Duration
+	FrameReadTimeout time.Duration `mapstructure:"frame-read-timeout"`
 	// MaxConnections is the most client connections served at once; more
 	// are accepted and closed at once (counted, logged at most once a
 	// second). 0 means a default derived from the file-descriptor limit
 	// (DefaultMaxConnections).
-	MaxConnections int
+	MaxConnections int `mapstructure:"max-connections"`
 	// MaxConnectionsPerIP is the most client connections served at once
 	// from one IP address. 0 means no limit.
-	MaxConnectionsPerIP int
+	MaxConnectionsPerIP int `mapstructure:"max-connections-per-ip"`
 	// IdleTimeout closes a client connection that moved no byte in either
 	// direction, with no request in flight, for this long. 0 means
 	// DefaultIdleTimeout.
-	IdleTimeout time.Duration
+	IdleTimeout time.Duration `mapstructure:"idle-timeout"`
 	// Reserved names addresses other parts of kproxy listen on, by their
 	// configuration key ("admin": "127.0.0.1:9644"), so that a broker
 	// listener placed on one of them is reported as a collision naming
 	// both keys (CheckListeners). Nil means none.
-	Reserved map[string]string
+	Reserved map[string]string `mapstructure:"-"`
 	// DisableBrokerDiscovery turns off broker discovery. With discovery on
 	// (the default, false), Run asks a seed broker for Metadata at startup
 	// (ApiVersions, then Metadata without topics), opens a listener for
@@ -159,13 +162,13 @@ type Config struct {
 	// clients that kept kproxy's node addresses across a kproxy restart
 	// cannot reconnect until they bootstrap again. Turn it off only when
 	// the upstream is not a Kafka broker (tests with a fake upstream).
-	DisableBrokerDiscovery bool
+	DisableBrokerDiscovery bool `mapstructure:"-"`
 	// TLS, when not nil, makes every listener speak TLS (tls.go). Nil
 	// means plaintext listeners.
-	TLS *ListenerTLS
+	TLS *ListenerTLS `mapstructure:"-"`
 	// UpstreamTLS, when not nil, makes kproxy dial brokers with TLS
 	// (tls.go). Nil means plaintext to the brokers.
-	UpstreamTLS *UpstreamTLS
+	UpstreamTLS *UpstreamTLS `mapstructure:"-"`
 	// SNIHostPattern, when set, serves every broker node on the bootstrap
 	// listener: node N is advertised as the host name the pattern gives
 	// with NodeIDPlaceholder replaced by N, at the bootstrap port, and
@@ -174,17 +177,17 @@ type Config struct {
 	// opened. It needs TLS, whose certificate must cover the names (a
 	// wildcard), and excludes BrokerListeners and Advertise (the pattern
 	// names the hosts). "" means one listener per node.
-	SNIHostPattern string
+	SNIHostPattern string `mapstructure:"sni-host-pattern"`
 	// UpstreamSASL, when its Mechanism is set, makes kproxy authenticate
 	// every upstream connection with its own credentials, so that clients
 	// need none (upstreamsasl.go); a client's own SASL request then closes
 	// its connection. The zero value forwards clients' SASL exchanges.
-	UpstreamSASL UpstreamSASL
+	UpstreamSASL UpstreamSASL `mapstructure:"-"`
 	// AllowOpenSASLProxy lets kproxy authenticate upstream for clients on
 	// listeners that other hosts can reach. Without it, New refuses
 	// UpstreamSASL unless every listener is on a loopback address:
 	// anyone who can connect would use kproxy's credentials.
-	AllowOpenSASLProxy bool
+	AllowOpenSASLProxy bool `mapstructure:"allow-open-sasl-proxy"`
 }
 
 // withDefaults returns c with every zero field set to its default. It is

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net"
 	"sync"
@@ -69,9 +70,9 @@ type conn struct {
 }
 
 // serve runs the connection until either side closes or the proxy stops.
-func (c *conn) serve() {
+func (c *conn) serve(ctx context.Context) {
 	defer c.close()
-	if c.p.tls.certs != nil && !c.acceptTLS() {
+	if c.p.tls.certs != nil && !c.acceptTLS(ctx) {
 		return
 	}
 	c.br = bufio.NewReaderSize(readerOf(c.client), readBufSize)
@@ -107,7 +108,7 @@ func (c *conn) serve() {
 		c.refuseGroupFrame(fixed, size) // before dialing, as for any frame kproxy refuses
 		return
 	}
-	up, err := c.p.dialUpstream(c.brokerID, c.log)
+	up, err := c.p.dialUpstream(ctx, c.brokerID, c.log)
 	if err != nil {
 		// As a broker that is down would: a reset, which clients retry
 		// (franz-go reads an orderly close before the first response
@@ -115,7 +116,7 @@ func (c *conn) serve() {
 		resetOnClose(c.client)
 		return
 	}
-	if err := c.authenticateUpstream(up); err != nil {
+	if err := c.authenticateUpstream(ctx, up); err != nil {
 		up.Close()
 		return
 	}
@@ -133,7 +134,7 @@ func (c *conn) serve() {
 	}()
 	// The first request's time is taken after the dial, which is not
 	// the broker's.
-	err = c.requestPump(c.br, prefix, size, time.Now())
+	err = c.requestPump(ctx, c.br, prefix, size, time.Now())
 	if errors.Is(err, errStopped) && !c.requestsStopped() {
 		// Shutting down at a frame boundary: responsePump delivers what
 		// is still in flight, then ends; Run bounds the wait by closing

@@ -110,7 +110,11 @@ func (p *Proxy) listenNode(nodeID int32, n *node) {
 	p.log.Info("listening for broker node", zap.Int32("broker_id", nodeID), zap.Stringer("addr", ln.Addr()),
 		zap.String("upstream", n.upstream), zap.String("advertised", net.JoinHostPort(p.advertise, strconv.Itoa(int(n.port)))))
 	p.accepts.Add(1)
-	go p.acceptLoop(ln, nodeID)
+	p.pendingAccepts = append(p.pendingAccepts, pendingAccept{ln: ln, brokerID: nodeID})
+	select {
+	case p.acceptWake <- struct{}{}: // Run starts its accept loop
+	default: // Run is already woken
+	}
 }
 
 // bootstrapPort is the port the bootstrap listener is bound to.

@@ -29,9 +29,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // Proxy is a Kafka proxy. Create it with New, run it with Run.
@@ -48,9 +49,6 @@ type Proxy struct {
 	dial func(ctx context.Context, addr string) (net.Conn, error)
 	// tls is the TLS setup of both sides; its zero value is plaintext.
 	tls tlsState
-	// ctx is Run's context, set before anything that dials starts: a dial
-	// under way stops when it is done.
-	ctx context.Context
 
 	stats    counters
 	nextConn atomic.Uint64
@@ -72,6 +70,10 @@ type Proxy struct {
 	perIP   map[string]int
 	closing bool
 	running bool
+	// pendingAccepts are node listeners opened (listenNode) whose accept
+	// loop Run has yet to start; acceptWake tells Run there are some.
+	pendingAccepts []pendingAccept
+	acceptWake     chan struct{}
 
 	accepts sync.WaitGroup // accept loops
 	serving sync.WaitGroup // connections
@@ -108,7 +110,6 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		cfg:          cfg,
 		dial:         func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
 		tls:          ts,
-		ctx:          context.Background(),
 		log:          log,
 		advertise:    cfg.advertiseHost(),
 		listenHost:   host,
@@ -118,6 +119,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		nodes:        make(map[int32]*node),
 		conns:        make(map[*conn]struct{}),
 		perIP:        make(map[string]int),
+		acceptWake:   make(chan struct{}, 1),
 		budget:       newBudget(cfg.MaxBufferedBytes),
 		rate:         rateLog{every: defaultRateLogEvery},
 	}
@@ -156,7 +158,6 @@ func (p *Proxy) Run(ctx context.Context) error {
 		return errors.New("proxy: Run called twice")
 	}
 	p.running = true
-	p.ctx = ctx
 	p.mu.Unlock()
 
 	reporting := make(chan struct{})
@@ -184,7 +185,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 		p.tls.watch(ctx) // ends when ctx is done; at once without TLS files
 	}()
 	p.accepts.Add(1)
-	go p.acceptLoop(p.bootstrap, -1)
+	go p.acceptLoop(ctx, p.bootstrap, -1)
 	discovered := make(chan struct{})
 	go func() {
 		defer close(discovered)
@@ -193,7 +194,17 @@ func (p *Proxy) Run(ctx context.Context) error {
 		}
 	}()
 
-	<-ctx.Done()
+	// Run owns every accept loop, so that each connection is served with
+	// ctx: node listeners opened since (by discovery, or a response naming
+	// a new node) are handed here, and those left when ctx is done are
+	// closed by shutdown.
+	for ctx.Err() == nil {
+		select {
+		case <-p.acceptWake:
+			p.startAccepts(ctx)
+		case <-ctx.Done():
+		}
+	}
 	<-discovered // ends as soon as ctx is done: its dial and reads stop
 	<-reloading
 	p.shutdown()
@@ -213,6 +224,12 @@ func (p *Proxy) shutdown() {
 			n.ln.Close()
 		}
 	}
+	// Listeners opened after Run stopped starting accept loops: closed
+	// above, they will never have one.
+	for range p.pendingAccepts {
+		p.accepts.Done()
+	}
+	p.pendingAccepts = nil
 	conns := make([]*conn, 0, len(p.conns))
 	for c := range p.conns {
 		conns = append(conns, c)
@@ -244,9 +261,28 @@ func (p *Proxy) shutdown() {
 	}
 }
 
+// startAccepts starts an accept loop for each node listener opened since
+// the last call (listenNode).
+func (p *Proxy) startAccepts(ctx context.Context) {
+	p.mu.Lock()
+	pending := p.pendingAccepts
+	p.pendingAccepts = nil
+	p.mu.Unlock()
+	for _, a := range pending {
+		go p.acceptLoop(ctx, a.ln, a.brokerID)
+	}
+}
+
+// pendingAccept is a node listener waiting for Run to start its accept
+// loop; p.accepts already counts it.
+type pendingAccept struct {
+	ln       net.Listener
+	brokerID int32
+}
+
 // acceptLoop accepts connections on ln for the broker node brokerID (-1:
-// bootstrap) until ln is closed.
-func (p *Proxy) acceptLoop(ln net.Listener, brokerID int32) {
+// bootstrap) until ln is closed, and serves each with ctx, Run's.
+func (p *Proxy) acceptLoop(ctx context.Context, ln net.Listener, brokerID int32) {
 	defer p.accepts.Done()
 	var delay time.Duration
 	for {
@@ -265,12 +301,12 @@ func (p *Proxy) acceptLoop(ln net.Listener, brokerID int32) {
 			continue
 		}
 		delay = 0
-		p.startConn(nc, brokerID)
+		p.startConn(ctx, nc, brokerID)
 	}
 }
 
 // startConn registers and serves a new client connection.
-func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
+func (p *Proxy) startConn(ctx context.Context, nc net.Conn, brokerID int32) {
 	id := p.nextConn.Add(1)
 	c := &conn{
 		p:          p,
@@ -302,7 +338,7 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 		defer p.serving.Done()
 		defer p.stats.connsOpen.Add(-1)
 		defer p.forget(c)
-		c.serve()
+		c.serve(ctx)
 	}()
 }
 
@@ -311,7 +347,7 @@ func (p *Proxy) startConn(nc net.Conn, brokerID int32) {
 // the one used last. The connection is TLS when UpstreamTLS is set
 // (dialBroker), verified against the name that broker advertises. Failures
 // are logged here.
-func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) {
+func (p *Proxy) dialUpstream(ctx context.Context, brokerID int32, log *zap.Logger) (net.Conn, error) {
 	var addrs []string
 	if brokerID < 0 {
 		start := int(p.nextSeed.Add(1))
@@ -328,11 +364,11 @@ func (p *Proxy) dialUpstream(brokerID int32, log *zap.Logger) (net.Conn, error) 
 	}
 	var errs []error
 	for _, addr := range addrs {
-		nc, err := p.dialBroker(p.ctx, addr)
+		nc, err := p.dialBroker(ctx, addr)
 		if err == nil {
 			return nc, nil
 		}
-		if p.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			log.Debug("shutting down: dial to the broker abandoned; closing the client connection", zap.String("upstream", addr))
 			return nil, err
 		}

@@ -2,26 +2,28 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // authenticateUpstream authenticates a freshly dialed upstream connection
 // with kproxy's own credentials when UpstreamSASL is on (upstreamsasl.go),
 // before any client byte is forwarded. A failure is logged here.
-func (c *conn) authenticateUpstream(up net.Conn) error {
+func (c *conn) authenticateUpstream(ctx context.Context, up net.Conn) error {
 	if !c.p.cfg.UpstreamSASL.Enabled() {
 		return nil
 	}
-	s, err := c.p.authenticateNew(c.p.ctx, up, up.RemoteAddr().String())
+	s, err := c.p.authenticateNew(ctx, up, up.RemoteAddr().String())
 	if err != nil {
-		c.upstreamAuthFailed(err)
+		c.upstreamAuthFailed(ctx, err)
 		return err
 	}
 	c.sasl = s
@@ -29,8 +31,8 @@ func (c *conn) authenticateUpstream(up net.Conn) error {
 }
 
 // upstreamAuthFailed logs and counts a failed upstream authentication.
-func (c *conn) upstreamAuthFailed(err error) {
-	if c.p.ctx.Err() != nil {
+func (c *conn) upstreamAuthFailed(ctx context.Context, err error) {
+	if ctx.Err() != nil {
 		c.log.Debug("shutting down: upstream SASL authentication abandoned", zap.Error(err))
 		return
 	}
@@ -52,11 +54,11 @@ func (c *conn) reauthDue(at time.Time) bool {
 // It runs on the request pump between two client requests, so no client
 // request reaches the broker while the session is renewed; responses to
 // client requests sent before it still flow to the client meanwhile.
-func (c *conn) reauthenticate() error {
-	at, err := c.p.saslExchange(c.p.ctx, c.internalRoundTrip, c.upstream.RemoteAddr().String(), c.sasl.authVersion)
+func (c *conn) reauthenticate(ctx context.Context) error {
+	at, err := c.p.saslExchange(ctx, c.internalRoundTrip, c.upstream.RemoteAddr().String(), c.sasl.authVersion)
 	if err != nil {
 		if !errors.Is(err, net.ErrClosed) {
-			c.upstreamAuthFailed(fmt.Errorf("re-authentication: %w", err))
+			c.upstreamAuthFailed(ctx, fmt.Errorf("re-authentication: %w", err))
 		}
 		return err
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -9,10 +10,11 @@ import (
 	"net"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // requestPump forwards requests from the client to the broker, starting
@@ -20,7 +22,7 @@ import (
 // After a SaslHandshake v0 it forwards bare SASL tokens, or the rest of the
 // connection as opaque bytes (saslv0.go). It ends on the first error, on a frame it refuses, or
 // with errStopped.
-func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
+func (c *conn) requestPump(ctx context.Context, br *bufio.Reader, prefix [4]byte, size int32, at time.Time) error {
 	mode := saslOff
 	for {
 		if !c.frameStart() {
@@ -32,7 +34,7 @@ func (c *conn) requestPump(br *bufio.Reader, prefix [4]byte, size int32, at time
 		case mode == saslTokens:
 			err = c.forwardToken(br, prefix, size, at)
 		case c.reauthDue(at):
-			if err = c.reauthenticate(); err == nil {
+			if err = c.reauthenticate(ctx); err == nil {
 				await, err = c.forwardRequest(br, prefix, size, at)
 			}
 		default:

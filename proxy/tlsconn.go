@@ -19,7 +19,7 @@ import (
 // Before the handshake it peeks at the first bytes: a client that sends a
 // plaintext Kafka request to a TLS listener would otherwise see only a
 // closed connection and the log a vague handshake error.
-func (c *conn) acceptTLS() bool {
+func (c *conn) acceptTLS(ctx context.Context) bool {
 	raw := c.client
 	raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 	br := bufio.NewReaderSize(readerOf(raw), 16)
@@ -43,10 +43,10 @@ func (c *conn) acceptTLS() bool {
 		return false
 	}
 	tc := tls.Server(&peekedConn{Conn: rawConn(raw), r: br}, c.p.tls.certs.config())
-	ctx, cancel := context.WithTimeout(c.p.ctx, tlsHandshakeTimeout)
+	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
 	defer cancel()
-	if err := tc.HandshakeContext(ctx); err != nil {
-		if c.p.ctx.Err() != nil || c.isStopping() {
+	if err := tc.HandshakeContext(hctx); err != nil {
+		if ctx.Err() != nil || c.isStopping() {
 			c.log.Debug("shutting down: TLS handshake abandoned", zap.Error(err))
 			return false
 		}

@@ -88,7 +88,9 @@ func runDemo(ctx context.Context, out, errw io.Writer, flags demoFlags, opts dem
 	plCfg := pipeline.Config{Log: log}
 	var jw *journal.Writer
 	if journalDir != "" {
-		jw, err = journal.Open(journalDir, journal.Options{KproxyVersion: kproxyVersion()}, log)
+		opts := journal.DefaultOptions()
+		opts.KproxyVersion = kproxyVersion()
+		jw, err = journal.Open(journalDir, opts, log)
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}

@@ -91,7 +91,7 @@ is set, close the journal and exit 0.`,
 			hup := make(chan os.Signal, 1)
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
-			go s.reloadOnHangup(ctx, hup) // ends with ctx
+			s.hup = hup
 			return s.run(ctx)
 		},
 	}
@@ -116,6 +116,10 @@ type server struct {
 	// then feeds the observers instead of pipeline; nil when off.
 	fleet         *fleet.Source
 	fleetPipeline *pipeline.Pipeline
+
+	// hup delivers SIGHUP, which reloads the TLS files; nil (tests) means
+	// no reloading on a signal.
+	hup <-chan os.Signal
 }
 
 // newServer opens every listener and the journal, so that a busy port, a
@@ -124,76 +128,81 @@ func newServer(cfg config.Config, log *zap.Logger) (*server, error) {
 	return newServerWith(cfg, serveHooks{}, log)
 }
 
-// newServerWith is newServer with tests' hooks.
-func newServerWith(cfg config.Config, hooks serveHooks, log *zap.Logger) (*server, error) {
+// newServerWith is newServer with tests' hooks. It builds the proxy
+// first, so that everything after it (the admin server's sources) takes
+// the proxy itself; on a failure it closes what it opened, newest first.
+func newServerWith(cfg config.Config, hooks serveHooks, log *zap.Logger) (_ *server, err error) {
 	if err := checkReportPath(cfg.Report); err != nil {
 		return nil, err
 	}
-	obs, err := newObservers(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	s := &server{log: log, obs: obs, report: cfg.Report}
-	if err := s.openFleet(cfg, hooks); err != nil {
-		obs.finish("")
-		return nil, err
-	}
-	if cfg.Admin != "" {
-		src := adminSources{
-			// The handlers run only once run has started, after s.proxy is set.
-			proxy:         func() proxy.Stats { return s.proxy.Stats() },
-			pipeline:      s.pipeline.Stats,
-			timeline:      obs.story.Timeline().Snapshot,
-			diagnosis:     obs.story.Diagnosis().FindingsPage,
-			groupFindings: obs.story.Diagnosis().GroupFindings,
-			findingCounts: obs.story.Diagnosis().Counts,
-			history: historyConfig{
-				storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
-			},
-			warnings: healthWarnings(cfg),
-			ready:    func(ctx context.Context) error { return s.proxy.Ready(ctx) },
-			access:   adminAccess{hosts: append(slices.Clone(cfg.AdminHosts), cfg.Advertise), token: string(cfg.AdminToken)},
-
-			apis:          obs.apis,
-			groups:        obs.groups,
-			requestErrors: obs.requestErrors,
-		}
-		if obs.journal != nil {
-			src.journal = obs.journal.Stats
-			src.history.dir = cfg.Journal
-		}
-		if s.events != nil {
-			src.events = s.events.Stats
-		}
-		if s.fleet != nil {
-			src.fleet = s.fleet.Stats
-			src.pipeline = s.fleetPipeline.Stats
-			// The journal holds this instance's exchanges, not the fleet's.
-			src.history.dir = ""
-		}
-		s.admin, err = newAdminServer(cfg.Admin, src, log)
+	var undo []func()
+	defer func() {
 		if err != nil {
-			s.closeFleet()
-			obs.finish("")
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	s := &server{log: log, report: cfg.Report}
+	if s.proxy, err = proxy.New(proxyConfig(cfg), log); err != nil {
+		return nil, err
+	}
+	undo = append(undo, s.proxy.Close)
+	if err := checkListeners(s.proxy, cfg, log); err != nil {
+		return nil, err
+	}
+	if s.obs, err = newObservers(cfg, log); err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { s.obs.finish("") }) //nolint:errcheck // no report to write
+	if err := s.openFleet(cfg, hooks); err != nil {
+		return nil, err
+	}
+	undo = append(undo, s.closeFleet)
+	if cfg.Admin != "" {
+		if s.admin, err = newAdminServer(cfg.Admin, s.adminSources(cfg), log); err != nil {
 			return nil, err
 		}
 	}
-	s.proxy, err = proxy.New(proxyConfig(cfg), log)
-	if err == nil {
-		err = checkListeners(s.proxy, cfg, log)
-	}
-	if err != nil {
-		if s.proxy != nil {
-			s.proxy.Close()
-		}
-		if s.admin != nil {
-			s.admin.ln.Close()
-		}
-		s.closeFleet()
-		obs.finish("")
-		return nil, err
-	}
 	return s, nil
+}
+
+// adminSources are what the admin server reads: the proxy's, the
+// pipelines' and the observers' state, and the events topics' when on.
+func (s *server) adminSources(cfg config.Config) adminSources {
+	obs := s.obs
+	src := adminSources{
+		proxy:         s.proxy.Stats,
+		pipeline:      s.pipeline.Stats,
+		timeline:      obs.story.Timeline().Snapshot,
+		diagnosis:     obs.story.Diagnosis().FindingsPage,
+		groupFindings: obs.story.Diagnosis().GroupFindings,
+		findingCounts: obs.story.Diagnosis().Counts,
+		history: historyConfig{
+			storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
+		},
+		warnings: healthWarnings(cfg),
+		ready:    s.proxy.Ready,
+		access:   adminAccess{hosts: append(slices.Clone(cfg.AdminHosts), cfg.Advertise), token: string(cfg.AdminToken)},
+
+		apis:          obs.apis,
+		groups:        obs.groups,
+		requestErrors: obs.requestErrors,
+	}
+	if obs.journal != nil {
+		src.journal = obs.journal.Stats
+		src.history.dir = cfg.Journal
+	}
+	if s.events != nil {
+		src.events = s.events.Stats
+	}
+	if s.fleet != nil {
+		src.fleet = s.fleet.Stats
+		src.pipeline = s.fleetPipeline.Stats
+		// The journal holds this instance's exchanges, not the fleet's.
+		src.history.dir = ""
+	}
+	return src
 }
 
 // reloadOnHangup reloads the TLS files of both sides (the listeners'
@@ -212,54 +221,12 @@ func (s *server) reloadOnHangup(ctx context.Context, hup <-chan os.Signal) {
 	}
 }
 
-// run serves until ctx is done, then drains the proxy and the pipeline,
-// stops the admin server, settles the timeline, writes the report and
-// closes the journal. It returns nil after a clean drain.
+// run serves until ctx is done, then stops serve's stages in the order of
+// stages, each once the one before has ended, and finishes the
+// observers: it settles the timeline, writes the report and closes the
+// journal. It returns nil after a clean drain.
 func (s *server) run(ctx context.Context) error {
-	if s.admin != nil {
-		go s.admin.serve() // ends with s.admin.shutdown below
-	}
-	piped := make(chan error, 1)
-	go func() {
-		// Not ctx: the pipeline ends with the proxy's queue, once every
-		// exchange queued has been handed on.
-		piped <- s.pipeline.Run(context.Background(), s.proxy.Queue())
-	}()
-	eventsCtx, stopEvents := context.WithCancel(context.Background())
-	eventsDone := make(chan struct{})
-	go func() {
-		defer close(eventsDone)
-		if s.events != nil {
-			s.events.Run(eventsCtx) // ends with stopEvents, once the pipeline has ended
-		}
-	}()
-	fleetPiped := make(chan error, 1)
-	go func() {
-		if s.fleet == nil {
-			fleetPiped <- nil
-			return
-		}
-		// Ends once s.fleet is closed, below, and what it held is handed on.
-		fleetPiped <- s.fleetPipeline.Run(context.Background(), s.fleet)
-	}()
-	err := s.proxy.Run(ctx)
-	if perr := <-piped; perr != nil && err == nil {
-		err = perr
-	}
-	stopEvents()
-	<-eventsDone
-	if s.events != nil {
-		s.events.Close(eventsCloseTimeout)
-	}
-	if s.fleet != nil {
-		s.fleet.Close()
-	}
-	if perr := <-fleetPiped; perr != nil && err == nil {
-		err = perr
-	}
-	if s.admin != nil {
-		s.admin.shutdown()
-	}
+	err := runStages(ctx, s.stages())
 	if ferr := s.obs.finish(s.report); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -268,6 +235,50 @@ func (s *server) run(ctx context.Context) error {
 	}
 	logStopped(s.log, s.proxy.Stats(), s.pipeline.Stats())
 	return nil
+}
+
+// stages is serve's table of components, in the order they stop.
+func (s *server) stages() []stage {
+	var st []stage
+	if s.hup != nil {
+		st = append(st, stage{name: "sighup", run: func(ctx context.Context) error {
+			s.reloadOnHangup(ctx, s.hup)
+			return nil
+		}})
+	}
+	st = append(st,
+		// Stops accepting, lets requests in flight finish (up to
+		// shutdown-timeout), closes the connections, then ends its queue.
+		stage{name: "proxy", run: s.proxy.Run},
+		// Not ctx: the pipeline ends with the proxy's queue, once every
+		// exchange queued has been handed on (journal, timeline, events).
+		stage{name: "pipeline", run: func(context.Context) error {
+			return s.pipeline.Run(context.Background(), s.proxy.Queue())
+		}})
+	if s.events != nil {
+		// Ends with ctx, once the pipeline has handed it every exchange;
+		// Close waits a while for the topic to acknowledge them.
+		st = append(st, stage{name: "events", run: func(ctx context.Context) error {
+			s.events.Run(ctx)
+			s.events.Close(eventsCloseTimeout)
+			return nil
+		}})
+	}
+	if s.fleet != nil {
+		// Ends once the fleet source is closed and what it held is
+		// handed on.
+		st = append(st, stage{name: "fleet pipeline", stop: s.fleet.Close, run: func(context.Context) error {
+			return s.fleetPipeline.Run(context.Background(), s.fleet)
+		}})
+	}
+	if s.admin != nil {
+		// Last, so that /metrics and the page serve the drain to its end.
+		st = append(st, stage{name: "admin", stop: s.admin.shutdown, run: func(context.Context) error {
+			s.admin.serve()
+			return nil
+		}})
+	}
+	return st
 }
 
 // eventsCloseTimeout bounds how long a stopping serve waits for the
@@ -420,7 +431,7 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		log.Info("journaling exchanges", zap.String("journal_dir", cfg.Journal),
-			zap.Stringer("fsync", cfg.JournalFsync))
+			zap.Stringer("fsync", cfg.JournalOptions.Fsync))
 		o.journal = w
 	}
 	o.requestErrors = web.NewRequestErrors(0, 0)
@@ -535,23 +546,12 @@ func createReportTemp(path string) (*os.File, error) {
 	return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 }
 
-// journalOptions is the journal's part of the configuration. config says
-// 0 for "no limit" where journal.Options says a negative value.
+// journalOptions is the journal's part of the configuration, stamped with
+// this build's version.
 func journalOptions(cfg config.Config) journal.Options {
-	noLimit := func(n int64) int64 {
-		if n == 0 {
-			return -1
-		}
-		return n
-	}
-	return journal.Options{
-		KproxyVersion: kproxyVersion(),
-		Fsync:         cfg.JournalFsync,
-		SegmentBytes:  cfg.JournalSegmentSize,
-		SegmentAge:    time.Duration(noLimit(int64(cfg.JournalSegmentAge))),
-		RetainBytes:   noLimit(cfg.JournalRetainSize),
-		RetainAge:     time.Duration(noLimit(int64(cfg.JournalRetainAge))),
-	}
+	o := cfg.JournalOptions
+	o.KproxyVersion = kproxyVersion()
+	return o
 }
 
 // healthWarnings are what /healthz reports besides "ok": settings that
@@ -563,20 +563,21 @@ func healthWarnings(cfg config.Config) []string {
 	return nil
 }
 
-// proxyConfig is the proxy's part of the configuration.
+// proxyConfig is the proxy's part of the configuration, with the fields
+// built from several settings: the TLS of both sides, the upstream SASL
+// credentials and the addresses other parts of kproxy listen on.
 func proxyConfig(cfg config.Config) proxy.Config {
-	var listenerTLS *proxy.ListenerTLS
+	pc := cfg.Proxy
 	if cfg.TLSCert != "" {
-		listenerTLS = &proxy.ListenerTLS{
+		pc.TLS = &proxy.ListenerTLS{
 			CertFile:       cfg.TLSCert,
 			KeyFile:        cfg.TLSKey,
 			ClientCAFile:   cfg.TLSClientCA,
 			ReloadInterval: cfg.TLSReloadInterval,
 		}
 	}
-	var upstreamTLS *proxy.UpstreamTLS
 	if cfg.UpstreamTLS {
-		upstreamTLS = &proxy.UpstreamTLS{
+		pc.UpstreamTLS = &proxy.UpstreamTLS{
 			CAFile:             cfg.UpstreamCA,
 			CertFile:           cfg.UpstreamCert,
 			KeyFile:            cfg.UpstreamKey,
@@ -585,34 +586,11 @@ func proxyConfig(cfg config.Config) proxy.Config {
 			ReloadInterval:     cfg.TLSReloadInterval,
 		}
 	}
-	return proxy.Config{
-		TLS:                listenerTLS,
-		UpstreamTLS:        upstreamTLS,
-		SNIHostPattern:     cfg.SNIHostPattern,
-		Listen:             cfg.Listen,
-		Upstreams:          cfg.Upstreams,
-		Advertise:          cfg.Advertise,
-		BrokerPortBase:     cfg.BrokerPortBase,
-		BrokerListeners:    cfg.BrokerListeners,
-		MaxFrameSize:       cfg.MaxFrameSize,
-		MaxGroupFrameSize:  cfg.MaxGroupFrameSize,
-		DialTimeout:        cfg.DialTimeout,
-		ShutdownTimeout:    cfg.ShutdownTimeout,
-		ObserverQueue:      cfg.ObserverQueue,
-		ObserverQueueBytes: cfg.ObserverQueueBytes,
-		UpstreamSASL: proxy.UpstreamSASL{
-			Mechanism: cfg.UpstreamSASLMechanism,
-			Username:  cfg.UpstreamSASLUsername,
-			Password:  string(cfg.UpstreamSASLPassword),
-		},
-		AllowOpenSASLProxy: cfg.AllowOpenSASLProxy,
-
-		MaxObservedFrameSize: cfg.MaxObservedFrameSize,
-		MaxBufferedBytes:     cfg.MaxBufferedBytes,
-		FrameReadTimeout:     cfg.FrameReadTimeout,
-		MaxConnections:       cfg.MaxConnections,
-		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
-		IdleTimeout:          cfg.IdleTimeout,
-		Reserved:             reservedAddrs(cfg),
+	pc.UpstreamSASL = proxy.UpstreamSASL{
+		Mechanism: cfg.UpstreamSASLMechanism,
+		Username:  cfg.UpstreamSASLUsername,
+		Password:  string(cfg.UpstreamSASLPassword),
 	}
+	pc.Reserved = reservedAddrs(cfg)
+	return pc
 }

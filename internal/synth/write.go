@@ -40,8 +40,6 @@ func Write(t *Traffic, w WriteOptions) (Written, error) {
 		KproxyVersion: "kproxy-journalgen",
 		Fsync:         journal.FsyncNever,
 		SegmentBytes:  w.SegmentBytes,
-		RetainBytes:   -1,
-		RetainAge:     -1,
 	}, nil)
 	if err != nil {
 		return Written{}, err
