@@ -132,9 +132,30 @@ type memberState struct {
 	// latest Fetch before it (zero when none was attributed): kept at the
 	// LeaveGroup, since the connection's positions move on after it.
 	leftAt, fetchBeforeLeave time.Time
+	// leaves are its latest leaves (up to maxLeaves), each with its
+	// latest Fetch before it: a KIP-848 member leaves and rejoins under
+	// one member id.
+	leaves []leaveMark
 	// warnedFor is the last accepted request a session warning was raised
 	// for; pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor time.Time
+}
+
+// leaveMark is one leave of a member and its latest Fetch before it.
+type leaveMark struct{ at, fetchBefore time.Time }
+
+// maxLeaves is how many leaves of one member are kept.
+const maxLeaves = 16
+
+// left records that member m left at at, with its latest Fetch before:
+// kept at the leave, since the connection's positions move on after it.
+func (e *Engine) left(g *groupState, m *memberState, at time.Time) {
+	m.leftAt = at
+	m.fetchBeforeLeave, _ = e.lastFetchAny(g, m.id, at)
+	if len(m.leaves) >= maxLeaves {
+		m.leaves = append(m.leaves[:0], m.leaves[1:]...)
+	}
+	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: m.fetchBeforeLeave})
 }
 
 // member returns the member id's record, creating it.
@@ -352,10 +373,11 @@ func (e *Engine) event(ev *decode.Event) {
 	case ev.LeaveGroup != nil:
 		for _, lm := range ev.LeaveGroup.Members {
 			if m := touch(lm.MemberID); m != nil {
-				m.leftAt = ev.At
-				m.fetchBeforeLeave, _ = e.lastFetchAny(g, lm.MemberID, ev.At)
+				e.left(g, m, ev.At)
 			}
 		}
+	case ev.ConsumerGroupHeartbeat != nil:
+		e.consumerHeartbeat(g, ev, touch)
 	case ev.OffsetCommit != nil, ev.TxnOffsetCommit != nil:
 		e.offsetCommit(g, ev, touch)
 	case ev.OffsetFetch != nil:
