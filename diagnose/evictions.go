@@ -40,8 +40,8 @@ func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, ad
 		return time.Time{}, time.Time{}, false
 	}
 	gap := leftAt.Sub(fetchBefore)
-	rejoin = g.joinedFrom[addr]
-	if float64(gap) < float64(rt)*(1-pollTolerance) || !rejoin.After(leftAt) {
+	rejoin = g.rejoin(addr, leftAt)
+	if float64(gap) < float64(rt)*(1-pollTolerance) || rejoin.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
 	return fetchBefore, rejoin, true

@@ -45,9 +45,7 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 			m.software = c.software
 		}
 		g.byAddr[ev.ClientAddr] = id
-		if ev.At.After(g.joinedFrom[ev.ClientAddr]) {
-			g.joinedFrom[ev.ClientAddr] = ev.At
-		}
+		g.joined(ev.ClientAddr, ev.At)
 	}
 	if ev.Responded() && h.ErrorCode == kerr.FencedInstanceID.Code {
 		instance := ""
