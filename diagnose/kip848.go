@@ -99,7 +99,9 @@ func (e *Engine) fencingLoops(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for i := range gr.ConsumerMembers {
 		m := &gr.ConsumerMembers[i]
-		fs := m.Fences
+		// A fencing answered to a member whose session the timeline found
+		// expired, before it joined again, is that expiry's departure.
+		fs := slices.DeleteFunc(slices.Clone(m.Fences), func(fe timeline.FenceView) bool { return afterExpiry(m, fe.At) })
 		for start := 0; start < len(fs); {
 			end := start + 1
 			for end < len(fs) && fs[end].At.Sub(fs[end-1].At) <= fenceLoopWindow {
@@ -112,6 +114,20 @@ func (e *Engine) fencingLoops(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 	}
 	return out
+}
+
+// afterExpiry reports whether t is after m's inferred session expiry with
+// no join of m in between.
+func afterExpiry(m *timeline.ConsumerMemberView, t time.Time) bool {
+	if m.Expired.IsZero() || t.Before(m.Expired) {
+		return false
+	}
+	for _, j := range m.Joins {
+		if j.After(m.Expired) && j.Before(t) {
+			return false
+		}
+	}
+	return true
 }
 
 // fencingLoop is the finding of one run of fencings of m.
