@@ -119,6 +119,8 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 					d.MemberID, what)
 				f.Suggestion = advice(PollTimeoutEviction)
 				out = append(out, f)
+			case d.How == timeline.DepartLeft && staticLeave(gr, d):
+				out = append(out, e.staticExpiry(g, gen, d))
 			case d.How == timeline.DepartSessionTimeout:
 				f := newFinding(SessionTimeoutEviction, g.id, Critical, at, d.MemberID)
 				f.Members = e.infos(g, d.MemberID)
@@ -156,6 +158,52 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 	}
 	return out
+}
+
+// staticLeave reports whether departure d of gr is a KIP-848 static
+// member's temporary leave (member epoch -2): the coordinator keeps such
+// a member, and its partitions, until its session expires, so a departure
+// is its session expiring before it came back.
+func staticLeave(gr *timeline.GroupView, d timeline.DepartureView) bool {
+	for _, cm := range gr.ConsumerMembers {
+		if cm.MemberID != d.MemberID {
+			continue
+		}
+		for _, l := range cm.Leaves {
+			if l.At.Equal(d.At) {
+				return l.Epoch == -2
+			}
+		}
+	}
+	return false
+}
+
+// staticExpiry is the session_timeout_eviction of a KIP-848 static member
+// that left for a restart (epoch -2) and was not back within its session
+// timeout: the epoch without it bounds the session timeout.
+func (e *Engine) staticExpiry(g *groupState, gen timeline.GenerationView, d timeline.DepartureView) Finding {
+	// The eviction is the epoch without it; the leave when that is
+	// unknown.
+	removed := gen.JoinCompleted
+	f := newFinding(SessionTimeoutEviction, g.id, Critical, later(d.At, removed), d.MemberID)
+	f.Members = e.infos(g, d.MemberID)
+	f.Partitions = copyParts(d.Partitions)
+	f.Evidence["generation"] = gen.Generation
+	f.Evidence["staticLeaveAt"] = stamp(d.At)
+	f.Evidence["inferred"] = true
+	instance := d.InstanceID
+	if instance == "" {
+		instance = f.Members[0].InstanceID
+	}
+	f.Evidence["instanceId"] = instance
+	if !removed.IsZero() {
+		f.Evidence["removedBy"] = stamp(removed)
+		f.Evidence["sessionTimeoutAtMostMs"] = ms(removed.Sub(d.At))
+	}
+	f.Explanation = fmt.Sprintf("%s, a static member (group.instance.id %s), left the group for a restart (a leave heartbeat at member epoch -2): the coordinator kept its partitions for it until its session timeout, unconsumed, and it was not back in time, so group epoch %d reassigned them at %s. A restart that takes longer than the session timeout costs the wait and the move",
+		d.MemberID, instance, gen.Generation, stamp(removed))
+	f.Suggestion = advice(SessionTimeoutEviction)
+	return f
 }
 
 // consumerMemberOf is the KIP-848 member id of gr whose session expiry

@@ -232,6 +232,30 @@ func staticRestart848() *script {
 	return w.s
 }
 
+// staticLate848: static member B (instance b) leaves with epoch -2 for a
+// restart at 30 and is not back within its session: the coordinator
+// removes it, and A's heartbeat at 78 shows epoch 3 with B's partition;
+// B is back as B-2 at 90, and gets its partition back at epoch 4.
+func staticLate848() *script {
+	w := newWire848(3)
+	instance := "b"
+	w.hb(cA, 1, "A", 0, 1, w.parts(0, 1, 2), 0)
+	w.hb(cB, 2, "B", 0, 2, w.parts(), 0).InstanceID = &instance
+	w.hb(cA, 3, "A", 1, 2, w.parts(0, 1), 0)
+	w.hb(cB, 4, "B", 2, 2, w.parts(2), 0)
+	w.every(cA, "A", 2, 8, 73)
+	w.every(cB, "B", 2, 9, 29)
+	w.hb(cB, 30, "B", -2, -2, nil, 0).InstanceID = &instance
+	w.hb(cA, 78, "A", 2, 3, w.parts(0, 1, 2), 0)
+	restarted := client{"consumer-g-2", "10.0.0.2:4012"}
+	w.hb(restarted, 90, "B-2", 0, 4, w.parts(), 0).InstanceID = &instance
+	w.hb(cA, 91, "A", 3, 4, w.parts(0, 1), 0)
+	w.hb(restarted, 92, "B-2", 4, 4, w.parts(2), 0)
+	w.every(cA, "A", 4, 96, 120)
+	w.every(restarted, "B-2", 4, 97, 120)
+	return w.s
+}
+
 func TestKIP848Findings(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -253,6 +277,9 @@ func TestKIP848Findings(t *testing.T) {
 		{"kip848_joins", joins848(), 60, nil, true},
 		{"kip848_unseen_bumps", unseenBumps848(), 60, nil, true},
 		{"kip848_static_restart", staticRestart848(), 70, nil, false},
+		// B's partition waited for it for its session, then moved to A.
+		// Epochs 2, 3, 4 are a storm, with one departure: no loop.
+		{"kip848_static_late", staticLate848(), 120, []Kind{SessionTimeoutEviction}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
