@@ -479,6 +479,7 @@ func (e *Engine) fromTimeline(gr *timeline.GroupView) []Finding {
 	out = append(out, e.idle(g, gr)...)
 	out = append(out, e.suspects(g, gr)...)
 	out = append(out, e.streams(g, gr)...)
+	out = append(out, e.consumer(g, gr)...)
 	return out
 }
 

@@ -32,15 +32,32 @@ const pollTolerance = 0.1
 // addr is the member's client address on the coordinator.
 func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, addr string) (lastFetch, rejoin time.Time, ok bool) {
 	m := g.members[d.MemberID]
-	if m == nil || d.How != timeline.DepartLeft || d.Reason != "" || rt <= 0 || m.leftAt.IsZero() || m.fetchBeforeLeave.IsZero() {
+	if m == nil || d.How != timeline.DepartLeft || d.Reason != "" || rt <= 0 {
 		return time.Time{}, time.Time{}, false
 	}
-	gap := m.leftAt.Sub(m.fetchBeforeLeave)
-	rejoin = g.joinedFrom[addr]
-	if float64(gap) < float64(rt)*(1-pollTolerance) || !rejoin.After(m.leftAt) {
+	leftAt, fetchBefore := m.leave(d.At)
+	if leftAt.IsZero() || fetchBefore.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
-	return m.fetchBeforeLeave, rejoin, true
+	gap := leftAt.Sub(fetchBefore)
+	rejoin = g.rejoin(addr, leftAt)
+	if float64(gap) < float64(rt)*(1-pollTolerance) || rejoin.IsZero() {
+		return time.Time{}, time.Time{}, false
+	}
+	return fetchBefore, rejoin, true
+}
+
+// leave is the member's leave at at (a departure's time) and its latest
+// Fetch before it, when the member's recent leaves hold one at that time;
+// else its latest leave. A member that keeps leaving and rejoining under
+// one member id (a KIP-848 member) departs once per leave.
+func (m *memberState) leave(at time.Time) (leftAt, fetchBefore time.Time) {
+	for _, l := range m.leaves {
+		if l.at.Equal(at) {
+			return l.at, l.fetchBefore
+		}
+	}
+	return m.leftAt, m.fetchBeforeLeave
 }
 
 // evictions reads the departures of each generation: a member that left
@@ -87,17 +104,23 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 					f.Evidence["pollGapMs"] = ms(at.Sub(lastFetch))
 				}
 				what := "left the group saying its poll timer expired"
+				leaving := "left the group without a reason"
+				if gen.Mode == timeline.ModeConsumer {
+					leaving = "sent a leave heartbeat (member epoch -1; the consumer protocol carries no reason)"
+				}
 				switch {
 				case d.How == timeline.DepartDropped:
 					what = "did not rejoin before the join phase's deadline (the largest rebalance timeout) and was removed"
 				case inferred:
-					what = fmt.Sprintf("left the group without a reason %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
-						at.Sub(lastFetch).Seconds(), rt.Seconds(), stamp(rejoin))
+					what = fmt.Sprintf("%s %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
+						leaving, at.Sub(lastFetch).Seconds(), rt.Seconds(), stamp(rejoin))
 				}
 				f.Explanation = fmt.Sprintf("%s %s: the application took longer between two poll() calls than max.poll.interval.ms (the rebalance timeout). Its partitions were reassigned, the group rebalanced, and the records it was processing are processed again by the next owner",
 					d.MemberID, what)
 				f.Suggestion = advice(PollTimeoutEviction)
 				out = append(out, f)
+			case d.How == timeline.DepartLeft && staticLeave(gr, d):
+				out = append(out, e.staticExpiry(g, gen, d))
 			case d.How == timeline.DepartSessionTimeout:
 				f := newFinding(SessionTimeoutEviction, g.id, Critical, at, d.MemberID)
 				f.Members = e.infos(g, d.MemberID)
@@ -113,8 +136,19 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 						f.Evidence["silenceMs"] = ms(at.Sub(m.LastAlive))
 					}
 				}
-				f.Explanation = fmt.Sprintf("%s sent nothing to the coordinator for longer than its session timeout and was removed; no LeaveGroup was seen, so the process died, froze (a long GC pause, SIGSTOP, a blocked heartbeat thread) or lost the network. The group rebalanced without it",
-					d.MemberID)
+				noLeave := "no LeaveGroup was seen"
+				if cm := consumerMemberOf(gr, d.MemberID); cm != nil && gen.Mode == timeline.ModeConsumer {
+					// The consumer protocol's session timeout is the
+					// broker's: the timeline bounds it from the silence.
+					noLeave = "no leave heartbeat was seen"
+					f.Evidence["inferred"] = true
+					f.Evidence["sessionTimeoutAtMostMs"] = ms(cm.SessionHigh)
+					if cm.SessionLow > 0 {
+						f.Evidence["sessionTimeoutAtLeastMs"] = ms(cm.SessionLow)
+					}
+				}
+				f.Explanation = fmt.Sprintf("%s sent nothing to the coordinator for longer than its session timeout and was removed; %s, so the process died, froze (a long GC pause, SIGSTOP, a blocked heartbeat thread) or lost the network. The group rebalanced without it",
+					d.MemberID, noLeave)
 				if d.InstanceID != "" {
 					f.Explanation += "; as a static member (group.instance.id " + d.InstanceID + ") it sends no LeaveGroup on close, so a restart that takes longer than the session timeout ends like this"
 				}
@@ -124,6 +158,63 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 	}
 	return out
+}
+
+// staticLeave reports whether departure d of gr is a KIP-848 static
+// member's temporary leave (member epoch -2): the coordinator keeps such
+// a member, and its partitions, until its session expires, so a departure
+// is its session expiring before it came back.
+func staticLeave(gr *timeline.GroupView, d timeline.DepartureView) bool {
+	for _, cm := range gr.ConsumerMembers {
+		if cm.MemberID != d.MemberID {
+			continue
+		}
+		for _, l := range cm.Leaves {
+			if l.At.Equal(d.At) {
+				return l.Epoch == -2
+			}
+		}
+	}
+	return false
+}
+
+// staticExpiry is the session_timeout_eviction of a KIP-848 static member
+// that left for a restart (epoch -2) and was not back within its session
+// timeout: the epoch without it bounds the session timeout.
+func (e *Engine) staticExpiry(g *groupState, gen timeline.GenerationView, d timeline.DepartureView) Finding {
+	// The eviction is the epoch without it; the leave when that is
+	// unknown.
+	removed := gen.JoinCompleted
+	f := newFinding(SessionTimeoutEviction, g.id, Critical, later(d.At, removed), d.MemberID)
+	f.Members = e.infos(g, d.MemberID)
+	f.Partitions = copyParts(d.Partitions)
+	f.Evidence["generation"] = gen.Generation
+	f.Evidence["staticLeaveAt"] = stamp(d.At)
+	f.Evidence["inferred"] = true
+	instance := d.InstanceID
+	if instance == "" {
+		instance = f.Members[0].InstanceID
+	}
+	f.Evidence["instanceId"] = instance
+	if !removed.IsZero() {
+		f.Evidence["removedBy"] = stamp(removed)
+		f.Evidence["sessionTimeoutAtMostMs"] = ms(removed.Sub(d.At))
+	}
+	f.Explanation = fmt.Sprintf("%s, a static member (group.instance.id %s), left the group for a restart (a leave heartbeat at member epoch -2): the coordinator kept its partitions for it until its session timeout, unconsumed, and it was not back in time, so group epoch %d reassigned them at %s. A restart that takes longer than the session timeout costs the wait and the move",
+		d.MemberID, instance, gen.Generation, stamp(removed))
+	f.Suggestion = advice(SessionTimeoutEviction)
+	return f
+}
+
+// consumerMemberOf is the KIP-848 member id of gr whose session expiry
+// the timeline inferred; nil if none.
+func consumerMemberOf(gr *timeline.GroupView, id string) *timeline.ConsumerMemberView {
+	for i := range gr.ConsumerMembers {
+		if cm := &gr.ConsumerMembers[i]; cm.MemberID == id && cm.SessionHigh > 0 {
+			return cm
+		}
+	}
+	return nil
 }
 
 // lastFetchAny is the time of member id's latest fetch of any partition

@@ -36,6 +36,8 @@ const (
 	StreamsMemberFenced        Kind = "streams_member_fenced"       // KIP-1071: a streams member was fenced, losing its tasks
 	StreamsTasksUnassigned     Kind = "streams_tasks_unassigned"    // KIP-1071: tasks active on no live member for long
 	StreamsWarmupStuck         Kind = "streams_warmup_stuck"        // KIP-1071: a warm-up task that never caught up
+	FencingLoop                Kind = "fencing_loop"                // KIP-848: a member fenced again and again
+	ReconciliationStuck        Kind = "reconciliation_stuck"        // KIP-848: a member long behind its group epoch
 )
 
 // Kinds is every kind, in the order docs/diagnosis.md documents them.
@@ -46,6 +48,7 @@ var Kinds = []Kind{
 	PartitionFlap, PartitionUnowned, MemberWithoutPartitions,
 	FailedRevocationCommit, BackwardsCommit, StaleOwnerCommit, DuplicateWindow,
 	StreamsMemberFenced, StreamsTasksUnassigned, StreamsWarmupStuck,
+	FencingLoop, ReconciliationStuck,
 }
 
 // Severity says how urgent a finding is.

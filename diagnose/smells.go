@@ -14,7 +14,8 @@ import (
 const minLoop = 3
 
 // loops makes a rebalance_loop finding per storm the timeline detected
-// that counts at least minLoop rebalances of their own cause.
+// that counts at least minLoop rebalances of their own cause; in a
+// KIP-848 group, at least minLoop epochs caused by a member going away.
 func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 	var out []Finding
 	for _, st := range gr.Storms {
@@ -25,11 +26,27 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 		// group forming one member at a time or scaling out: growth, and
 		// no rebalance ever starts it again.
 		causal := st.Rebalances - st.Triggers["cooperative_follow_up"] - st.Growth
+		consumer := consumerStorm(gr, st)
+		var revoked, fenced int
+		if consumer {
+			// A KIP-848 epoch stops nobody: members joining one after
+			// another, a subscription change or the coordinator's batched
+			// assignment bump it at no cost to the others. What costs is a
+			// member going away (leaving, fenced, expired): its partitions
+			// stop until their new owner starts, and are processed again
+			// from the last commit.
+			causal = st.Triggers["member_left"] + st.Triggers["member_fenced"] + st.Triggers["session_timeout"]
+			revoked, fenced = consumerCost(gr, st)
+		}
 		if causal < minLoop {
 			continue
 		}
 		f := newFinding(RebalanceLoop, g.id, Critical, st.From, "")
 		f.Evidence["causalRebalances"] = causal
+		if consumer {
+			f.Evidence["revokedPartitions"] = revoked
+			f.Evidence["fencings"] = fenced
+		}
 		f.Members = e.infos(g, st.Members...)
 		f.Evidence["rebalances"] = st.Rebalances
 		f.Evidence["generations"] = st.Generations
@@ -51,6 +68,10 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 		f.Explanation = fmt.Sprintf("%d rebalances from %s to %s, each starting before the group could settle; most were triggered by %s: %s",
 			st.Rebalances, stamp(st.From), stamp(st.To), st.DominantTrigger, why)
+		if consumer {
+			f.Explanation = fmt.Sprintf("%d group epochs from %s to %s (KIP-848: no stop-the-world), %d of them because a member went away (left, fenced or timed out), which cost %d partition revocations and %d fencings; most were triggered by %s: %s",
+				st.Rebalances, stamp(st.From), stamp(st.To), causal, revoked, fenced, st.DominantTrigger, why)
+		}
 		f.Suggestion = advice(RebalanceLoop)
 		out = append(out, f)
 	}

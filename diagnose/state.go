@@ -39,9 +39,10 @@ type groupState struct {
 	checkAt   time.Time
 	handovers []*handover
 	instances map[string]*instanceState
-	// joinedFrom is, per client address (one connection), the latest
-	// JoinGroup request from it that was accepted.
-	joinedFrom map[string]time.Time
+	// joinedFrom is, per client address (one connection), its latest
+	// accepted joins (JoinGroup, or a KIP-848 heartbeat at epoch 0), up
+	// to maxLeaves, oldest first: the rejoin after each leave.
+	joinedFrom map[string][]time.Time
 	// joins is, per generation, each member's offered protocols
 	// ("type: name,name"), from its JoinGroup for that generation.
 	joins    map[int32]map[string]string
@@ -56,7 +57,7 @@ type groupState struct {
 
 func newGroupState(id string) *groupState {
 	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string]time.Time{}}
+		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string][]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -85,7 +86,7 @@ func (g *groupState) forget(before time.Time) {
 		}
 	}
 	for addr, at := range g.joinedFrom {
-		if at.Before(before) {
+		if at[len(at)-1].Before(before) {
 			delete(g.joinedFrom, addr)
 		}
 	}
@@ -133,9 +134,53 @@ type memberState struct {
 	// latest Fetch before it (zero when none was attributed): kept at the
 	// LeaveGroup, since the connection's positions move on after it.
 	leftAt, fetchBeforeLeave time.Time
+	// leaves are its latest leaves (up to maxLeaves), each with its
+	// latest Fetch before it: a KIP-848 member leaves and rejoins under
+	// one member id.
+	leaves []leaveMark
 	// warnedFor is the last accepted request a session warning was raised
 	// for; pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor time.Time
+}
+
+// leaveMark is one leave of a member and its latest Fetch before it.
+type leaveMark struct{ at, fetchBefore time.Time }
+
+// maxLeaves is how many leaves of one member are kept.
+const maxLeaves = 16
+
+// left records that member m left at at, with its latest Fetch before:
+// kept at the leave, since the connection's positions move on after it.
+func (e *Engine) left(g *groupState, m *memberState, at time.Time) {
+	m.leftAt = at
+	m.fetchBeforeLeave, _ = e.lastFetchAny(g, m.id, at)
+	if len(m.leaves) >= maxLeaves {
+		m.leaves = append(m.leaves[:0], m.leaves[1:]...)
+	}
+	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: m.fetchBeforeLeave})
+}
+
+// joined records an accepted join from the connection addr at at.
+func (g *groupState) joined(addr string, at time.Time) {
+	js := g.joinedFrom[addr]
+	if n := len(js); n > 0 && !at.After(js[n-1]) {
+		return
+	}
+	if len(js) >= maxLeaves {
+		js = append(js[:0], js[1:]...)
+	}
+	g.joinedFrom[addr] = append(js, at)
+}
+
+// rejoin is the first accepted join from the connection addr after at;
+// zero if none.
+func (g *groupState) rejoin(addr string, at time.Time) time.Time {
+	for _, j := range g.joinedFrom[addr] {
+		if j.After(at) {
+			return j
+		}
+	}
+	return time.Time{}
 }
 
 // member returns the member id's record, creating it.
@@ -355,10 +400,11 @@ func (e *Engine) event(ev *decode.Event) {
 	case ev.LeaveGroup != nil:
 		for _, lm := range ev.LeaveGroup.Members {
 			if m := touch(lm.MemberID); m != nil {
-				m.leftAt = ev.At
-				m.fetchBeforeLeave, _ = e.lastFetchAny(g, lm.MemberID, ev.At)
+				e.left(g, m, ev.At)
 			}
 		}
+	case ev.ConsumerGroupHeartbeat != nil:
+		e.consumerHeartbeat(g, ev, touch)
 	case ev.OffsetCommit != nil, ev.TxnOffsetCommit != nil:
 		e.offsetCommit(g, ev, touch)
 	case ev.OffsetFetch != nil:
@@ -401,9 +447,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 			g.joins[jg.Generation] = map[string]string{}
 		}
 		g.joins[jg.Generation][id] = protocolKey(jg)
-		if ev.At.After(g.joinedFrom[ev.ClientAddr]) {
-			g.joinedFrom[ev.ClientAddr] = ev.At
-		}
+		g.joined(ev.ClientAddr, ev.At)
 		e.instanceJoined(g, ev, id, jg.InstanceID)
 	}
 	// JoinGroup v0 has no rebalance timeout: it is the session timeout.

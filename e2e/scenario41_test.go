@@ -17,6 +17,7 @@ type finding struct {
 	ID       string         `json:"id"`
 	Kind     string         `json:"kind"`
 	Group    string         `json:"group"`
+	Severity string         `json:"severity"`
 	Evidence map[string]any `json:"evidence"`
 	Links    []string       `json:"links"`
 	Members  []struct {
@@ -26,13 +27,15 @@ type finding struct {
 	Partitions map[string][]int32 `json:"partitions"`
 }
 
-// diagnose runs `kproxy diagnose JOURNAL --group G --format json`.
-func (k *kproxy) diagnose(group string) []finding {
+// diagnose runs `kproxy diagnose JOURNAL --group G --format json`, with
+// the more arguments given (--until T).
+func (k *kproxy) diagnose(group string, more ...string) []finding {
 	k.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, kproxyBin(), "diagnose", k.journal, "--group", group, "--format", "json")
+	args := append([]string{"diagnose", k.journal, "--group", group, "--format", "json"}, more...)
+	cmd := exec.CommandContext(ctx, kproxyBin(), args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		k.t.Fatalf("kproxy diagnose %s: %v\n%s", k.journal, err, stderr.String())

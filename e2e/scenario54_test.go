@@ -19,7 +19,9 @@ import (
 // not on the wire: the timeline must infer it from B's silence, as the
 // epoch's trigger (session_timeout of B, not "cause not observed"), with
 // bounds that hold the broker's 10 s, and B departed by session timeout;
-// A's printed assignment after it is the epoch's.
+// A's printed assignment after it is the epoch's. kproxy diagnose names
+// session_timeout_eviction of B (inferred, with the bounds), and no
+// rebalance_loop.
 func TestScenario54(t *testing.T) {
 	if !kafkaAtLeast(4, 0) {
 		t.Fatalf("KIP-848 (group.protocol=consumer) is generally available from Kafka 4.0; the broker is %s", kafkaVersion)
@@ -74,6 +76,28 @@ func TestScenario54(t *testing.T) {
 	}
 	if m := timedOut.member("java-A"); m == nil || !slices.Equal(all(m.Assignment), all(back.Owned)) {
 		t.Errorf("epoch %d gives java-A %v; java-A printed %v", timedOut.Generation, m, all(back.Owned))
+	}
+	// The diagnosis names B's session timeout, with the bounds inferred,
+	// and nothing worse: one expiry is no rebalance loop, and A did
+	// nothing wrong.
+	evicted := false
+	for _, f := range k.diagnose(group) {
+		t.Logf("%s %v", f.Kind, f.Evidence)
+		switch {
+		case f.Kind == "session_timeout_eviction" && len(f.Members) > 0 && f.Members[0].ClientID == "java-B":
+			evicted = true
+			hi, _ := f.Evidence["sessionTimeoutAtMostMs"].(float64)
+			if f.Evidence["inferred"] != true || hi < 10000 {
+				t.Errorf("session_timeout_eviction of java-B: evidence %v; want inferred, at most ≥ 10000 ms", f.Evidence)
+			}
+		case f.Kind == "rebalance_loop":
+			t.Errorf("rebalance_loop for one session timeout: %v", f.Evidence)
+		case len(f.Members) > 0 && f.Members[0].ClientID == "java-A":
+			t.Errorf("%s of the healthy java-A: %v", f.Kind, f.Evidence)
+		}
+	}
+	if !evicted {
+		t.Errorf("no session_timeout_eviction of java-B")
 	}
 }
 

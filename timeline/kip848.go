@@ -64,6 +64,38 @@ type cmember struct {
 	timedOut  bool
 	expiry    string
 	expiredAt time.Time
+	// rebalanceTimeout is the RebalanceTimeoutMs of its latest heartbeat
+	// that carried one (its join: the Java client's max.poll.interval.ms);
+	// 0 unknown.
+	rebalanceTimeout time.Duration
+	// joins are its heartbeats at epoch 0 the coordinator accepted, and
+	// leaves its heartbeats at epoch -1 or -2: the latest maxMemberMarks
+	// of each.
+	joins  []time.Time
+	leaves []leaveMark
+	// sessionLow and sessionHigh bound the session timeout inferred when
+	// its session was last found expired (kip848_session.go); 0 unknown.
+	sessionLow, sessionHigh time.Duration
+}
+
+// leaveMark is one leave heartbeat: epoch -1, or -2 for a static
+// member's temporary leave.
+type leaveMark struct {
+	at    time.Time
+	epoch int32
+}
+
+// maxMemberMarks is how many joins and leaves of one KIP-848 member are
+// kept: enough to tell a member that keeps coming back, bounded for a
+// member that lives for months.
+const maxMemberMarks = 32
+
+// mark appends x to s, keeping the latest maxMemberMarks.
+func mark[T any](s []T, x T) []T {
+	if len(s) >= maxMemberMarks {
+		s = append(s[:0], s[1:]...)
+	}
+	return append(s, x)
 }
 
 type epochStep struct {
@@ -174,6 +206,9 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 	if h.SubscribedTopicRegex != nil {
 		cm.regex = *h.SubscribedTopicRegex
 	}
+	if h.RebalanceTimeout > 0 {
+		cm.rebalanceTimeout = h.RebalanceTimeout
+	}
 	c := cause{instanceID: cm.instanceID, clientID: cm.clientID, clientAddr: cm.clientAddr}
 	switch {
 	case h.MemberEpoch == 0:
@@ -223,6 +258,9 @@ func (g *group) consumerHeartbeat(ev *decode.Event) {
 			g.consumerHeardAgain(cm, ev.At)
 		}
 		cm.timedOut, cm.expiry = false, ""
+	}
+	if h.MemberEpoch == 0 {
+		cm.joins = mark(cm.joins, ev.At)
 	}
 	cm.lastAt, cm.active, cm.everActive = ev.At, true, true
 	if h.HeartbeatInterval > 0 {
@@ -350,6 +388,7 @@ func (g *group) consumerLeave(ev *decode.Event, cm *cmember, c cause) {
 		how = "left temporarily (static member: its partitions wait for it until its session times out)"
 	}
 	c.trigger = trigger{kind: TriggerMemberLeft, member: cm.id, at: ev.At}
+	cm.leaves = mark(cm.leaves, leaveMark{at: ev.At, epoch: ev.ConsumerGroupHeartbeat.MemberEpoch})
 	g.memberLeft(ev.At, cm, how, c, ev.ConsumerGroupHeartbeat.MemberEpoch)
 }
 

@@ -80,19 +80,34 @@ func (g *group) silenceReason(cm *cmember, seen time.Time) string {
 		return fmt.Sprintf("no heartbeat since %s UTC, session timeout %s (a classic member: its JoinGroup's)",
 			cm.lastAt.UTC().Format("15:04:05.000"), human(lm.sessionTimeout))
 	}
-	upper := seen.Sub(cm.lastAt)
+	lower, upper := g.sessionBounds(cm, seen)
+	cm.sessionLow, cm.sessionHigh = lower, upper
 	bound := "at most " + human(upper)
-	if prev := g.consumer.epochHeardAt; prev.After(cm.lastAt) {
-		bound = fmt.Sprintf("between %s and %s", human(prev.Sub(cm.lastAt)), human(upper))
+	if lower > 0 {
+		bound = fmt.Sprintf("between %s and %s", human(lower), human(upper))
 	}
 	return fmt.Sprintf("no heartbeat since %s UTC (heartbeat interval %s); removed by the broker with a session timeout of %s",
 		cm.lastAt.UTC().Format("15:04:05.000"), human(cm.interval), bound)
+}
+
+// sessionBounds bounds the session timeout that removed cm, silent since
+// its last heartbeat, given that the new epoch was seen in a response at
+// seen: at most the silence until seen, at least the silence until the
+// last response that still showed the previous epoch (0 when none came
+// after its last heartbeat).
+func (g *group) sessionBounds(cm *cmember, seen time.Time) (lower, upper time.Duration) {
+	upper = seen.Sub(cm.lastAt)
+	if prev := g.consumer.epochHeardAt; prev.After(cm.lastAt) {
+		lower = prev.Sub(cm.lastAt)
+	}
+	return lower, upper
 }
 
 // consumerHeardAgain takes back an inferred session timeout: the broker
 // answered the member at its epoch, so it had not removed it.
 func (g *group) consumerHeardAgain(cm *cmember, at time.Time) {
 	cm.timedOut, cm.expiry = false, ""
+	cm.sessionLow, cm.sessionHigh = 0, 0
 	kept := g.causes[:0]
 	for _, c := range g.causes {
 		if !(c.kind == TriggerSessionTimeout && c.member == cm.id) {

@@ -23,7 +23,10 @@ type MemberFacts struct {
 	// or its KIP-848 heartbeat's RackId; "" when it names none.
 	Rack string
 	// SessionTimeout and RebalanceTimeout are those of its latest
-	// JoinGroup; 0 unknown (and for KIP-848, where they are the broker's).
+	// JoinGroup; 0 unknown. A KIP-848 member's rebalance timeout is the
+	// RebalanceTimeoutMs of its latest heartbeat that carried one; its
+	// session timeout is the broker's, not on the wire: 0 (see
+	// ConsumerMemberView for the bounds inferred when it expired).
 	SessionTimeout, RebalanceTimeout time.Duration
 	// LastAlive is the time of its latest request the coordinator
 	// accepted (KIP-848: its latest heartbeat answered without error); zero
@@ -85,7 +88,7 @@ func (lm *liveMember) facts() MemberFacts {
 
 func (cm *cmember) facts() MemberFacts {
 	return MemberFacts{MemberID: cm.id, InstanceID: cm.instanceID, ClientID: cm.clientID, ClientAddr: cm.clientAddr, Rack: cm.rack,
-		LastAlive: cm.lastAt, Gone: !cm.active}
+		RebalanceTimeout: cm.rebalanceTimeout, LastAlive: cm.lastAt, Gone: !cm.active}
 }
 
 // joinRack is the rack a JoinGroup's subscriptions name, the first of its

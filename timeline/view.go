@@ -22,6 +22,10 @@ type GroupView struct {
 	Generations []GenerationView // in the order they formed
 	Storms      []StormView
 	Streams     *StreamsView // a streams group's story (KIP-1071); nil for other groups
+	// ConsumerMembers is the KIP-848 members of a consumer or share group
+	// (ConsumerMemberReport, and what the diagnosis needs beyond it),
+	// sorted by member id; nil for other groups.
+	ConsumerMembers []ConsumerMemberView
 }
 
 // GenerationView is one generation (KIP-848: one group epoch) and the
@@ -70,6 +74,10 @@ type GenerationMember struct {
 	// StreamsStandby is a classic Kafka Streams member's standby tasks,
 	// KIP-441 warm-ups among them ("0_1"); nil for other members.
 	StreamsStandby []string
+	// Reached is, in a KIP-848 group epoch, when the member's epoch first
+	// reached it: it had revoked what the epoch's target assignment took
+	// from it. Zero while it had not, and in classic generations.
+	Reached time.Time
 }
 
 // DepartureView is a member of the previous generation that is not in
@@ -159,6 +167,7 @@ func (g *group) view() GroupView {
 	for _, st := range g.storm.storms {
 		v.Storms = append(v.Storms, st.view())
 	}
+	v.ConsumerMembers = g.consumerMembersView()
 	return v
 }
 
@@ -208,6 +217,9 @@ func (g *group) generationView(gen *generation) GenerationView {
 			if gen.midway {
 				gm.Status = "member"
 			}
+		}
+		if epochMode(gen.mode) {
+			gm.Reached = m.reachedAt
 		}
 		if a := m.streamsAssigned(); a != nil {
 			gm.StreamsStandby = taskStrings(classicTasks(a.Standby))

@@ -52,9 +52,13 @@ func TestViewsAgreeWithReport(t *testing.T) {
 				seen["suspects"] += len(gen.Suspects)
 			}
 			seen["storms"] += len(v.Storms)
+			seen["consumerMembers"] += len(v.ConsumerMembers)
+			for _, cm := range v.ConsumerMembers {
+				seen["consumerFences"] += len(cm.Fences)
+			}
 		}
 	}
-	for _, k := range []string{ModeEager, ModeCooperative, ModeConsumer, ModeShare, "departed", "rejoins", "suspects", "storms"} {
+	for _, k := range []string{ModeEager, ModeCooperative, ModeConsumer, ModeShare, "departed", "rejoins", "suspects", "storms", "consumerMembers"} {
 		if seen[k] == 0 {
 			t.Errorf("no %s: the traffic tests nothing of it (seen %v)", k, seen)
 		}
@@ -91,6 +95,11 @@ func reportFacts(gr GroupReport) GroupReport {
 	for _, st := range gr.Storms {
 		st.Ongoing = false // the view says it by a zero Ended
 		out.Storms = append(out.Storms, st)
+	}
+	for _, cm := range gr.ConsumerMembers {
+		out.ConsumerMembers = append(out.ConsumerMembers, ConsumerMemberReport{MemberID: cm.MemberID, InstanceID: cm.InstanceID,
+			ClientID: cm.ClientID, ClientAddr: cm.ClientAddr, Subscription: cm.Subscription, Active: cm.Active,
+			MemberEpoch: cm.MemberEpoch, Assignment: cm.Assignment, Epochs: cm.Epochs, Fences: cm.Fences, Protocol: cm.Protocol})
 	}
 	return out
 }
@@ -143,6 +152,18 @@ func reportOfView(v GroupView) GroupReport {
 			sr.EndedAt = stampPtr(st.Ended)
 		}
 		out.Storms = append(out.Storms, sr)
+	}
+	for _, cm := range v.ConsumerMembers {
+		r := ConsumerMemberReport{MemberID: cm.MemberID, InstanceID: cm.InstanceID, ClientID: cm.ClientID,
+			ClientAddr: cm.ClientAddr, Subscription: cm.Subscription, Active: cm.Active, MemberEpoch: cm.MemberEpoch,
+			Assignment: cm.Assignment, Epochs: []EpochReport{}, Fences: []FenceReport{}, Protocol: cm.Protocol}
+		for _, s := range cm.Steps {
+			r.Epochs = append(r.Epochs, EpochReport{At: stamp(s.At), Epoch: s.Epoch, Assignment: s.Assigned, Added: s.Added, Revoked: s.Revoked})
+		}
+		for _, f := range cm.Fences {
+			r.Fences = append(r.Fences, FenceReport{At: stamp(f.At), Epoch: f.Epoch, Error: f.Error})
+		}
+		out.ConsumerMembers = append(out.ConsumerMembers, r)
 	}
 	return out
 }
