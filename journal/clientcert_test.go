@@ -27,7 +27,7 @@ func certExchanges(from, to int) []*decode.Exchange {
 func TestClientCertEverySegment(t *testing.T) {
 	dir := t.TempDir()
 	want := certExchanges(0, 300)
-	writeJournal(t, dir, Options{SegmentBytes: 4096, RetainBytes: -1}, want)
+	writeJournal(t, dir, Options{SegmentBytes: 4096}, want)
 	got, rs := readAll(t, dir)
 	checkSame(t, got, want)
 	if rs.Unknown != 0 || rs.Corrupt != 0 {
