@@ -17,6 +17,7 @@ type finding struct {
 	ID       string         `json:"id"`
 	Kind     string         `json:"kind"`
 	Group    string         `json:"group"`
+	Severity string         `json:"severity"`
 	Evidence map[string]any `json:"evidence"`
 	Links    []string       `json:"links"`
 	Members  []struct {
