@@ -11,7 +11,9 @@ import (
 
 // pollReason reports whether a LeaveGroup reason (KIP-800) says the
 // client's poll timer expired: the Java client sends "consumer poll
-// timeout has expired.", librdkafka "max.poll.interval.ms exceeded".
+// timeout has expired."; the wording of a client naming its setting
+// ("max.poll.interval.ms exceeded") is read too. kafka-python (LeaveGroup
+// v3) and librdkafka (v1) send no reason at all: see inferredPoll.
 func pollReason(reason string) bool {
 	r := strings.ToLower(reason)
 	return strings.Contains(r, "poll timeout") || strings.Contains(r, "max.poll.interval") || strings.Contains(r, "poll interval")

@@ -30,10 +30,10 @@ type matrixFamily struct {
 var matrixFamilies = []matrixFamily{
 	{"java_classic", "Java kafka-clients, classic protocol", true},
 	{"java_consumer", "Java kafka-clients, KIP-848 protocol", true},
-	{"kafka_python", "kafka-python 2.3.3", false},                // LeaveGroup v3
-	{"librdkafka", "librdkafka (confluent-kafka 2.16.1)", false}, // LeaveGroup v1
-	{"kafkajs", "kafkajs", false},
-	{"franz_go", "franz-go", true},
+	{"kafka_python", "kafka-python 2.3.3", false},                       // LeaveGroup v3
+	{"librdkafka", "librdkafka 2.16.0 (confluent-kafka 2.16.1)", false}, // LeaveGroup v1
+	{"kafkajs", "kafkajs 2.2.4", false},                                 // LeaveGroup v3
+	{"franz_go", "franz-go (go.mod's)", true},
 }
 
 // matrixCell is what the matrix knows of one kind for one family.
@@ -65,7 +65,7 @@ func (k *kproxy) diagnoseAll() []finding {
 
 // kindsTable renders the matrix of kinds × families as Markdown: ✓ n (the
 // kind found n times for the member that caused it), ✗ (expected, not
-// found), · (not run for that family).
+// found), · (not run for that family); then each family's client.
 func kindsTable(kinds []string, cells map[string]map[string]matrixCell) string {
 	var b strings.Builder
 	b.WriteString("| kind |")
@@ -99,6 +99,10 @@ func kindsTable(kinds []string, cells map[string]map[string]matrixCell) string {
 			}
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for _, f := range matrixFamilies {
+		fmt.Fprintf(&b, "- `%s`: %s\n", f.name, f.client)
 	}
 	return b.String()
 }
