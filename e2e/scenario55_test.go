@@ -49,6 +49,12 @@ var matrixCauses = []matrixCause{
 		families: []string{"kafka_python", "librdkafka", "kafkajs", "franz_go"},
 	},
 	{
+		name:      "assignors",
+		kinds:     []string{"mixed_assignors"},
+		ofCulprit: map[string]bool{"mixed_assignors": true},
+		families:  []string{"java_classic", "kafka_python", "librdkafka", "kafkajs", "franz_go"},
+	},
+	{
 		name:      "static",
 		kinds:     []string{"static_member_fenced"},
 		ofCulprit: map[string]bool{"static_member_fenced": true},
@@ -95,7 +101,7 @@ type matrixGroup struct {
 	group   string
 	culprit string  // the client id the cause's member findings must name
 	members []*proc // running, to be stopped cleanly at the end
-	killed  []*proc // fenced or fighting: killed at the end
+	killed  []*proc // fenced, refused or fighting: killed at the end
 }
 
 // TestScenario55: the accuracy matrix (issue 26). Each cause of
@@ -107,6 +113,8 @@ type matrixGroup struct {
 //     session timeout, next to a steady one (session_timeout_eviction of it);
 //   - rollout: three dynamic members restarted one after the other
 //     (rolling_restart);
+//   - assignors: a member offering an assignor the group's member does
+//     not (mixed_assignors of it);
 //   - static: a static member, then a second process with its
 //     group.instance.id (static_member_fenced of the first).
 //
@@ -162,6 +170,16 @@ func TestScenario55(t *testing.T) {
 				id := fmt.Sprintf("roll-%d", i)
 				g.members = append(g.members, matrixMember(t, g.family, name(g, id), args(g, id, "--work-ms", "50")...))
 			}
+		case "assignors":
+			// A member whose assignor the group's does not share: the
+			// anchor offers range to families whose default is
+			// roundrobin, and roundrobin to those of range.
+			g.culprit = g.family + "-mixed"
+			anchor := "kafka_python"
+			if g.family == "java_classic" || g.family == "kafka_python" {
+				anchor = "franz_go"
+			}
+			g.members = []*proc{matrixMember(t, anchor, name(g, "anchor"), args(g, "anchor", "--work-ms", "50")...)}
 		case "static":
 			g.culprit = g.family + "-static-1"
 			g.killed = []*proc{matrixMember(t, g.family, name(g, "first"), args(g, "static-1", "--instance-id", "static-1", "--work-ms", "50")...)}
@@ -180,6 +198,9 @@ func TestScenario55(t *testing.T) {
 		switch g.cause.name {
 		case "freeze":
 			g.members[1].signal(syscall.SIGSTOP)
+		case "assignors":
+			// Refused at every JoinGroup: never assigned, killed at the end.
+			g.killed = append(g.killed, matrixMember(t, g.family, name(g, "mixed"), args(g, "mixed", "--work-ms", "50")...))
 		case "static":
 			g.killed = append(g.killed, matrixMember(t, g.family, name(g, "second"),
 				args(g, "static-1", "--instance-id", "static-1", "--work-ms", "50")...))
