@@ -277,6 +277,11 @@ func TestScenario55(t *testing.T) {
 			for _, f := range byGroup[g.group] {
 				if f.Kind == kind && f.names(who) {
 					c.found++
+					// Without a reason on the wire, the cause can only
+					// have been inferred, and must say so.
+					if kind == "poll_timeout_eviction" && !familyByName(t, g.family).reasons && f.Evidence["inferred"] != true {
+						t.Errorf("%s/%s: poll_timeout_eviction of a client that sends no reason not marked inferred: %v", g.cause.name, g.family, f.Evidence)
+					}
 				}
 			}
 			cells[kind][g.family] = c
