@@ -28,12 +28,12 @@ type matrixFamily struct {
 // on KIP-848's protocol, has its column; a cause runs it once the KIP-848
 // rule of that kind exists (see matrixCauses).
 var matrixFamilies = []matrixFamily{
-	{"java_classic", "Java kafka-clients, classic protocol", true},
-	{"java_consumer", "Java kafka-clients, KIP-848 protocol", true},
+	{"java_classic", "Java kafka-clients, classic protocol", true},      // LeaveGroup v5
+	{"java_consumer", "Java kafka-clients, KIP-848 protocol", false},    // a leave heartbeat has no reason
 	{"kafka_python", "kafka-python 2.3.3", false},                       // LeaveGroup v3
 	{"librdkafka", "librdkafka 2.16.0 (confluent-kafka 2.16.1)", false}, // LeaveGroup v1
 	{"kafkajs", "kafkajs 2.2.4", false},                                 // LeaveGroup v3
-	{"franz_go", "franz-go (go.mod's)", true},
+	{"franz_go", "franz-go (go.mod's)", true},                           // LeaveGroup v5
 }
 
 // matrixCell is what the matrix knows of one kind for one family.
