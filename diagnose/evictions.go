@@ -5,12 +5,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
 // pollReason reports whether a LeaveGroup reason (KIP-800) says the
 // client's poll timer expired: the Java client sends "consumer poll
-// timeout has expired.", librdkafka "max.poll.interval.ms exceeded".
+// timeout has expired."; the wording of a client naming its setting
+// ("max.poll.interval.ms exceeded") is read too. kafka-python (LeaveGroup
+// v3) and librdkafka (v1) send no reason at all: see inferredPoll.
 func pollReason(reason string) bool {
 	r := strings.ToLower(reason)
 	return strings.Contains(r, "poll timeout") || strings.Contains(r, "max.poll.interval") || strings.Contains(r, "poll interval")
@@ -28,20 +31,28 @@ const pollTolerance = 0.1
 // poll timeout, inferred from the wire: the member had sent no Fetch for
 // about its rebalance timeout rt (at least rt less pollTolerance) before
 // leaving, and the same client joined again later on the same connection
-// (a restart opens a new one). It returns the last Fetch and the rejoin.
-// addr is the member's client address on the coordinator.
+// (a restart opens a new one). A client that fetches in the background
+// (fetchesInBackground) needs only the rejoin: its Fetch requests say
+// nothing of its poll loop. It returns the last Fetch (zero for such a
+// client) and the rejoin. addr is the member's client address on the
+// coordinator.
 func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, addr string) (lastFetch, rejoin time.Time, ok bool) {
 	m := g.members[d.MemberID]
 	if m == nil || d.How != timeline.DepartLeft || d.Reason != "" || rt <= 0 {
 		return time.Time{}, time.Time{}, false
 	}
 	leftAt, fetchBefore := m.leave(d.At)
-	if leftAt.IsZero() || fetchBefore.IsZero() {
+	if leftAt.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
-	gap := leftAt.Sub(fetchBefore)
 	rejoin = g.rejoin(addr, leftAt)
-	if float64(gap) < float64(rt)*(1-pollTolerance) || rejoin.IsZero() {
+	if rejoin.IsZero() {
+		return time.Time{}, time.Time{}, false
+	}
+	if fetchesInBackground(m.software) {
+		return time.Time{}, rejoin, true
+	}
+	if fetchBefore.IsZero() || float64(leftAt.Sub(fetchBefore)) < float64(rt)*(1-pollTolerance) {
 		return time.Time{}, time.Time{}, false
 	}
 	return fetchBefore, rejoin, true
@@ -58,6 +69,17 @@ func (m *memberState) leave(at time.Time) (leftAt, fetchBefore time.Time) {
 		}
 	}
 	return m.leftAt, m.fetchBeforeLeave
+}
+
+// fetchesInBackground reports whether the client software (KIP-511) sends
+// its Fetch requests from a thread of its own rather than from the
+// application's poll calls: librdkafka and the clients built on it
+// (confluent-kafka-python, -go, -dotnet: "2.16.1-rdkafka-2.16.0") prefetch
+// into a queue the application drains, and go on fetching while the
+// application is stuck, so the silence of their Fetch requests cannot show
+// a poll timeout. librdkafka sends no KIP-800 reason (LeaveGroup v1).
+func fetchesInBackground(sw decode.ClientSoftware) bool {
+	return strings.Contains(sw.Name, "rdkafka") || strings.Contains(sw.Version, "rdkafka")
 }
 
 // evictions reads the departures of each generation: a member that left
@@ -111,6 +133,10 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 				switch {
 				case d.How == timeline.DepartDropped:
 					what = "did not rejoin before the join phase's deadline (the largest rebalance timeout) and was removed"
+				case inferred && lastFetch.IsZero():
+					f.Evidence["backgroundFetch"] = true
+					what = fmt.Sprintf("left the group without a reason and joined again from the same connection at %s, which is what its client, which fetches in the background (%s), does when its poll timer expires (inferred from the wire: the client sent no reason; its rebalance timeout is %.1f s)",
+						stamp(rejoin), g.members[d.MemberID].software.Name, rt.Seconds())
 				case inferred:
 					what = fmt.Sprintf("%s %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
 						leaving, at.Sub(lastFetch).Seconds(), rt.Seconds(), stamp(rejoin))

@@ -13,7 +13,8 @@ import (
 // A rollout is a run of restarts: a member goes (LeaveGroup, or its
 // session expires) and a new member from the same kind of client (same
 // group.instance.id, or a client id that differs only in its numbers)
-// comes soon after. Restarts no farther apart than Config.RolloutGap form
+// comes soon after, over a new connection (a member that joins again over
+// the connection it left from is the same process: no restart). Restarts no farther apart than Config.RolloutGap form
 // one episode.
 
 // restart is one instance going and coming back.
@@ -34,8 +35,8 @@ func clientPattern(clientID string) string { return digits.ReplaceAllString(clie
 // of client, and lists the static restarts that caused no rebalance.
 func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 	type join struct {
-		id, instance, pattern string
-		at                    time.Time
+		id, instance, pattern, addr string
+		at                          time.Time
 	}
 	var joins []join
 	var out []restart
@@ -45,7 +46,8 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 		for _, m := range gen.Members {
 			cur[m.MemberID] = true
 			if m.Status == "joined" || m.Status == "replaced" || (i > 0 && !prev[m.MemberID] && m.Status != "unobserved") {
-				joins = append(joins, join{m.MemberID, m.InstanceID, clientPattern(e.info(g, m.MemberID).ClientID), m.Joined})
+				info := e.info(g, m.MemberID)
+				joins = append(joins, join{m.MemberID, m.InstanceID, clientPattern(info.ClientID), info.ClientAddr, m.Joined})
 			}
 		}
 		for _, rj := range gen.Rejoins {
@@ -68,6 +70,12 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 				}
 				if (d.InstanceID != "" && d.InstanceID == j.instance) || (old.ClientID != "" && p == j.pattern) {
 					used[j.id] = true
+					if j.addr != "" && j.addr == old.ClientAddr {
+						// The same connection joined again: the process
+						// never stopped (a poll timeout, a session lost
+						// to a pause), which is no restart.
+						break
+					}
 					out = append(out, restart{gone: d.MemberID, back: j.id, goneAt: at, backAt: j.at, how: d.How,
 						pattern: p, hostOld: host(old.ClientAddr)})
 					break

@@ -25,7 +25,12 @@ func fraction(d time.Duration) time.Duration { return time.Duration(float64(d) *
 // its session timeout old, as of now. It says nothing during a
 // rebalance: exchanges reach kproxy's observers when they complete, and a
 // JoinGroup the coordinator holds until the join phase ends is invisible
-// until then, so a member that rejoined at once would look silent.
+// until then, so a member that rejoined at once would look silent. For
+// the same reason it says nothing of a member whose last accepted request
+// is a JoinGroup: it is in a join phase (a group being formed has no
+// rebalance yet; kafka-python's first JoinGroup is answered
+// MEMBER_ID_REQUIRED and its second is held), and its SyncGroup and
+// heartbeats follow once the phase ends.
 //
 // It returns the earliest threshold still to come among the members it
 // looked at (the zero time if none), so that the engine need not look
@@ -39,8 +44,12 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 		if m.Gone || m.SessionTimeout <= 0 || m.LastAlive.IsZero() {
 			continue
 		}
-		if own := g.members[m.MemberID]; own != nil && !own.warnedFor.IsZero() && !own.warnedFor.Before(m.LastAlive) {
+		own := g.members[m.MemberID]
+		if own != nil && !own.warnedFor.IsZero() && !own.warnedFor.Before(m.LastAlive) {
 			continue // warned already about this silence
+		}
+		if own != nil && !own.lastJoin.IsZero() && !m.LastAlive.After(own.lastJoin) {
+			continue // joining: see above
 		}
 		at := m.LastAlive.Add(fraction(m.SessionTimeout))
 		if now.Before(at) {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -61,5 +63,28 @@ func TestSilenceCountsAcceptedRequests(t *testing.T) {
 	want := []string{"A-1 at " + stamp(sec(9).Add(fraction(10*time.Second))) + " last seen " + stamp(sec(9))}
 	if !slices.Equal(got, want) {
 		t.Errorf("session warnings %q; want %q", got, want)
+	}
+}
+
+// TestNoSilenceWhileJoining: a member of a group being formed whose
+// JoinGroup the coordinator holds longer than two thirds of its session
+// (the initial rebalance delay and members slow to arrive: 7.45 s here,
+// with a 10 s session) is joining, not silent; kafka-python (JoinGroup
+// v5) first gets MEMBER_ID_REQUIRED. Neither the wait nor the held
+// JoinGroup's answer, whose request is older than the threshold, raises a
+// session_timeout_warning.
+func TestNoSilenceWhileJoining(t *testing.T) {
+	s := newScript("g")
+	first := s.jg("", -1, "")
+	first.ErrorCode, first.AssignedMemberID = kerr.MemberIDRequired.Code, "A-1"
+	s.join(cA, 0, 0.01, first)
+	s.join(cA, 0.05, 7.5, s.jg("A-1", 1, "A-1", "A-1"))
+	s.sync(cA, 7.6, 7.61, "A-1", 1, parts("t", 0), map[string][]decode.TopicPartitions{"A-1": parts("t", 0)})
+	s.hbs(cA, "A-1", 1, 9.6, 20, 3)
+	fs, live := diagnoseScriptTicking(t, Config{}, s, 20, 0.5)
+	for _, f := range append(fs, live...) {
+		if f.Kind == SessionTimeoutWarning {
+			t.Errorf("session_timeout_warning of a joining member: %s %v", f.At, f.Evidence)
+		}
 	}
 }

@@ -291,6 +291,26 @@ func (p *proc) waitExit(timeout time.Duration) bool {
 func (p *proc) stop(timeout time.Duration) {
 	p.t.Helper()
 	p.signal(syscall.SIGTERM)
+	p.stopped(timeout)
+}
+
+// stopAll sends SIGTERM to every process at once, then fails the test
+// unless each exits cleanly within timeout: clients that take a while to
+// close (a poll in the middle of a long batch) close side by side.
+func stopAll(timeout time.Duration, ps ...*proc) {
+	for _, p := range ps {
+		p.signal(syscall.SIGTERM)
+	}
+	for _, p := range ps {
+		p.t.Helper()
+		p.stopped(timeout)
+	}
+}
+
+// stopped waits for a process sent SIGTERM and fails the test unless it
+// exits cleanly within timeout.
+func (p *proc) stopped(timeout time.Duration) {
+	p.t.Helper()
 	if !p.waitExit(timeout) {
 		p.t.Fatalf("%s did not exit within %s of SIGTERM\n%s", p.name, timeout, p.tail())
 	}

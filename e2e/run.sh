@@ -46,7 +46,7 @@ root="$(cd "$here/.." && pwd)"
 older_version=3.9.2
 older_scenarios=(1 2 3 5 6 7 8 21 22 24 26 27 50)
 fault_scenarios=(9 10 11 12 13)
-side_scenarios=(29 46 51)
+side_scenarios=(29 46 51 55)
 
 for s in "$@"; do
 	[[ "$s" =~ ^[0-9]+$ ]] || { echo "run.sh: scenario must be a number, got '$s'" >&2; exit 2; }

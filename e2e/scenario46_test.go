@@ -36,7 +36,10 @@ type liveFinding struct {
 // confluent-kafka, kafkajs, franz-go), two members each, started together.
 // kproxy's live diagnosis (/api/diagnosis) must hold no warning and no
 // critical finding; info findings are logged, and the findings per family
-// are written to findings.json in the run directory.
+// are written to findings.json in the run directory, and the table of
+// findings by severity and false findings (warning or critical) per
+// member-minute to healthy.md and the test log: the healthy half of the
+// accuracy matrix (scenario 55).
 func TestScenario46(t *testing.T) {
 	d, err := time.ParseDuration(envOr("E2E_HEALTHY_DURATION", "5m"))
 	if err != nil || d <= 0 {
@@ -118,9 +121,14 @@ func TestScenario46(t *testing.T) {
 			t.Logf("info finding on %s: %s: %s", family, f.Kind, f.Explanation)
 		}
 	}
+	var rows []healthyRow
 	for _, fam := range families {
 		t.Logf("%s: findings by severity %v", fam.name, byFamily[fam.name])
+		rows = append(rows, healthyRow{family: fam.name, memberMinutes: 2 * d.Minutes(), bySeverity: byFamily[fam.name]})
 	}
+	table := healthyTable(rows)
+	writeRun(t, "healthy.md", []byte(table))
+	t.Logf("healthy runs (the accuracy matrix's false findings):\n%s", table)
 	k.finish()
 }
 

@@ -100,6 +100,7 @@ func consume(ctx context.Context, args []string) error {
 	workMS := fs.Int("work-ms", 0, "sleep after each non-empty poll")
 	bal := fs.String("balancer", "roundrobin", "roundrobin, range or cooperative-sticky")
 	sessionMS := fs.Int("session-ms", 10000, "session timeout, heartbeats every fifth of it; 0: franz-go's defaults (45 s, 3 s)")
+	instanceID := fs.String("instance-id", "", "group.instance.id (static membership, KIP-345)")
 	tlsCA := fs.String("tls-ca", "", "speak TLS to the brokers, trusting this PEM CA")
 	resolve := fs.String("resolve", "", "NAME=IP or *.DOMAIN=IP: dial those hosts at IP")
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +109,9 @@ func consume(ctx context.Context, args []string) error {
 	dial, err := dialOpts(*tlsCA, *resolve)
 	if err != nil {
 		return err
+	}
+	if *instanceID != "" {
+		dial = append(dial, kgo.InstanceID(*instanceID))
 	}
 	if *bootstrap == "" || *group == "" || *topic == "" {
 		return errors.New("consume: -bootstrap, -group and -topic are required")

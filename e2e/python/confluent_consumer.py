@@ -25,6 +25,10 @@ def main():
     p.add_argument("--session-ms", type=int, default=10000,
                    help="session timeout, heartbeats every fifth of it; 0: librdkafka's defaults (45 s, 3 s)")
     p.add_argument("--assignor", default="roundrobin")
+    p.add_argument("--max-poll-interval-ms", type=int, default=0,
+                   help="0: librdkafka's default (300 s); at least the session timeout")
+    p.add_argument("--instance-id", default="",
+                   help="group.instance.id (static membership, KIP-345)")
     a = p.parse_args()
 
     stop = []
@@ -42,6 +46,10 @@ def main():
     if a.session_ms > 0:
         conf["session.timeout.ms"] = a.session_ms
         conf["heartbeat.interval.ms"] = max(100, a.session_ms // 5)
+    if a.max_poll_interval_ms > 0:
+        conf["max.poll.interval.ms"] = a.max_poll_interval_ms
+    if a.instance_id:
+        conf["group.instance.id"] = a.instance_id
     consumer = Consumer(conf)
     processed = {}
 

@@ -83,6 +83,8 @@ def main():
                    help="session timeout, heartbeats every fifth of it; 0: kafka-python's defaults (10 s, 3 s)")
     p.add_argument("--max-poll-interval-ms", type=int, default=0,
                    help="0: kafka-python's default (300 s)")
+    p.add_argument("--instance-id", default="",
+                   help="group_instance_id (static membership, KIP-345)")
     p.add_argument("--seed-bug", action="store_true",
                    help="commit as the seed does: the offsets dict is never pruned")
     a = p.parse_args()
@@ -100,6 +102,8 @@ def main():
         tuned["heartbeat_interval_ms"] = max(100, a.session_ms // 5)
     if a.max_poll_interval_ms > 0:
         tuned["max_poll_interval_ms"] = a.max_poll_interval_ms
+    if a.instance_id:
+        tuned["group_instance_id"] = a.instance_id
     consumer = KafkaConsumer(
         bootstrap_servers=a.bootstrap,
         group_id=a.group,
