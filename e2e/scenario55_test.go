@@ -35,13 +35,13 @@ var matrixCauses = []matrixCause{
 		name:      "poll",
 		kinds:     []string{"poll_timeout_eviction", "rebalance_loop"},
 		ofCulprit: map[string]bool{"poll_timeout_eviction": true},
-		families:  []string{"java_classic", "kafka_python", "librdkafka"},
+		families:  []string{"java_classic", "java_consumer", "kafka_python", "librdkafka"},
 	},
 	{
 		name:      "freeze",
 		kinds:     []string{"session_timeout_eviction"},
 		ofCulprit: map[string]bool{"session_timeout_eviction": true},
-		families:  []string{"java_classic", "kafka_python", "librdkafka", "kafkajs", "franz_go"},
+		families:  []string{"java_classic", "java_consumer", "kafka_python", "librdkafka", "kafkajs", "franz_go"},
 	},
 	{
 		name:     "rollout",
@@ -89,9 +89,10 @@ func matrixMember(t *testing.T, family, name string, args ...string) *proc {
 // batch. librdkafka wants max.poll.interval.ms at least the session
 // timeout.
 var slowPoll = map[string][]string{
-	"java_classic": {"--work-ms", "8000", "--max-poll-interval-ms", "5000"},
-	"kafka_python": {"--work-ms", "14000", "--max-poll-interval-ms", "10000", "--session-ms", "6000", "--max-poll-records", "1"},
-	"librdkafka":   {"--work-ms", "12000", "--max-poll-interval-ms", "8000", "--session-ms", "6000"},
+	"java_classic":  {"--work-ms", "8000", "--max-poll-interval-ms", "5000"},
+	"java_consumer": {"--work-ms", "8000", "--max-poll-interval-ms", "5000"},
+	"kafka_python":  {"--work-ms", "14000", "--max-poll-interval-ms", "10000", "--session-ms", "6000", "--max-poll-records", "1"},
+	"librdkafka":    {"--work-ms", "12000", "--max-poll-interval-ms", "8000", "--session-ms", "6000"},
 }
 
 // matrixGroup is one group of the matrix run: a cause played by a family.

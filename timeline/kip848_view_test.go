@@ -73,3 +73,20 @@ func TestConsumerMembersView(t *testing.T) {
 		})
 	}
 }
+
+// TestMemberFactsOfCommittingKIP848Member: a KIP-848 member's OffsetCommit
+// names its member id, which enters it in the classic registry too, with
+// no JoinGroup; its facts stay those of its heartbeats (its rebalance
+// timeout), or the diagnosis loses the timeout it infers poll timeouts
+// from.
+func TestMemberFactsOfCommittingKIP848Member(t *testing.T) {
+	w := newKIP848Wire("g")
+	w.hb(cA, 1, 1.002, "M1", 0, 1, w.parts(0, 1), 0)
+	w.s.evs[len(w.s.evs)-1].ConsumerGroupHeartbeat.RebalanceTimeout = 45 * time.Second
+	w.s.commit(cA, 5, 5.002, "M1", 1, "t", map[int32]int64{0: 10}, nil)
+	_, _, e := run(t, Config{}, w.s.events(), 10)
+	m, ok := e.Member("g", "M1")
+	if !ok || m.RebalanceTimeout != 45*time.Second {
+		t.Fatalf("Member(g, M1) = %+v, %v; want its heartbeat's rebalance timeout 45 s", m, ok)
+	}
+}

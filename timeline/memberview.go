@@ -47,13 +47,19 @@ func (e *Engine) Member(group, id string) (MemberFacts, bool) {
 	if g == nil || id == "" {
 		return MemberFacts{}, false
 	}
-	if lm := g.live[id]; lm != nil {
-		return lm.facts(), true
-	}
+	lm := g.live[id]
+	var cm *cmember
 	if g.consumer != nil {
-		if cm := g.consumer.members[id]; cm != nil {
-			return cm.facts(), true
-		}
+		cm = g.consumer.members[id]
+	}
+	switch {
+	case lm != nil && (cm == nil || lm.sessionTimeout > 0):
+		return lm.facts(), true
+	case cm != nil:
+		// A KIP-848 member's commits (OffsetCommit names its member id)
+		// also enter it in the classic registry, without a JoinGroup:
+		// its heartbeats are the facts.
+		return cm.facts(), true
 	}
 	return MemberFacts{}, false
 }
