@@ -25,8 +25,9 @@ type matrixCause struct {
 
 // matrixCauses are the rows' causes. A family runs a cause when its client
 // can play it and the kind's rule covers its protocol: the Java client on
-// KIP-848's protocol (java_consumer) is added to a cause's families with
-// the KIP-848 rule of its kinds; kafkajs has no static membership and no
+// KIP-848's protocol (java_consumer) plays poll and freeze (a second static
+// process is refused with UNRELEASED_INSTANCE_ID, fencing nobody, and the
+// broker picks the assignor); kafkajs has no static membership and no
 // poll timer of its own (a long eachBatch stops its heartbeats: a session
 // timeout), franz-go no poll timer (its rebalance timeout is only enforced
 // with BlockRebalanceOnPoll).
