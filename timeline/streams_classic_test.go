@@ -197,3 +197,62 @@ func TestClassicStreamsStormCounting(t *testing.T) {
 		t.Errorf("storms %d, want 1", len(g.Storms))
 	}
 }
+
+// TestClassicStreamsProbingWithoutReason checks the probing trigger of a
+// member that gives no JoinGroup reason (JoinGroup before v8, or a client
+// that sends none): its rejoin is the probing rebalance when it comes once
+// the time its previous assignment scheduled has passed, and an ordinary
+// rejoin otherwise.
+func TestClassicStreamsProbingWithoutReason(t *testing.T) {
+	none := decode.StreamsNoRebalance
+	for _, c := range []struct {
+		name   string
+		next   int64 // A-1's nextRebalanceMs in gen 2; 0 keeps the script's 60 s
+		gen3   string
+		storms int
+	}{
+		{"at the scheduled time", 0, TriggerProbingRebalance, 0},
+		{"after the scheduled time", sec(59.5).UnixMilli(), TriggerProbingRebalance, 0},
+		{"before the scheduled time", sec(120).UnixMilli(), TriggerLeaderRejoined, 1},
+		{"none scheduled", none, TriggerLeaderRejoined, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := classicStreamsScript()
+			for i := range s.evs {
+				if j := s.evs[i].JoinGroup; j != nil {
+					j2 := *j
+					j2.Reason = ""
+					s.evs[i].JoinGroup = &j2
+				}
+				sg := s.evs[i].SyncGroup
+				if sg == nil || sg.Generation != 2 || c.next == 0 {
+					continue
+				}
+				if sg.MemberID == "A-1" {
+					sg.Assignment.Streams.NextRebalanceMs = c.next
+				}
+				for _, p := range sg.Plan {
+					if p.MemberID == "A-1" {
+						p.Assignment.Streams.NextRebalanceMs = c.next
+					}
+				}
+			}
+			_, r, _ := run(t, Config{StormRebalances: 3}, s.events(), 70)
+			g := r.Groups[0]
+			var got []string
+			for _, gen := range g.Generations {
+				got = append(got, gen.Trigger.Kind)
+			}
+			want := []string{TriggerMemberJoined, c.gen3, TriggerFollowUp}
+			if len(got) != 4 || !slices.Equal(got[1:], want) {
+				t.Fatalf("triggers %v, want [_ %v]", got, want)
+			}
+			if tr := g.Generations[2].Trigger; tr.Member != "A-1" {
+				t.Errorf("gen 3 trigger member %q, want A-1", tr.Member)
+			}
+			if len(g.Storms) != c.storms {
+				t.Errorf("storms %d, want %d", len(g.Storms), c.storms)
+			}
+		})
+	}
+}
