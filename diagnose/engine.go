@@ -474,6 +474,7 @@ func (e *Engine) fromTimeline(gr *timeline.GroupView) []Finding {
 	out = append(out, e.idle(g, gr)...)
 	out = append(out, e.suspects(g, gr)...)
 	out = append(out, e.streams(g, gr)...)
+	out = append(out, e.migrationsStalled(g, gr)...)
 	return out
 }
 

@@ -36,6 +36,7 @@ const (
 	StreamsMemberFenced        Kind = "streams_member_fenced"       // KIP-1071: a streams member was fenced, losing its tasks
 	StreamsTasksUnassigned     Kind = "streams_tasks_unassigned"    // KIP-1071: tasks active on no live member for long
 	StreamsWarmupStuck         Kind = "streams_warmup_stuck"        // KIP-1071: a warm-up task that never caught up
+	MigrationStalled           Kind = "migration_stalled"           // KIP-848: a group mixed (classic and consumer members) for long
 )
 
 // Kinds is every kind, in the order docs/diagnosis.md documents them.
@@ -46,6 +47,7 @@ var Kinds = []Kind{
 	PartitionFlap, PartitionUnowned, MemberWithoutPartitions,
 	FailedRevocationCommit, BackwardsCommit, StaleOwnerCommit, DuplicateWindow,
 	StreamsMemberFenced, StreamsTasksUnassigned, StreamsWarmupStuck,
+	MigrationStalled,
 }
 
 // Severity says how urgent a finding is.

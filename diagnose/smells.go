@@ -51,6 +51,10 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 		}
 		f.Explanation = fmt.Sprintf("%d rebalances from %s to %s, each starting before the group could settle; most were triggered by %s: %s",
 			st.Rebalances, stamp(st.From), stamp(st.To), st.DominantTrigger, why)
+		if mg := migrationDuring(gr, st.From, st.To); mg != nil {
+			f.Evidence["migration"] = mg.Direction
+			f.Explanation += fmt.Sprintf("; an online %s between the classic and the consumer protocol was under way (started %s): a roll that replaces each member by one of the other protocol makes two rebalances per member, which a rolling restart of the same clients would make too", mg.Direction, stamp(mg.Started))
+		}
 		f.Suggestion = advice(RebalanceLoop)
 		out = append(out, f)
 	}

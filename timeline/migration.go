@@ -331,6 +331,30 @@ func (g *group) mixedLeave(ev *decode.Event) {
 	}
 }
 
+// memberProtocol is m's group protocol in gen (MemberReport.Protocol).
+func memberProtocol(gen *generation, m *member) string {
+	switch {
+	case !epochMode(gen.mode):
+		return ProtocolClassic
+	case m.protocol != "":
+		return m.protocol
+	case gen.mode == ModeShare:
+		return ProtocolShare
+	}
+	return ProtocolConsumer
+}
+
+// migrationsView is the group's migrations, typed (GroupView.Migrations).
+func (g *group) migrationsView() []MigrationView {
+	var out []MigrationView
+	for _, mg := range g.migrations {
+		out = append(out, MigrationView{Direction: mg.direction, Started: mg.startedAt, StartedBy: mg.startedBy,
+			Converted: mg.convertedAt, Generation: mg.convertedGen, ConvertedBy: mg.convertedBy,
+			Completed: mg.completedAt, LastMember: mg.lastMember})
+	}
+	return out
+}
+
 // consumerMembers counts the active consumer-protocol members.
 func (g *group) consumerMembers() int {
 	n := 0

@@ -22,6 +22,27 @@ type GroupView struct {
 	Generations []GenerationView // in the order they formed
 	Storms      []StormView
 	Streams     *StreamsView // a streams group's story (KIP-1071); nil for other groups
+	// Migrations is the group's online migrations between the classic
+	// and the consumer protocol, in order (MigrationReport).
+	Migrations []MigrationView
+}
+
+// MigrationView is one online migration (MigrationReport).
+type MigrationView struct {
+	Direction string // MigrationUpgrade or MigrationDowngrade
+	// Started is when StartedBy, the first member of the new protocol,
+	// joined.
+	Started   time.Time
+	StartedBy string
+	// Converted is when the group changed type, at group epoch
+	// Generation, by ConvertedBy; zero while a downgrade waits for it.
+	Converted   time.Time
+	Generation  int32
+	ConvertedBy string
+	// Completed is when LastMember, the last member of the old protocol,
+	// was gone; zero while some remain.
+	Completed  time.Time
+	LastMember string
 }
 
 // GenerationView is one generation (KIP-848: one group epoch) and the
@@ -70,6 +91,9 @@ type GenerationMember struct {
 	// StreamsStandby is a classic Kafka Streams member's standby tasks,
 	// KIP-441 warm-ups among them ("0_1"); nil for other members.
 	StreamsStandby []string
+	// Protocol is its group protocol (MemberReport.Protocol):
+	// ProtocolClassic, ProtocolConsumer or ProtocolShare.
+	Protocol string
 }
 
 // DepartureView is a member of the previous generation that is not in
@@ -152,7 +176,8 @@ func (e *Engine) Views(ids []string) []GroupView {
 func (l *Live) Views(ids []string) []GroupView { return l.e.Views(ids) }
 
 func (g *group) view() GroupView {
-	v := GroupView{Group: g.id, LastSeen: g.lastSeen, Generations: make([]GenerationView, 0, len(g.gens)), Streams: g.streamsView()}
+	v := GroupView{Group: g.id, LastSeen: g.lastSeen, Generations: make([]GenerationView, 0, len(g.gens)), Streams: g.streamsView(),
+		Migrations: g.migrationsView()}
 	for _, gen := range g.gens {
 		v.Generations = append(v.Generations, g.generationView(gen))
 	}
@@ -202,7 +227,7 @@ func (g *group) generationView(gen *generation) GenerationView {
 	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
 		gm := GenerationMember{MemberID: m.id, InstanceID: m.instanceID, Status: m.status, Joined: m.joinAt,
-			Subscription: m.subscription, Assignment: names(m.resolved()).json()}
+			Subscription: m.subscription, Assignment: names(m.resolved()).json(), Protocol: memberProtocol(gen, m)}
 		if gm.Status == "" {
 			gm.Status = "unobserved"
 			if gen.midway {

@@ -26,7 +26,7 @@ func TestViewsAgreeWithReport(t *testing.T) {
 	suspect.commit(cB, 25, 25.002, "B-1", 2, "round_topic", map[int32]int64{2: 40}, nil)
 	suspect.hb(cA, 30.5, 30.501, "A-1", 2, errRebalanceInProgress)
 	suspect.commit(cA, 30.6, 30.603, "A-1", 2, "round_topic", map[int32]int64{0: 20, 1: 15, 2: 11}, nil)
-	for _, s := range []*script{seedScript(), cooperativeScript(), kip848Script(), partialScript(), eosScript(0), shareScript(), suspect} {
+	for _, s := range []*script{seedScript(), cooperativeScript(), kip848Script(), partialScript(), eosScript(0), shareScript(), suspect, upgradeScript()} {
 		_, _, e := run(t, Config{}, s.events(), 80)
 		engines = append(engines, e)
 	}
@@ -52,9 +52,10 @@ func TestViewsAgreeWithReport(t *testing.T) {
 				seen["suspects"] += len(gen.Suspects)
 			}
 			seen["storms"] += len(v.Storms)
+			seen["migrations"] += len(v.Migrations)
 		}
 	}
-	for _, k := range []string{ModeEager, ModeCooperative, ModeConsumer, ModeShare, "departed", "rejoins", "suspects", "storms"} {
+	for _, k := range []string{ModeEager, ModeCooperative, ModeConsumer, ModeShare, "departed", "rejoins", "suspects", "storms", "migrations"} {
 		if seen[k] == 0 {
 			t.Errorf("no %s: the traffic tests nothing of it (seen %v)", k, seen)
 		}
@@ -84,7 +85,7 @@ func reportFacts(gr GroupReport) GroupReport {
 			MembersWithNothing: gen.MembersWithNothing, SuspectCommits: gen.SuspectCommits}
 		for _, m := range gen.Members {
 			g.Members = append(g.Members, MemberReport{MemberID: m.MemberID, InstanceID: m.InstanceID, Status: m.Status,
-				JoinedAt: m.JoinedAt, Subscription: m.Subscription, Assignment: m.Assignment})
+				JoinedAt: m.JoinedAt, Subscription: m.Subscription, Assignment: m.Assignment, Protocol: m.Protocol})
 		}
 		out.Generations = append(out.Generations, g)
 	}
@@ -92,6 +93,7 @@ func reportFacts(gr GroupReport) GroupReport {
 		st.Ongoing = false // the view says it by a zero Ended
 		out.Storms = append(out.Storms, st)
 	}
+	out.Migrations = gr.Migrations
 	return out
 }
 
@@ -112,7 +114,7 @@ func reportOfView(v GroupView) GroupReport {
 		}
 		for _, m := range gen.Members {
 			g.Members = append(g.Members, MemberReport{MemberID: m.MemberID, InstanceID: m.InstanceID, Status: m.Status,
-				JoinedAt: stampPtr(m.Joined), Subscription: m.Subscription, Assignment: m.Assignment})
+				JoinedAt: stampPtr(m.Joined), Subscription: m.Subscription, Assignment: m.Assignment, Protocol: m.Protocol})
 		}
 		for _, d := range gen.Departed {
 			g.Departed = append(g.Departed, DepartureReport{MemberID: d.MemberID, InstanceID: d.InstanceID, How: d.How,
@@ -143,6 +145,17 @@ func reportOfView(v GroupView) GroupReport {
 			sr.EndedAt = stampPtr(st.Ended)
 		}
 		out.Storms = append(out.Storms, sr)
+	}
+	out.Migrations = []MigrationReport{}
+	for _, mg := range v.Migrations {
+		mr := MigrationReport{Direction: mg.Direction, StartedAt: stamp(mg.Started), StartedBy: mg.StartedBy,
+			ConvertedAt: stampPtr(mg.Converted), ConvertedBy: mg.ConvertedBy, CompletedAt: stampPtr(mg.Completed),
+			LastMember: mg.LastMember}
+		if !mg.Converted.IsZero() {
+			n := mg.Generation
+			mr.Generation = &n
+		}
+		out.Migrations = append(out.Migrations, mr)
 	}
 	return out
 }
