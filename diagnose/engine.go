@@ -480,6 +480,7 @@ func (e *Engine) fromTimeline(gr *timeline.GroupView) []Finding {
 	out = append(out, e.suspects(g, gr)...)
 	out = append(out, e.streams(g, gr)...)
 	out = append(out, e.consumer(g, gr)...)
+	out = append(out, e.migrationsStalled(g, gr)...)
 	return out
 }
 

@@ -38,6 +38,7 @@ const (
 	StreamsWarmupStuck         Kind = "streams_warmup_stuck"        // KIP-1071: a warm-up task that never caught up
 	FencingLoop                Kind = "fencing_loop"                // KIP-848: a member fenced again and again
 	ReconciliationStuck        Kind = "reconciliation_stuck"        // KIP-848: a member long behind its group epoch
+	MigrationStalled           Kind = "migration_stalled"           // KIP-848: a group mixed (classic and consumer members) for long
 )
 
 // Kinds is every kind, in the order docs/diagnosis.md documents them.
@@ -49,6 +50,7 @@ var Kinds = []Kind{
 	FailedRevocationCommit, BackwardsCommit, StaleOwnerCommit, DuplicateWindow,
 	StreamsMemberFenced, StreamsTasksUnassigned, StreamsWarmupStuck,
 	FencingLoop, ReconciliationStuck,
+	MigrationStalled,
 }
 
 // Severity says how urgent a finding is.

@@ -358,14 +358,26 @@ func (e *Engine) consumerUnowned(g *groupState, gr *timeline.GroupView) []Findin
 }
 
 // consumerStorm reports whether storm st of gr is of KIP-848 group
-// epochs.
+// epochs that stop nobody: an epoch of a group being migrated makes each
+// of its classic members rejoin, a stop-the-world for them, so a storm
+// with a classic member in one of its epochs is judged as a classic one.
 func consumerStorm(gr *timeline.GroupView, st timeline.StormView) bool {
+	consumer := false
 	for _, gen := range gr.Generations {
-		if slices.Contains(st.Generations, gen.Generation) && gen.Mode == timeline.ModeConsumer {
-			return true
+		if !slices.Contains(st.Generations, gen.Generation) {
+			continue
+		}
+		if gen.Mode != timeline.ModeConsumer {
+			return false
+		}
+		consumer = true
+		for _, m := range gen.Members {
+			if m.Protocol == timeline.ProtocolClassic {
+				return false
+			}
 		}
 	}
-	return false
+	return consumer
 }
 
 // consumerCost is what the epochs of storm st of gr cost its members:

@@ -72,6 +72,10 @@ func (e *Engine) loops(g *groupState, gr *timeline.GroupView) []Finding {
 			f.Explanation = fmt.Sprintf("%d group epochs from %s to %s (KIP-848: no stop-the-world), %d of them because a member went away (left, fenced or timed out), which cost %d partition revocations and %d fencings; most were triggered by %s: %s",
 				st.Rebalances, stamp(st.From), stamp(st.To), causal, revoked, fenced, st.DominantTrigger, why)
 		}
+		if mg := migrationDuring(gr, st.From, st.To); mg != nil {
+			f.Evidence["migration"] = mg.Direction
+			f.Explanation += fmt.Sprintf("; an online %s between the classic and the consumer protocol was under way (started %s): a roll that replaces each member by one of the other protocol makes two rebalances per member, which a rolling restart of the same clients would make too", mg.Direction, stamp(mg.Started))
+		}
 		f.Suggestion = advice(RebalanceLoop)
 		out = append(out, f)
 	}

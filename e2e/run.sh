@@ -6,7 +6,7 @@
 #   - the release of e2e/broker/pom.xml (the current one, 4.4.0): every
 #     scenario;
 #   - 3.9.2, the last 3.x, which many clusters still run: the core scenarios,
-#     1-8 but 4, and the SASL scenarios 21, 22 and 24 (see older_scenarios).
+#     1-8 but 4, the SASL scenarios 21, 22 and 24, and more (see older_scenarios).
 # The Java client is always of the broker's release. With no argument every
 # scenario a release runs is run; `run.sh 1 8` runs scenarios 1 and 8
 # (TestScenario1, TestScenario8 in e2e/*_test.go, build tag e2e) on each
@@ -37,14 +37,14 @@ root="$(cd "$here/.." && pwd)"
 # client family (1-3, 5, 6), the coordinator lookup (7), the byte-exact round
 # trip (8), and the SASL_SSL listeners broker.sh configures (SCRAM users made
 # by kafka-storage format --add-scram, PLAIN, KIP-368 re-authentication: 21,
-# 22, 24), the exactly-once workloads on 3.x's transactions (26, 27), and the
-# ApiVersions audit (50). Scenario 4 (and 23) is KIP-848, which 3.9 has only
+# 22, 24), the exactly-once workloads on 3.x's transactions (26, 27), the
+# ApiVersions audit (50), and classic Kafka Streams' KIP-441 story (53). Scenario 4 (and 23) is KIP-848, which 3.9 has only
 # as a preview, off by default; share groups (28, 51) and franz-go's suite (31,
 # whose KIP-848 and share tests need 4.x) need a 4.x broker; the fault, SNI
 # and diagnosis scenarios (9-13, 25, 41-45) exercise kproxy more than the
 # broker, and run on the current release.
 older_version=3.9.2
-older_scenarios=(1 2 3 5 6 7 8 21 22 24 26 27 50)
+older_scenarios=(1 2 3 5 6 7 8 21 22 24 26 27 50 53)
 fault_scenarios=(9 10 11 12 13)
 side_scenarios=(29 46 51 55)
 

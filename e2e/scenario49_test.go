@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,7 +39,7 @@ func TestScenario49(t *testing.T) {
 func scenario49Upgrade(t *testing.T) {
 	const topic, group = "migration_topic", "test_group_49"
 	freshTopic(t, topic, 6, group)
-	k := startKproxy(t, true)
+	k := startKproxyWith(t, true, brokerAddr, migrationRetain...)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 600)
 	args := func(id, mode string) []string {
@@ -153,6 +157,24 @@ func scenario49Upgrade(t *testing.T) {
 	for i := 1; i < 3; i++ {
 		checkOwnedInEpochs(t, g, "classic-"+strconv.Itoa(i+1), classic[i], after, 0)
 	}
+	// classic-3 stayed through the mixed epochs: each rejoin the broker
+	// asked of it is told, and its range assignor's stop.
+	text := replayText(t, k)
+	if want := c3.MemberID + " (client classic-3 "; !strings.Contains(text, want) ||
+		!regexp.MustCompile(regexp.QuoteMeta(want)+`[^\n]*\) rejoined with the classic protocol to reconcile \(epoch \d+\), JoinGroup held [^\n]*; its assignor range is eager: it stopped consuming`).MatchString(text) {
+		t.Errorf("the text timeline tells no rejoin of classic-3 (%s) to reconcile with an epoch", c3.MemberID)
+	}
+}
+
+// replayText is the text timeline of k's journal, kept in the run
+// directory as timeline.txt.
+func replayText(t *testing.T, k *kproxy) string {
+	t.Helper()
+	text, _ := runKproxyCmd(t, "replay", k.journal, "--format", "text")
+	if err := os.WriteFile(filepath.Join(runDir(t), "timeline.txt"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
 }
 
 // scenario49Downgrade is the upgrade the other way: three Java consumers
@@ -161,7 +183,7 @@ func scenario49Upgrade(t *testing.T) {
 func scenario49Downgrade(t *testing.T) {
 	const topic, group = "downgrade_topic", "test_group_49_down"
 	freshTopic(t, topic, 6, group)
-	k := startKproxy(t, true)
+	k := startKproxyWith(t, true, brokerAddr, migrationRetain...)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 600)
 	args := func(id, mode string) []string {
@@ -248,7 +270,21 @@ func scenario49Downgrade(t *testing.T) {
 			t.Errorf("generation %d gives %s %+v; it printed %v", next.Generation, id, m, printed)
 		}
 	}
+	// The classic generation continues the group epochs: nothing between
+	// them went unseen.
+	if next.Generation != *mg.Generation+1 {
+		t.Errorf("first classic generation %d after the conversion at epoch %d; want the next", next.Generation, *mg.Generation)
+	}
+	if text := replayText(t, k); strings.Contains(text, "not observed") {
+		t.Errorf("the text timeline says something was not observed, though every exchange went through kproxy (%s)", filepath.Join(runDir(t), "timeline.txt"))
+	}
 }
+
+// migrationRetain keeps every generation of a migration's roll in the
+// live report: serve keeps 10 per group by default, and a roll of three
+// members makes 10 or 11 (classic members joining one by one or together),
+// so the live report would drop the oldest where replay keeps it.
+var migrationRetain = []string{"--timeline-retain", "100,24h"}
 
 // clockMS is a Unix millisecond time as a UTC clock.
 func clockMS(ms int64) string { return time.UnixMilli(ms).UTC().Format("15:04:05.000") }

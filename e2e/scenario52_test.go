@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,13 +30,17 @@ import (
 // member 1 is assigned both partitions of kip1251 at epoch E1; member 2
 // joins; member 1 gives up one partition and reaches epoch E2 keeping the
 // other. Member 1 then commits both partitions at E1, as a commit in flight
-// when its epoch moved would. The partition member 2 now holds must be
-// refused (STALE_MEMBER_EPOCH): that is the fencing the epoch is for.
-// KIP-1251 takes the kept one, assigned at E1; Kafka 4.4.0 refuses it too.
-// Whatever the broker answered, the story must tell it: the commit entry
-// (JSON lines and text) with each partition's result, the member's epoch
-// E2, each partition's assignment epoch from member 1's heartbeats (E1 for
-// the kept one, -1 for member 2's), and what the answer means.
+// when its epoch moved would. The partition member 2 now holds fails the
+// check (STALE_MEMBER_EPOCH): that is the fencing the epoch is for. Kafka
+// 4.3+ checks each partition against its assignment epoch (KIP-1251), but
+// the first one that fails fails the whole OffsetCommit
+// (OffsetMetadataManager.commitOffset), so the kept one is refused too.
+// Member 1 then commits the kept partition alone at E1: KIP-1251 takes it,
+// assigned at E1 (before 4.3 the coordinator refuses any epoch but the
+// member's). The story must tell both commits: the commit entries (JSON
+// lines and text) with each partition's result, the member's epoch E2,
+// each partition's assignment epoch from member 1's heartbeats (E1 for the
+// kept one, -1 for member 2's), and what the answer means.
 func TestScenario52(t *testing.T) {
 	topic, group := "kip1251", "kip1251_group"
 	freshTopic(t, topic, 2, group)
@@ -87,36 +92,47 @@ func TestScenario52(t *testing.T) {
 	t.Logf("member 1 %s: %s[0 1] at epoch %d; member 2 %s joined; member 1 at epoch %d keeps %s[%d], member 2 has %s[%d]",
 		m1.id, topic, e1, m2.id, e2, topic, kept, topic, moved)
 
-	// Member 1 commits both partitions at its old epoch, as a commit sent
-	// before its epoch moved would.
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.Group, oc.MemberID, oc.Generation = group, m1.id, e1
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = topic, ids[topic]
-	for _, p := range []int32{kept, moved} {
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset = p, 5
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	oc.Topics = append(oc.Topics, rt)
-	ocr, err := oc.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[int32]int16{}
-	for _, rt := range ocr.Topics {
-		for _, rp := range rt.Partitions {
-			got[rp.Partition] = rp.ErrorCode
+	// Member 1 commits at its old epoch, as a commit sent before its
+	// epoch moved would: both partitions, then the kept one alone.
+	commit := func(parts ...int32) map[int32]int16 {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Group, oc.MemberID, oc.Generation = group, m1.id, e1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = topic, ids[topic]
+		for _, p := range parts {
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset = p, 5
+			rt.Partitions = append(rt.Partitions, rp)
 		}
+		oc.Topics = append(oc.Topics, rt)
+		ocr, err := oc.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]int16{}
+		for _, rt := range ocr.Topics {
+			for _, rp := range rt.Partitions {
+				got[rp.Partition] = rp.ErrorCode
+				t.Logf("OffsetCommit v%d at epoch %d: %s[%d] %v", ocr.Version, e1, topic, rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+		}
+		return got
 	}
-	t.Logf("OffsetCommit v%d at epoch %d: %s[%d] %v, %s[%d] %v", ocr.Version, e1, topic, kept, kerr.ErrorForCode(got[kept]), topic, moved, kerr.ErrorForCode(got[moved]))
-	// The partition member 2 holds must be refused: that is the fencing
-	// the epoch is for. The one member 1 kept since e1 is taken under
-	// KIP-1251's rule; Kafka 4.4.0 refuses it too (see
-	// docs/timeline-json.md): the story must tell whichever the broker
-	// answered.
-	if got[moved] != kerr.StaleMemberEpoch.Code {
-		t.Errorf("commit at epoch %d of %s[%d], member 2's: %v; want STALE_MEMBER_EPOCH", e1, topic, moved, kerr.ErrorForCode(got[moved]))
+	both := commit(kept, moved)
+	alone := commit(kept)
+	// Both are refused: member 2's partition fails the check, which fails
+	// the request. The kept one alone is taken on 4.3+ (KIP-1251).
+	stale := kerr.StaleMemberEpoch.Code
+	if both[moved] != stale || both[kept] != stale {
+		t.Errorf("commit at epoch %d of %s[%d] (member 2's) and [%d]: %v, %v; want STALE_MEMBER_EPOCH for both, the request failing whole",
+			e1, topic, moved, kept, kerr.ErrorForCode(both[moved]), kerr.ErrorForCode(both[kept]))
+	}
+	wantAlone := stale
+	if kafkaAtLeast(4, 3) {
+		wantAlone = 0
+	}
+	if alone[kept] != wantAlone {
+		t.Errorf("commit at epoch %d of %s[%d] alone, member 1's since then: %v; want %v", e1, topic, kept, kerr.ErrorForCode(alone[kept]), kerr.ErrorForCode(wantAlone))
 	}
 	m2.leave(t, ctx)
 	m1.leave(t, ctx)
@@ -133,7 +149,7 @@ func TestScenario52(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var entry *commitEntry
+	var entries []*commitEntry
 	for _, line := range strings.Split(string(lines), "\n") {
 		if !strings.Contains(line, `"kind":"commit"`) {
 			continue
@@ -143,43 +159,45 @@ func TestScenario52(t *testing.T) {
 			t.Fatalf("replay --format jsonl: %v in %s", err, line)
 		}
 		if e.Group == group && e.MemberID == m1.id {
-			entry = e
+			entries = append(entries, e)
 		}
 	}
-	if entry == nil {
-		t.Fatalf("no commit entry of member 1 (%s) in the story (%s)", m1.id, filepath.Join(runDir(t), "timeline.jsonl"))
+	if len(entries) != 2 {
+		t.Fatalf("%d commit entries of member 1 (%s) in the story (%s); want 2", len(entries), m1.id, filepath.Join(runDir(t), "timeline.jsonl"))
 	}
-	f := entry.Fields
 	ks, ms := strconv.Itoa(int(kept)), strconv.Itoa(int(moved))
-	if f.CommitGeneration != e1 || f.MemberEpoch == nil || *f.MemberEpoch != e2 {
-		t.Errorf("commit entry: epoch %d, member epoch %s; want %d behind the member's %d", f.CommitGeneration, deref(f.MemberEpoch), e1, e2)
-	}
-	if a := f.AssignmentEpochs[topic]; a == nil || a[ks] != e1 || a[ms] != -1 {
-		t.Errorf("commit entry: assignment epochs %v; want %s[%d] at %d (kept since), %s[%d] -1 (member 2's)", f.AssignmentEpochs, topic, kept, e1, topic, moved)
-	}
-	for p, code := range got {
-		want := ""
-		if code != 0 {
-			want = kerr.ErrorForCode(code).(*kerr.Error).Message
+	check := func(entry *commitEntry, got map[int32]int16, wantEpochs map[string]int32, wantText string) {
+		f := entry.Fields
+		if f.CommitGeneration != e1 || f.MemberEpoch == nil || *f.MemberEpoch != e2 {
+			t.Errorf("commit entry: epoch %d, member epoch %s; want %d behind the member's %d", f.CommitGeneration, deref(f.MemberEpoch), e1, e2)
 		}
-		if g := f.Errors[topic][strconv.Itoa(int(p))]; g != want {
-			t.Errorf("commit entry: %s[%d] error %q; the broker answered %q", topic, p, g, want)
+		if a := f.AssignmentEpochs[topic]; len(a) != len(wantEpochs) || !maps.Equal(a, wantEpochs) {
+			t.Errorf("commit entry: assignment epochs %v; want %s %v (%s[%d] kept since %d, %s[%d] member 2's)", f.AssignmentEpochs, topic, wantEpochs, topic, kept, e1, topic, moved)
 		}
+		for p, code := range got {
+			want := ""
+			if code != 0 {
+				want = kerr.ErrorForCode(code).(*kerr.Error).Message
+			}
+			if g := f.Errors[topic][strconv.Itoa(int(p))]; g != want {
+				t.Errorf("commit entry: %s[%d] error %q; the broker answered %q", topic, p, g, want)
+			}
+		}
+		if !strings.Contains(entry.Text, wantText) || !strings.Contains(string(text), wantText) {
+			t.Errorf("commit entry %q; want it, in the JSON lines and the text timeline, to tell %q", entry.Text, wantText)
+		}
+		t.Logf("the story: %s", entry.Text)
 	}
-	why := map[bool]string{
-		true:  "the coordinator took the partitions assigned at or before the commit's epoch and refused the others",
-		false: "refused, although by the member's heartbeats some were assigned at or before the commit's epoch",
-	}[got[kept] == 0]
-	wantText := fmt.Sprintf("epoch %d behind the member's %d (%s[%d] assigned at epoch %d, %s[%d] not assigned to it): %s",
-		e1, e2, topic, min(kept, moved), map[bool]int32{true: e1, false: -1}[kept < moved], topic, max(kept, moved), why)
+	parts := fmt.Sprintf("%s[%d] assigned at epoch %d, %s[%d] not assigned to it", topic, kept, e1, topic, moved)
 	if kept > moved {
-		wantText = fmt.Sprintf("epoch %d behind the member's %d (%s[%d] not assigned to it, %s[%d] assigned at epoch %d): %s",
-			e1, e2, topic, moved, topic, kept, e1, why)
+		parts = fmt.Sprintf("%s[%d] not assigned to it, %s[%d] assigned at epoch %d", topic, moved, topic, kept, e1)
 	}
-	if !strings.Contains(entry.Text, wantText) || !strings.Contains(string(text), wantText) {
-		t.Errorf("commit entry %q; want it, in the JSON lines and the text timeline, to tell %q", entry.Text, wantText)
+	check(entries[0], both, map[string]int32{ks: e1, ms: -1}, fmt.Sprintf("epoch %d behind the member's %d (%s): refused whole: a partition assigned to the member after the commit's epoch or not at all fails KIP-1251's check", e1, e2, parts))
+	why := "taken, as KIP-1251's assignment epochs (Kafka 4.3+) allow"
+	if alone[kept] != 0 {
+		why = "refused, although by the member's heartbeats each was assigned at or before the commit's epoch"
 	}
-	t.Logf("the story: %s", entry.Text)
+	check(entries[1], alone, map[string]int32{ks: e1}, fmt.Sprintf("epoch %d behind the member's %d (%s[%d] assigned at epoch %d): %s", e1, e2, topic, kept, e1, why))
 }
 
 // commitEntry is a commit entry of `kproxy replay --format jsonl`, as far

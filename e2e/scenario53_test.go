@@ -159,11 +159,18 @@ func TestScenario53(t *testing.T) {
 	var gainedB, lostA []string
 	var sawProbing, warmedUp bool
 	processes := map[string]string{}
-	for _, g := range gens {
+	for i, g := range gens {
 		if g.Protocol != "stream" {
 			t.Errorf("gen %d: protocol %q, want stream", g.Generation, g.Protocol)
 		}
 		t.Logf("gen %d trigger %s %s %q", g.Generation, g.Trigger.Kind, g.Trigger.Member, g.Trigger.Reason)
+		// The probing rebalance moves the caught-up tasks: the next
+		// generation is the follow-up that hands them over, started by the
+		// old owner's rejoin after revoking them or by the new owner's,
+		// whose assignment scheduled it, whichever came first.
+		if i > 0 && gens[i-1].Trigger.Kind == "probing_rebalance" && g.Trigger.Kind != "cooperative_follow_up" {
+			t.Errorf("gen %d after the probing rebalance: trigger %s, want cooperative_follow_up", g.Generation, g.Trigger.Kind)
+		}
 		if g.Trigger.Kind == "probing_rebalance" {
 			sawProbing = true
 			if !strings.HasPrefix(g.Trigger.Reason, "triggered followup rebalance scheduled for ") {

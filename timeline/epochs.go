@@ -11,11 +11,16 @@ import (
 // member's current epoch, and refused any other with STALE_MEMBER_EPOCH.
 // KIP-1251 (Kafka 4.3) keeps, per member and partition, the assignment
 // epoch: the member epoch at which the partition was assigned to it. A
-// commit at an older epoch E is then taken for each partition whose
-// assignment epoch is at most E, and refused (STALE_MEMBER_EPOCH, per
-// partition) for one assigned later, or not assigned to the member at all
-// (moved to another member: the zombie commit the member epoch fences). A
-// commit at an epoch newer than the member's is refused either way.
+// commit at an older epoch E passes for a partition whose assignment epoch
+// is at most E, and fails for one assigned later, or not assigned to the
+// member at all (moved to another member: the zombie commit the member
+// epoch fences). The KIP speaks of the check per partition, but Kafka
+// 4.4.0's coordinator (OffsetMetadataManager.commitOffset) runs it inside
+// the request: the first partition that fails it fails the whole
+// OffsetCommit, every partition answered STALE_MEMBER_EPOCH, the ones the
+// member held since E included (a TxnOffsetCommit likewise, with
+// STALE_MEMBER_EPOCH from v6, ILLEGAL_GENERATION before). A commit at an
+// epoch newer than the member's is refused either way.
 //
 // Nothing of this is on the wire beyond the commit's epoch and each
 // partition's result: kproxy tells such a commit with the member's epoch
@@ -94,7 +99,6 @@ func epochText(c *commit) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "; epoch %d behind the member's %d (", c.generation, ec.memberEpoch)
-	taken, later := 0, 0
 	for i, cp := range c.parts[:min(len(c.parts), maxListed)] {
 		if i > 0 {
 			b.WriteString(", ")
@@ -107,18 +111,26 @@ func epochText(c *commit) string {
 	}
 	writeMore(&b, len(c.parts)-maxListed)
 	b.WriteByte(')')
+	// held: parts the member held since the commit's epoch or before;
+	// taken: those the coordinator took; later: the other parts, refused.
+	held, taken, later := 0, 0, 0
 	for i, cp := range c.parts {
 		a := ec.assigned[i]
+		passes := a >= 0 && a <= c.generation
 		switch {
-		case cp.code == 0 && a >= 0 && a <= c.generation:
+		case passes && cp.code == 0:
+			held++
 			taken++
-		case cp.code == errStaleMemberEpoch && (a < 0 || a > c.generation):
+		case passes:
+			held++
+		case epochRefusal(c, cp.code):
 			later++
 		}
 	}
 	if !c.responded {
 		return b.String()
 	}
+	refused := refusedForEpoch(c)
 	switch {
 	case taken > 0 && later > 0:
 		b.WriteString(": the coordinator took the partitions assigned at or before the commit's epoch and refused the others, as KIP-1251's assignment epochs (Kafka 4.3+) have it")
@@ -126,10 +138,19 @@ func epochText(c *commit) string {
 		b.WriteString(": taken, as KIP-1251's assignment epochs (Kafka 4.3+) allow for partitions assigned at or before the commit's epoch")
 	case later > 0 && later == len(c.parts):
 		b.WriteString(": refused, the partitions being assigned to the member after the commit's epoch or not at all")
-	case taken == 0 && c.failed && refusedStale(c):
-		b.WriteString(": refused, although by the member's heartbeats some were assigned at or before the commit's epoch: the coordinator held the commit to the member's current epoch")
+	case refused && held > 0 && held < len(c.parts):
+		b.WriteString(": refused whole: a partition assigned to the member after the commit's epoch or not at all fails KIP-1251's check (Kafka 4.3+), and the coordinator then refuses every partition of the commit, those held since its epoch included")
+	case refused && held == len(c.parts):
+		b.WriteString(": refused, although by the member's heartbeats each was assigned at or before the commit's epoch: the coordinator held the commit to the member's current epoch, as before KIP-1251 (Kafka 4.3)")
 	}
 	return b.String()
+}
+
+// epochRefusal reports whether code is the coordinator refusing a
+// partition of c for its epoch: STALE_MEMBER_EPOCH, or for a
+// TxnOffsetCommit before v6, ILLEGAL_GENERATION.
+func epochRefusal(c *commit, code int16) bool {
+	return code == errStaleMemberEpoch || c.txn != nil && code == errIllegalGeneration
 }
 
 // epochFields adds c's epoch check to an entry's fields.
@@ -160,11 +181,11 @@ func assignmentEpochs(c *commit) map[string]map[int32]int32 {
 	return m
 }
 
-// refusedStale reports whether every partition of c was refused with
-// STALE_MEMBER_EPOCH.
-func refusedStale(c *commit) bool {
+// refusedForEpoch reports whether every partition of c was refused for
+// its epoch (see epochRefusal).
+func refusedForEpoch(c *commit) bool {
 	for _, cp := range c.parts {
-		if cp.code != errStaleMemberEpoch {
+		if !epochRefusal(c, cp.code) {
 			return false
 		}
 	}

@@ -58,8 +58,12 @@ func TestCommitEpochs(t *testing.T) {
 			"orders[0]=42 ok (3 ms); epoch 1 behind the member's 2 (orders[0] assigned at epoch 1): taken, as KIP-1251's assignment epochs (Kafka 4.3+) allow"},
 		{"zombie", []int32{1}, map[int32]int16{1: errStaleMemberEpoch},
 			"epoch 1 behind the member's 2 (orders[1] not assigned to it): refused, the partitions being assigned to the member after the commit's epoch or not at all"},
-		{"strict", []int32{0, 1}, map[int32]int16{0: errStaleMemberEpoch, 1: errStaleMemberEpoch},
-			"refused, although by the member's heartbeats some were assigned at or before the commit's epoch: the coordinator held the commit to the member's current epoch"},
+		// Kafka 4.4.0: orders[1] fails the check, which fails the request.
+		{"whole", []int32{0, 1}, map[int32]int16{0: errStaleMemberEpoch, 1: errStaleMemberEpoch},
+			"epoch 1 behind the member's 2 (orders[0] assigned at epoch 1, orders[1] not assigned to it): refused whole: a partition assigned to the member after the commit's epoch or not at all fails KIP-1251's check (Kafka 4.3+), and the coordinator then refuses every partition of the commit, those held since its epoch included"},
+		// Before Kafka 4.3: only the member's current epoch is taken.
+		{"strict", []int32{0}, map[int32]int16{0: errStaleMemberEpoch},
+			"epoch 1 behind the member's 2 (orders[0] assigned at epoch 1): refused, although by the member's heartbeats each was assigned at or before the commit's epoch: the coordinator held the commit to the member's current epoch, as before KIP-1251 (Kafka 4.3)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entries, _, _ := run(t, Config{}, epochScript(tc.codes, tc.parts...).events(), -1)

@@ -218,7 +218,9 @@ func (g *group) mixedJoin(ev *decode.Event) {
 	if jg.ProtocolName != "" {
 		cm.assignor = jg.ProtocolName
 	}
-	if !cm.active {
+	if cm.active {
+		g.classicRejoin(ev, cm)
+	} else {
 		cm.joinedAt = ev.At
 		c := cause{trigger: trigger{kind: TriggerMemberJoined, member: id, reason: jg.Reason, at: ev.At},
 			instanceID: cm.instanceID, clientID: cm.clientID, clientAddr: cm.clientAddr}
@@ -238,6 +240,21 @@ func (g *group) mixedJoin(ev *decode.Event) {
 		cg.epoch = jg.Generation
 		g.formEpoch(jg.Generation, ev)
 	}
+}
+
+// classicRejoin tells an active classic member's JoinGroup ev in a
+// consumer group: the broker asked it to rejoin (a Heartbeat answered
+// REBALANCE_IN_PROGRESS) to reconcile with a new epoch, which starts no
+// group-wide rebalance, but an eager assignor's member gives up every
+// partition when it rejoins and consumes nothing until its SyncGroup
+// answer.
+func (g *group) classicRejoin(ev *decode.Event, cm *cmember) {
+	jg := ev.JoinGroup
+	text := fmt.Sprintf("%s rejoined with the classic protocol to reconcile (epoch %d), JoinGroup held %s", g.who(cm.id), jg.Generation, human(ev.RespondedAt.Sub(ev.At)))
+	if assignorModes[cm.assignor] == ModeEager && cm.assigned.count() > 0 {
+		text += fmt.Sprintf("; its assignor %s is eager: it stopped consuming %s until its assignment", cm.assignor, g.e.topics.named(cm.assigned))
+	}
+	g.emit(ev.At, KindMemberJoined, jg.Generation, cm.id, text, map[string]any{"protocol": ProtocolClassic, "member_epoch": jg.Generation})
 }
 
 // mixedSync: the broker's answer to a classic member's SyncGroup is its
@@ -314,6 +331,30 @@ func (g *group) mixedLeave(ev *decode.Event) {
 	}
 }
 
+// memberProtocol is m's group protocol in gen (MemberReport.Protocol).
+func memberProtocol(gen *generation, m *member) string {
+	switch {
+	case !epochMode(gen.mode):
+		return ProtocolClassic
+	case m.protocol != "":
+		return m.protocol
+	case gen.mode == ModeShare:
+		return ProtocolShare
+	}
+	return ProtocolConsumer
+}
+
+// migrationsView is the group's migrations, typed (GroupView.Migrations).
+func (g *group) migrationsView() []MigrationView {
+	var out []MigrationView
+	for _, mg := range g.migrations {
+		out = append(out, MigrationView{Direction: mg.direction, Started: mg.startedAt, StartedBy: mg.startedBy,
+			Converted: mg.convertedAt, Generation: mg.convertedGen, ConvertedBy: mg.convertedBy,
+			Completed: mg.completedAt, LastMember: mg.lastMember})
+	}
+	return out
+}
+
 // consumerMembers counts the active consumer-protocol members.
 func (g *group) consumerMembers() int {
 	n := 0
@@ -367,19 +408,41 @@ func (g *group) checkMigration(at time.Time, id string) {
 			g.emit(at, KindMigration, cg.epoch, id, "online downgrade abandoned: its classic members left first", map[string]any{"direction": MigrationDowngrade})
 			return
 		}
-		g.convertToClassic(at, id, mg, fmt.Sprintf("group converted from consumer to classic (online downgrade) at epoch %d: its last consumer-protocol member %s is gone; the classic members (%s) rebalance as a classic group",
-			cg.epoch, id, listNames(remain, 5)))
+		epoch := cg.epoch + g.unreconciledEpochs(id)
+		text := fmt.Sprintf("group converted from consumer to classic (online downgrade) at epoch %d: its last consumer-protocol member %s is gone; the classic members (%s) rebalance as a classic group",
+			epoch, id, listNames(remain, 5))
+		switch {
+		case epoch == cg.epoch+1:
+			text += fmt.Sprintf(" (epoch %d, started by a member joining or leaving, was never reconciled)", epoch)
+		case epoch > cg.epoch:
+			text += fmt.Sprintf(" (epochs %d to %d, started by members joining or leaving, were never reconciled)", cg.epoch+1, epoch)
+		}
+		g.convertToClassic(at, id, epoch, mg, text)
 	}
 }
 
+// unreconciledEpochs counts the group epochs the broker started after
+// the last one kproxy saw, when the last consumer-protocol member, id,
+// left: every membership change not yet in a formed epoch bumped the
+// group epoch, but the last member's leaving converts the group instead.
+func (g *group) unreconciledEpochs(id string) int32 {
+	n := int32(0)
+	for _, c := range g.causes {
+		if c.member != id || c.kind != TriggerMemberLeft && c.kind != TriggerSessionTimeout {
+			n++
+		}
+	}
+	return n
+}
+
 // convertToClassic tells, with text, the consumer group becoming a
-// classic group at at, by member id (migration mg); the classic engine
-// takes over.
-func (g *group) convertToClassic(at time.Time, id string, mg *migration, text string) {
+// classic group at at, at group epoch epoch, by member id (migration
+// mg); the classic engine takes over.
+func (g *group) convertToClassic(at time.Time, id string, epoch int32, mg *migration, text string) {
 	cg := g.consumer
-	mg.convertedAt, mg.convertedGen, mg.convertedBy = at, cg.epoch, id
+	mg.convertedAt, mg.convertedGen, mg.convertedBy = at, epoch, id
 	mg.completedAt, mg.lastMember = at, id
-	g.emit(at, KindMigration, cg.epoch, id, text, map[string]any{"direction": MigrationDowngrade})
+	g.emit(at, KindMigration, epoch, id, text, map[string]any{"direction": MigrationDowngrade})
 	if latest := g.latest(); latest != nil {
 		if latest.phase == phaseSyncing {
 			latest.phase = phaseSuperseded
@@ -404,8 +467,21 @@ func (g *group) downgradeEmpty(ev *decode.Event) {
 	}
 	mg := &migration{direction: MigrationDowngrade, startedAt: ev.At, startedBy: id}
 	g.migrations = append(g.migrations, mg)
-	g.convertToClassic(ev.At, id, mg, fmt.Sprintf("group converted from consumer to classic (online downgrade) at epoch %d: %s joined with the classic protocol and the group had no member",
+	g.convertToClassic(ev.At, id, g.consumer.epoch, mg, fmt.Sprintf("group converted from consumer to classic (online downgrade) at epoch %d: %s joined with the classic protocol and the group had no member",
 		g.consumer.epoch, g.who(id)))
+}
+
+// convertedBefore reports whether the group converted from consumer to
+// classic at a group epoch from latest's (the last consumer epoch kproxy
+// saw formed) to num-1: the classic generation num follows the
+// conversion, and the epochs between were started, not missed.
+func (g *group) convertedBefore(latest *generation, num int32) bool {
+	if g.pastConsumer == nil || len(g.migrations) == 0 || !epochMode(latest.mode) {
+		return false
+	}
+	mg := g.migrations[len(g.migrations)-1]
+	return mg.direction == MigrationDowngrade && !mg.convertedAt.IsZero() &&
+		mg.convertedGen >= latest.num && mg.convertedGen == num-1
 }
 
 // emptyConsumerGroup reports whether the consumer group has no active

@@ -114,11 +114,23 @@ func TestOnlineUpgrade(t *testing.T) {
 	if r.Groups[0].GroupProtocol != "consumer" {
 		t.Errorf("group protocol %s; want consumer", r.Groups[0].GroupProtocol)
 	}
+	// The classic members' rejoins to reconcile are told, with what an
+	// eager assignor's member stopped meanwhile.
+	for _, want := range []string{
+		"A-1 (client consumer-A 127.0.0.1:50001) rejoined with the classic protocol to reconcile (epoch 2), JoinGroup held 10 ms; its assignor range is eager: it stopped consuming round_topic[0 1] until its assignment",
+		"B-1 (client consumer-B 127.0.0.1:50002) rejoined with the classic protocol to reconcile (epoch 2), JoinGroup held 10 ms; its assignor range is eager: it stopped consuming round_topic[2] until its assignment",
+	} {
+		if findEntry(entries, KindMemberJoined, want) == nil {
+			t.Errorf("no entry %q:\n%s", want, entryLines(entries))
+		}
+	}
 }
 
 // TestOnlineDowngrade: consumer members M1 and M2; classic X joins at
-// epoch 3 (a downgrade starts); M1 and M2 leave, which converts the group
-// to classic; X then rebalances alone as a classic group (gen 5).
+// epoch 3 (a downgrade starts); M1 leaves (epoch 4 starts), then M2, the
+// last consumer-protocol member, which converts the group to classic at
+// epoch 4 before anyone reconciled with it; X then rebalances alone as a
+// classic group (gen 5: the broker's classic group continues the epochs).
 func TestOnlineDowngrade(t *testing.T) {
 	w := newMigrationWire("down")
 	w.cghb(cA, 1, 1.01, "M1", 0, 1, []int32{0, 1, 2})
@@ -136,10 +148,10 @@ func TestOnlineDowngrade(t *testing.T) {
 	w.cghb(cA, 20, 20.01, "M1", -1, -1, nil)
 	w.cghb(cB, 21, 21.01, "M2", -1, -1, nil)
 	w.hb(cC, 22, 22.001, "X-1", 3, errRebalanceInProgress)
-	w.join(cC, 22.01, 22.02, jg("X-1", 6, "X-1", "X-1"))
+	w.join(cC, 22.01, 22.02, jg("X-1", 5, "X-1", "X-1"))
 	all := tp("round_topic", 0, 1, 2)
-	w.sync(cC, 22.03, 22.04, "X-1", 6, all, map[string][]decode.TopicPartitions{"X-1": all})
-	w.hbs(cC, "X-1", 6, 25, 30)
+	w.sync(cC, 22.03, 22.04, "X-1", 5, all, map[string][]decode.TopicPartitions{"X-1": all})
+	w.hbs(cC, "X-1", 5, 25, 30)
 	entries, r, _ := run(t, Config{}, w.events(), 31)
 
 	ms := migrationOf(t, r, "down")
@@ -148,22 +160,27 @@ func TestOnlineDowngrade(t *testing.T) {
 	}
 	m := ms[0]
 	if m.Direction != MigrationDowngrade || m.StartedBy != "X-1" || m.StartedAt != stamp(sec(10.01)) || m.ConvertedBy != "M2" ||
-		m.ConvertedAt == nil || *m.ConvertedAt != stamp(sec(21)) || m.CompletedAt == nil || m.LastMember != "M2" {
-		t.Errorf("migration %+v; want downgrade started by X-1 at 14:02:10.010, converted when M2 left at 14:02:21", m)
+		m.ConvertedAt == nil || *m.ConvertedAt != stamp(sec(21)) || m.CompletedAt == nil || m.LastMember != "M2" ||
+		m.Generation == nil || *m.Generation != 4 {
+		t.Errorf("migration %+v; want downgrade started by X-1 at 14:02:10.010, converted at epoch 4 when M2 left at 14:02:21", m)
 	}
 	if x := memberOf(t, genOf(t, r, "down", 3), "X-1"); x.Protocol != ProtocolClassic || x.Status == "unobserved" {
 		t.Errorf("epoch 3 X-1: protocol %q status %q; want classic, seen", x.Protocol, x.Status)
 	}
-	g6 := genOf(t, r, "down", 6)
-	if g6.Mode == ModeConsumer || g6.Status != "stable" || g6.Leader != "X-1" || memberOf(t, g6, "X-1").Protocol != ProtocolClassic {
-		t.Errorf("gen 6: mode %s status %s leader %s; want a stable classic generation led by X-1\n%s", g6.Mode, g6.Status, g6.Leader, entryLines(entries))
+	g5 := genOf(t, r, "down", 5)
+	if g5.Mode == ModeConsumer || g5.Status != "stable" || g5.Leader != "X-1" || memberOf(t, g5, "X-1").Protocol != ProtocolClassic {
+		t.Errorf("gen 5: mode %s status %s leader %s; want a stable classic generation led by X-1\n%s", g5.Mode, g5.Status, g5.Leader, entryLines(entries))
+	}
+	// Epoch 4 was seen started (M1 left), not missed.
+	if len(g5.Unknown) != 0 || findEntry(entries, KindPartial, "not observed") != nil {
+		t.Errorf("gen 5 unknown %+v; want none: epoch 4 started and the group converted\n%s", g5.Unknown, entryLines(entries))
 	}
 	g := r.Groups[0]
 	if g.GroupProtocol != "classic" || len(g.ConsumerMembers) != 3 {
 		t.Errorf("group protocol %s with %d consumer members; want classic, M1 M2 X-1 kept", g.GroupProtocol, len(g.ConsumerMembers))
 	}
 	if findEntry(entries, KindMigration, "online downgrade started") == nil ||
-		findEntry(entries, KindMigration, "group converted from consumer to classic") == nil {
+		findEntry(entries, KindMigration, "group converted from consumer to classic (online downgrade) at epoch 4: its last consumer-protocol member M2 is gone; the classic members (X-1) rebalance as a classic group (epoch 4, started by a member joining or leaving, was never reconciled)") == nil {
 		t.Errorf("migration entries missing:\n%s", entryLines(entries))
 	}
 }

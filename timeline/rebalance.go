@@ -75,7 +75,7 @@ func (g *group) form(num int32, at time.Time) *generation {
 	switch {
 	case latest == nil && num > 1:
 		gen.note("previousGeneration", fmt.Sprintf("kproxy first saw this group forming generation %d: generation %d (its members and assignment) was not observed, so the trigger and what moved are unknown", num, num-1))
-	case latest != nil && num > latest.num+1:
+	case latest != nil && num > latest.num+1 && !g.convertedBefore(latest, num):
 		why := fmt.Sprintf("generations %d to %d were not observed", latest.num+1, num-1)
 		gen.note("generations", why)
 		g.emit(at, KindPartial, num, "", why, nil)

@@ -551,15 +551,8 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	if m.synced && !m.joinAt.IsZero() {
 		mr.StopTheWorldMs = msPtr(m.syncedAt.Sub(m.joinAt), !epochMode(gen.mode))
 	}
-	mr.Protocol = ProtocolClassic
+	mr.Protocol = memberProtocol(gen, m)
 	if epochMode(gen.mode) {
-		mr.Protocol = m.protocol
-		if mr.Protocol == "" {
-			mr.Protocol = map[string]string{ModeShare: ProtocolShare}[gen.mode]
-			if mr.Protocol == "" {
-				mr.Protocol = ProtocolConsumer
-			}
-		}
 		e := m.epoch
 		mr.MemberEpoch = &e
 		mr.SyncedAt = stampPtr(m.reachedAt)

@@ -94,6 +94,22 @@ func probingJoin(pm, m *member) bool {
 	return !m.joinAt.Before(time.UnixMilli(a.NextRebalanceMs))
 }
 
+// followUpJoin reports whether m's JoinGroup is the follow-up its
+// assignment in the previous generation, pm, scheduled at once: a task
+// moving between instances is revoked from its old owner first, and the
+// leader schedules the follow-up that hands it over (the cooperative
+// follow-up) in the new owner's assignment (e2e 53, Kafka Streams 3.9 and
+// 4.4). The old owner rejoins for its revocation and the new one for the
+// schedule, whichever first: the new owner's rejoin, which revoked
+// nothing, is the follow-up too.
+func followUpJoin(pm, m *member) bool {
+	if m.reason == probingPrefix+"0" {
+		return true
+	}
+	a := pm.streamsAssigned()
+	return m.reason == "" && a != nil && a.Version >= 7 && a.NextRebalanceMs == 0
+}
+
 // classicStreamsReport is m's Streams userdata in gen, nil when it has
 // none.
 func classicStreamsReport(gen *generation, m *member) *ClassicStreamsReport {

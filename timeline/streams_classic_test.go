@@ -197,3 +197,120 @@ func TestClassicStreamsStormCounting(t *testing.T) {
 		t.Errorf("storms %d, want 1", len(g.Storms))
 	}
 }
+
+// TestClassicStreamsProbingWithoutReason checks the probing trigger of a
+// member that gives no JoinGroup reason (JoinGroup before v8, or a client
+// that sends none): its rejoin is the probing rebalance when it comes once
+// the time its previous assignment scheduled has passed, and an ordinary
+// rejoin otherwise.
+func TestClassicStreamsProbingWithoutReason(t *testing.T) {
+	none := decode.StreamsNoRebalance
+	for _, c := range []struct {
+		name   string
+		next   int64 // A-1's nextRebalanceMs in gen 2; 0 keeps the script's 60 s
+		gen3   string
+		storms int
+	}{
+		{"at the scheduled time", 0, TriggerProbingRebalance, 0},
+		{"after the scheduled time", sec(59.5).UnixMilli(), TriggerProbingRebalance, 0},
+		{"before the scheduled time", sec(120).UnixMilli(), TriggerLeaderRejoined, 1},
+		{"none scheduled", none, TriggerLeaderRejoined, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := classicStreamsScript()
+			for i := range s.evs {
+				if j := s.evs[i].JoinGroup; j != nil {
+					j2 := *j
+					j2.Reason = ""
+					s.evs[i].JoinGroup = &j2
+				}
+				sg := s.evs[i].SyncGroup
+				if sg == nil || sg.Generation != 2 || c.next == 0 {
+					continue
+				}
+				if sg.MemberID == "A-1" {
+					sg.Assignment.Streams.NextRebalanceMs = c.next
+				}
+				for _, p := range sg.Plan {
+					if p.MemberID == "A-1" {
+						p.Assignment.Streams.NextRebalanceMs = c.next
+					}
+				}
+			}
+			_, r, _ := run(t, Config{StormRebalances: 3}, s.events(), 70)
+			g := r.Groups[0]
+			var got []string
+			for _, gen := range g.Generations {
+				got = append(got, gen.Trigger.Kind)
+			}
+			want := []string{TriggerMemberJoined, c.gen3, TriggerFollowUp}
+			if len(got) != 4 || !slices.Equal(got[1:], want) {
+				t.Fatalf("triggers %v, want [_ %v]", got, want)
+			}
+			if tr := g.Generations[2].Trigger; tr.Member != "A-1" {
+				t.Errorf("gen 3 trigger member %q, want A-1", tr.Member)
+			}
+			if len(g.Storms) != c.storms {
+				t.Errorf("storms %d, want %d", len(g.Storms), c.storms)
+			}
+		})
+	}
+}
+
+// TestClassicStreamsFollowUpOfNewOwner checks the hand-over's follow-up
+// started by the task's new owner, whose assignment scheduled it: B,
+// which revoked nothing, rejoins before A, with the reason "triggered
+// followup rebalance scheduled for 0" or, without a reason, once its
+// assignment said so; the generation is the cooperative follow-up either
+// way.
+func TestClassicStreamsFollowUpOfNewOwner(t *testing.T) {
+	for _, reason := range []bool{true, false} {
+		s := classicStreamsScript()
+		for i := range s.evs {
+			ev := &s.evs[i]
+			if sg := ev.SyncGroup; sg != nil && sg.Generation == 3 {
+				for _, a := range append([]*decode.Assignment{sg.Assignment}, planAssignments(sg)...) {
+					a.Streams.NextRebalanceMs = decode.StreamsNoRebalance
+				}
+				if sg.MemberID == "B-1" {
+					sg.Assignment.Streams.NextRebalanceMs = 0
+				}
+				for _, p := range sg.Plan {
+					if p.MemberID == "B-1" {
+						p.Assignment.Streams.NextRebalanceMs = 0
+					}
+				}
+			}
+			if j := ev.JoinGroup; j != nil && j.Generation == 4 {
+				j2 := *j
+				j2.Reason = ""
+				if j.MemberID == "B-1" {
+					// B first, as in e2e 53 on Kafka 3.9.2.
+					ev.At = sec(60.25)
+					if reason {
+						j2.Reason = probingPrefix + "0"
+					}
+				}
+				ev.JoinGroup = &j2
+			}
+		}
+		slices.SortStableFunc(s.evs, func(a, b decode.Event) int { return a.At.Compare(b.At) })
+		_, r, _ := run(t, Config{StormRebalances: 3}, s.events(), 70)
+		g := r.Groups[0]
+		if tr := g.Generations[3].Trigger; tr.Kind != TriggerFollowUp || tr.Member != "B-1" {
+			t.Errorf("reason %v: gen 4 trigger %s by %s; want B-1's %s", reason, tr.Kind, tr.Member, TriggerFollowUp)
+		}
+		if f := g.Generations[3].FollowUpOf; f == nil || *f != 3 {
+			t.Errorf("reason %v: gen 4 follow-up of %v; want 3", reason, f)
+		}
+	}
+}
+
+// planAssignments is the leader's plan's assignments in sg.
+func planAssignments(sg *decode.SyncGroup) []*decode.Assignment {
+	var out []*decode.Assignment
+	for _, p := range sg.Plan {
+		out = append(out, p.Assignment)
+	}
+	return out
+}

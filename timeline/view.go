@@ -26,6 +26,27 @@ type GroupView struct {
 	// (ConsumerMemberReport, and what the diagnosis needs beyond it),
 	// sorted by member id; nil for other groups.
 	ConsumerMembers []ConsumerMemberView
+	// Migrations is the group's online migrations between the classic
+	// and the consumer protocol, in order (MigrationReport).
+	Migrations []MigrationView
+}
+
+// MigrationView is one online migration (MigrationReport).
+type MigrationView struct {
+	Direction string // MigrationUpgrade or MigrationDowngrade
+	// Started is when StartedBy, the first member of the new protocol,
+	// joined.
+	Started   time.Time
+	StartedBy string
+	// Converted is when the group changed type, at group epoch
+	// Generation, by ConvertedBy; zero while a downgrade waits for it.
+	Converted   time.Time
+	Generation  int32
+	ConvertedBy string
+	// Completed is when LastMember, the last member of the old protocol,
+	// was gone; zero while some remain.
+	Completed  time.Time
+	LastMember string
 }
 
 // GenerationView is one generation (KIP-848: one group epoch) and the
@@ -78,6 +99,9 @@ type GenerationMember struct {
 	// reached it: it had revoked what the epoch's target assignment took
 	// from it. Zero while it had not, and in classic generations.
 	Reached time.Time
+	// Protocol is its group protocol (MemberReport.Protocol):
+	// ProtocolClassic, ProtocolConsumer or ProtocolShare.
+	Protocol string
 }
 
 // DepartureView is a member of the previous generation that is not in
@@ -160,7 +184,8 @@ func (e *Engine) Views(ids []string) []GroupView {
 func (l *Live) Views(ids []string) []GroupView { return l.e.Views(ids) }
 
 func (g *group) view() GroupView {
-	v := GroupView{Group: g.id, LastSeen: g.lastSeen, Generations: make([]GenerationView, 0, len(g.gens)), Streams: g.streamsView()}
+	v := GroupView{Group: g.id, LastSeen: g.lastSeen, Generations: make([]GenerationView, 0, len(g.gens)), Streams: g.streamsView(),
+		Migrations: g.migrationsView()}
 	for _, gen := range g.gens {
 		v.Generations = append(v.Generations, g.generationView(gen))
 	}
@@ -211,7 +236,7 @@ func (g *group) generationView(gen *generation) GenerationView {
 	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
 		gm := GenerationMember{MemberID: m.id, InstanceID: m.instanceID, Status: m.status, Joined: m.joinAt,
-			Subscription: m.subscription, Assignment: names(m.resolved()).json()}
+			Subscription: m.subscription, Assignment: names(m.resolved()).json(), Protocol: memberProtocol(gen, m)}
 		if gm.Status == "" {
 			gm.Status = "unobserved"
 			if gen.midway {

@@ -26,7 +26,7 @@ func TestViewsAgreeWithReport(t *testing.T) {
 	suspect.commit(cB, 25, 25.002, "B-1", 2, "round_topic", map[int32]int64{2: 40}, nil)
 	suspect.hb(cA, 30.5, 30.501, "A-1", 2, errRebalanceInProgress)
 	suspect.commit(cA, 30.6, 30.603, "A-1", 2, "round_topic", map[int32]int64{0: 20, 1: 15, 2: 11}, nil)
-	for _, s := range []*script{seedScript(), cooperativeScript(), kip848Script(), partialScript(), eosScript(0), shareScript(), suspect} {
+	for _, s := range []*script{seedScript(), cooperativeScript(), kip848Script(), partialScript(), eosScript(0), shareScript(), suspect, upgradeScript()} {
 		_, _, e := run(t, Config{}, s.events(), 80)
 		engines = append(engines, e)
 	}
@@ -56,9 +56,10 @@ func TestViewsAgreeWithReport(t *testing.T) {
 			for _, cm := range v.ConsumerMembers {
 				seen["consumerFences"] += len(cm.Fences)
 			}
+			seen["migrations"] += len(v.Migrations)
 		}
 	}
-	for _, k := range []string{ModeEager, ModeCooperative, ModeConsumer, ModeShare, "departed", "rejoins", "suspects", "storms", "consumerMembers"} {
+	for _, k := range []string{ModeEager, ModeCooperative, ModeConsumer, ModeShare, "departed", "rejoins", "suspects", "storms", "consumerMembers", "migrations"} {
 		if seen[k] == 0 {
 			t.Errorf("no %s: the traffic tests nothing of it (seen %v)", k, seen)
 		}
@@ -88,7 +89,7 @@ func reportFacts(gr GroupReport) GroupReport {
 			MembersWithNothing: gen.MembersWithNothing, SuspectCommits: gen.SuspectCommits}
 		for _, m := range gen.Members {
 			g.Members = append(g.Members, MemberReport{MemberID: m.MemberID, InstanceID: m.InstanceID, Status: m.Status,
-				JoinedAt: m.JoinedAt, Subscription: m.Subscription, Assignment: m.Assignment})
+				JoinedAt: m.JoinedAt, Subscription: m.Subscription, Assignment: m.Assignment, Protocol: m.Protocol})
 		}
 		out.Generations = append(out.Generations, g)
 	}
@@ -101,6 +102,7 @@ func reportFacts(gr GroupReport) GroupReport {
 			ClientID: cm.ClientID, ClientAddr: cm.ClientAddr, Subscription: cm.Subscription, Active: cm.Active,
 			MemberEpoch: cm.MemberEpoch, Assignment: cm.Assignment, Epochs: cm.Epochs, Fences: cm.Fences, Protocol: cm.Protocol})
 	}
+	out.Migrations = gr.Migrations
 	return out
 }
 
@@ -121,7 +123,7 @@ func reportOfView(v GroupView) GroupReport {
 		}
 		for _, m := range gen.Members {
 			g.Members = append(g.Members, MemberReport{MemberID: m.MemberID, InstanceID: m.InstanceID, Status: m.Status,
-				JoinedAt: stampPtr(m.Joined), Subscription: m.Subscription, Assignment: m.Assignment})
+				JoinedAt: stampPtr(m.Joined), Subscription: m.Subscription, Assignment: m.Assignment, Protocol: m.Protocol})
 		}
 		for _, d := range gen.Departed {
 			g.Departed = append(g.Departed, DepartureReport{MemberID: d.MemberID, InstanceID: d.InstanceID, How: d.How,
@@ -164,6 +166,17 @@ func reportOfView(v GroupView) GroupReport {
 			r.Fences = append(r.Fences, FenceReport{At: stamp(f.At), Epoch: f.Epoch, Error: f.Error})
 		}
 		out.ConsumerMembers = append(out.ConsumerMembers, r)
+	}
+	out.Migrations = []MigrationReport{}
+	for _, mg := range v.Migrations {
+		mr := MigrationReport{Direction: mg.Direction, StartedAt: stamp(mg.Started), StartedBy: mg.StartedBy,
+			ConvertedAt: stampPtr(mg.Converted), ConvertedBy: mg.ConvertedBy, CompletedAt: stampPtr(mg.Completed),
+			LastMember: mg.LastMember}
+		if !mg.Converted.IsZero() {
+			n := mg.Generation
+			mr.Generation = &n
+		}
+		out.Migrations = append(out.Migrations, mr)
 	}
 	return out
 }
