@@ -56,8 +56,8 @@ func main() {
 		return nil
 	})
 	flag.Func("forwarder", "three processes: NAME=COMMAND, a plain TCP forwarder alternated with kproxy, the floor of what any proxy adds (repeatable): "+
-		"a sh -c command that listens on {listen} (or {listen_port}) and forwards every connection to {upstream} "+
-		"({upstream_host}, {upstream_port}); {self} is this binary (`{self} forward -listen {listen} -to {upstream}`, "+
+		"a sh -c command that execs a forwarder listening on {listen} (or {listen_port}) and forwarding every connection to {upstream} "+
+		"({upstream_host}, {upstream_port}); {self} is this binary (`exec {self} forward -listen {listen} -to {upstream}`, "+
 		"an io.Copy pair per connection), {dir} the run's directory; its clients dial it for every broker", func(s string) error {
 		po.forwarders = append(po.forwarders, s)
 		return nil

@@ -408,8 +408,9 @@ func (v *variant) startForwarder(ctx context.Context, dir, self, broker string, 
 		return err
 	}
 	defer logf.Close()
-	// exec: the shell becomes the forwarder, whose CPU is counted.
-	v.cmd = exec.CommandContext(ctx, "sh", "-c", "exec "+forwarderCommand(v.forwarder, self, dir, v.seed, broker))
+	// The command execs the forwarder, so that the process whose CPU is
+	// counted is the forwarder's, not a shell's.
+	v.cmd = exec.CommandContext(ctx, "sh", "-c", forwarderCommand(v.forwarder, self, dir, v.seed, broker))
 	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	v.cmd.Stdout, v.cmd.Stderr = logf, logf
 	if err := v.cmd.Start(); err != nil {

@@ -102,7 +102,7 @@ func TestThreeProcesses(t *testing.T) {
 	var out bytes.Buffer
 	opts := options{records: 2000, size: 100, rounds: 2, latencyN: 20, noCompression: true}
 	if err := runProcesses(context.Background(), &out, opts, procOptions{readers: 2, fillGroups: 5,
-		forwarders: []string{"copy={self} forward -listen {listen} -to {upstream}"}}); err != nil {
+		forwarders: []string{"copy=exec {self} forward -listen {listen} -to {upstream}"}}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	report := out.String()
