@@ -130,7 +130,7 @@ func (w *walker) kept(b []byte) {
 
 // records passes a compact nullable byte field of record batches: in the
 // skeleton, an empty one. Records it copies rather than splices lift the
-// limit on reading ahead (walkReadAhead).
+// limit on reading ahead (walkReadAhead); none leave it as it is.
 func (w *walker) records() {
 	mark := len(w.keep)
 	n := w.length(1)
@@ -139,9 +139,10 @@ func (w *walker) records() {
 	}
 	keep := w.keep
 	w.keep = nil
+	w.spliced = false
 	w.pass(n)
 	w.keep = keep
-	if !w.spliced {
+	if n > 0 && !w.spliced {
 		w.frame.max = 0
 	}
 }
