@@ -38,6 +38,7 @@ type walker struct {
 	written  int64
 	err      error // the first read or write error: the frame is cut
 	bad      bool  // the structure did not parse
+	spliced  bool  // the last body passed was spliced
 	// keep, when not nil, collects the frame after its size prefix with
 	// its records elided, for the observers (see keepSkeleton); keepMax
 	// bounds it: a longer skeleton is dropped (keep nil, kept false).
@@ -57,18 +58,31 @@ const walkBufSize = 64 << 10
 // copies.
 const walkSpliceMin = 64 << 10
 
+// walkReadAhead is the most the walker reads at a time from the start of a
+// frame and after each body it spliced, until a records field comes that
+// it copies: whatever it reads of the next records it copies through user
+// space, and reading walkBufSize at a time would copy up to that much of
+// every large batch instead of splicing it. Once a records field is small
+// (a response of many small partitions) it reads walkBufSize at a time
+// (docs/benchmarks.md, Changes to the forwarding path).
+const walkReadAhead = 4 << 10
+
 var walkBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, walkBufSize) }}
 
 // frameReader reads the next n bytes of a connection's buffered reader,
-// and no more.
+// and no more; at most max at a time when max is not 0.
 type frameReader struct {
-	br *bufio.Reader
-	n  int
+	br  *bufio.Reader
+	n   int
+	max int
 }
 
 func (r *frameReader) Read(p []byte) (int, error) {
 	if r.n <= 0 {
 		return 0, io.EOF
+	}
+	if r.max > 0 && len(p) > r.max {
+		p = p[:r.max]
 	}
 	m, err := r.br.Read(p[:min(len(p), r.n)])
 	r.n -= m
@@ -78,7 +92,7 @@ func (r *frameReader) Read(p []byte) (int, error) {
 // newWalker starts walking a frame of size bytes after its size prefix,
 // read from br (src's buffered reader). release gives its buffers back.
 func newWalker(dst net.Conn, br *bufio.Reader, src net.Conn, mode copyMode, prefix [4]byte, size int32) *walker {
-	w := &walker{dst: dst, src: src, mode: mode, left: int(size), frame: &frameReader{br: br, n: int(size)}}
+	w := &walker{dst: dst, src: src, mode: mode, left: int(size), frame: &frameReader{br: br, n: int(size), max: walkReadAhead}}
 	w.in = walkBufs.Get().(*bufio.Reader)
 	w.in.Reset(w.frame)
 	w.out = append((*copyBufs.Get().(*[]byte))[:0], prefix[:]...)
@@ -115,22 +129,22 @@ func (w *walker) kept(b []byte) {
 }
 
 // records passes a compact nullable byte field of record batches: in the
-// skeleton, an empty one.
+// skeleton, an empty one. Records it copies rather than splices lift the
+// limit on reading ahead (walkReadAhead); none leave it as it is.
 func (w *walker) records() {
-	if w.keep == nil {
-		w.bytes()
-		return
-	}
 	mark := len(w.keep)
 	n := w.length(1)
-	if w.keep == nil {
-		return
+	if w.keep != nil {
+		w.keep = append(w.keep[:mark], 1) // the compact length of no bytes
 	}
-	w.keep = append(w.keep[:mark], 1) // the compact length of no bytes
 	keep := w.keep
 	w.keep = nil
+	w.spliced = false
 	w.pass(n)
 	w.keep = keep
+	if n > 0 && !w.spliced {
+		w.frame.max = 0
+	}
 }
 
 // ok reports whether the walk goes on.
@@ -214,10 +228,13 @@ func (w *walker) pass(n int) {
 		return
 	}
 	w.left -= n
+	w.spliced = false
 	if n >= walkSpliceMin && w.keep == nil {
 		if dt, ok := w.dst.(*net.TCPConn); ok && w.mode == copySplice {
 			if st, ok := w.src.(*net.TCPConn); ok {
 				w.splice(dt, st, n)
+				w.spliced = true
+				w.frame.max = walkReadAhead
 				return
 			}
 		}
@@ -385,9 +402,9 @@ func (w *walker) fetch() {
 				w.take(8 + 8) // aborted transaction: producer id, first offset
 				w.tags()
 			}
-			w.take(4) // preferred read replica
-			w.bytes() // records
-			w.tags()  // diverging epoch, current leader, snapshot id
+			w.take(4)   // preferred read replica
+			w.records() // its batches
+			w.tags()    // diverging epoch, current leader, snapshot id
 		}
 		w.tags()
 	}

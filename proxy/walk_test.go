@@ -478,3 +478,29 @@ func benchWalk(b *testing.B, frame []byte, mode string) {
 		return w.err
 	})
 }
+
+// TestWalkSkeletonBound walks a ShareFetch response with every bound on
+// its skeleton: a skeleton that outgrows its bound is dropped, wherever
+// that happens (a records field's length included), and the walk still
+// reaches the tail and rewrites it.
+func TestWalkSkeletonBound(t *testing.T) {
+	r := shareFetchWith([]int{300, -1, 20}, map[int32]string{1: "b", 2: "broker-2.kafka.internal"})
+	r.SetVersion(1)
+	frame := sized(responseFrame(r, 1))
+	for max := 0; max <= len(frame); max++ {
+		var sink bytes.Buffer
+		br := bufio.NewReaderSize(bytes.NewReader(frame[4:]), readBufSize)
+		w := newWalker(bufConn{&sink}, br, nil, copyPooled, [4]byte(frame[:4]), int32(len(frame)-4))
+		w.keepSkeleton(max)
+		_, failure := walkResponse(w, &fakeRouter{learned: make(map[int32]string)}, int16(kmsg.ShareFetch), 1)
+		if w.err != nil || sink.Len() != len(frame) {
+			t.Fatalf("bound %d: forwarded %d bytes of %d (%v)", max, sink.Len(), len(frame), w.err)
+		}
+		if w.bad || failure != nil {
+			t.Fatalf("bound %d: the walk failed (%v)", max, failure)
+		}
+		if w.keep != nil {
+			checkSkeleton(t, r, w.keep)
+		}
+	}
+}

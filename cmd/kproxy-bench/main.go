@@ -55,6 +55,14 @@ func main() {
 		po.compare = append(po.compare, s)
 		return nil
 	})
+	flag.Func("forwarder", "three processes: NAME=COMMAND, a plain TCP forwarder alternated with kproxy, the floor of what any proxy adds (repeatable): "+
+		"a sh -c command that execs a forwarder listening on {listen} (or {listen_port}) and forwarding every connection to {upstream} "+
+		"({upstream_host}, {upstream_port}); {self} is this binary (`exec {self} forward -listen {listen} -to {upstream}`, "+
+		"an io.Copy pair per connection), {dir} the run's directory; its clients dial it for every broker", func(s string) error {
+		po.forwarders = append(po.forwarders, s)
+		return nil
+	})
+	flag.IntVar(&po.ports, "ports", 0, "three processes: take the loopback ports of the broker, the kproxies and the forwarders from this one up (0: any free port)")
 	cpuProfile := flag.String("cpuprofile", "", "in-process: write a CPU profile of the run to this file")
 	flag.BoolVar(&po.keepLogs, "keep-logs", false, "three processes: keep kproxy's logs and the run's files")
 	flag.IntVar(&po.readers, "admin-readers", 0, "three processes: also run each kproxy's phases while this many clients read its admin API as fast as it answers (timeline JSON and text, groups, findings, metrics), as the way NAME+api, after -fill-groups consumer groups went through it")
@@ -82,14 +90,17 @@ func main() {
 	}
 }
 
-// runSubcommand runs `kproxy-bench broker` or `kproxy-bench client`, the
-// processes the harness starts, and reports whether args named one. It
-// exits on error.
+// runSubcommand runs `kproxy-bench broker`, `kproxy-bench client` or
+// `kproxy-bench forward`, the processes the harness starts, and reports
+// whether args named one. It exits on error.
 func runSubcommand(args []string) bool {
-	if len(args) == 0 || (args[0] != "broker" && args[0] != "client") {
+	if len(args) == 0 {
 		return false
 	}
-	run := map[string]func([]string) error{"broker": runBroker, "client": runClient}[args[0]]
+	run, ok := map[string]func([]string) error{"broker": runBroker, "client": runClient, "forward": runForward}[args[0]]
+	if !ok {
+		return false
+	}
 	if err := run(args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "kproxy-bench %s: %v\n", args[0], err)
 		os.Exit(1)

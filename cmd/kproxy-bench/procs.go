@@ -32,8 +32,14 @@ import (
 
 // procOptions are the three-process harness's own settings.
 type procOptions struct {
-	kproxy   string   // kproxy binary; "" builds ./cmd/kproxy
-	compare  []string // NAME=PATH: more kproxy binaries, alternated too
+	kproxy  string   // kproxy binary; "" builds ./cmd/kproxy
+	compare []string // NAME=PATH: more kproxy binaries, alternated too
+	// forwarders are NAME=COMMAND: plain TCP forwarders alternated too
+	// (forwarderCommand says what COMMAND may name).
+	forwarders []string
+	// ports, when not 0, is the first of the loopback ports the run
+	// listens on.
+	ports    int
 	keepLogs bool
 	// readers, when not 0, adds a way per kproxy ("NAME+api"): its
 	// rounds again while this many clients read its admin API, after
@@ -41,14 +47,19 @@ type procOptions struct {
 	readers, fillGroups int
 }
 
-// variant is one kproxy process under test.
+// variant is one kproxy process, or one plain TCP forwarder, under test.
 type variant struct {
-	name  string
-	bin   string
-	cmd   *exec.Cmd
-	seed  string // its bootstrap listener
-	admin string // its admin server, for /metrics and /readyz
-	log   string // its stderr
+	name string
+	bin  string
+	// forwarder, when not empty, is the sh -c command of a plain TCP
+	// forwarder (-forwarder), run instead of bin: it has no admin server
+	// (no bytes counted, no RSS), and its clients dial it for every
+	// broker.
+	forwarder string
+	cmd       *exec.Cmd
+	seed      string // its bootstrap listener
+	admin     string // its admin server, for /metrics and /readyz
+	log       string // its stderr
 }
 
 // procResult accumulates one way of reaching the broker over all rounds.
@@ -68,6 +79,9 @@ type procResult struct {
 	// and its untimed first call included): divided by the requests
 	// timed, its cost per acks=all produce exchange.
 	latencyCPU time.Duration
+	// kproxy's context switches over the latency phases: each is one of
+	// its threads going to sleep, and being woken again.
+	latencySwitches int64
 	// kproxy's CPU seconds in each produce and fetch phase, in the order
 	// they ran: phases of the same index in two variants ran seconds
 	// apart, and their ratios are steadier than the totals'.
@@ -119,6 +133,17 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 		}
 		variants = append(variants, &variant{name: name, bin: path})
 	}
+	for _, f := range po.forwarders {
+		name, command, ok := strings.Cut(f, "=")
+		if !ok {
+			return fmt.Errorf("-forwarder %q: want NAME=COMMAND", f)
+		}
+		if opts.tls {
+			return errors.New("-forwarder: plaintext only")
+		}
+		variants = append(variants, &variant{name: name, forwarder: command})
+	}
+	ports := &portRange{next: po.ports}
 
 	var brokerArgs, kproxyTLS []string
 	var clientTLS []string
@@ -136,6 +161,13 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 		clientTLS = []string{"-tls-ca", caFile}
 	}
 
+	if po.ports != 0 {
+		p, err := ports.take(1)
+		if err != nil {
+			return err
+		}
+		brokerArgs = append(brokerArgs, "-port", strconv.Itoa(p[0]))
+	}
 	broker := exec.CommandContext(ctx, self, append([]string{"broker"}, brokerArgs...)...)
 	broker.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	broker.Stderr = os.Stderr
@@ -158,7 +190,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 	brokerAddr := strings.TrimSpace(line)
 
 	for _, v := range variants {
-		if err := v.start(ctx, dir, brokerAddr, kproxyTLS); err != nil {
+		if err := v.start(ctx, dir, self, brokerAddr, kproxyTLS, ports); err != nil {
 			return err
 		}
 		defer v.stop()
@@ -171,7 +203,7 @@ func runProcesses(ctx context.Context, w io.Writer, opts options, po procOptions
 	ways := []way{{name: "direct", seed: brokerAddr}}
 	for _, v := range variants {
 		ways = append(ways, way{name: v.name, seed: v.seed, v: v})
-		if po.readers > 0 {
+		if po.readers > 0 && v.forwarder == "" {
 			if _, _, err := runPhase(ctx, self, append([]string{"client", "-seed", v.seed, "-phase", "groups",
 				"-topic", "bench-fill-" + v.name, "-groups", strconv.Itoa(po.fillGroups)}, clientTLS...)); err != nil {
 				return fmt.Errorf("%s: fill its timeline: %w", v.name, err)
@@ -234,6 +266,9 @@ func (h *harness) phase(w way, phase string, round int) error {
 		"-topic", fmt.Sprintf("bench-%s-%d", w.name, round),
 		"-records", strconv.Itoa(h.opts.records), "-size", strconv.Itoa(h.opts.size),
 		"-latency-requests", strconv.Itoa(h.opts.latencyN)}, h.clientTLS...)
+	if w.v != nil && w.v.forwarder != "" {
+		args = append(args, "-dial", w.v.seed)
+	}
 	if h.opts.noCompression {
 		args = append(args, "-no-compression")
 	}
@@ -244,9 +279,11 @@ func (h *harness) phase(w way, phase string, round int) error {
 		// kproxy's bytes forwarded in a produce or fetch phase come from
 		// its /metrics, read before and after the phase, never while its
 		// CPU is being counted (a scrape costs kproxy CPU).
-		var err error
-		if f0, err = w.v.forwarded(); err != nil {
-			return err
+		if w.v.forwarder == "" {
+			var err error
+			if f0, err = w.v.forwarded(); err != nil {
+				return err
+			}
 		}
 		k0, s0 = procCPU(w.v.cmd.Process.Pid), procSwitches(w.v.cmd.Process.Pid)
 	}
@@ -280,11 +317,13 @@ func (h *harness) phase(w way, phase string, round int) error {
 			}
 			r.phaseCPU = append(r.phaseCPU, d.Seconds())
 			r.kproxySwitches += procSwitches(w.v.cmd.Process.Pid) - s0
-			f1, err := w.v.forwarded()
-			if err != nil {
-				return err
+			if w.v.forwarder == "" { // a forwarder counts no bytes
+				f1, err := w.v.forwarded()
+				if err != nil {
+					return err
+				}
+				r.kproxyBytes += f1 - f0
 			}
-			r.kproxyBytes += f1 - f0
 		}
 		r.brokerCPU += procCPU(h.broker) - b0
 		r.clientCPU += ccpu
@@ -297,6 +336,7 @@ func (h *harness) phase(w way, phase string, round int) error {
 	case "latency":
 		if w.v != nil {
 			r.latencyCPU += procCPU(w.v.cmd.Process.Pid) - k0
+			r.latencySwitches += procSwitches(w.v.cmd.Process.Pid) - s0
 		}
 		for _, ns := range res.LatenciesNs {
 			r.latencies = append(r.latencies, time.Duration(ns))
@@ -309,10 +349,13 @@ func (h *harness) phase(w way, phase string, round int) error {
 	return nil
 }
 
-// start runs `kproxy serve` in front of the broker and waits until it is
-// ready.
-func (v *variant) start(ctx context.Context, dir, broker string, tlsArgs []string) error {
-	ports, err := freePorts(3)
+// start runs `kproxy serve` (or the forwarder) in front of the broker and
+// waits until it is ready.
+func (v *variant) start(ctx context.Context, dir, self, broker string, tlsArgs []string, pr *portRange) error {
+	if v.forwarder != "" {
+		return v.startForwarder(ctx, dir, self, broker, pr)
+	}
+	ports, err := pr.take(3)
 	if err != nil {
 		return err
 	}
@@ -346,6 +389,43 @@ func (v *variant) start(ctx context.Context, dir, broker string, tlsArgs []strin
 		if time.Now().After(deadline) {
 			v.stop()
 			return fmt.Errorf("%s not ready after 30s (log %s)", v.name, v.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startForwarder runs the forwarder's command in front of the broker and
+// waits until it accepts connections.
+func (v *variant) startForwarder(ctx context.Context, dir, self, broker string, pr *portRange) error {
+	ports, err := pr.take(1)
+	if err != nil {
+		return err
+	}
+	v.seed = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	v.log = filepath.Join(dir, v.name+".log")
+	logf, err := os.Create(v.log)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	// The command execs the forwarder, so that the process whose CPU is
+	// counted is the forwarder's, not a shell's.
+	v.cmd = exec.CommandContext(ctx, "sh", "-c", forwarderCommand(v.forwarder, self, dir, v.seed, broker))
+	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	v.cmd.Stdout, v.cmd.Stderr = logf, logf
+	if err := v.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", v.name, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", v.seed)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			v.stop()
+			return fmt.Errorf("%s not listening after 30s (log %s)", v.name, v.log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -524,7 +604,31 @@ func statusRSS(b []byte) (rss, hwm int64) {
 	return rss, hwm
 }
 
-// freePorts returns n loopback ports free now.
+// portRange hands out the loopback ports a run listens on: from next up,
+// or any free ones when next is 0.
+type portRange struct{ next int }
+
+// take returns n loopback ports free now.
+func (pr *portRange) take(n int) ([]int, error) {
+	if pr.next == 0 {
+		return freePorts(n)
+	}
+	var ports []int
+	for ; len(ports) < n; pr.next++ {
+		if pr.next > 65535 {
+			return nil, errors.New("free port: none left above -ports")
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", pr.next))
+		if err != nil {
+			continue // taken
+		}
+		ln.Close()
+		ports = append(ports, pr.next)
+	}
+	return ports, nil
+}
+
+// freePorts returns n loopback ports free now, chosen by the kernel.
 func freePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {

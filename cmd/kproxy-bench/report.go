@@ -123,6 +123,12 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 		}
 		return fmt.Sprintf("%.1f", float64(r.latencyCPU.Nanoseconds())/1e3/float64(len(r.latencies)))
 	})
+	line("kproxy switches / acks=all req", func(r *procResult) string {
+		if r.latencySwitches == 0 || len(r.latencies) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", float64(r.latencySwitches)/float64(len(r.latencies)))
+	})
 	line("kproxy switches /MiB fwd", func(r *procResult) string {
 		if r.kproxyBytes == 0 {
 			return "-"
@@ -164,8 +170,11 @@ func reportProcesses(w io.Writer, opts options, names []string, rs map[string]*p
 			fmt.Fprintf(w, "%-14s produce %s  fetch %s  p50 %v  p99 %v\n", n,
 				pairRatios(r.produceMBps, b.produceMBps), pairRatios(r.fetchMBps, b.fetchMBps),
 				percentile(r.latencies, 50)-percentile(b.latencies, 50), percentile(r.latencies, 99)-percentile(b.latencies, 99))
+			fmt.Fprintf(w, "%-14s p50 paired round by round %s\n", "", pairDiffs(roundP50s(r.latencies, opts.latencyN), roundP50s(b.latencies, opts.latencyN)))
+			// Per GiB of records, which a forwarder (counting no bytes)
+			// has too.
 			fmt.Fprintf(w, "%-14s kproxy CPU/GiB %.3fx; paired phase by phase: produce %s  fetch %s\n", "",
-				(r.kproxyCPU.Seconds()/r.kproxyBytes)/(b.kproxyCPU.Seconds()/b.kproxyBytes),
+				(r.kproxyCPU.Seconds()/(r.producedBytes+r.fetchedBytes))/(b.kproxyCPU.Seconds()/(b.producedBytes+b.fetchedBytes)),
 				pairRatios(everyOther(r.phaseCPU, 0), everyOther(b.phaseCPU, 0)),
 				pairRatios(everyOther(r.phaseCPU, 1), everyOther(b.phaseCPU, 1)))
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,10 +23,14 @@ import (
 // stdin closes or a signal comes.
 func runBroker(args []string) error {
 	fs := flag.NewFlagSet("broker", flag.ExitOnError)
+	port := fs.Int("port", 0, "port to listen on (0: any free port)")
 	cert := fs.String("tls-cert", "", "PEM certificate: the broker speaks TLS")
 	key := fs.String("tls-key", "", "PEM key of -tls-cert")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(3)}
+	if *port != 0 {
+		opts = append(opts, kfake.Ports(*port))
+	}
 	if *cert != "" {
 		c, err := tls.LoadX509KeyPair(*cert, *key)
 		if err != nil {
@@ -76,6 +81,7 @@ func runClient(args []string) error {
 	latencyN := fs.Int("latency-requests", 2000, "sequential single-record produce requests")
 	noCompression := fs.Bool("no-compression", false, "produce uncompressed batches")
 	ca := fs.String("tls-ca", "", "PEM CA: speak TLS, trusting it")
+	dial := fs.String("dial", "", "dial this address for every broker (a forwarder, which rewrites no broker address)")
 	groups := fs.Int("groups", 200, "groups: consumer groups to run")
 	gens := fs.Int("generations", 5, "groups: times each group is joined and left")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
@@ -90,6 +96,12 @@ func runClient(args []string) error {
 			return fmt.Errorf("no certificate in %s", *ca)
 		}
 		m.opts = []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: pool})}
+	}
+	if *dial != "" {
+		var d net.Dialer
+		m.opts = append(m.opts, kgo.Dialer(func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, *dial)
+		}))
 	}
 	ctx := context.Background()
 	var out phaseResult
