@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 )
 
@@ -491,4 +494,37 @@ func runSmells(t *testing.T, addr string) {
 	time.Sleep(8 * time.Second)
 	b.stop()
 	a.stop()
+}
+
+// runQuiet returns a scenario of a healthy group: two members share t for
+// d, then both stop the normal way (LeaveGroup). Nothing is wrong, so
+// nothing may be found.
+func runQuiet(d time.Duration) func(*testing.T, *kfake.Cluster, string) {
+	return func(t *testing.T, _ *kfake.Cluster, addr string) {
+		a := startDiagMember(t, addr, "g", "healthy-a", []string{"t"})
+		a.groupMeta(t)
+		b := startDiagMember(t, addr, "g", "healthy-b", []string{"t"})
+		b.groupMeta(t)
+		time.Sleep(d)
+		b.stop()
+		a.stop()
+	}
+}
+
+// sameAsJournal fails t unless live, the findings serve told with cfg, are
+// byte for byte those `kproxy diagnose` finds in its journal.
+func sameAsJournal(t *testing.T, live []diagnose.Finding, cfg config.Config) {
+	t.Helper()
+	var told bytes.Buffer
+	if err := diagnose.WriteJSON(&told, live); err != nil {
+		t.Fatal(err)
+	}
+	var replayed, errOut bytes.Buffer
+	if err := runDiagnose(context.Background(), []string{cfg.Journal}, diagnoseOptions{format: "json",
+		journalWindow: journalWindow{stormRebalances: cfg.StormRebalances, stormWindow: cfg.StormWindow}}, &replayed, &errOut); err != nil {
+		t.Fatalf("diagnose: %v\n%s", err, errOut.String())
+	}
+	if !bytes.Equal(told.Bytes(), replayed.Bytes()) {
+		t.Errorf("live findings differ from the journal's\nlive:\n%s\njournal:\n%s", told.String(), replayed.String())
+	}
 }
