@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 )
 
 const testTopic = "kproxy-events"
@@ -22,12 +23,7 @@ const testTopic = "kproxy-events"
 // startCluster starts a kfake cluster on 127.0.0.1 for the test.
 func startCluster(t testing.TB) *kfake.Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatalf("kfake: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return testkafka.Start(t, kfake.NumBrokers(1))
 }
 
 // newTestPublisher publishes to c's events topic (created here) as
