@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,56 +85,6 @@ func TestPairRatios(t *testing.T) {
 			t.Errorf("pairRatios(%v, %v) = %q; want %q", tc.a, tc.b, got, tc.want)
 		}
 	}
-}
-
-// TestThreeProcesses runs the harness as users do, on tiny rounds: the
-// broker, the kproxy it builds and each phase's client as processes, and
-// the kproxy's phases again with two readers of its admin API. It checks
-// that every figure was taken, never what it is.
-func TestThreeProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds kproxy and starts processes")
-	}
-	var out bytes.Buffer
-	opts := options{records: 2000, size: 100, rounds: 2, latencyN: 20, noCompression: true}
-	if err := runProcesses(context.Background(), &out, opts, procOptions{readers: 2, fillGroups: 5}); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	report := out.String()
-	for _, row := range []string{"produce MB/s (median)", "fetch MB/s (median)", "produce acks=all p50",
-		"kproxy CPU s/GiB produced", "kproxy CPU s/GiB fetched", "kproxy CPU s/GiB forwarded",
-		"kproxy CPU µs / acks=all req", "kproxy RSS (end / peak) MiB"} {
-		line := lineOf(report, row)
-		if line == "" {
-			t.Fatalf("report has no %q row:\n%s", row, report)
-		}
-		// direct, kproxy, kproxy+api: the last always has a figure.
-		f := strings.Fields(strings.TrimPrefix(line, row))
-		if len(f) < 3 || f[len(f)-1] == "-" {
-			t.Errorf("row %q has no kproxy+api figure: %q", row, line)
-		}
-	}
-	// direct and kproxy had no readers; kproxy+api's were answered.
-	f := strings.Fields(strings.TrimPrefix(lineOf(report, "admin API requests answered"), "admin API requests answered"))
-	if len(f) != 5 || f[0] != "-" || f[1] != "-" {
-		t.Errorf("admin API requests answered: want -, - and a count for kproxy+api, got %q\n%s", f, report)
-	} else if n, err := strconv.Atoi(f[2]); err != nil || n == 0 {
-		t.Errorf("admin API requests answered: kproxy+api's is %q, want a count above 0\n%s", f[2], report)
-	}
-	for _, ratios := range []string{"kproxy         produce ", "kproxy+api     produce "} {
-		if !strings.Contains(report, ratios) {
-			t.Errorf("report has no %q ratios:\n%s", ratios, report)
-		}
-	}
-}
-
-func lineOf(report, prefix string) string {
-	for _, l := range strings.Split(report, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l
-		}
-	}
-	return ""
 }
 
 func TestStatusSwitches(t *testing.T) {
