@@ -205,7 +205,7 @@ func diagGolden(t *testing.T, name string, fs []diagnose.Finding) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
+		t.Fatalf("read golden (run go test -tags integration,browser -update): %v", err)
 	}
 	if !bytes.Equal(got, want) {
 		var b bytes.Buffer
