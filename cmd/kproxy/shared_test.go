@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -35,3 +40,60 @@ func apiGroup(t *testing.T, base string) (g timeline.GroupReport, ok bool) {
 
 // fleetTopic is the events topic of the fleet tests.
 const fleetTopic = "kproxy-events"
+
+// diagMember is a consumer polling in its own goroutine until stopped.
+type diagMember struct {
+	cl     *kgo.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+	polled atomic.Int64 // records the poll loop has received
+}
+
+// startDiagMember starts a consumer of group on topics through addr.
+func startDiagMember(t *testing.T, addr, group, clientID string, topics []string, opts ...kgo.Opt) *diagMember {
+	t.Helper()
+	opts = append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
+		kgo.ClientID(clientID), kgo.HeartbeatInterval(300 * time.Millisecond), kgo.SessionTimeout(3 * time.Second),
+		kgo.RebalanceTimeout(5 * time.Second), kgo.FetchMaxWait(200 * time.Millisecond)}, opts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &diagMember{cl: cl, cancel: cancel, done: make(chan struct{})}
+	go func() { // ends when stop cancels ctx
+		defer close(m.done)
+		for ctx.Err() == nil {
+			m.polled.Add(int64(m.cl.PollFetches(ctx).NumRecords()))
+		}
+	}()
+	t.Cleanup(m.stop)
+	return m
+}
+
+// stop ends the poll loop and closes the client (a dynamic member leaves
+// the group; a static one does not).
+func (m *diagMember) stop() {
+	if m.cancel == nil {
+		return
+	}
+	m.cancel()
+	<-m.done
+	m.cl.Close()
+	m.cancel = nil
+}
+
+// groupMeta waits until m is in a generation and returns its member id
+// and generation.
+func (m *diagMember) groupMeta(t *testing.T) (string, int32) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if id, gen := m.cl.GroupMetadata(); id != "" && gen > 0 {
+			return id, gen
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the member never joined")
+	return "", 0
+}
