@@ -18,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 )
 
@@ -450,23 +449,5 @@ func runQuiet(d time.Duration) func(*testing.T, *kfake.Cluster, string) {
 		time.Sleep(d)
 		b.stop()
 		a.stop()
-	}
-}
-
-// sameAsJournal fails t unless live, the findings serve told with cfg, are
-// byte for byte those `kproxy diagnose` finds in its journal.
-func sameAsJournal(t *testing.T, live []diagnose.Finding, cfg config.Config) {
-	t.Helper()
-	var told bytes.Buffer
-	if err := diagnose.WriteJSON(&told, live); err != nil {
-		t.Fatal(err)
-	}
-	var replayed, errOut bytes.Buffer
-	if err := runDiagnose(context.Background(), []string{cfg.Journal}, diagnoseOptions{format: "json",
-		journalWindow: journalWindow{stormRebalances: cfg.StormRebalances, stormWindow: cfg.StormWindow}}, &replayed, &errOut); err != nil {
-		t.Fatalf("diagnose: %v\n%s", err, errOut.String())
-	}
-	if !bytes.Equal(told.Bytes(), replayed.Bytes()) {
-		t.Errorf("live findings differ from the journal's\nlive:\n%s\njournal:\n%s", told.String(), replayed.String())
 	}
 }

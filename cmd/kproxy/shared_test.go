@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/demo"
+	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -96,4 +99,22 @@ func (m *diagMember) groupMeta(t *testing.T) (string, int32) {
 	}
 	t.Fatal("the member never joined")
 	return "", 0
+}
+
+// sameAsJournal fails t unless live, the findings serve told with cfg, are
+// byte for byte those `kproxy diagnose` finds in its journal.
+func sameAsJournal(t *testing.T, live []diagnose.Finding, cfg config.Config) {
+	t.Helper()
+	var told bytes.Buffer
+	if err := diagnose.WriteJSON(&told, live); err != nil {
+		t.Fatal(err)
+	}
+	var replayed, errOut bytes.Buffer
+	if err := runDiagnose(context.Background(), []string{cfg.Journal}, diagnoseOptions{format: "json",
+		journalWindow: journalWindow{stormRebalances: cfg.StormRebalances, stormWindow: cfg.StormWindow}}, &replayed, &errOut); err != nil {
+		t.Fatalf("diagnose: %v\n%s", err, errOut.String())
+	}
+	if !bytes.Equal(told.Bytes(), replayed.Bytes()) {
+		t.Errorf("live findings differ from the journal's\nlive:\n%s\njournal:\n%s", told.String(), replayed.String())
+	}
 }
