@@ -2,8 +2,11 @@
 # test.sh runs every check and every test of kproxy; it is the README's test
 # command and what CI runs (.ci/run). It stops at the first failure:
 #   1. gofmt: no tracked .go file may need formatting
-#   2. go vet ./...
-#   3. go test -race ./... (two packages at a time)
+#   2. go vet of every file, the tagged ones included
+#   3. go test -race -tags integration,browser ./... (two packages at a
+#      time): the fast lane that a bare `go test ./...` runs, plus the
+#      real-time kfake scenarios (integration) and the tests that drive
+#      Chromium (browser), which fail without it (docs/testing.md)
 #   4. each fuzz target (every Fuzz function, listed by go test -list) for a
 #      fixed time (FUZZTIME, default 30s: five targets, two and a half
 #      minutes); the seed corpora are in each package's
@@ -28,11 +31,11 @@ if [[ -n "$unformatted" ]]; then
 	exit 1
 fi
 
-step "go vet ./..."
-go vet ./...
+step "go vet -tags integration,browser,e2e ./..."
+go vet -tags integration,browser,e2e ./...
 
-step "go test -race -p 2 ./..."
-go test -race -p 2 ./...
+step "go test -race -p 2 -tags integration,browser ./..."
+go test -race -p 2 -tags integration,browser ./...
 
 step "fuzz targets, ${fuzztime} each"
 # `go test -list` prints each package's matching names, then its "ok" line.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
@@ -17,7 +18,7 @@ func certFiles(t *testing.T, dir, name string, notAfter time.Time, dns ...string
 	t.Helper()
 	c := testpki.NewCA(t, "config test CA").Issue(t, testpki.Spec{CN: name, DNS: dns,
 		NotBefore: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: notAfter})
-	return testpki.WriteFile(t, dir, name+".crt", c.CertPEM), testpki.WriteFile(t, dir, name+".key", c.KeyPEM)
+	return testkafka.CertFiles(t, dir, name, c)
 }
 
 // TestValidateTLS: the TLS settings of both sides, each failure naming

@@ -10,17 +10,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 )
 
 // TestRunDirect plays a shortened scenario straight against kfake and checks
 // what the consumers did: the assignments of the seed scenario, and offsets
 // committed for every partition.
 func TestRunDirect(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(Partitions, Topic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := testkafka.Start(t, kfake.NumBrokers(1), kfake.SeedTopics(Partitions, Topic))
 
 	var mu sync.Mutex
 	var lines []string

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -93,13 +94,9 @@ type env struct {
 
 func startEnv(t *testing.T) *env {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topic),
+	cluster := testkafka.Start(t, kfake.NumBrokers(1), kfake.SeedTopics(3, topic),
 		kfake.GroupMinSessionTimeout(100*time.Millisecond),
 		kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "100"}))
-	if err != nil {
-		t.Fatalf("kfake: %v", err)
-	}
-	t.Cleanup(cluster.Close)
 	tl := newLiveTimeline()
 	cfg := proxy.Config{Listen: "127.0.0.1:0", Upstreams: cluster.ListenAddrs(),
 		BrokerListeners: map[int32]string{0: "127.0.0.1:0", 1: "127.0.0.1:0", 2: "127.0.0.1:0"},

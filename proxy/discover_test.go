@@ -83,7 +83,7 @@ func TestDiscoveryAtStartup(t *testing.T) {
 			t.Fatalf("%s exchange on the bootstrap listener; the client was seeded with a node listener only", kmsg.NameForKey(x.APIKey))
 		}
 	}
-	for _, remote := range cluster.accepted() {
+	for _, remote := range cluster.Accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
 			t.Errorf("kfake accepted a connection from %s: the client bypassed kproxy", remote)
 		}

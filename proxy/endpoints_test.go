@@ -181,7 +181,7 @@ func TestLeadersMoveThroughProxy(t *testing.T) {
 		}
 		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Key)] = true })
 	}
-	for _, remote := range cluster.accepted() {
+	for _, remote := range cluster.Accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
 			t.Errorf("kfake accepted a connection from %s: a client bypassed kproxy", remote)
 		}

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // member is a group consumer that tracks the partitions it owns.
@@ -160,7 +161,7 @@ func TestConsumerGroups(t *testing.T) {
 	if st := pl.Stats(); st.Undecoded != 0 {
 		t.Errorf("%d exchanges did not decode; want 0", st.Undecoded)
 	}
-	for _, remote := range cluster.accepted() {
+	for _, remote := range cluster.Accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
 			t.Errorf("kfake accepted a connection from %s: a group client bypassed kproxy", remote)
 		}

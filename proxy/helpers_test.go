@@ -7,68 +7,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
-	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
+	"github.com/kproxy-dev/kproxy/pipeline"
 )
 
 // fakeCluster is a kfake cluster whose listeners record the remote address
 // of every connection they accept.
-type fakeCluster struct {
-	*kfake.Cluster
-	mu      sync.Mutex
-	remotes []string
-}
-
-// accepted returns the remote addresses of every connection accepted so far.
-func (f *fakeCluster) accepted() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.remotes...)
-}
-
-type recordingListener struct {
-	net.Listener
-	f *fakeCluster
-}
-
-func (l recordingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.f.mu.Lock()
-		l.f.remotes = append(l.f.remotes, c.RemoteAddr().String())
-		l.f.mu.Unlock()
-	}
-	return c, err
-}
+type fakeCluster = testkafka.Recording
 
 // startKfake starts a kfake cluster of n brokers on 127.0.0.1 that records
 // accepted connections, and closes it when the test ends.
 func startKfake(t *testing.T, n int, opts ...kfake.Opt) *fakeCluster {
 	t.Helper()
-	f := &fakeCluster{}
-	opts = append([]kfake.Opt{
-		kfake.NumBrokers(n),
-		kfake.ListenFn(func(network, addr string) (net.Listener, error) {
-			ln, err := net.Listen(network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return recordingListener{ln, f}, nil
-		}),
-	}, opts...)
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		t.Fatalf("kfake: %v", err)
-	}
-	f.Cluster = c
-	t.Cleanup(c.Close)
-	return f
+	return testkafka.StartRecording(t, append([]kfake.Opt{kfake.NumBrokers(n)}, opts...)...)
 }
 
 // testConfig is a proxy configuration for tests: everything on 127.0.0.1,
@@ -198,11 +157,5 @@ func (r *recorder) snapshot() ([]*decode.Exchange, []decode.Event) {
 // waiting on asynchronous effects (the pipeline), never for speed.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkafka.WaitFor(t, timeout, what, cond)
 }

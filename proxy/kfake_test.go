@@ -70,7 +70,7 @@ func TestProduceConsumeThroughProxy(t *testing.T) {
 	}
 
 	var fromProxy int
-	for _, remote := range cluster.accepted() {
+	for _, remote := range cluster.Accepted() {
 		host, _, _ := net.SplitHostPort(remote)
 		if host == "127.0.0.2" {
 			t.Errorf("kfake accepted a connection from %s: a client bypassed kproxy", remote)

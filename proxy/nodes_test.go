@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // nodeListenerLines returns the broker ids of the "listening for broker
@@ -95,7 +96,7 @@ func TestNodeListenerFromResponse(t *testing.T) {
 // the test clients dial from: only kproxy (127.0.0.1) may reach it.
 func checkNoBypass(t *testing.T, cluster *fakeCluster) {
 	t.Helper()
-	for _, remote := range cluster.accepted() {
+	for _, remote := range cluster.Accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
 			t.Errorf("kfake accepted a connection from %s: the client bypassed kproxy", remote)
 		}

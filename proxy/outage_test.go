@@ -1,3 +1,5 @@
+//go:build integration
+
 package proxy
 
 import (
@@ -15,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 )
 
 // brokerSwitch stands between kproxy and a kfake broker on the port the
@@ -93,7 +97,7 @@ func (l advertisedListener) Addr() net.Addr { return l.addr }
 func TestBrokerOutageRetried(t *testing.T) {
 	advertised := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: freePort(t)}
 	var real string
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "outage"),
+	testkafka.Start(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "outage"),
 		kfake.ListenFn(func(network, addr string) (net.Listener, error) {
 			ln, err := net.Listen(network, "127.0.0.1:0")
 			if err != nil {
@@ -102,10 +106,6 @@ func TestBrokerOutageRetried(t *testing.T) {
 			real = ln.Addr().String()
 			return advertisedListener{ln, advertised}, nil
 		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kf.Close)
 	sw := &brokerSwitch{addr: advertised.String(), target: real}
 	sw.start(t)
 	t.Cleanup(sw.stop)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package proxy
 
 import (
@@ -38,7 +40,7 @@ func TestClientReauthenticationForwarded(t *testing.T) {
 		}
 		time.Sleep(150 * time.Millisecond)
 	}
-	if got, accepted := handshakes.Load(), int64(len(cluster.accepted())); got <= accepted {
+	if got, accepted := handshakes.Load(), int64(len(cluster.Accepted())); got <= accepted {
 		t.Errorf("%d SaslHandshake requests on %d connections; want re-authentications on live connections", got, accepted)
 	}
 	if st := p.Stats(); st.CorrelationMismatches != 0 {

@@ -50,7 +50,7 @@ func TestConsumerGroupThroughTLS(t *testing.T) {
 	if st, undecoded := p.Stats(), pl.Stats().Undecoded; undecoded != 0 || st.TLSHandshakeFailures != 0 {
 		t.Errorf("stats %+v, %d undecoded: want no undecoded exchange and no failed handshake", st, undecoded)
 	}
-	for _, remote := range cluster.accepted() {
+	for _, remote := range cluster.Accepted() {
 		if host, _, _ := net.SplitHostPort(remote); host == "127.0.0.2" {
 			t.Errorf("kfake accepted a connection from %s: a group client bypassed kproxy", remote)
 		}

@@ -27,6 +27,11 @@ func produceConsume(t *testing.T, timeout time.Duration, seed, topic string, n i
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	return produceConsumeCtx(ctx, seed, topic, n, opts...)
+}
+
+// produceConsumeCtx is produceConsume until ctx is done.
+func produceConsumeCtx(ctx context.Context, seed, topic string, n int, opts ...kgo.Opt) error {
 	opts = append(opts, kgo.SeedBrokers(seed), kgo.DefaultProduceTopic(topic),
 		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.RequestRetries(2), kgo.RetryTimeout(5*time.Second))

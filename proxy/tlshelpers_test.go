@@ -3,6 +3,7 @@ package proxy
 import (
 	"testing"
 
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 	"github.com/kproxy-dev/kproxy/internal/testpki"
 )
 
@@ -10,8 +11,6 @@ import (
 // listener TLS settings that use it.
 func listenerTLS(t testing.TB, dir string, c testpki.Issued) *ListenerTLS {
 	t.Helper()
-	return &ListenerTLS{
-		CertFile: testpki.WriteFile(t, dir, "server.crt", c.CertPEM),
-		KeyFile:  testpki.WriteFile(t, dir, "server.key", c.KeyPEM),
-	}
+	cert, key := testkafka.CertFiles(t, dir, "server", c)
+	return &ListenerTLS{CertFile: cert, KeyFile: key}
 }

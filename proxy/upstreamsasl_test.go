@@ -160,7 +160,7 @@ func TestUpstreamReauthentication(t *testing.T) {
 	if st.UpstreamSASLFailures != 0 || st.CorrelationMismatches != 0 {
 		t.Errorf("UpstreamSASLFailures = %d, CorrelationMismatches = %d; want 0, 0", st.UpstreamSASLFailures, st.CorrelationMismatches)
 	}
-	if got, accepted := handshakes.Load(), int64(len(cluster.accepted())); got <= accepted {
+	if got, accepted := handshakes.Load(), int64(len(cluster.Accepted())); got <= accepted {
 		t.Errorf("%d SaslHandshake requests on %d connections; want more handshakes than connections", got, accepted)
 	}
 	checkNoSecret(t, logs, upstreamPassword)

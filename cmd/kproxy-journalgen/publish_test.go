@@ -21,6 +21,7 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/fleet"
 	"github.com/kproxy-dev/kproxy/internal/synth"
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -142,14 +143,10 @@ func TestFleetTraffic(t *testing.T) {
 // fleet's reader: every exchange the output counts is in the topic, from
 // the instances named, and the output says none was dropped.
 func TestPublishKfake(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testkafka.Start(t, kfake.NumBrokers(1))
 	const topic = "fleet-load"
 	var out bytes.Buffer
-	err = run([]string{"publish", "-brokers", c.ListenAddrs()[0], "-topic", topic, "-instances", "3",
+	err := run([]string{"publish", "-brokers", c.ListenAddrs()[0], "-topic", topic, "-instances", "3",
 		"-groups", "20", "-members", "6", "-for", "4s", "-speed", "20", "-warmup", "5s", "-partitions", "4"}, &out)
 	if err != nil {
 		t.Fatalf("publish: %v\n%s", err, out.String())

@@ -181,13 +181,22 @@ func TestCaptureStops(t *testing.T) {
 	}
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	go pw.Write(data[:len(data)/2]) //nolint:errcheck // a part, then silence
+	written := make(chan struct{})
+	go func() {
+		pw.Write(data[:len(data)/2]) //nolint:errcheck // a part, then silence
+		close(written)
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	o := captureOptions{pcap: "-", cfg: config.Default()}
 	o.cfg.Admin = ""
 	go func() { done <- runCapture(ctx, o, capture.Config{}, pr, zap.NewNop(), nil) }()
-	time.Sleep(200 * time.Millisecond)
+	// The pipe's write returns once the capture has read the part.
+	select {
+	case <-written:
+	case err := <-done:
+		t.Fatalf("kproxy capture returned before it was told to stop: %v", err)
+	}
 	cancel()
 	select {
 	case err := <-done:

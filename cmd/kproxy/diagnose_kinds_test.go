@@ -1,3 +1,5 @@
+//go:build integration && browser
+
 package main
 
 import (
@@ -159,21 +161,6 @@ func checkKindPage(t *testing.T, dir string, fs []diagnose.Finding) {
 	marks := headless.Eval[[]string](t, b, `[...document.querySelectorAll('#chart path.finding-mark')].map(p => p.closest('g.lane').dataset.client + ' ' + p.dataset.kind).sort()`)
 	if !slices.Equal(marks, wantMarks) {
 		t.Errorf("finding markers on the lanes %q; want %q", marks, wantMarks)
-	}
-}
-
-// runQuiet returns a scenario of a healthy group: two members share t for
-// d, then both stop the normal way (LeaveGroup). Nothing is wrong, so
-// nothing may be found.
-func runQuiet(d time.Duration) func(*testing.T, *kfake.Cluster, string) {
-	return func(t *testing.T, _ *kfake.Cluster, addr string) {
-		a := startDiagMember(t, addr, "g", "healthy-a", []string{"t"})
-		a.groupMeta(t)
-		b := startDiagMember(t, addr, "g", "healthy-b", []string{"t"})
-		b.groupMeta(t)
-		time.Sleep(d)
-		b.stop()
-		a.stop()
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -8,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,63 +26,6 @@ import (
 // real, so the goldens hold a projection of each finding without the
 // numbers that depend on them: kind, severity, the members' client and
 // instance ids, the partitions, and the evidence's keys.
-
-// diagMember is a consumer polling in its own goroutine until stopped.
-type diagMember struct {
-	cl     *kgo.Client
-	cancel context.CancelFunc
-	done   chan struct{}
-	polled atomic.Int64 // records the poll loop has received
-}
-
-// startDiagMember starts a consumer of group on topics through addr.
-func startDiagMember(t *testing.T, addr, group, clientID string, topics []string, opts ...kgo.Opt) *diagMember {
-	t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
-		kgo.ClientID(clientID), kgo.HeartbeatInterval(300 * time.Millisecond), kgo.SessionTimeout(3 * time.Second),
-		kgo.RebalanceTimeout(5 * time.Second), kgo.FetchMaxWait(200 * time.Millisecond)}, opts...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &diagMember{cl: cl, cancel: cancel, done: make(chan struct{})}
-	go func() { // ends when stop cancels ctx
-		defer close(m.done)
-		for ctx.Err() == nil {
-			m.polled.Add(int64(m.cl.PollFetches(ctx).NumRecords()))
-		}
-	}()
-	t.Cleanup(m.stop)
-	return m
-}
-
-// stop ends the poll loop and closes the client (a dynamic member leaves
-// the group; a static one does not).
-func (m *diagMember) stop() {
-	if m.cancel == nil {
-		return
-	}
-	m.cancel()
-	<-m.done
-	m.cl.Close()
-	m.cancel = nil
-}
-
-// groupMeta waits until m is in a generation and returns its member id
-// and generation.
-func (m *diagMember) groupMeta(t *testing.T) (string, int32) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if id, gen := m.cl.GroupMetadata(); id != "" && gen > 0 {
-			return id, gen
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the member never joined")
-	return "", 0
-}
 
 // commitRaw sends an OffsetCommit of topic t through m's client as member
 // id of generation gen, and returns the partitions' error codes.
@@ -202,7 +146,7 @@ func diagGolden(t *testing.T, name string, fs []diagnose.Finding) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
+		t.Fatalf("read golden (run go test -tags integration,browser -update): %v", err)
 	}
 	if !bytes.Equal(got, want) {
 		var b bytes.Buffer
@@ -491,4 +435,19 @@ func runSmells(t *testing.T, addr string) {
 	time.Sleep(8 * time.Second)
 	b.stop()
 	a.stop()
+}
+
+// runQuiet returns a scenario of a healthy group: two members share t for
+// d, then both stop the normal way (LeaveGroup). Nothing is wrong, so
+// nothing may be found.
+func runQuiet(d time.Duration) func(*testing.T, *kfake.Cluster, string) {
+	return func(t *testing.T, _ *kfake.Cluster, addr string) {
+		a := startDiagMember(t, addr, "g", "healthy-a", []string{"t"})
+		a.groupMeta(t)
+		b := startDiagMember(t, addr, "g", "healthy-b", []string{"t"})
+		b.groupMeta(t)
+		time.Sleep(d)
+		b.stop()
+		a.stop()
+	}
 }

@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -20,9 +22,6 @@ import (
 	"github.com/kproxy-dev/kproxy/demo"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
-
-// fleetTopic is the events topic of the fleet tests.
-const fleetTopic = "kproxy-events"
 
 // TestFleetTwoInstances runs the seed scenario with consumer A behind one
 // kproxy and consumer B behind another, both publishing to the events

@@ -12,18 +12,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kproxy-dev/kproxy/config"
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 )
 
 // startKfake starts an in-process kfake cluster on 127.0.0.1 and closes it
 // when the test ends.
 func startKfake(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		t.Fatalf("kfake: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return testkafka.Start(t, opts...)
 }
 
 // startServer runs a server with cfg until the test ends or the returned

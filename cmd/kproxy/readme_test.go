@@ -50,7 +50,7 @@ func TestReadmeShowsTheProduct(t *testing.T) {
 	}
 	png, err := os.ReadFile("../../" + shot)
 	if err != nil {
-		t.Fatalf("%v (go test ./cmd/kproxy -run TestWebReportFile -update takes it)", err)
+		t.Fatalf("%v (go test -tags browser ./cmd/kproxy -run TestWebReportFile -update takes it)", err)
 	}
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Errorf("%s is not a PNG", shot)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -160,6 +162,6 @@ func TestReplayStormFindingsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("findings blocks differ from %s (run go test -update to refresh); got:\n%s", golden, got)
+		t.Errorf("findings blocks differ from %s (run go test -tags integration -update to refresh); got:\n%s", golden, got)
 	}
 }

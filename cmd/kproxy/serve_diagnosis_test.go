@@ -1,8 +1,8 @@
+//go:build integration && browser
+
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/internal/headless"
 )
@@ -122,23 +121,5 @@ func TestServeDiagnosis(t *testing.T) {
 	}
 	if got, want := kindsOf(inPage), kindsOf(doc.Findings); !slices.Equal(got, want) {
 		t.Errorf("replay --format html findings %v; want %v", got, want)
-	}
-}
-
-// sameAsJournal fails t unless live, the findings serve told with cfg, are
-// byte for byte those `kproxy diagnose` finds in its journal.
-func sameAsJournal(t *testing.T, live []diagnose.Finding, cfg config.Config) {
-	t.Helper()
-	var told bytes.Buffer
-	if err := diagnose.WriteJSON(&told, live); err != nil {
-		t.Fatal(err)
-	}
-	var replayed, errOut bytes.Buffer
-	if err := runDiagnose(context.Background(), []string{cfg.Journal}, diagnoseOptions{format: "json",
-		journalWindow: journalWindow{stormRebalances: cfg.StormRebalances, stormWindow: cfg.StormWindow}}, &replayed, &errOut); err != nil {
-		t.Fatalf("diagnose: %v\n%s", err, errOut.String())
-	}
-	if !bytes.Equal(told.Bytes(), replayed.Bytes()) {
-		t.Errorf("live findings differ from the journal's\nlive:\n%s\njournal:\n%s", told.String(), replayed.String())
 	}
 }

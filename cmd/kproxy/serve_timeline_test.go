@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kproxy-dev/kproxy/demo"
+	"github.com/kproxy-dev/kproxy/internal/testkafka"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -188,13 +189,7 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 // waitFor polls cond until it holds, for at most 20 seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkafka.WaitFor(t, 20*time.Second, what, cond)
 }
 
 func TestTimelineLogger(t *testing.T) {

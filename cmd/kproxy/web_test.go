@@ -1,10 +1,11 @@
+//go:build browser
+
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,26 +138,6 @@ func TestWebPageLive(t *testing.T) {
 	}
 	checkSeedGroupPage(t, b)
 	b.Screenshot(t, filepath.Join(screenshotDir, "live-group.png"))
-}
-
-// apiGroup is /api/groups/{demo.Group}; ok is false while it is 404.
-func apiGroup(t *testing.T, base string) (g timeline.GroupReport, ok bool) {
-	t.Helper()
-	resp, err := http.Get(base + "/api/groups/" + demo.Group)
-	if err != nil {
-		t.Fatalf("GET /api/groups/%s: %v", demo.Group, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		return g, false
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/groups/%s: %s", demo.Group, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&g); err != nil {
-		t.Fatalf("GET /api/groups/%s: %v", demo.Group, err)
-	}
-	return g, true
 }
 
 // click sends a click to the element sel selects, as a user's would
