@@ -1,3 +1,5 @@
+//go:build integration && browser
+
 package main
 
 import (
