@@ -87,7 +87,9 @@ func (r Retention) Validate() error {
 // quiet for r.MaxAge, topics no Metadata answer named for r.MaxAge, then
 // of each group the generations that ended more
 // than r.MaxAge ago, and the storms that ended before the first generation
-// kept (an active storm keeps its latest r.Generations rebalances). The
+// kept (an active storm keeps its latest r.Generations rebalances). With
+// an age, it makes the groups that ended an hour ago dormant (dormant.go):
+// their history is kept compressed, as it is, until the age forgets it. The
 // count of generations, r.Generations, is the engine's
 // Config.MaxGenerations, applied as each generation forms: NewLive sets
 // it. Retain is called at the pipeline's boundary (see Live), not by the
@@ -98,6 +100,7 @@ func (e *Engine) Retain(r Retention) {
 	if r.MaxAge > 0 {
 		cutoff = e.now.Add(-r.MaxAge)
 	}
+	e.slept = e.slept[:0]
 	kept := e.groups[:0]
 	for _, g := range e.groups {
 		if !cutoff.IsZero() && g.lastSeen.Before(cutoff) {
@@ -107,6 +110,10 @@ func (e *Engine) Retain(r Retention) {
 		g.index = len(kept)
 		kept = append(kept, g)
 		g.retain(r, cutoff)
+		if r.MaxAge > 0 && g.canSleep(e.now) {
+			g.sleep()
+			e.slept = append(e.slept, g.id)
+		}
 	}
 	clear(e.groups[len(kept):])
 	e.groups = kept
