@@ -19,7 +19,10 @@ import (
 // dormant group tells and reports is what it would have told and reported
 // awake: nothing that a sweep or Close could change is left (see
 // canSleep). An event for a dormant group's id starts a new history (wake),
-// listed after the dormant one as a re-created group's are.
+// listed after the dormant one as a re-created group's are. One thing
+// differs: the retention's age no longer drops a dormant group's
+// generations one by one (nor moves Horizon for them) but forgets the
+// whole group once it has been quiet for the age, as it does either way.
 
 // dormantAfter is how long a group that has ended must have been quiet
 // before Retain makes it dormant: the member registry's forgetAfter, by

@@ -136,5 +136,15 @@ func TestDormantWakes(t *testing.T) {
 	if sr, _ := l.Snapshot().Report(Query{}); len(sr.Groups) != 1 || sr.Groups[0].Generations[0].Generation != 3 {
 		t.Errorf("snapshot: %s", asJSON(t, sr))
 	}
-	l.Close(sec(4100))
+
+	// A day after the dormant history's last event, the age forgets it;
+	// the new one, heard from since, stays known.
+	later := newScript("jobs")
+	later.hb(cA, 86430, 86430.001, "A-2", 3, 0)
+	l.AddEvents(later.events())
+	tick(86470)
+	if r := l.Report(); len(r.Groups) != 1 || r.Groups[0].Generations[0].Generation != 3 || l.e.byID["jobs"] == nil {
+		t.Fatalf("after a day: %s", asJSON(t, r))
+	}
+	l.Close(sec(86500))
 }

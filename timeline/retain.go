@@ -169,9 +169,12 @@ func (e *Engine) dropped(t time.Time) {
 	}
 }
 
-// forget drops a group and everything it holds.
+// forget drops a group and everything it holds. An earlier history of a
+// group id (re-created, or woken from sleep) leaves the later one known.
 func (e *Engine) forget(g *group) {
-	delete(e.byID, g.id)
+	if e.byID[g.id] == g {
+		delete(e.byID, g.id)
+	}
 	e.dropped(g.lastSeen)
 }
 
