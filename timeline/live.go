@@ -193,7 +193,7 @@ type snapGroup struct {
 // zstdEnc and zstdDec compress and decompress the snapshot's reports; both
 // may be used by many goroutines at once (EncodeAll, DecodeAll).
 var (
-	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 	zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 )
 
