@@ -198,6 +198,11 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	if len(g.gens) == 0 {
 		return
 	}
+	// Who owned what is asked of the generation before a handover's,
+	// nearly always the latest but one: the others' caches go.
+	for _, gen := range g.gens[:max(len(g.gens)-2, 0)] {
+		gen.owners = nil
+	}
 	first := genTime(g.gens[0])
 	s := &g.storm
 	keep := s.storms[:0]
