@@ -104,7 +104,8 @@ func (e *Engine) generationSmells(g *groupState, gr *timeline.GroupView) []Findi
 		if joins := g.joins[gen.Generation]; len(joins) >= 2 {
 			byKey := map[string][]string{}
 			for _, id := range sortedKeys(joins) {
-				byKey[joins[id]] = append(byKey[joins[id]], id)
+				k := joins[id].Value()
+				byKey[k] = append(byKey[k], id)
 			}
 			if keys := sortedKeys(byKey); len(keys) > 1 && once("assignors:"+strings.Join(keys, "|")) {
 				f := newFinding(MixedAssignors, g.id, Warning, at, "")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -44,8 +45,9 @@ type groupState struct {
 	// to maxLeaves, oldest first: the rejoin after each leave.
 	joinedFrom map[string][]time.Time
 	// joins is, per generation, each member's offered protocols
-	// ("type: name,name"), from its JoinGroup for that generation.
-	joins    map[int32]map[string]string
+	// ("type: name,name"), from its JoinGroup for that generation: one
+	// copy of each text for every group (most offer the same).
+	joins    map[int32]map[string]unique.Handle[string]
 	findings []Finding
 	// seen are the de-duplication keys of findings made once, with the
 	// group's time when each was made.
@@ -57,7 +59,7 @@ type groupState struct {
 
 func newGroupState(id string) *groupState {
 	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]string{}, seen: map[string]time.Time{}, joinedFrom: map[string][]time.Time{}}
+		joins: map[int32]map[string]unique.Handle[string]{}, seen: map[string]time.Time{}, joinedFrom: map[string][]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -444,9 +446,9 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 	g.byAddr[ev.ClientAddr] = id
 	if ev.Responded() && jg.ErrorCode == 0 {
 		if g.joins[jg.Generation] == nil {
-			g.joins[jg.Generation] = map[string]string{}
+			g.joins[jg.Generation] = map[string]unique.Handle[string]{}
 		}
-		g.joins[jg.Generation][id] = protocolKey(jg)
+		g.joins[jg.Generation][id] = unique.Make(protocolKey(jg))
 		g.joined(ev.ClientAddr, ev.At)
 		e.instanceJoined(g, ev, id, jg.InstanceID)
 	}

@@ -12,11 +12,12 @@ import (
 // a member whose heartbeats went through that instance may well be alive,
 // and saying its session expired would invent an event. The next
 // generation that becomes stable ends it, the coordinator's answers then
-// telling who is in. A group the engine does not know is left alone.
+// telling who is in. A group the engine does not know, or a dormant one
+// (dormant.go: it had ended), is left alone.
 func (e *Engine) Blind(group, instance string, at time.Time) {
 	g := e.byID[group]
-	if g == nil {
-		return
+	if g == nil || g.dormant != nil {
+		return // a dormant group had ended: nothing of it can be missing
 	}
 	e.advance(at)
 	g.note("silent instance "+instance, fmt.Sprintf(

@@ -300,7 +300,8 @@ func (g *group) syncGroup(ev *decode.Event) {
 		for _, pa := range sg.Plan {
 			if pa.Assignment != nil {
 				pm := gen.member(pa.MemberID)
-				pm.planned, pm.streamsPlan = fromTopicPartitions(pa.Assignment.Partitions), pa.Assignment.Streams
+				pm.planned = gen.previous(pa.MemberID).share(fromTopicPartitions(pa.Assignment.Partitions))
+				pm.streamsPlan = pa.Assignment.Streams
 			}
 		}
 		gen.assignmentsChanged()
@@ -326,6 +327,9 @@ func (g *group) syncGroup(ev *decode.Event) {
 		}
 		if sg.Assignment != nil {
 			m.assignment = gen.previous(sg.MemberID).share(fromTopicPartitions(sg.Assignment.Partitions))
+			if m.planned.equal(m.assignment) {
+				m.assignment = m.planned // one copy of the set the leader planned
+			}
 			if sg.Assignment.Streams != nil {
 				m.streamsAsg = sg.Assignment.Streams
 			}

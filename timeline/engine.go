@@ -42,6 +42,10 @@ type Engine struct {
 	// transaction; pendingTxns counts them (see txn.go).
 	txns        map[txnKey][]pendingTxn
 	pendingTxns int
+	// slept is the groups the latest Retain made dormant, by id, until
+	// Live takes them: their published reports are replaced by the ones
+	// they keep.
+	slept []string
 }
 
 // New returns an Engine with cfg, defaults applied (see Config).
@@ -104,6 +108,9 @@ func (e *Engine) add(ev *decode.Event) {
 		return
 	}
 	g, lm := e.lookup(ev)
+	if g.dormant != nil {
+		g, lm = e.wake(g), nil
+	}
 	if again, to := g.recreated(ev); again {
 		g, lm = e.reincarnate(g, ev, to), nil
 	}
@@ -229,7 +236,11 @@ func (e *Engine) Close(at time.Time) {
 	e.closed = true
 	e.advance(at)
 	for _, g := range e.groups {
-		if !g.ended { // closed when it ended
+		switch {
+		case g.ended: // closed when it ended
+		case g.dormant != nil:
+			g.closeDormant(e.now)
+		default:
 			g.close(e.now)
 		}
 	}

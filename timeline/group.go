@@ -50,6 +50,9 @@ type group struct {
 	// blind is set while exchanges of the group are known to be missing
 	// (Engine.Blind): no session timeout is inferred.
 	blind bool
+	// dormant is what a group that ended keeps once Retain made it
+	// dormant (dormant.go); nil while it is awake.
+	dormant *dormant
 }
 
 // liveMember is what the engine knows of a member across generations.

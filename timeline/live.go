@@ -67,6 +67,10 @@ func NewLive(cfg Config, r Retention) *Live {
 // the last publish.
 func (l *Live) AddEvents(events []decode.Event) {
 	l.e.AddEvents(events)
+	for _, id := range l.e.slept {
+		l.touched[id] = true // published from what it keeps, shared
+	}
+	l.e.slept = l.e.slept[:0]
 	for i := range events {
 		if g := events[i].Group; g != "" {
 			l.touched[g] = true
@@ -112,6 +116,9 @@ func (l *Live) publish(all bool) {
 		case !all && l.told[id] && now.Sub(l.built[id]) < tellEvery,
 			!all && !l.told[id] && now.Sub(l.built[id]) < refreshEvery:
 			continue // rebuilt at a later Publish
+		case g.dormant != nil:
+			changed = append(changed, g.dormant.snap)
+			l.built[id] = now
 		default:
 			changed = append(changed, newSnapGroup(g.report()))
 			l.built[id] = now
@@ -186,7 +193,7 @@ type snapGroup struct {
 // zstdEnc and zstdDec compress and decompress the snapshot's reports; both
 // may be used by many goroutines at once (EncodeAll, DecodeAll).
 var (
-	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 	zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 )
 

@@ -154,7 +154,10 @@ func (p partitions) json() map[string][]int32 {
 }
 
 // diff compares prev and cur: added is in cur only, revoked in prev only,
-// kept in both. Each result is non-nil.
+// kept in both. Each result is non-nil. A result that is all of prev or
+// cur, or of one topic's partitions of them, is that set or that list,
+// shared (sets are not changed once made): most members keep what they
+// had.
 func diff(prev, cur partitions) (added, revoked, kept partitions) {
 	added, revoked, kept = partitions{}, partitions{}, partitions{}
 	for _, c := range cur {
@@ -172,11 +175,35 @@ func diff(prev, cur partitions) (added, revoked, kept partitions) {
 			revoked = append(revoked, topicParts{topic: pt.topic, parts: r})
 		}
 	}
+	if sameLists(kept, cur) {
+		kept = cur
+	}
+	if sameLists(added, cur) {
+		added = cur
+	}
+	if sameLists(revoked, prev) {
+		revoked = prev
+	}
 	return added, revoked, kept
 }
 
+// sameLists reports whether p's topics are q's, each with the very list of
+// partitions q has (as minus returns them).
+func sameLists(p, q partitions) bool {
+	if len(p) != len(q) || len(p) == 0 {
+		return false
+	}
+	for i := range p {
+		if p[i].topic != q[i].topic || len(p[i].parts) != len(q[i].parts) || &p[i].parts[0] != &q[i].parts[0] {
+			return false
+		}
+	}
+	return true
+}
+
 // minus returns the elements of a not in b, and those in both; a and b are
-// sorted.
+// sorted. Either is a itself (its capacity cut to its length) when it has
+// all of a.
 func minus(a, b []int32) (only, both []int32) {
 	i, j := 0, 0
 	for i < len(a) {
@@ -191,6 +218,13 @@ func minus(a, b []int32) (only, both []int32) {
 			i++
 			j++
 		}
+	}
+	switch len(a) {
+	case 0:
+	case len(only):
+		only = a[:len(a):len(a)]
+	case len(both):
+		both = a[:len(a):len(a)]
 	}
 	return only, both
 }

@@ -362,6 +362,9 @@ func (e *Engine) Report() *Report {
 }
 
 func (g *group) report() GroupReport {
+	if d := g.dormant; d != nil {
+		return *d.snap.report()
+	}
 	gr := GroupReport{Group: g.id, GroupProtocol: "classic", ProtocolType: g.protocolType,
 		FirstSeen: stamp(g.firstSeen), LastSeen: stamp(g.lastSeen),
 		Generations: []GenerationReport{}, Storms: []StormReport{}, ConsumerMembers: []ConsumerMemberReport{},

@@ -87,7 +87,9 @@ func (r Retention) Validate() error {
 // quiet for r.MaxAge, topics no Metadata answer named for r.MaxAge, then
 // of each group the generations that ended more
 // than r.MaxAge ago, and the storms that ended before the first generation
-// kept (an active storm keeps its latest r.Generations rebalances). The
+// kept (an active storm keeps its latest r.Generations rebalances). With
+// an age, it makes the groups that ended an hour ago dormant (dormant.go):
+// their history is kept compressed, as it is, until the age forgets it. The
 // count of generations, r.Generations, is the engine's
 // Config.MaxGenerations, applied as each generation forms: NewLive sets
 // it. Retain is called at the pipeline's boundary (see Live), not by the
@@ -98,6 +100,7 @@ func (e *Engine) Retain(r Retention) {
 	if r.MaxAge > 0 {
 		cutoff = e.now.Add(-r.MaxAge)
 	}
+	e.slept = e.slept[:0]
 	kept := e.groups[:0]
 	for _, g := range e.groups {
 		if !cutoff.IsZero() && g.lastSeen.Before(cutoff) {
@@ -107,6 +110,10 @@ func (e *Engine) Retain(r Retention) {
 		g.index = len(kept)
 		kept = append(kept, g)
 		g.retain(r, cutoff)
+		if r.MaxAge > 0 && g.canSleep(e.now) {
+			g.sleep()
+			e.slept = append(e.slept, g.id)
+		}
 	}
 	clear(e.groups[len(kept):])
 	e.groups = kept
@@ -162,9 +169,12 @@ func (e *Engine) dropped(t time.Time) {
 	}
 }
 
-// forget drops a group and everything it holds.
+// forget drops a group and everything it holds. An earlier history of a
+// group id (re-created, or woken from sleep) leaves the later one known.
 func (e *Engine) forget(g *group) {
-	delete(e.byID, g.id)
+	if e.byID[g.id] == g {
+		delete(e.byID, g.id)
+	}
 	e.dropped(g.lastSeen)
 }
 
@@ -187,6 +197,11 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	g.dropOldest(n)
 	if len(g.gens) == 0 {
 		return
+	}
+	// Who owned what is asked of the generation before a handover's,
+	// nearly always the latest but one: the others' caches go.
+	for _, gen := range g.gens[:max(len(g.gens)-2, 0)] {
+		gen.owners = nil
 	}
 	first := genTime(g.gens[0])
 	s := &g.storm

@@ -17,6 +17,10 @@ const sweepGrace = time.Second
 // and are kept alive by the coordinator.
 func (g *group) sweep(now time.Time) {
 	quiet := g.e.quiet // the groups' quietUntil (see Engine.quiet)
+	if g.dormant != nil {
+		quiet[g.index] = g.e.now.AddDate(100, 0, 0) // nothing for a sweep to do
+		return
+	}
 	if quiet[g.index].IsZero() {
 		quiet[g.index] = g.nextChange()
 	}

@@ -184,6 +184,9 @@ func (e *Engine) Views(ids []string) []GroupView {
 func (l *Live) Views(ids []string) []GroupView { return l.e.Views(ids) }
 
 func (g *group) view() GroupView {
+	if d := g.dormant; d != nil {
+		return d.view()
+	}
 	v := GroupView{Group: g.id, LastSeen: g.lastSeen, Generations: make([]GenerationView, 0, len(g.gens)), Streams: g.streamsView(),
 		Migrations: g.migrationsView()}
 	for _, gen := range g.gens {

@@ -1,0 +1,136 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// A group that has ended, every member gone and nothing pending, holds its
+// whole history in memory for as long as the retention keeps it (a day by
+// default) though nothing but a reader will ever look at it again: short-
+// lived groups (console consumers, batch jobs, each run under a new group
+// id) end by the hundred a day. Retain makes such a group dormant once it
+// has been quiet for dormantAfter: it keeps its report and its typed view
+// as they are, as JSON compressed with zstd, the member registry the
+// diagnosis names members from, and what Close would still tell of it, and
+// drops the rest (generations, partition sets, commits, caches). What a
+// dormant group tells and reports is what it would have told and reported
+// awake: nothing that a sweep or Close could change is left (see
+// canSleep). An event for a dormant group's id starts a new history (wake),
+// listed after the dormant one as a re-created group's are. One thing
+// differs: the retention's age no longer drops a dormant group's
+// generations one by one (nor moves Horizon for them) but forgets the
+// whole group once it has been quiet for the age, as it does either way.
+
+// dormantAfter is how long a group that has ended must have been quiet
+// before Retain makes it dormant: the member registry's forgetAfter, by
+// when a member that comes back would be a new member anyway.
+const dormantAfter = forgetAfter
+
+// dormant is what a dormant group keeps.
+type dormant struct {
+	snap  snapGroup // its report, encoded and compressed, and its summary
+	zview []byte    // its GroupView as JSON, compressed by zstdEnc
+	// incomplete is the text of the rebalance its last member's departure
+	// started and no generation followed, which Close tells as never
+	// completed ("" when none), and its generation and member.
+	incomplete       string
+	incompleteGen    int32
+	incompleteMember string
+}
+
+// canSleep reports whether g may become dormant as of now: quiet for
+// dormantAfter; a classic group (KIP-848, share and streams groups keep
+// their state); not blind; every member of its latest generation gone;
+// no MEMBER_ID_REQUIRED retry awaited, no transactional commit waiting for
+// its EndTxn; and nothing Close would change: a generation joining or
+// syncing, an emptied group's generation still to make, a cooperative
+// revocation never followed up, a storm under way.
+func (g *group) canSleep(now time.Time) bool {
+	if g.dormant != nil || g.ended || now.Sub(g.lastSeen) < dormantAfter {
+		return false
+	}
+	if g.consumer != nil || g.streams != nil || g.pastConsumer != nil || len(g.migrations) > 0 || g.blind || len(g.pendingIDs) > 0 || g.storm.active != nil {
+		return false
+	}
+	latest := g.latest()
+	if latest == nil || latest.phase != phaseStable && latest.phase != phaseEmpty {
+		return false
+	}
+	for id := range latest.members {
+		if lm := g.live[id]; latest.active(id) && (lm == nil || !lm.gone) {
+			return false
+		}
+	}
+	if n := g.next; n != nil && n.empty != nil {
+		return false
+	}
+	if latest.mode == ModeCooperative && g.next == nil && revokedAny(latest) {
+		return false
+	}
+	if g.e.pendingTxns > 0 {
+		for _, pts := range g.e.txns {
+			for _, pt := range pts {
+				if pt.g == g {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// sleep makes g dormant (see canSleep).
+func (g *group) sleep() {
+	v, err := json.Marshal(g.view())
+	if err != nil {
+		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
+	}
+	d := &dormant{snap: newSnapGroup(g.report()), zview: slices.Clone(zstdEnc.EncodeAll(v, make([]byte, 0, len(v)/4)))}
+	if n := g.next; n != nil {
+		d.incomplete = fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
+			clock(n.start, g.e.cfg.Location), n.trigger.kind)
+		d.incompleteGen, d.incompleteMember = n.num, n.trigger.member
+	}
+	for _, lm := range g.live {
+		lm.owned = nil
+	}
+	*g = group{e: g.e, id: g.id, index: g.index, incarnation: g.incarnation, ended: g.ended,
+		firstSeen: g.firstSeen, lastSeen: g.lastSeen, protocolType: g.protocolType, coordinator: g.coordinator,
+		live: g.live, dormant: d}
+}
+
+// closeDormant is close for a dormant group: what close would tell.
+func (g *group) closeDormant(at time.Time) {
+	if d := g.dormant; d.incomplete != "" {
+		g.emit(at, KindIncomplete, d.incompleteGen, d.incompleteMember, d.incomplete, nil)
+	}
+}
+
+// wake starts a new history of the dormant group old, for an event of its
+// id: the dormant history is closed and listed first.
+func (e *Engine) wake(old *group) *group {
+	g := newGroup(e, old.id)
+	g.index = len(e.groups)
+	g.incarnation = old.incarnation + 1
+	e.byID[old.id] = g
+	e.groups = append(e.groups, g)
+	e.quiet = append(e.quiet, time.Time{})
+	old.ended = true
+	return g
+}
+
+// dormantView is the dormant group's view, decoded.
+func (d *dormant) view() GroupView {
+	b, err := zstdDec.DecodeAll(d.zview, nil)
+	if err != nil {
+		panic(fmt.Sprintf("timeline: decompress a dormant view: %v", err)) // compressed by sleep
+	}
+	var v GroupView
+	if err := json.Unmarshal(b, &v); err != nil {
+		panic(fmt.Sprintf("timeline: decode a dormant view: %v", err)) // encoded by sleep
+	}
+	return v
+}

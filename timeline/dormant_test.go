@@ -1,0 +1,150 @@
+package timeline
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/synth"
+)
+
+// TestDormantTellsTheSame: over three hours of the realistic mix with
+// short-lived groups, an engine that makes the groups that ended dormant
+// (an age in its retention) tells the same entries, reports, views and
+// member facts as one that keeps them awake (no age), before and after
+// Close, and makes most of the ended groups dormant.
+func TestDormantTellsTheSame(t *testing.T) {
+	var told [2][]Entry
+	engines := [2]*Retaining{}
+	for i, r := range []Retention{{Generations: 10}, DefaultRetention} {
+		engines[i] = NewRetaining(Config{OnEntry: func(e Entry) { told[i] = append(told[i], e) }}, r)
+	}
+	tr := synth.New(synth.Options{Seed: 5, Groups: 3, MaxMembers: 8, Mix: synth.Realistic, Heartbeat: 30 * time.Second, Jobs: 12})
+	dec := decode.NewDecoder()
+	var evs []decode.Event
+	var first time.Time
+	for {
+		x := tr.Next()
+		if first.IsZero() {
+			first = x.ResponseAt
+		}
+		if x.ResponseAt.Sub(first) > 3*time.Hour {
+			break
+		}
+		evs, _ = dec.DecodeAppend(evs[:0], x)
+		for _, e := range engines {
+			e.AddEvents(evs)
+		}
+	}
+	awake, asleep := engines[0], engines[1]
+	dormant := 0
+	for _, g := range asleep.groups {
+		if g.dormant != nil {
+			dormant++
+			for id := range g.live {
+				want, _ := awake.Member(g.id, id)
+				if got, _ := asleep.Member(g.id, id); got != want {
+					t.Errorf("group %s member %s: dormant %+v, awake %+v", g.id, id, got, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d dormant of %d groups", dormant, len(asleep.groups))
+	if dormant < 20 {
+		t.Errorf("%d dormant groups of %d, want at least 20", dormant, len(asleep.groups))
+	}
+	same := func(when string) {
+		t.Helper()
+		if len(told[0]) != len(told[1]) {
+			t.Fatalf("%s: %d entries awake, %d with dormant groups", when, len(told[0]), len(told[1]))
+		}
+		for i := range told[0] {
+			if a, b := asJSON(t, told[0][i]), asJSON(t, told[1][i]); a != b {
+				t.Fatalf("%s: entry %d awake\n%s\nwith dormant groups\n%s", when, i, a, b)
+			}
+		}
+		if a, b := asJSON(t, awake.Report()), asJSON(t, asleep.Report()); a != b {
+			t.Errorf("%s: the reports differ", when)
+		}
+		av, bv := awake.Views(nil), asleep.Views(nil)
+		if len(av) != len(bv) {
+			t.Fatalf("%s: %d views awake, %d with dormant groups", when, len(av), len(bv))
+		}
+		for i := range av {
+			if a, b := asJSON(t, av[i]), asJSON(t, bv[i]); a != b {
+				t.Errorf("%s: group %s: view awake\n%s\ndormant\n%s", when, av[i].Group, a, b)
+			}
+		}
+	}
+	same("before Close")
+	at := awake.now.Add(time.Minute)
+	awake.Close(at)
+	asleep.Close(at)
+	same("after Close")
+}
+
+// TestDormantWakes: a group whose members all left is dormant an hour
+// later (its report published from what it keeps); its id back starts a
+// new history, listed after the dormant one, which the snapshot shows.
+func TestDormantWakes(t *testing.T) {
+	s := twoMembers("jobs")
+	s.leave(cA, 11, 11.001, "A-1", "the consumer is being closed")
+	s.leave(cB, 11.1, 11.101, "B-1", "the consumer is being closed")
+	evs := s.events()
+	var told []Entry
+	l := NewLive(Config{OnEntry: func(e Entry) { told = append(told, e) }}, DefaultRetention)
+	l.AddEvents(evs)
+	l.Publish()
+	before := asJSON(t, l.Report())
+	tick := func(at float64) { // an event of no group moves the clock
+		l.AddEvents([]decode.Event{{At: sec(at), RespondedAt: sec(at), Metadata: &decode.Metadata{}}})
+	}
+	tick(11 + 59*60)
+	if g := l.e.byID["jobs"]; g.dormant != nil {
+		t.Fatal("dormant before an hour of quiet")
+	}
+	tick(11.2 + 3600)
+	g := l.e.byID["jobs"]
+	if g.dormant == nil {
+		t.Fatal("not dormant after an hour of quiet")
+	}
+	if g.gens != nil || g.byNum != nil {
+		t.Error("a dormant group keeps its generations")
+	}
+	if after := asJSON(t, l.Report()); after != before {
+		t.Errorf("report awake\n%s\ndormant\n%s", before, after)
+	}
+	l.publish(true) // as the next Publish but one in wall time
+	snap := l.Snapshot()
+	if i, ok := snap.index["jobs"]; !ok || &snap.groups[i].zjson[0] != &g.dormant.snap.zjson[0] {
+		t.Error("the snapshot does not publish the report the dormant group keeps")
+	}
+
+	n := len(told)
+	again := newScript("jobs")
+	again.join(cA, 4000, 4000.01, jg("A-2", 3, "A-2", "A-2"))
+	again.sync(cA, 4000.02, 4000.03, "A-2", 3, tp("round_topic", 0, 1, 2), map[string][]decode.TopicPartitions{"A-2": tp("round_topic", 0, 1, 2)})
+	l.AddEvents(again.events())
+	l.publish(true)
+	r := l.Report()
+	if got := gens(r, "jobs"); len(r.Groups) != 2 || len(got) != 1 || got[0] != 1 || len(r.Groups[1].Generations) != 1 || r.Groups[1].Generations[0].Generation != 3 {
+		t.Fatalf("histories: %s", asJSON(t, r))
+	}
+	if len(told) == n {
+		t.Error("the new history told nothing")
+	}
+	if sr, _ := l.Snapshot().Report(Query{}); len(sr.Groups) != 1 || sr.Groups[0].Generations[0].Generation != 3 {
+		t.Errorf("snapshot: %s", asJSON(t, sr))
+	}
+
+	// A day after the dormant history's last event, the age forgets it;
+	// the new one, heard from since, stays known.
+	later := newScript("jobs")
+	later.hb(cA, 86430, 86430.001, "A-2", 3, 0)
+	l.AddEvents(later.events())
+	tick(86470)
+	if r := l.Report(); len(r.Groups) != 1 || r.Groups[0].Generations[0].Generation != 3 || l.e.byID["jobs"] == nil {
+		t.Fatalf("after a day: %s", asJSON(t, r))
+	}
+	l.Close(sec(86500))
+}
