@@ -3,14 +3,9 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // matrixFamily is a client family, a column of the accuracy matrix
@@ -46,21 +41,7 @@ type matrixCell struct {
 // group of the journal.
 func (k *kproxy) diagnoseAll() []finding {
 	k.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, kproxyBin(), "diagnose", k.journal, "--format", "json")
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		k.t.Fatalf("kproxy diagnose %s: %v\n%s", k.journal, err, stderr.String())
-	}
-	var doc struct {
-		Findings []finding `json:"findings"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		k.t.Fatalf("kproxy diagnose output: %v\n%s", err, stdout.String())
-	}
-	return doc.Findings
+	return k.diagnoseArgs()
 }
 
 // kindsTable renders the matrix of kinds × families as Markdown: ✓ n (the

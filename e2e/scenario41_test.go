@@ -31,10 +31,16 @@ type finding struct {
 // the more arguments given (--until T).
 func (k *kproxy) diagnose(group string, more ...string) []finding {
 	k.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return k.diagnoseArgs(append([]string{"--group", group}, more...)...)
+}
+
+// diagnoseArgs runs `kproxy diagnose JOURNAL --format json` with args.
+func (k *kproxy) diagnoseArgs(args ...string) []finding {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	args := append([]string{"diagnose", k.journal, "--group", group, "--format", "json"}, more...)
+	args = append([]string{"diagnose", k.journal, "--format", "json"}, args...)
 	cmd := exec.CommandContext(ctx, kproxyBin(), args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

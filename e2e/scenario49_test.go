@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,7 +40,7 @@ func TestScenario49(t *testing.T) {
 func scenario49Upgrade(t *testing.T) {
 	const topic, group = "migration_topic", "test_group_49"
 	freshTopic(t, topic, 6, group)
-	k := startKproxyWith(t, true, brokerAddr, migrationRetain...)
+	k := startKproxyWith(t, true, brokerAddr, append(migrationRetain, "--admin", proxyAdmin)...)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 600)
 	args := func(id, mode string) []string {
@@ -66,6 +67,7 @@ func scenario49Upgrade(t *testing.T) {
 	for _, c := range consumers {
 		c.stop(60 * time.Second)
 	}
+	live := migrationLive(t, group)
 	r := k.finish()
 	if r == nil {
 		return
@@ -75,6 +77,7 @@ func scenario49Upgrade(t *testing.T) {
 		t.Fatalf("group protocol %s, migrations %+v; want consumer after one upgrade\n%s", g.GroupProtocol, g.Migrations, g.summary())
 	}
 	mg := g.Migrations[0]
+	checkMigrationPages(t, k, group, mg, live)
 	c1 := g.consumerMember(t, "consumer-1")
 	started := consumers[0].waitFor(0, time.Second, "consumer-1 started", func(e event) bool { return e.Name == "started" })
 	first := consumers[0].waitFor(0, time.Second, "consumer-1's first assignment", func(e event) bool { return e.Name == "assigned" })
@@ -166,6 +169,51 @@ func scenario49Upgrade(t *testing.T) {
 	}
 }
 
+// migrationLive is what the live web page says of group's migrations
+// (#migrations), once the live report has its migration complete.
+func migrationLive(t *testing.T, group string) []string {
+	t.Helper()
+	waitLiveGroup(t, group, "the migration's end", func(g *groupReport) bool {
+		return len(g.Migrations) == 1 && g.Migrations[0].CompletedAt != nil
+	})
+	return onPage(t, "migration-live", "http://"+proxyAdmin+"/", group, migrationReady, migrationRead)
+}
+
+// The group page's migration sentences.
+const (
+	migrationReady = `document.getElementById('migrations') !== null`
+	migrationRead  = `document.getElementById('migrations').innerText.split('\n')`
+)
+
+// checkMigrationPages checks that the live page (live, read while kproxy
+// ran) and replay --format html's page tell migration mg of group: its
+// direction, the generation where the group changed type and the last
+// member of the old protocol.
+func checkMigrationPages(t *testing.T, k *kproxy, group string, mg migration, live []string) {
+	t.Helper()
+	htmlFile := filepath.Join(runDir(t), "timeline.html")
+	runKproxyCmd(t, "replay", k.journal, "--format", "html", "--output", htmlFile)
+	file := onPage(t, "migration-file", "file://"+htmlFile+"#/", group, migrationReady, migrationRead)
+	want := []string{"online upgrade to the consumer protocol", "(last classic member " + mg.LastMember + " gone)"}
+	if mg.Direction == "downgrade" {
+		want = []string{"online downgrade to the classic protocol", "(last consumer-protocol member " + mg.LastMember + " gone)"}
+	}
+	if mg.Generation != nil {
+		want = append(want, fmt.Sprintf("group type changed %s at generation %d", clockMS(mg.ConvertedAt.UnixMilli()), *mg.Generation))
+	}
+	for name, lines := range map[string][]string{"live": live, "replay --format html": file} {
+		if len(lines) != 1 {
+			t.Errorf("%s page: migrations %q; want one", name, lines)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(lines[0], w) {
+				t.Errorf("%s page: migration %q lacks %q", name, lines[0], w)
+			}
+		}
+	}
+}
+
 // replayText is the text timeline of k's journal, kept in the run
 // directory as timeline.txt.
 func replayText(t *testing.T, k *kproxy) string {
@@ -183,7 +231,7 @@ func replayText(t *testing.T, k *kproxy) string {
 func scenario49Downgrade(t *testing.T) {
 	const topic, group = "downgrade_topic", "test_group_49_down"
 	freshTopic(t, topic, 6, group)
-	k := startKproxyWith(t, true, brokerAddr, migrationRetain...)
+	k := startKproxyWith(t, true, brokerAddr, append(migrationRetain, "--admin", proxyAdmin)...)
 	bs := bootstrap(k)
 	feed(t, bs, topic, 600)
 	args := func(id, mode string) []string {
@@ -207,6 +255,7 @@ func scenario49Downgrade(t *testing.T) {
 	for _, c := range classic {
 		c.stop(60 * time.Second)
 	}
+	live := migrationLive(t, group)
 	r := k.finish()
 	if r == nil {
 		return
@@ -216,6 +265,7 @@ func scenario49Downgrade(t *testing.T) {
 		t.Fatalf("group protocol %s, migrations %+v; want classic after one downgrade\n%s", g.GroupProtocol, g.Migrations, g.summary())
 	}
 	mg := g.Migrations[0]
+	checkMigrationPages(t, k, group, mg, live)
 	// Started by classic-1's join, between its start and its first
 	// assignment; converted when consumer-3, the last consumer-protocol
 	// member, left: between the revocation it printed while closing and
