@@ -13,6 +13,12 @@ import (
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
+// Timeline is the timeline's part of the configuration: the storm
+// settings (storm-rebalances, storm-window). Config embeds it, so that
+// cfg.Timeline is what serve hands to the story, with the fields built in
+// code (OnEntry, PublishEvery) set.
+type Timeline = timeline.Config
+
 // Proxy is the proxy's part of the configuration. Config embeds it, so
 // that its settings read as serve's own (cfg.Listen) and cfg.Proxy is what
 // serve hands to proxy.New once it has set the fields built from several
@@ -67,11 +73,8 @@ type Config struct {
 	// Report is the file the JSON timeline report is written to when serve
 	// stops; "" means none.
 	Report string `mapstructure:"report"`
-	// StormRebalances is how many rebalances of one group within
-	// StormWindow the timeline calls a storm.
-	StormRebalances int `mapstructure:"storm-rebalances"`
-	// StormWindow is the sliding window of storm detection.
-	StormWindow time.Duration `mapstructure:"storm-window"`
+	// Timeline holds the storm settings.
+	Timeline `mapstructure:",squash"`
 	// TimelineRetain is how much of the live timeline is kept in memory
 	// (see timeline.Retention).
 	TimelineRetain timeline.Retention `mapstructure:"timeline-retain"`
@@ -186,9 +189,8 @@ func Default() Config {
 			RetainBytes:  DefaultJournalRetainSize,
 			RetainAge:    DefaultJournalRetainAge,
 		},
-		StormRebalances: DefaultStormRebalances,
-		StormWindow:     DefaultStormWindow,
-		TimelineRetain:  DefaultTimelineRetain,
+		Timeline:       Timeline{StormRebalances: DefaultStormRebalances, StormWindow: DefaultStormWindow},
+		TimelineRetain: DefaultTimelineRetain,
 
 		Admin:            DefaultAdmin,
 		MetricsMaxGroups: DefaultMetricsMaxGroups,

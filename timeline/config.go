@@ -7,23 +7,23 @@ import "time"
 type Config struct {
 	// StormRebalances is how many rebalances of one group within
 	// StormWindow make a storm. Default 3.
-	StormRebalances int
+	StormRebalances int `mapstructure:"storm-rebalances"`
 	// StormWindow is the sliding window for storm detection. Default 5
 	// minutes.
-	StormWindow time.Duration
+	StormWindow time.Duration `mapstructure:"storm-window"`
 	// MaxFollowUps is how many consecutive cooperative follow-up
 	// generations are normal; a longer chain is flagged as not settling.
 	// Default 3.
-	MaxFollowUps int
+	MaxFollowUps int `mapstructure:"-"`
 	// MaxGenerations is how many generations the engine keeps per group;
 	// older ones are dropped from memory and from the report, which says
 	// how many were dropped. Default 1000. (Retention, applied at the
 	// pipeline's boundary by Live and Retaining, sets it.)
-	MaxGenerations int
+	MaxGenerations int `mapstructure:"-"`
 	// Location is the time zone of the clock times in entry texts and in
 	// the text report. Default (nil) UTC, so output does not depend on the
 	// machine it is produced on.
-	Location *time.Location
+	Location *time.Location `mapstructure:"-"`
 	// Groups, when not empty, are the only groups whose story is told.
 	// The events of the others keep no state but still move the clock, so
 	// that sweeps, and with them inferred session timeouts, come as if
@@ -32,16 +32,16 @@ type Config struct {
 	// gets the story a whole replay tells of them. (Only a Blind notice
 	// of a group not told moves no clock: one comes from the fleet topic,
 	// at most as late as the events around it.)
-	Groups []string
+	Groups []string `mapstructure:"-"`
 	// OnEntry receives each live entry as soon as it is known, on the
 	// goroutine calling Add, AddEvents or Close. Nil: entries are dropped
 	// (Report still has everything).
-	OnEntry func(Entry)
+	OnEntry func(Entry) `mapstructure:"-"`
 	// PublishEvery, for a Live engine, is how often at most AddEvents and
 	// Advance publish a Snapshot (wall clock), on the owner's goroutine:
 	// readers see the traffic at most this late. Zero: only Publish
 	// publishes (a replay, which reads no snapshot).
-	PublishEvery time.Duration
+	PublishEvery time.Duration `mapstructure:"-"`
 }
 
 // Defaults of Config's storm detection.

@@ -179,7 +179,7 @@ func (s *server) adminSources(cfg config.Config) adminSources {
 		groupFindings: obs.story.Diagnosis().GroupFindings,
 		findingCounts: obs.story.Diagnosis().Counts,
 		history: historyConfig{
-			storm: timeline.Config{StormRebalances: cfg.StormRebalances, StormWindow: cfg.StormWindow},
+			storm: cfg.Timeline,
 		},
 		warnings: healthWarnings(cfg),
 		ready:    s.proxy.Ready,
@@ -437,15 +437,12 @@ func newObservers(cfg config.Config, log *zap.Logger) (*observers, error) {
 	o.requestErrors = web.NewRequestErrors(0, 0)
 	o.groups = newGroupMetrics(cfg.MetricsMaxGroups)
 	logEntry := timelineLogger(log.Named("timeline"), cfg.LogFormat)
-	tcfg := timeline.Config{
-		StormRebalances: cfg.StormRebalances,
-		StormWindow:     cfg.StormWindow,
-		PublishEvery:    publishEvery,
-		OnEntry: func(e timeline.Entry) {
-			logEntry(e)
-			o.requestErrors.Record(e)
-			o.groups.Record(e)
-		},
+	tcfg := cfg.Timeline
+	tcfg.PublishEvery = publishEvery
+	tcfg.OnEntry = func(e timeline.Entry) {
+		logEntry(e)
+		o.requestErrors.Record(e)
+		o.groups.Record(e)
 	}
 	if cfg.LogFormat == "console" {
 		// Clock times in the entries match the console log's own.
