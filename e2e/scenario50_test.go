@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/proxy"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/proxy"
 )
 
 // TestScenario50: the ApiVersions audit. The broker's own answer and the

@@ -11,9 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // Backoff between broker discovery attempts: it doubles from the first

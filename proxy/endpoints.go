@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // A streamed response (rewriteTail) names brokers only at its end: Produce

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // oauthBroker is a fake broker for OAUTHBEARER over SaslHandshake v1 and

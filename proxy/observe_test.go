@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/pipeline"
-	"go.uber.org/zap"
 )
 
 // blockingConsumer is a pipeline consumer of exchanges that blocks in

@@ -1,8 +1,9 @@
 package proxy
 
 import (
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // rewriteKind says how kproxy rewrites the responses of an API.

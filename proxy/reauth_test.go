@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // expiringBroker is a fake broker that holds connections to KIP-368 as

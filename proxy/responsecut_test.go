@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // answerFirstRequest is a broker that reads the first request of each

@@ -6,8 +6,9 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // router gives the address clients must dial for a broker node, and learns

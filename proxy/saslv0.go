@@ -7,9 +7,10 @@ import (
 	"net"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // SaslHandshake v0 (KIP-43; kafka-python 2.0.2, Sarama up to 1.40.1,

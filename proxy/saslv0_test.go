@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // saslV0Broker is a fake broker speaking SaslHandshake v0 as Kafka does:

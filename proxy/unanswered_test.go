@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // heartbeatFrame is a Heartbeat v4 request frame built with kmsg, size

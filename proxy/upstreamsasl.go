@@ -8,12 +8,13 @@ import (
 	"net"
 	"time"
 
-	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // Upstream SASL: kproxy authenticates each connection it opens to a broker

@@ -2,9 +2,10 @@ package timeline
 
 import (
 	"bytes"
-	"github.com/kproxy-dev/kproxy/decode"
 	"reflect"
 	"testing"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 var (
