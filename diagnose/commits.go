@@ -30,11 +30,14 @@ var revocationErrors = map[int16]bool{
 // its transaction committed).
 func (e *Engine) offsetCommit(g *groupState, ev *decode.Event, touch func(string) *memberState) {
 	member, generation, topics := commitOf(ev)
-	touch(member)
+	ms := touch(member)
+	txn := ev.TxnOffsetCommit
+	if ms != nil && txn != nil {
+		ms.transactional = true
+	}
 	if !ev.Responded() {
 		return
 	}
-	txn := ev.TxnOffsetCommit
 	var failed map[tp]bool // made at the first refused partition: most commits succeed
 	var errs map[string]int
 	var lost, records int64

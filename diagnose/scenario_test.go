@@ -3,6 +3,7 @@ package diagnose
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -427,5 +428,32 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDuplicateWindowOfTransactionalOwner: when the previous owner commits
+// its offsets in transactions (exactly-once), the records it processed past
+// them were in a transaction that never committed them: processed again,
+// never written twice. The window is told as info, not critical.
+func TestDuplicateWindowOfTransactionalOwner(t *testing.T) {
+	s := duplicateWindow()
+	for i, it := range s.items {
+		if it.ev == nil || it.ev.OffsetCommit == nil {
+			continue
+		}
+		if oc := it.ev.OffsetCommit; oc.MemberID == "A-1" {
+			e := s.items[i].ev
+			e.APIKey, e.APIVersion, e.OffsetCommit = 28, 5, nil
+			e.TxnOffsetCommit = &decode.TxnOffsetCommit{TransactionalID: "app-0", ProducerID: 7, ProducerEpoch: 0,
+				MemberID: oc.MemberID, Generation: oc.Generation, Topics: oc.Topics}
+		}
+	}
+	fs, _ := diagnoseScript(t, Config{}, s, 30)
+	i := slices.IndexFunc(fs, func(f Finding) bool { return f.Kind == DuplicateWindow })
+	if i < 0 {
+		t.Fatalf("no duplicate_window in %+v", fs)
+	}
+	if f := fs[i]; f.Severity != Info || f.Evidence["transactional"] != true || !strings.Contains(f.Explanation, "not written twice") {
+		t.Errorf("duplicate_window %s %v %q; want info, transactional, not written twice", f.Severity, f.Evidence, f.Explanation)
 	}
 }

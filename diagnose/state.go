@@ -140,6 +140,9 @@ type memberState struct {
 	// latest Fetch before it: a KIP-848 member leaves and rejoins under
 	// one member id.
 	leaves []leaveMark
+	// transactional is whether it commits its offsets in transactions
+	// (TxnOffsetCommit): an exactly-once consumer.
+	transactional bool
 	// warnedFor is the last accepted request a session warning was raised
 	// for; pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor time.Time

@@ -202,6 +202,17 @@ func (e *Engine) duplicateWindows(g *groupState) []Finding {
 		f.Explanation = fmt.Sprintf("at the handover of generation %d, %s had read %d records past the last committed offsets of the partitions it gave to %s: %s resumed from the committed offsets and processes those records again",
 			k.gen, k.from, w.records, k.to, k.to)
 		f.Suggestion = advice(DuplicateWindow)
+		if m := g.members[k.from]; m != nil && m.transactional {
+			// Exactly-once: what the previous owner processed past its
+			// committed offsets was in a transaction that never
+			// committed them, so its output is aborted with it (fenced
+			// or aborted on revocation). The records are processed
+			// again; nothing reaches a read_committed reader twice.
+			f.Severity = Info
+			f.Evidence["transactional"] = true
+			f.Explanation += ". " + k.from + " commits its offsets in its transactions (exactly-once): the output of those records was in a transaction that did not commit them and is discarded with it, so they are processed again but not written twice"
+			f.Suggestion = "Nothing to fix for correctness. To process less again, commit the transaction on revocation (Java: the ConsumerRebalanceListener's onPartitionsRevoked, or Kafka Streams' exactly_once_v2 does it) and keep transactions short (commit.interval.ms for Streams)."
+		}
 		out = append(out, f)
 	}
 	return out
