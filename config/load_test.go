@@ -179,6 +179,8 @@ observer-queue: 10
 			func(c Config) any { return c.TimelineRetain }, timeline.Retention{Generations: 50, MaxAge: 2 * time.Hour}},
 		{"timeline retain unlimited from flag", []string{"--timeline-retain", "0,0"}, nil, "upstream: f:1\ntimeline-retain: 9,1h",
 			func(c Config) any { return c.TimelineRetain }, timeline.Retention{}},
+		{"timeline retain 0 from flag", []string{"--timeline-retain", "0"}, nil, "upstream: f:1\ntimeline-retain: 9,1h",
+			func(c Config) any { return c.TimelineRetain }, timeline.Retention{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

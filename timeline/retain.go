@@ -35,8 +35,12 @@ var StreamRetention = Retention{Generations: StreamingGenerations}
 var DefaultRetention = Retention{Generations: 10, MaxAge: 24 * time.Hour}
 
 // ParseRetention reads a Retention written as "GENERATIONS,AGE", such as
-// "10,24h"; 0 for either means no limit of that kind.
+// "10,24h"; 0 for either means no limit of that kind, and "0" alone no
+// limit at all.
 func ParseRetention(s string) (Retention, error) {
+	if strings.TrimSpace(s) == "0" {
+		return Retention{}, nil
+	}
 	gens, age, ok := strings.Cut(s, ",")
 	if !ok {
 		return Retention{}, fmt.Errorf("%q: want GENERATIONS,AGE such as 10,24h", s)
