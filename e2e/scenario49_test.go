@@ -46,38 +46,16 @@ func scenario49Upgrade(t *testing.T) {
 	args := func(id, mode string) []string {
 		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id, "--mode", mode, "--work-ms", "50"}
 	}
-	classic := make([]*proc, 3)
-	for i := range classic {
-		id := "classic-" + strconv.Itoa(i+1)
-		classic[i] = javaClient(t, id, "consume", args(id, "range")...)
-		classic[i].waitFor(0, 90*time.Second, id+" assigned", func(e event) bool { return e.Name == "assigned" && len(all(e.Owned)) > 0 })
-	}
+	classic := migrationMembers(t, "classic", "range", nil, args)
 	classic[2].waitFor(0, 30*time.Second, "classic-3 owning two partitions", func(e event) bool {
 		return e.Name == "assigned" && len(all(e.Owned)) == 2
 	})
 	time.Sleep(3 * time.Second)
-	consumers := make([]*proc, 3)
-	for i := range consumers {
-		id := "consumer-" + strconv.Itoa(i+1)
-		classic[i].stop(60 * time.Second)
-		consumers[i] = javaClient(t, id, "consume", args(id, "consumer")...)
-		consumers[i].waitFor(0, 90*time.Second, id+" assigned", func(e event) bool { return e.Name == "assigned" && len(all(e.Owned)) > 0 })
-		time.Sleep(3 * time.Second)
-	}
-	for _, c := range consumers {
-		c.stop(60 * time.Second)
-	}
-	live := migrationLive(t, group)
-	r := k.finish()
-	if r == nil {
+	consumers := migrationMembers(t, "consumer", "consumer", classic, args)
+	g, mg := finishMigration(t, k, group, "consumer")
+	if g == nil {
 		return
 	}
-	g := r.group(t, group)
-	if g.GroupProtocol != "consumer" || len(g.Migrations) != 1 {
-		t.Fatalf("group protocol %s, migrations %+v; want consumer after one upgrade\n%s", g.GroupProtocol, g.Migrations, g.summary())
-	}
-	mg := g.Migrations[0]
-	checkMigrationPages(t, k, group, mg, live)
 	c1 := g.consumerMember(t, "consumer-1")
 	started := consumers[0].waitFor(0, time.Second, "consumer-1 started", func(e event) bool { return e.Name == "started" })
 	first := consumers[0].waitFor(0, time.Second, "consumer-1's first assignment", func(e event) bool { return e.Name == "assigned" })
@@ -169,6 +147,52 @@ func scenario49Upgrade(t *testing.T) {
 	}
 }
 
+// migrationMembers starts three Java consumers named prefix-1..3 in mode,
+// each once it is assigned partitions. With old, a roll: each replaces
+// old[i], stopped first, and is given 3 s before the next; once all three
+// are in, they are stopped too, and the group is left empty.
+func migrationMembers(t *testing.T, prefix, mode string, old []*proc, args func(id, mode string) []string) []*proc {
+	t.Helper()
+	ps := make([]*proc, 3)
+	for i := range ps {
+		id := prefix + "-" + strconv.Itoa(i+1)
+		if old != nil {
+			old[i].stop(60 * time.Second)
+		}
+		ps[i] = javaClient(t, id, "consume", args(id, mode)...)
+		ps[i].waitFor(0, 90*time.Second, id+" assigned", func(e event) bool { return e.Name == "assigned" && len(all(e.Owned)) > 0 })
+		if old != nil {
+			time.Sleep(3 * time.Second)
+		}
+	}
+	if old != nil {
+		for _, p := range ps {
+			p.stop(60 * time.Second)
+		}
+	}
+	return ps
+}
+
+// finishMigration reads the live page once the group's migration is
+// complete, stops k and returns the group's report and its one migration,
+// which must have left the group with protocol (else the test stops), its
+// pages checked (checkMigrationPages); nil when k keeps no journal.
+func finishMigration(t *testing.T, k *kproxy, group, protocol string) (*groupReport, migration) {
+	t.Helper()
+	live := migrationLive(t, group)
+	r := k.finish()
+	if r == nil {
+		return nil, migration{}
+	}
+	g := r.group(t, group)
+	if g.GroupProtocol != protocol || len(g.Migrations) != 1 {
+		t.Fatalf("group protocol %s, migrations %+v; want %s after one migration\n%s", g.GroupProtocol, g.Migrations, protocol, g.summary())
+	}
+	mg := g.Migrations[0]
+	checkMigrationPages(t, k, group, mg, live)
+	return g, mg
+}
+
 // migrationLive is what the live web page says of group's migrations
 // (#migrations), once the live report has its migration complete.
 func migrationLive(t *testing.T, group string) []string {
@@ -237,35 +261,13 @@ func scenario49Downgrade(t *testing.T) {
 	args := func(id, mode string) []string {
 		return []string{"--bootstrap", bs, "--group", group, "--topic", topic, "--client-id", id, "--mode", mode, "--work-ms", "50"}
 	}
-	consumers := make([]*proc, 3)
-	for i := range consumers {
-		id := "consumer-" + strconv.Itoa(i+1)
-		consumers[i] = javaClient(t, id, "consume", args(id, "consumer")...)
-		consumers[i].waitFor(0, 90*time.Second, id+" assigned", func(e event) bool { return e.Name == "assigned" && len(all(e.Owned)) > 0 })
-	}
+	consumers := migrationMembers(t, "consumer", "consumer", nil, args)
 	time.Sleep(3 * time.Second)
-	classic := make([]*proc, 3)
-	for i := range classic {
-		id := "classic-" + strconv.Itoa(i+1)
-		consumers[i].stop(60 * time.Second)
-		classic[i] = javaClient(t, id, "consume", args(id, "range")...)
-		classic[i].waitFor(0, 90*time.Second, id+" assigned", func(e event) bool { return e.Name == "assigned" && len(all(e.Owned)) > 0 })
-		time.Sleep(3 * time.Second)
-	}
-	for _, c := range classic {
-		c.stop(60 * time.Second)
-	}
-	live := migrationLive(t, group)
-	r := k.finish()
-	if r == nil {
+	classic := migrationMembers(t, "classic", "range", consumers, args)
+	g, mg := finishMigration(t, k, group, "classic")
+	if g == nil {
 		return
 	}
-	g := r.group(t, group)
-	if g.GroupProtocol != "classic" || len(g.Migrations) != 1 {
-		t.Fatalf("group protocol %s, migrations %+v; want classic after one downgrade\n%s", g.GroupProtocol, g.Migrations, g.summary())
-	}
-	mg := g.Migrations[0]
-	checkMigrationPages(t, k, group, mg, live)
 	// Started by classic-1's join, between its start and its first
 	// assignment; converted when consumer-3, the last consumer-protocol
 	// member, left: between the revocation it printed while closing and
