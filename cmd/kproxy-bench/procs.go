@@ -361,37 +361,44 @@ func (v *variant) start(ctx context.Context, dir, self, broker string, tlsArgs [
 	}
 	v.seed = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	v.admin = fmt.Sprintf("127.0.0.1:%d", ports[2])
+	// The defaults users run with, but for the ports: kfake's node is 0,
+	// reached at the broker port base.
+	args := append([]string{"serve", "--upstream", broker, "--listen", v.seed,
+		"--broker-port-base", strconv.Itoa(ports[1]), "--admin", v.admin}, tlsArgs...)
+	return v.run(exec.CommandContext(ctx, v.bin, args...), dir, "ready", func() bool {
+		resp, err := http.Get("http://" + v.admin + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// run starts cmd as v, its output in v's log in dir, and waits up to 30 s
+// until ready says it is (what names that state in the error).
+func (v *variant) run(cmd *exec.Cmd, dir, what string, ready func() bool) error {
 	v.log = filepath.Join(dir, v.name+".log")
 	logf, err := os.Create(v.log)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	// The defaults users run with, but for the ports: kfake's node is 0,
-	// reached at the broker port base.
-	args := append([]string{"serve", "--upstream", broker, "--listen", v.seed,
-		"--broker-port-base", strconv.Itoa(ports[1]), "--admin", v.admin}, tlsArgs...)
-	v.cmd = exec.CommandContext(ctx, v.bin, args...)
+	v.cmd = cmd
 	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	v.cmd.Stdout, v.cmd.Stderr = logf, logf
 	if err := v.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", v.name, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + v.admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
+	for !ready() {
 		if time.Now().After(deadline) {
 			v.stop()
-			return fmt.Errorf("%s not ready after 30s (log %s)", v.name, v.log)
+			return fmt.Errorf("%s not %s after 30s (log %s)", v.name, what, v.log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	return nil
 }
 
 // startForwarder runs the forwarder's command in front of the broker and
@@ -402,33 +409,17 @@ func (v *variant) startForwarder(ctx context.Context, dir, self, broker string, 
 		return err
 	}
 	v.seed = fmt.Sprintf("127.0.0.1:%d", ports[0])
-	v.log = filepath.Join(dir, v.name+".log")
-	logf, err := os.Create(v.log)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
 	// The command execs the forwarder, so that the process whose CPU is
 	// counted is the forwarder's, not a shell's.
-	v.cmd = exec.CommandContext(ctx, "sh", "-c", forwarderCommand(v.forwarder, self, dir, v.seed, broker))
-	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	v.cmd.Stdout, v.cmd.Stderr = logf, logf
-	if err := v.cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", v.name, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	cmd := exec.CommandContext(ctx, "sh", "-c", forwarderCommand(v.forwarder, self, dir, v.seed, broker))
+	return v.run(cmd, dir, "listening", func() bool {
 		c, err := net.Dial("tcp", v.seed)
-		if err == nil {
-			c.Close()
-			return nil
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			v.stop()
-			return fmt.Errorf("%s not listening after 30s (log %s)", v.name, v.log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		c.Close()
+		return true
+	})
 }
 
 // stop ends the kproxy process, as users do (SIGTERM).
