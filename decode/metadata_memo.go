@@ -38,8 +38,8 @@ type memoEntry struct {
 // get returns the Metadata remembered for an exchange of this version with
 // these request and response bodies, or nil. It is the remembered one
 // itself, not a copy: every hit's event shares it, and no one may modify
-// it (see Event.Metadata; a copy per hit was ~14 MB of allocations on the
-// 1 GiB journal). The lookup
+// it (see Event.Metadata; a copy per hit allocates for every client's
+// refresh). The lookup
 // hashes and compares the response body (no copy of it is made), then
 // compares the request body with those remembered.
 func (m *metadataMemo) get(version int16, req, resp []byte) *Metadata {

@@ -33,9 +33,9 @@ type offsetCommitBlock struct {
 
 // onePartCommit and twoPartCommit hold a commit of one partition, or two
 // of up to two topics, whole in one allocation: over half the commits, at
-// no more bytes than a block and an array. (One block for up to three
-// topics and four partitions added 40% to the bytes decoding allocates,
-// which cost more in collections than the allocations it saved.)
+// no more bytes than a block and an array. Larger blocks cost more in
+// collections than the allocations they saved (docs/benchmarks.md,
+// Replay).
 type onePartCommit struct {
 	c      OffsetCommit
 	topics [1]CommitTopic

@@ -130,11 +130,9 @@ func parseReplayTime(flag, s string) (time.Time, error) {
 // four times what is live before a collection instead of twice. A
 // streaming replay's live heap stops growing once every group has kept
 // its generations, so this costs a bounded amount of memory and saves
-// collections: on the 1 GiB synthetic journal (2,000 groups), 300 instead
-// of 200 took about 7% less time. 500 was about 4% faster again, but its
-// RSS was 470 MB instead of 330 at 1 GiB, 860 instead of 560 at 4 GiB and
-// 910 instead of 610 at 8 GiB, for a live heap of 60 to 100 MB. The json
-// report's heap grows with the journal, so it keeps the default.
+// collections; a higher target saves little more time for much more RSS
+// (docs/benchmarks.md, Replay). The json report's heap grows with the
+// journal, so it keeps the default.
 const streamingGCPercent = 300
 
 // replayBatch is about how many events replay hands to the timeline at
