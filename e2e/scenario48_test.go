@@ -156,46 +156,15 @@ func TestScenario48(t *testing.T) {
 		t.Fatalf("streams groups (KIP-1071) are generally available from Kafka 4.2; the broker is %s", kafkaVersion)
 	}
 	const app = "streams_app_48"
-	input, output, counts := "streams48_in", "streams48_out", "streams48_counts"
-	freshTopic(t, input, 3, app)
-	freshTopic(t, output, 3, "")
-	freshTopic(t, counts, 3, "")
-	deleteTopics(t, app+"-counts-store-changelog")
-	produceDirect(t, input, 300, func(i int) (string, string) { return fmt.Sprintf("k%d", i%30), fmt.Sprintf("v%d", i) })
-	all := []string{"0_0", "0_1", "0_2"}
-
 	k := startKproxyWith(t, true, brokerAddr, "--admin", proxyAdmin)
 	bs := bootstrap(k)
-	start := func(name, endpoint string) *proc {
-		return javaClient(t, name, "streams", "--bootstrap", bs, "--app-id", app, "--input", input, "--output", output,
-			"--counts", counts, "--state-dir", filepath.Join(runDir(t), "state-"+name), "--client-id", name,
-			"--group-protocol", "streams", "--app-server", endpoint, "--guarantee", "at_least_once")
-	}
-	a := start("streams-A", "127.0.0.1:7481")
-	gotA := a.waitFor(0, 120*time.Second, "A running with the three tasks", func(e event) bool {
-		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
-	})
-	b := start("streams-B", "127.0.0.1:7482")
-	// Settled: A and B share the three active tasks, both running, each
-	// printed something since fromA and fromB, and neither printed
-	// anything for 3 s.
+	sa := newStreamsApp(t, app, "streams48", k, "--group-protocol", "streams")
+	a := sa.start("streams-A", "127.0.0.1:7481")
+	gotA := allTasks(a, 0, 120*time.Second, "A running with the three tasks")
+	b := sa.start("streams-B", "127.0.0.1:7482")
 	settle := func(what string, fromA, fromB int) (event, event) {
 		t.Helper()
-		deadline := time.Now().Add(150 * time.Second)
-		for {
-			failOnExit(t, a, b)
-			la, lb := lastTasks(a, fromA), lastTasks(b, fromB)
-			quiet := la.Name != "" && lb.Name != "" && time.Since(la.At()) > 3*time.Second && time.Since(lb.At()) > 3*time.Second
-			if quiet && la.State == "RUNNING" && lb.State == "RUNNING" && len(lb.Active) > 0 && len(la.Active) > 0 &&
-				slices.Equal(slices.Sorted(slices.Values(append(slices.Clone(la.Active), lb.Active...))), all) {
-				t.Logf("%s: A active %v standby %v; B active %v standby %v", what, la.Active, la.Standby, lb.Active, lb.Standby)
-				return la, lb
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: A and B did not settle on sharing the three tasks within 150 s\nA:\n%s\nB:\n%s", what, a.tail(), b.tail())
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		return settleTasks(t, what, a, b, fromA, fromB, 150*time.Second)
 	}
 	lastA, lastB := settle("B joined", 0, 0)
 	// The live page's data: the group's report from the admin API.
@@ -247,9 +216,7 @@ func TestScenario48(t *testing.T) {
 	// again.
 	markA := a.mark()
 	b.signal(syscall.SIGSTOP)
-	frozenA := a.waitFor(markA, 60*time.Second, "A with the three tasks while B is frozen", func(e event) bool {
-		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
-	})
+	frozenA := allTasks(a, markA, 60*time.Second, "A with the three tasks while B is frozen")
 	markA = a.mark()
 	b.signal(syscall.SIGCONT)
 	// B's printer may see no change: fenced, it gets its tasks back
@@ -257,9 +224,7 @@ func TestScenario48(t *testing.T) {
 	lastA2, lastB2 := settle("B fenced and back", markA, 0)
 	markA = a.mark()
 	b.stop(60 * time.Second)
-	backA := a.waitFor(markA, 90*time.Second, "A with the three tasks again", func(e event) bool {
-		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
-	})
+	backA := allTasks(a, markA, 90*time.Second, "A with the three tasks again")
 	time.Sleep(2 * time.Second)
 	a.stop(60 * time.Second)
 	r := k.finish()
@@ -298,8 +263,8 @@ func TestScenario48(t *testing.T) {
 	if mb.Status != "left" {
 		t.Errorf("B's status %q; want left", mb.Status)
 	}
-	if st.TopologyEpoch == nil || len(st.Subtopologies) != 1 || !slices.Equal(st.Subtopologies[0].SourceTopics, []string{input}) {
-		t.Errorf("topology epoch %v, subtopologies %+v; want one reading %s", st.TopologyEpoch, st.Subtopologies, input)
+	if st.TopologyEpoch == nil || len(st.Subtopologies) != 1 || !slices.Equal(st.Subtopologies[0].SourceTopics, []string{sa.input}) {
+		t.Errorf("topology epoch %v, subtopologies %+v; want one reading %s", st.TopologyEpoch, st.Subtopologies, sa.input)
 	}
 	// Each lane holds the task sets the application printed: A's three
 	// tasks, then the settled split, then the three again; B's share.
@@ -460,18 +425,6 @@ func taskIDs(ts []kmsg.TaskIDs) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// lastTasks is p's last "tasks" event from its from-th event on; none
-// (Name "") when there is none.
-func lastTasks(p *proc, from int) event {
-	evs := p.snapshot()
-	for i := len(evs) - 1; i >= from; i-- {
-		if evs[i].Name == "tasks" {
-			return evs[i]
-		}
-	}
-	return event{}
 }
 
 func nonNil(s []string) []string {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,46 +52,12 @@ type classicStreamsGen struct {
 // rebalance as trigger probing_rebalance, and no storm.
 func TestScenario53(t *testing.T) {
 	const app = "streams_app_53"
-	input, output, counts := "streams53_in", "streams53_out", "streams53_counts"
-	freshTopic(t, input, 3, app)
-	freshTopic(t, output, 3, "")
-	freshTopic(t, counts, 3, "")
-	deleteTopics(t, app+"-counts-store-changelog")
-	produceDirect(t, input, 300, func(i int) (string, string) { return fmt.Sprintf("k%d", i%30), fmt.Sprintf("v%d", i) })
-	all := []string{"0_0", "0_1", "0_2"}
-
 	k := startKproxyWith(t, true, brokerAddr, "--admin", proxyAdmin)
-	bs := bootstrap(k)
-	start := func(name, endpoint string) *proc {
-		return javaClient(t, name, "streams", "--bootstrap", bs, "--app-id", app, "--input", input, "--output", output,
-			"--counts", counts, "--state-dir", filepath.Join(runDir(t), "state-"+name), "--client-id", name,
-			"--group-protocol", "classic", "--app-server", endpoint, "--guarantee", "at_least_once",
-			"--acceptable-lag", "10", "--probing-ms", "60000")
-	}
-	a := start("streams-A", "127.0.0.1:7531")
-	a.waitFor(0, 120*time.Second, "A running with the three tasks", func(e event) bool {
-		return e.Name == "tasks" && e.State == "RUNNING" && slices.Equal(e.Active, all)
-	})
-	b := start("streams-B", "127.0.0.1:7532")
-	// Settled: A and B share the three active tasks, both running, and
-	// neither printed anything for 3 s.
-	deadline := time.Now().Add(180 * time.Second)
-	var lastA, lastB event
-	for {
-		failOnExit(t, a, b)
-		la, lb := lastTasks(a, 0), lastTasks(b, 0)
-		quiet := la.Name != "" && lb.Name != "" && time.Since(la.At()) > 3*time.Second && time.Since(lb.At()) > 3*time.Second
-		if quiet && la.State == "RUNNING" && lb.State == "RUNNING" && len(lb.Active) > 0 && len(la.Active) > 0 &&
-			slices.Equal(slices.Sorted(slices.Values(append(slices.Clone(la.Active), lb.Active...))), all) {
-			lastA, lastB = la, lb
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("A and B did not settle on sharing the three tasks within 180 s\nA:\n%s\nB:\n%s", a.tail(), b.tail())
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Logf("settled: A active %v standby %v; B active %v standby %v", lastA.Active, lastA.Standby, lastB.Active, lastB.Standby)
+	sa := newStreamsApp(t, app, "streams53", k, "--group-protocol", "classic", "--acceptable-lag", "10", "--probing-ms", "60000")
+	a := sa.start("streams-A", "127.0.0.1:7531")
+	allTasks(a, 0, 120*time.Second, "A running with the three tasks")
+	b := sa.start("streams-B", "127.0.0.1:7532")
+	lastA, lastB := settleTasks(t, "settled", a, b, 0, 0, 180*time.Second)
 	b.stop(60 * time.Second)
 	time.Sleep(2 * time.Second)
 	a.stop(60 * time.Second)
