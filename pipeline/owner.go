@@ -89,6 +89,10 @@ func (o *Owner) Do(ctx context.Context, fn func()) error {
 			<-o.alone
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			<-o.alone
+			return fmt.Errorf("pipeline: waiting for the owner: %w", err)
+		}
 		fn()
 		<-o.alone
 		return nil
