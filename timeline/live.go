@@ -130,7 +130,7 @@ func (l *Live) Asleep() (groups, bytes int) {
 func (l *Live) AddEvents(events []decode.Event) {
 	l.e.AddEvents(events)
 	for _, id := range l.e.slept {
-		l.touched[id] = true // published from what it keeps, shared
+		l.touched[id] = true // published from the summary it keeps
 	}
 	l.e.slept = l.e.slept[:0]
 	for i := range events {
