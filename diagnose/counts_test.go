@@ -103,7 +103,7 @@ func TestLiveCounts(t *testing.T) {
 				l.AddEvents(evs)
 				l.AddDecoded(&decode.Decoded{Events: evs})
 				l.Timeline().Publish()
-				if _, ok := l.Timeline().Snapshot().GroupJSON(s.group); ok {
+				if l.Timeline().Snapshot().Has(s.group) {
 					t.Fatalf("the timeline still holds %s %s after it was last seen", s.group, quiet.Sub(later))
 				}
 				evs = []decode.Event{{At: quiet.Add(time.Second)}}

@@ -235,7 +235,7 @@ func TestLiveFindingsGroupByGroup(t *testing.T) {
 		l.AddEvents(evs)
 		l.AddDecoded(&decode.Decoded{Events: evs})
 		l.Timeline().Publish()
-		if _, ok := l.Timeline().Snapshot().GroupJSON("g"); ok || l.d.groups["g"] != nil {
+		if ok := l.Timeline().Snapshot().Has("g"); ok || l.d.groups["g"] != nil {
 			t.Fatalf("g still kept (timeline %v, engine %v); want it forgotten", ok, l.d.groups["g"] != nil)
 		}
 		if n := sameFindings(t, l, "once g is forgotten"); n == 0 {

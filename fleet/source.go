@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,11 @@ type Source struct {
 	tickAt time.Time
 	paused map[int32]bool
 	closed atomic.Bool
+	// woken makes Next return at once (Wake), and cancelPoll stops the
+	// poll Next waits in, nil when none.
+	woken      chan struct{}
+	pollMu     sync.Mutex
+	cancelPoll context.CancelFunc
 
 	records atomic.Uint64
 	foreign atomic.Uint64
@@ -81,7 +87,7 @@ func OpenSource(ctx context.Context, cfg SourceConfig) (*Source, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Source{cfg: cfg, m: NewMerger(cfg.Merge), log: log.With(zap.String("events_topic", cfg.Topic))}
+	s := &Source{cfg: cfg, m: NewMerger(cfg.Merge), woken: make(chan struct{}, 1), log: log.With(zap.String("events_topic", cfg.Topic))}
 	admin, err := kgo.NewClient(cfg.Client...)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: events client: %w", err)
@@ -169,10 +175,31 @@ func (s *Source) Next() (*decode.Exchange, uint64, error) {
 			s.tickAt = at
 			return nil, 0, nil
 		}
+		select {
+		case <-s.woken:
+			return nil, 0, nil // Tick stays as it was: not a tick
+		default:
+		}
 		if err := s.poll(); err != nil {
 			return nil, s.m.Dropped(), err
 		}
 	}
+}
+
+// Wake makes Next, waiting for records, return at once with a nil
+// exchange and the time of the last tick (pipeline's Waker): the pipeline
+// then runs what readers asked of it. Records already fetched stay for
+// the next poll.
+func (s *Source) Wake() {
+	select {
+	case s.woken <- struct{}{}:
+	default:
+	}
+	s.pollMu.Lock()
+	if s.cancelPoll != nil {
+		s.cancelPoll()
+	}
+	s.pollMu.Unlock()
 }
 
 // Tick is the time of the tick Next last returned: the merged stream's
@@ -226,7 +253,18 @@ func (s *Source) pace() {
 // poll reads one batch of fetches into the merge.
 func (s *Source) poll() error {
 	s.pace()
-	fs := s.cl.PollFetches(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	s.pollMu.Lock()
+	s.cancelPoll = cancel
+	s.pollMu.Unlock()
+	if len(s.woken) > 0 {
+		cancel() // woken before the poll could be stopped
+	}
+	fs := s.cl.PollFetches(ctx)
+	s.pollMu.Lock()
+	s.cancelPoll = nil
+	s.pollMu.Unlock()
+	cancel()
 	if fs.IsClientClosed() || s.closed.Load() {
 		s.done = true
 		return nil

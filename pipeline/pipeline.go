@@ -104,6 +104,9 @@ type Config struct {
 	// replay uses 32. Default 1: each exchange's events as soon as it is
 	// read, as a live proxy wants.
 	Batch int
+	// Owner, when set, runs the functions readers queue to it on Run's
+	// goroutine, between exchanges (see Owner).
+	Owner *Owner
 	// Since and Until, when not zero, keep from Events the events of
 	// exchanges completed outside [Since, Until]. Every exchange is still
 	// decoded (the decoder remembers protocol types from JoinGroups for
@@ -135,6 +138,9 @@ type Pipeline struct {
 	// most maxWarned: a client cycling through versions would make them
 	// many, and past that they are only counted (Stats.Undecoded).
 	warned map[[2]int16]bool
+
+	// lastTick is the time of the last tick handed on.
+	lastTick time.Time
 
 	exchanges atomic.Uint64
 	undecoded atomic.Uint64
@@ -175,6 +181,14 @@ func (p *Pipeline) Stats() Stats {
 // stopped. Run may be called again with another source; the decoder keeps
 // its memory across calls.
 func (p *Pipeline) Run(ctx context.Context, src Source) error {
+	if o := p.cfg.Owner; o != nil {
+		var wake func()
+		if w, ok := src.(Waker); ok {
+			wake = w.Wake
+		}
+		o.start(wake)
+		defer o.stop() // once the events are handed on
+	}
 	defer p.flush()
 	for n := 0; ; n++ {
 		if n%ctxEvery == 0 {
@@ -197,22 +211,30 @@ func (p *Pipeline) Run(ctx context.Context, src Source) error {
 		}
 		if x == nil {
 			p.tick(src)
-			continue
-		}
-		if !p.handle(x) {
+		} else if !p.handle(x) {
 			return nil
+		}
+		if o := p.cfg.Owner; o != nil && o.queued.Load() {
+			p.flush()
+			o.serve()
 		}
 	}
 }
 
 // tick hands the time of the tick src just gave to the consumers of
-// ticks, once the events before it have been handed on.
+// ticks, once the events before it have been handed on. A source woken
+// for the Owner (Waker) returns as for a tick, with the time of its last
+// tick: nothing is handed on.
 func (p *Pipeline) tick(src Source) {
 	ts, ok := src.(TickSource)
 	if !ok {
 		return
 	}
 	at := ts.Tick()
+	if !at.After(p.lastTick) {
+		return
+	}
+	p.lastTick = at
 	p.flush()
 	for _, c := range p.cfg.Ticks {
 		c.Advance(at)

@@ -36,6 +36,8 @@ type Queue struct {
 	// wake tells the reader, waiting in Next, that there is something to
 	// read (capacity 1: one signal stands for any number).
 	wake chan struct{}
+	// asked makes the reader, waiting in Next, return at once (Wake).
+	asked chan struct{}
 
 	// Owned by the reader:
 	// noted is how many drops the reader was told about.
@@ -74,7 +76,7 @@ type queued struct {
 
 // newQueue returns an empty queue of capacity n exchanges.
 func newQueue(n int, stats *counters) *Queue {
-	q := &Queue{stats: stats, ring: make([]queued, max(n, 1)), wake: make(chan struct{}, 1)}
+	q := &Queue{stats: stats, ring: make([]queued, max(n, 1)), wake: make(chan struct{}, 1), asked: make(chan struct{}, 1)}
 	q.timer = time.AfterFunc(time.Hour, q.lazyWake)
 	q.timer.Stop()
 	return q
@@ -117,7 +119,19 @@ func (q *Queue) Next() (*decode.Exchange, uint64, error) {
 		case now := <-q.idle.C:
 			q.tickAt = now.Add(-tickSlack)
 			return nil, 0, nil
+		case <-q.asked:
+			return nil, 0, nil // Tick stays as it was: not a tick
 		}
+	}
+}
+
+// Wake makes Next, waiting for exchanges, return at once with a nil
+// exchange and the time of the last tick (pipeline.Waker): the pipeline
+// then runs what readers asked of it.
+func (q *Queue) Wake() {
+	select {
+	case q.asked <- struct{}{}:
+	default:
 	}
 }
 

@@ -10,7 +10,10 @@
 // A Story is a consumer of one pipeline (Feed), owned by its goroutine
 // (see docs/architecture.md): nothing in it is locked. Readers on other
 // goroutines take the timeline's snapshot and the diagnosis' published
-// findings.
+// findings; a group's report is rendered for them on the owner (its
+// pipeline.Owner). Once the pipeline has stopped, Settle, Close and Report
+// take the owner's place through the same Owner, so that a reader never
+// renders while the story settles.
 package story
 
 import (
@@ -42,26 +45,34 @@ type Config struct {
 // Story is a story being told: the timeline and, when diagnosed, the
 // diagnosis that reads it.
 type Story struct {
-	tl   *timeline.Live
-	diag *diagnose.Live // nil when not diagnosed
+	tl    *timeline.Live
+	diag  *diagnose.Live // nil when not diagnosed
+	owner *pipeline.Owner
 }
 
 // New returns the story cfg says.
 func New(cfg Config) *Story {
+	s := &Story{owner: &pipeline.Owner{}}
 	if !cfg.Diagnose {
-		return &Story{tl: timeline.NewLive(cfg.Timeline, cfg.Retain)}
+		s.tl = timeline.NewLive(cfg.Timeline, cfg.Retain)
+	} else {
+		dcfg := cfg.Diagnosis
+		dcfg.Groups = cfg.Timeline.Groups
+		s.diag = diagnose.NewLive(cfg.Timeline, cfg.Retain, dcfg, cfg.OnFinding, cfg.AfterStorm)
+		s.tl = s.diag.Timeline()
 	}
-	dcfg := cfg.Diagnosis
-	dcfg.Groups = cfg.Timeline.Groups
-	d := diagnose.NewLive(cfg.Timeline, cfg.Retain, dcfg, cfg.OnFinding, cfg.AfterStorm)
-	return &Story{tl: d.Timeline(), diag: d}
+	s.tl.SetOwner(s.owner.Do)
+	return s
 }
 
 // Feed makes the story a consumer of the pipeline pc configures: the
 // timeline takes the events (through the diagnosis, when diagnosed), what
 // the source is blind to and its ticks; the diagnosis, after it, each
-// decoded exchange and the ticks.
+// decoded exchange and the ticks. The pipeline's goroutine is the story's
+// owner while it runs (pipeline.Config.Owner): a story is fed by one
+// pipeline.
 func (s *Story) Feed(pc *pipeline.Config) {
+	pc.Owner = s.owner
 	pc.Blind = append(pc.Blind, s.tl)
 	pc.Ticks = append(pc.Ticks, s.tl)
 	if s.diag == nil {
@@ -84,26 +95,42 @@ func (s *Story) Diagnosis() *diagnose.Live { return s.diag }
 
 // Settle settles what is pending as of at (zero: the last event seen), as
 // at the end of the input, and tells what that reveals; the timeline's
-// snapshot stays as it was (see Close).
+// snapshot stays as it was (see Close). It is called once the pipeline
+// has stopped, and waits for a reader's report being rendered.
 func (s *Story) Settle(at time.Time) {
-	if s.diag != nil {
-		s.diag.Settle(at)
-		return
-	}
-	s.tl.Settle(at)
+	s.own(func() {
+		if s.diag != nil {
+			s.diag.Settle(at)
+			return
+		}
+		s.tl.Settle(at)
+	})
 }
 
 // Close is Settle, then publishes the final snapshot for readers.
 func (s *Story) Close(at time.Time) {
-	if s.diag != nil {
-		s.diag.Close(at)
-		return
-	}
-	s.tl.Close(at)
+	s.own(func() {
+		if s.diag != nil {
+			s.diag.Close(at)
+			return
+		}
+		s.tl.Close(at)
+	})
 }
 
-// Report is the report of what the timeline keeps.
-func (s *Story) Report() *timeline.Report { return s.tl.Report() }
+// Report is the report of what the timeline keeps, once the pipeline has
+// stopped.
+func (s *Story) Report() *timeline.Report {
+	var r *timeline.Report
+	s.own(func() { r = s.tl.Report() })
+	return r
+}
+
+// own runs fn as the story's owner: once the pipeline has stopped, on the
+// calling goroutine, one at a time with the readers' renders.
+func (s *Story) own(fn func()) {
+	s.owner.Do(context.Background(), fn) //nolint:errcheck // a Background context is never done
+}
 
 // Findings is every finding as last published (after Settle: all of
 // them); nil when not diagnosed.

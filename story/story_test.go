@@ -3,6 +3,7 @@ package story
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -78,4 +79,49 @@ func same[T any](t *testing.T, what string, write func(w io.Writer, v T) error, 
 	if !bytes.Equal(g.Bytes(), w.Bytes()) {
 		t.Errorf("%s differs from the engines':\n got %.800s\nwant %.800s", what, g.String(), w.String())
 	}
+}
+
+// TestReportsAfterTheEnd: once the pipeline has stopped and the story is
+// settled, a reader of the snapshot has the settled reports rendered (the
+// engine's, not those of the snapshot's moment), on its own goroutine.
+func TestReportsAfterTheEnd(t *testing.T) {
+	st := New(Config{Timeline: timeline.Config{PublishEvery: time.Hour}})
+	pc := pipeline.Config{}
+	st.Feed(&pc)
+	if pc.Owner == nil {
+		t.Fatal("Feed gives the pipeline no owner")
+	}
+	if err := pipeline.New(pc).Run(context.Background(), pipeline.Slice(exchanges(20_000))); err != nil {
+		t.Fatal(err)
+	}
+	st.Timeline().Publish()
+	snap := st.Timeline().Snapshot()
+	st.Settle(time.Time{})
+	want := st.Report()
+	if len(want.Groups) == 0 || snap.Len() == 0 {
+		t.Fatal("no group: the traffic tests nothing")
+	}
+	done := make(chan struct{})
+	go func() { // another goroutine, as an admin reader
+		defer close(done)
+		for i := range want.Groups {
+			gr := &want.Groups[i]
+			b, ok, err := snap.GroupJSON(context.Background(), gr.Group)
+			if err != nil || !ok {
+				t.Errorf("GroupJSON(%s): %v, %v", gr.Group, ok, err)
+				continue
+			}
+			w, _ := json.Marshal(gr)
+			if !bytes.Equal(b, w) {
+				t.Errorf("GroupJSON(%s) is not the settled report:\n got %.400s\nwant %.400s", gr.Group, b, w)
+			}
+		}
+		r, _, err := snap.Report(context.Background(), timeline.Query{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		same(t, "the snapshot's report", timeline.WriteJSON, r, &timeline.Report{Groups: want.Groups})
+	}()
+	<-done
 }

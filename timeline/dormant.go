@@ -31,8 +31,9 @@ const dormantAfter = forgetAfter
 
 // dormant is what a dormant group keeps.
 type dormant struct {
-	snap  snapGroup // its report, encoded and compressed, and its summary
-	zview []byte    // its GroupView as JSON, compressed by zstdEnc
+	report zreport   // its report, encoded and compressed: its only copy
+	snap   snapGroup // its summary, for the snapshots
+	zview  []byte    // its GroupView as JSON, compressed by zstdEnc
 	// incomplete is the text of the rebalance its last member's departure
 	// started and no generation followed, which Close tells as never
 	// completed ("" when none), and its generation and member.
@@ -88,7 +89,8 @@ func (g *group) sleep() {
 	if err != nil {
 		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
 	}
-	d := &dormant{snap: newSnapGroup(g.report()), zview: slices.Clone(zstdEnc.EncodeAll(v, make([]byte, 0, len(v)/4)))}
+	gr := g.report()
+	d := &dormant{report: compressReport(&gr), snap: newSnapGroup(&gr), zview: slices.Clone(zstdEnc.EncodeAll(v, make([]byte, 0, len(v)/4)))}
 	if n := g.next; n != nil {
 		d.incomplete = fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
 			clock(n.start, g.e.cfg.Location), n.trigger.kind)

@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -116,8 +118,11 @@ func TestDormantWakes(t *testing.T) {
 	}
 	l.publish(true) // as the next Publish but one in wall time
 	snap := l.Snapshot()
-	if i, ok := snap.index["jobs"]; !ok || &snap.groups[i].zjson[0] != &g.dormant.snap.zjson[0] {
-		t.Error("the snapshot does not publish the report the dormant group keeps")
+	if i, ok := snap.index["jobs"]; !ok || !reflect.DeepEqual(snap.groups[i], g.dormant.snap) {
+		t.Error("the snapshot does not publish the summary the dormant group keeps")
+	}
+	if b, ok, err := snap.GroupJSON(context.Background(), "jobs"); err != nil || !ok || string(b) != string(g.dormant.report.json()) {
+		t.Errorf("GroupJSON(jobs) = %s, %v, %v; want the report the dormant group keeps", b, ok, err)
 	}
 
 	n := len(told)
@@ -133,7 +138,7 @@ func TestDormantWakes(t *testing.T) {
 	if len(told) == n {
 		t.Error("the new history told nothing")
 	}
-	if sr, _ := l.Snapshot().Report(Query{}); len(sr.Groups) != 1 || sr.Groups[0].Generations[0].Generation != 3 {
+	if sr, _, _ := l.Snapshot().Report(context.Background(), Query{}); len(sr.Groups) != 1 || sr.Groups[0].Generations[0].Generation != 3 {
 		t.Errorf("snapshot: %s", asJSON(t, sr))
 	}
 

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -111,15 +112,15 @@ func TestSnapshotSummariesAndGroup(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("summaries %+v; want %+v", got, want)
 	}
-	gb, ok := s.GroupJSON("test_group_1")
-	if !ok {
+	gb, ok, err := s.GroupJSON(context.Background(), "test_group_1")
+	if err != nil || !ok {
 		t.Fatal("test_group_1 is missing")
 	}
 	wb, _ := json.Marshal(r.Groups[1])
 	if string(gb) != string(wb) {
 		t.Errorf("GroupJSON(test_group_1) = %s; want %s", gb, wb)
 	}
-	if _, ok := s.GroupJSON("nope"); ok {
+	if _, ok, _ := s.GroupJSON(context.Background(), "nope"); ok {
 		t.Error("GroupJSON(nope) found a group")
 	}
 }

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -13,11 +14,11 @@ import (
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
-// How often a group's published report is rebuilt at most: within
+// How often a group's published summary is rebuilt at most: within
 // tellEvery of an entry it told, and within refreshEvery of other events
-// (heartbeats, commits: its last-seen time and members' liveness lag by
-// that much). A busy proxy rebuilds each group's report at most once per
-// tellEvery, however fast its groups rebalance.
+// (heartbeats, commits: its last-seen time lags by that much). A busy
+// proxy rebuilds each group's summary at most once per tellEvery, however
+// fast its groups rebalance.
 const (
 	tellEvery    = time.Second
 	refreshEvery = 10 * time.Second
@@ -26,9 +27,11 @@ const (
 // Live is a Retaining engine that publishes what it tells: the boundary
 // where a live proxy's retention policy is applied. One goroutine owns
 // it, the pipeline's: it adds events (AddEvents) and, a few times a
-// second, publishes an immutable Snapshot of what changed (Publish),
-// which readers on any goroutine take with Snapshot without waiting for
-// anything. Every method but Snapshot is the owner's; nothing is locked.
+// second, publishes an immutable Snapshot of what changed (Publish):
+// the groups' summaries, which readers on any goroutine take with
+// Snapshot without waiting for anything. A reader that wants a group's
+// report asks the snapshot, which has it rendered by the owner (see
+// SetOwner). Every method but Snapshot is the owner's; nothing is locked.
 type Live struct {
 	onEntry func(Entry)
 	every   time.Duration // Config.PublishEvery
@@ -37,10 +40,14 @@ type Live struct {
 
 	e *Retaining
 	// told are the groups with entries since the last publish, touched
-	// those with events; built is when each group's published report was
-	// built (wall clock).
+	// those with events; built is when each group's published summary
+	// was built (wall clock).
 	told, touched map[string]bool
 	built         map[string]time.Time
+
+	// do runs a function on the owner for a reader (SetOwner); nil: on
+	// the reader's goroutine.
+	do func(ctx context.Context, fn func()) error
 
 	snap atomic.Pointer[Snapshot]
 }
@@ -57,8 +64,63 @@ func NewLive(cfg Config, r Retention) *Live {
 		}
 	}
 	l.e = NewRetaining(cfg, r)
-	l.snap.Store(&Snapshot{index: map[string]int{}})
+	l.snap.Store(&Snapshot{index: map[string]int{}, render: l.render})
 	return l
+}
+
+// SetOwner makes do run the functions with which readers of the snapshots
+// have reports rendered (Snapshot.GroupJSON, Snapshot.Report): do runs fn
+// on the goroutine that owns l then (a pipeline.Owner's Do), or fails with
+// ctx's error. Without it they run on the reader's goroutine, which must
+// then be the owner's (tests). It is called before any reader reads.
+func (l *Live) SetOwner(do func(ctx context.Context, fn func()) error) { l.do = do }
+
+// RenderWait is how long a reader of a live snapshot waits at most for the
+// owner to render the reports it asked for: the owner renders between two
+// exchanges, and a pipeline far behind its queue may take a while to come
+// to it.
+const RenderWait = 10 * time.Second
+
+// render renders the reports of the groups ids as JSON, on the owner, for
+// the snapshots: nil for a group no longer kept. It waits for the owner
+// until ctx is done, RenderWait at most.
+func (l *Live) render(ctx context.Context, ids []string) ([][]byte, error) {
+	out := make([][]byte, len(ids))
+	fn := func() {
+		for i, id := range ids {
+			g := l.e.byID[id]
+			switch {
+			case g == nil:
+			case g.dormant != nil:
+				out[i] = g.dormant.report.json() // its only copy
+			default:
+				gr := g.report()
+				out[i] = encodeReport(&gr)
+			}
+		}
+	}
+	if l.do == nil {
+		fn()
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, RenderWait)
+	defer cancel()
+	if err := l.do(ctx, fn); err != nil {
+		return nil, fmt.Errorf("timeline: render: %w", err)
+	}
+	return out, nil
+}
+
+// Asleep is how many of the groups kept are dormant (see dormant.go) and
+// the bytes their compressed reports and views hold.
+func (l *Live) Asleep() (groups, bytes int) {
+	for _, g := range l.e.byID {
+		if d := g.dormant; d != nil {
+			groups++
+			bytes += len(d.report) + len(d.zview)
+		}
+	}
+	return groups, bytes
 }
 
 // AddEvents adds events (see Engine.AddEvents); entries go to
@@ -68,7 +130,7 @@ func NewLive(cfg Config, r Retention) *Live {
 func (l *Live) AddEvents(events []decode.Event) {
 	l.e.AddEvents(events)
 	for _, id := range l.e.slept {
-		l.touched[id] = true // published from what it keeps, shared
+		l.touched[id] = true // published from the summary it keeps
 	}
 	l.e.slept = l.e.slept[:0]
 	for i := range events {
@@ -93,8 +155,8 @@ func (l *Live) publishDue() {
 	}
 }
 
-// Publish rebuilds the reports of the groups that told entries (at most
-// every tellEvery) and of those that saw events (at most every
+// Publish rebuilds the summaries of the groups that told entries (at
+// most every tellEvery) and of those that saw events (at most every
 // refreshEvery), drops those the retention forgot, and publishes a new
 // Snapshot.
 func (l *Live) Publish() { l.publish(false) }
@@ -120,7 +182,8 @@ func (l *Live) publish(all bool) {
 			changed = append(changed, g.dormant.snap)
 			l.built[id] = now
 		default:
-			changed = append(changed, newSnapGroup(g.report()))
+			gr := g.report()
+			changed = append(changed, newSnapGroup(&gr))
 			l.built[id] = now
 		}
 		delete(l.touched, id)
@@ -167,10 +230,11 @@ func (l *Live) Report() *Report {
 }
 
 // Snapshot is an immutable view of a Live engine's groups as last
-// published: readers share it and never modify it. Each group's report is
-// kept as its JSON compressed with zstd (a tenth of the JSON's size, which
-// is itself smaller than the report), and decompressed for the groups a
-// reader asks for.
+// published: readers share it and never modify it. It keeps what lists
+// read (each group's summary and last seen time); a group's report is
+// rendered when a reader asks for it (GroupJSON, Report): by the Live
+// engine's owner for a live snapshot (see Live.SetOwner), from the report
+// itself for SnapshotOf's.
 type Snapshot struct {
 	// At is the latest event time seen when it was published.
 	At time.Time
@@ -179,54 +243,69 @@ type Snapshot struct {
 	Horizon time.Time
 	groups  []snapGroup    // sorted by group id
 	index   map[string]int // group id -> index in groups
+	// render renders the reports of the groups ids as JSON, nil for a
+	// group no longer kept, or fails with ctx's error.
+	render func(ctx context.Context, ids []string) ([][]byte, error)
 }
 
-// snapGroup is one group's report in a Snapshot.
+// snapGroup is one group in a Snapshot.
 type snapGroup struct {
 	id       string
 	lastSeen time.Time
-	zjson    []byte       // the GroupReport, encoded, compressed by zstdEnc
-	size     int          // the length of the JSON before compression
 	summary  GroupSummary // the group at a glance, for lists
 }
 
-// zstdEnc and zstdDec compress and decompress the snapshot's reports; both
-// may be used by many goroutines at once (EncodeAll, DecodeAll).
+// newSnapGroup is gr's entry in a Snapshot.
+func newSnapGroup(gr *GroupReport) snapGroup {
+	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
+	return snapGroup{id: gr.Group, lastSeen: at, summary: Summarize(gr)}
+}
+
+// zstdEnc and zstdDec compress and decompress the reports and views of
+// dormant groups; both may be used by many goroutines at once (EncodeAll,
+// DecodeAll).
 var (
 	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 	zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 )
 
-// newSnapGroup encodes and compresses gr for a Snapshot.
-func newSnapGroup(gr GroupReport) snapGroup {
+// encodeReport is gr as JSON, as encoding/json writes it.
+func encodeReport(gr *GroupReport) []byte {
 	b, err := json.Marshal(gr)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
 	}
-	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
-	// Kept at its own length: EncodeAll's buffer grows by doubling, and its
-	// spare capacity would be held as long as the snapshot.
-	z := slices.Clone(zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/4)))
-	return snapGroup{id: gr.Group, lastSeen: at, zjson: z, size: len(b), summary: Summarize(&gr)}
+	return b
 }
 
-// json is the group's report as JSON, decompressed into a new slice with
-// room for a few kilobytes more (web adds its fields to the object).
-func (sg snapGroup) json() []byte {
+// zreport is a group's report as JSON compressed with zstd (a tenth of the
+// JSON's size): what a dormant group keeps of its report.
+type zreport []byte
+
+// compressReport is gr, encoded and compressed.
+func compressReport(gr *GroupReport) zreport {
+	b := encodeReport(gr)
+	// Kept at its own length: EncodeAll's buffer grows by doubling, and its
+	// spare capacity would be held as long as the group.
+	return slices.Clone(zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/4)))
+}
+
+// json is the report as JSON, decompressed into a new slice.
+func (z zreport) json() []byte {
 	var h zstd.Header
-	_ = h.Decode(sg.zjson) // written by EncodeAll, with the content's size
-	b, err := zstdDec.DecodeAll(sg.zjson, make([]byte, 0, h.FrameContentSize+4096))
+	_ = h.Decode(z) // written by EncodeAll, with the content's size
+	b, err := zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
 	if err != nil {
-		panic(fmt.Sprintf("timeline: decompress the report of group %s: %v", sg.id, err)) // compressed by newSnapGroup
+		panic(fmt.Sprintf("timeline: decompress a dormant report: %v", err)) // compressed by compressReport
 	}
 	return b
 }
 
-// report decodes the group's report.
-func (sg snapGroup) report() *GroupReport {
+// report decodes the report.
+func (z zreport) report() *GroupReport {
 	var gr GroupReport
-	if err := json.Unmarshal(sg.json(), &gr); err != nil {
-		panic(fmt.Sprintf("timeline: decode the report of group %s: %v", sg.id, err)) // encoded by newSnapGroup
+	if err := json.Unmarshal(z.json(), &gr); err != nil {
+		panic(fmt.Sprintf("timeline: decode a dormant report: %v", err)) // encoded by compressReport
 	}
 	return &gr
 }
@@ -257,7 +336,7 @@ func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Tim
 		groups = append(groups, sg)
 	}
 	slices.SortFunc(groups, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
-	n := &Snapshot{At: at, Horizon: horizon, groups: groups, index: make(map[string]int, len(groups))}
+	n := &Snapshot{At: at, Horizon: horizon, groups: groups, index: make(map[string]int, len(groups)), render: s.render}
 	for i, sg := range groups {
 		n.index[sg.id] = i
 	}
@@ -266,34 +345,38 @@ func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Tim
 
 // SnapshotOf is a Snapshot of r, a report that is not live (a finished
 // one, a test's), with horizon as its Horizon: for readers written for a
-// Live engine's snapshots.
+// Live engine's snapshots. Of groups that share an id (a re-created
+// group's histories) it shows the latest, as a live snapshot does. Its
+// reports are rendered from r, on the reader's goroutine; r must not
+// change.
 func SnapshotOf(r *Report, horizon time.Time) *Snapshot {
 	groups := make([]snapGroup, len(r.Groups))
+	byID := make(map[string]*GroupReport, len(r.Groups))
 	at := time.Time{}
 	for i := range r.Groups {
-		groups[i] = newSnapGroup(r.Groups[i])
+		groups[i] = newSnapGroup(&r.Groups[i])
+		byID[r.Groups[i].Group] = &r.Groups[i]
 		if groups[i].lastSeen.After(at) {
 			at = groups[i].lastSeen
 		}
 	}
-	return (&Snapshot{}).with(groups, nil, at, horizon)
+	render := func(_ context.Context, ids []string) ([][]byte, error) {
+		out := make([][]byte, len(ids))
+		for i, id := range ids {
+			if gr := byID[id]; gr != nil {
+				out[i] = encodeReport(gr)
+			}
+		}
+		return out, nil
+	}
+	return (&Snapshot{render: render}).with(groups, nil, at, horizon)
 }
 
 // Len is the number of groups in the snapshot.
 func (s *Snapshot) Len() int { return len(s.groups) }
 
-// Size is the length of the groups' reports as JSON and the bytes the
-// snapshot keeps of them, compressed.
-func (s *Snapshot) Size() (json, kept int) {
-	for i := range s.groups {
-		json += s.groups[i].size
-		kept += len(s.groups[i].zjson)
-	}
-	return json, kept
-}
-
 // Summaries is every group at a glance, sorted by group id: nothing is
-// decoded.
+// rendered.
 func (s *Snapshot) Summaries() []GroupSummary {
 	out := make([]GroupSummary, len(s.groups))
 	for i := range s.groups {
@@ -319,21 +402,27 @@ func (s *Snapshot) Has(id string) bool {
 }
 
 // GroupJSON is the report of the group id as JSON (a GroupReport as
-// encoding/json writes it, as WriteJSON writes each group), and whether
-// the snapshot holds it: it is decompressed, not decoded. The bytes are
-// the caller's.
-func (s *Snapshot) GroupJSON(id string) ([]byte, bool) {
-	i, ok := s.index[id]
-	if !ok {
-		return nil, false
+// encoding/json writes it, as WriteJSON writes each group), rendered now
+// (see Snapshot), and whether it is kept: the snapshot holds it and, live,
+// the engine still keeps it. It fails with ctx's error when ctx is done
+// before the owner has rendered it. The bytes are the caller's.
+func (s *Snapshot) GroupJSON(ctx context.Context, id string) ([]byte, bool, error) {
+	if !s.Has(id) {
+		return nil, false, nil
 	}
-	return s.groups[i].json(), true
+	out, err := s.render(ctx, []string{id})
+	if err != nil {
+		return nil, false, err
+	}
+	return out[0], out[0] != nil, nil
 }
 
 // Report is the part of the snapshot q selects, and the id to pass as
-// Query.After for the next page ("" when this is the last). Only the
-// groups of the page are decoded.
-func (s *Snapshot) Report(q Query) (*Report, string) {
+// Query.After for the next page ("" when this is the last). The groups are
+// those of the snapshot; only the reports of the page are rendered (see
+// GroupJSON), and a group the engine no longer keeps is left out. It fails
+// with ctx's error when ctx is done before the owner has rendered them.
+func (s *Snapshot) Report(ctx context.Context, q Query) (*Report, string, error) {
 	var cands []snapGroup
 	if len(q.Groups) > 0 {
 		for _, id := range q.Groups {
@@ -346,15 +435,33 @@ func (s *Snapshot) Report(q Query) (*Report, string) {
 	} else {
 		cands = s.groups
 	}
-	var page []*GroupReport
+	var ids []string
 	for _, sg := range cands {
 		if q.After != "" && sg.id <= q.After || !q.Since.IsZero() && sg.lastSeen.Before(q.Since) {
 			continue
 		}
-		page = append(page, sg.report())
-		if q.Limit > 0 && len(page) > q.Limit {
+		ids = append(ids, sg.id)
+		if q.Limit > 0 && len(ids) > q.Limit {
 			break // one more than a page: there is a next page
 		}
 	}
-	return q.page(page)
+	var page []*GroupReport
+	if len(ids) > 0 {
+		out, err := s.render(ctx, ids)
+		if err != nil {
+			return nil, "", err
+		}
+		for i, b := range out {
+			if b == nil {
+				continue // no longer kept
+			}
+			var gr GroupReport
+			if err := json.Unmarshal(b, &gr); err != nil {
+				panic(fmt.Sprintf("timeline: decode the report of group %s: %v", ids[i], err)) // encoded by encodeReport
+			}
+			page = append(page, &gr)
+		}
+	}
+	r, next := q.page(page)
+	return r, next, nil
 }

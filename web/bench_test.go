@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"net/http/httptest"
@@ -80,7 +81,7 @@ func BenchmarkAPIGroups(b *testing.B) {
 func BenchmarkAPIGroupsFindings(b *testing.B) {
 	r := synthReport(2000)
 	src := snapshotOf(r)
-	rep, _ := src().Report(timeline.Query{})
+	rep, _, _ := src().Report(context.Background(), timeline.Query{})
 	var fs []diagnose.Finding
 	for _, g := range rep.Groups { // every group with one, so that every row has a count to copy
 		fs = append(fs, diagnose.Finding{ID: "heartbeat_too_slow/" + g.Group, Kind: diagnose.HeartbeatTooSlow, Group: g.Group, Severity: diagnose.Warning})

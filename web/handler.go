@@ -2,8 +2,11 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"time"
@@ -93,7 +96,8 @@ type Source func() *timeline.Snapshot
 //
 // The page polls the JSON every two seconds, so a new generation appears
 // without a reload. The list is the summaries the snapshot keeps (no
-// group is decoded); a group's page decodes that group alone. When
+// report is rendered); a group's page has that group's report rendered
+// (timeline.Snapshot.GroupJSON: by the timeline's owner, live). When
 // retention has dropped history, both carry the Kproxy-History-From
 // header, as the admin API does.
 type Handler struct {
@@ -158,7 +162,11 @@ func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 	snap := h.src()
 	id := r.PathValue("group")
-	report, found := snap.GroupJSON(id)
+	report, found, err := snap.GroupJSON(r.Context(), id)
+	if err != nil {
+		renderFailed(w, err)
+		return
+	}
 	if !found {
 		http.Error(w, "no group "+id+" in the timeline", http.StatusNotFound)
 		return
@@ -169,15 +177,26 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "web: encode: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	// The snapshot keeps the report as compressed JSON: the view is that
-	// object with extra's fields added, as encoding groupView would write
-	// it, without decoding a report that may be tens of megabytes.
+	// The report comes as JSON: the view is that object with extra's
+	// fields added, as encoding groupView would write it, without decoding
+	// a report that may be tens of megabytes.
 	body := append(report[:len(report)-1], ',') // without its closing brace
 	body = append(body, extra[1:]...)
 	body = append(body, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(body)
+}
+
+// renderFailed answers a request whose report the timeline's owner did
+// not render: 503 when it did not come to it in time (the pipeline is
+// busy), nothing when the reader has gone.
+func renderFailed(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		http.Error(w, fmt.Sprintf("busy: the pipeline did not render the report within %s; try again", timeline.RenderWait), http.StatusServiceUnavailable)
+		return
+	}
+	http.Error(w, err.Error(), http.StatusServiceUnavailable) // the reader has gone
 }
 
 // historyFrom is snap's horizon in RFC 3339, or "" when nothing was

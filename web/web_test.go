@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -301,5 +303,27 @@ func TestGroupListFindings(t *testing.T) {
 				t.Errorf("the page's rows %s; want %s", show(got), show(tt.want))
 			}
 		})
+	}
+}
+
+// TestGroupViewOwnerBusy: a group's view whose report the timeline's
+// owner does not render in time is a 503 saying so; the list, read from
+// the snapshot, is served all the same.
+func TestGroupViewOwnerBusy(t *testing.T) {
+	l := timeline.NewLive(timeline.Config{}, timeline.Retention{})
+	at := time.Date(2026, 3, 15, 14, 2, 0, 0, time.UTC)
+	l.AddEvents([]decode.Event{{At: at, RespondedAt: at, Group: "g", Heartbeat: &decode.Heartbeat{MemberID: "m-1", Generation: 1}}})
+	l.Publish()
+	l.SetOwner(func(ctx context.Context, fn func()) error { return context.DeadlineExceeded })
+	h := NewHandler(l.Snapshot, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/groups/g", nil))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "did not render") {
+		t.Errorf("group view with the owner busy: %d %s; want 503", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/groups", nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"group":"g"`) {
+		t.Errorf("group list with the owner busy: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -32,8 +32,9 @@ import (
 // groups kept, the process's resident memory and heap in use, the heap
 // still live after a collection (what serve would hold after running that
 // long; publishing is stopped for the measure, so that no publish in
-// progress counts), and the groups' reports as JSON beside what the
-// snapshot keeps of them, compressed.
+// progress counts), and the groups asleep (ended, dormant) with what they
+// keep, compressed (their reports and views: no snapshot holds a report,
+// which is rendered when a reader asks for it).
 //
 // With o.diagnosis, the diagnosis runs beside the timeline as serve runs
 // it (diagnose.Live, forgetting what the retention forgets; each finding
@@ -80,8 +81,8 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	st.Feed(&pc)
 	pl := pipeline.New(pc)
 	start := time.Now()
-	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s %8s %8s\n", "traffic", "exchanges", "generations", "groups",
-		"rss_mb", "heap_mb", "live_mb", "json_mb", "snap_mb", "wall")
+	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s %9s %8s\n", "traffic", "exchanges", "generations", "groups",
+		"rss_mb", "heap_mb", "live_mb", "asleep", "asleep_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
 		err := pl.Run(context.Background(), src)
@@ -95,11 +96,10 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		inuse, resident := ms.HeapInuse, rss()
 		runtime.GC() // what is left is what the run holds
 		runtime.ReadMemStats(&ms)
-		snap := live.Snapshot()
-		js, kept := snap.Size()
-		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8.0f %8.0f %8s\n", at, pl.Stats().Exchanges, gens,
-			snap.Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
-			float64(js)/(1<<20), float64(kept)/(1<<20), time.Since(start).Round(time.Second))
+		asleep, kept := live.Asleep()
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8d %9.1f %8s\n", at, pl.Stats().Exchanges, gens,
+			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
+			asleep, float64(kept)/(1<<20), time.Since(start).Round(time.Second))
 		fmt.Fprintf(out, "%10s entries: %s\n", "", countsLine(entries))
 		if o.diagnosis {
 			fmt.Fprintf(out, "%10s findings: %s\n", "", countsLine(findings))

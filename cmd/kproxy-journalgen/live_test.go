@@ -19,7 +19,7 @@ func TestLiveRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 7 || !strings.Contains(lines[0], "snap_mb") {
+	if len(lines) != 7 || !strings.Contains(lines[0], "asleep_mb") {
 		t.Fatalf("want a header and, per tick, a line and its entries and findings; got:\n%s", out.String())
 	}
 	for i, tick := range []string{"20m0s", "40m0s"} {

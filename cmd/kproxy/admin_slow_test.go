@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -79,4 +81,54 @@ func bodySizeErr(url string) (int, error) {
 		err = fmt.Errorf("status %s", resp.Status)
 	}
 	return int(n), err
+}
+
+// TestAdminWaitingForTheOwner: a reader of a group's view waiting for the
+// timeline's owner to render it (here an owner that never comes to it)
+// holds up neither a Prometheus scrape nor the probes, and stops waiting
+// when it goes away; the owner then skips its render.
+func TestAdminWaitingForTheOwner(t *testing.T) {
+	_, live := retainedTimeline(t, timeline.Retention{})
+	asked := make(chan struct{}, 1)
+	live.SetOwner(func(ctx context.Context, fn func()) error {
+		asked <- struct{}{}
+		<-ctx.Done() // the owner is busy for longer than the reader waits
+		return ctx.Err()
+	})
+	base := startAdmin(t, adminSources{timeline: live.Snapshot})
+	group := live.Snapshot().IDs()[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	view := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/groups/"+group, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("status %s", resp.Status)
+		}
+		view <- err
+	}()
+	<-asked
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		done := make(chan error, 1)
+		go func() { _, err := bodySizeErr(base + path); done <- err }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s beside a reader waiting for the owner: %v", path, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s held up by a reader waiting for the owner", path)
+		}
+	}
+	cancel()
+	select {
+	case err := <-view:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the reader that went away: %v; want its cancellation", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader that went away is still waiting")
+	}
 }

@@ -88,7 +88,8 @@ func older(snap *timeline.Snapshot, q timeline.Query) bool {
 	return !q.Since.IsZero() && q.Since.Before(snap.Horizon)
 }
 
-// report answers q from snap, or from the journal when q.Since is before
+// report answers q from snap (its reports rendered by the timeline's
+// owner), or from the journal when q.Since is before
 // snap's horizon and a journal is on. It sets the Kproxy-Source header
 // (memory or journal) and, when memory is missing history q asks for,
 // Kproxy-History-From (the time from which memory is whole). It returns the
@@ -100,7 +101,13 @@ func (h *history) report(ctx context.Context, snap *timeline.Snapshot, q timelin
 		if older(snap, q) {
 			hdr.Set("Kproxy-History-From", snap.Horizon.UTC().Format(time.RFC3339Nano))
 		}
-		r, next := snap.Report(q)
+		r, next, err := snap.Report(ctx, q)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, "", http.StatusServiceUnavailable, fmt.Errorf("busy: the pipeline did not render the timeline within %s; try again", timeline.RenderWait)
+		}
+		if err != nil {
+			return nil, "", http.StatusServiceUnavailable, err // the reader has gone
+		}
 		return r, next, 0, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, historyTimeout)

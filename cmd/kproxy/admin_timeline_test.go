@@ -94,7 +94,7 @@ func TestAdminTimelinePaged(t *testing.T) {
 	if snap.Horizon.IsZero() || snap.Len() != 20 {
 		t.Fatalf("snapshot of %d groups, horizon %v; want 20 groups and history dropped", snap.Len(), snap.Horizon)
 	}
-	all, _ := snap.Report(timeline.Query{})
+	all, _, _ := snap.Report(context.Background(), timeline.Query{})
 	var want []string
 	for _, g := range all.Groups {
 		want = append(want, g.Group)

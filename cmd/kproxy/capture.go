@@ -214,7 +214,7 @@ func runCapture(ctx context.Context, o captureOptions, ccfg capture.Config, in i
 			started(admin.Addr().String())
 		}
 	}
-	err = pl.Run(context.Background(), &liveSource{ctx: ctx, xs: readLive(src)})
+	err = pl.Run(context.Background(), &liveSource{ctx: ctx, xs: readLive(src), woken: make(chan struct{}, 1)})
 	if admin != nil {
 		admin.shutdown()
 	}
@@ -277,6 +277,8 @@ func readLive(src *capture.Source) <-chan liveItem {
 type liveSource struct {
 	ctx context.Context
 	xs  <-chan liveItem
+	// woken makes Next return at once (Wake).
+	woken chan struct{}
 
 	idle *time.Timer
 	// last is the completion time of the last exchange handed out, on the
@@ -311,6 +313,8 @@ func (s *liveSource) Next() (*decode.Exchange, uint64, error) {
 				s.last, s.lastRead = it.x.CompletedAt(), time.Now()
 			}
 			return it.x, it.lost, it.err
+		case <-s.woken:
+			return nil, 0, nil // Tick stays as it was: not a tick
 		case now := <-s.idle.C:
 			at := s.last.Add(now.Sub(s.lastRead) - tickSlack)
 			if s.last.IsZero() || !at.After(s.tickAt) {
@@ -325,3 +329,15 @@ func (s *liveSource) Next() (*decode.Exchange, uint64, error) {
 
 // Tick is the time of the tick Next last returned.
 func (s *liveSource) Tick() time.Time { return s.tickAt }
+
+var _ pipeline.Waker = (*liveSource)(nil)
+
+// Wake makes Next, waiting for the capture, return at once with a nil
+// exchange (pipeline.Waker): the pipeline then renders what the admin
+// server's readers asked for.
+func (s *liveSource) Wake() {
+	select {
+	case s.woken <- struct{}{}:
+	default:
+	}
+}

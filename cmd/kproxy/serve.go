@@ -366,6 +366,8 @@ var (
 	_ pipeline.BlindSource      = (*fleet.Source)(nil)
 	_ pipeline.TickSource       = (*fleet.Source)(nil)
 	_ pipeline.TickSource       = (*proxy.Queue)(nil)
+	_ pipeline.Waker            = (*proxy.Queue)(nil)
+	_ pipeline.Waker            = (*fleet.Source)(nil)
 	_ pipeline.TickConsumer     = (*diagnose.Live)(nil)
 	_ pipeline.TickConsumer     = (*timeline.Live)(nil)
 	_ pipeline.Source           = (*journal.Source)(nil)
