@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"slices"
+	"unique"
 
 	"github.com/kproxy-dev/kproxy/decode"
 )
@@ -20,14 +21,32 @@ import (
 // certificate) is kept while it is busy, and its certificate subject is
 // recorded.
 func (e *Engine) connSeen(x *decode.Exchange) {
-	c := e.conns[x.ClientAddr]
-	if c == nil {
-		if x.ClientCert == "" {
-			return
-		}
-		c = e.conn(x.ClientAddr, x.ClientID)
+	if c := e.conns[x.ClientAddr]; c != nil {
+		c.cert, c.last = x.ClientCert, later(c.last, x.RequestAt)
+		return
 	}
-	c.cert, c.last = x.ClientCert, later(c.last, x.RequestAt)
+	b, ok := e.bare[x.ClientAddr]
+	if !ok && x.ClientCert == "" {
+		return
+	}
+	var id connIdent
+	if ok {
+		id = b.ident.Value()
+	}
+	if id.cert != x.ClientCert || !ok {
+		id.cert = x.ClientCert
+		b.ident = unique.Make(id)
+	}
+	b.last = max(b.last, nanos(x.RequestAt))
+	e.bare[x.ClientAddr] = b
+}
+
+// use makes the connection of ev, a group request, a followed one: what
+// it said of itself is then kept as long as it is busy (forgetAfter).
+func (e *Engine) use(ev *decode.Event) {
+	if _, ok := e.bare[ev.ClientAddr]; ok {
+		e.conn(ev.ClientAddr, ev.ClientID)
+	}
 }
 
 // identify copies onto m what the connection of ev, a request of m's, said
@@ -37,8 +56,8 @@ func (e *Engine) identify(m *memberState, ev *decode.Event) {
 	if m == nil || ev.LeaveGroup != nil {
 		return
 	}
-	c := e.conns[ev.ClientAddr]
-	if c == nil {
+	c, ok := e.identOf(ev.ClientAddr)
+	if !ok {
 		return
 	}
 	if c.software != (decode.ClientSoftware{}) {
@@ -70,7 +89,7 @@ func (e *Engine) name(f *Finding) {
 				sw, cert = m.software, m.cert
 			}
 		}
-		if c := e.conns[mb.ClientAddr]; c != nil {
+		if c, ok := e.identOf(mb.ClientAddr); ok {
 			if sw == (decode.ClientSoftware{}) {
 				sw = c.software
 			}

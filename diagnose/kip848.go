@@ -41,7 +41,7 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 		e.left(g, m, ev.At)
 	case h.MemberEpoch == 0 && ev.Responded() && h.ErrorCode == 0:
 		m.lastJoin = ev.At
-		if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
+		if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 			m.software = c.software
 		}
 		g.byAddr[ev.ClientAddr] = id

@@ -134,3 +134,32 @@ func TestForgetQuietMembers(t *testing.T) {
 		})
 	}
 }
+
+// TestBareConnectionsForgottenSooner: a connection that announced its
+// software and sent no group request is forgotten bareAfter after its
+// latest request; one a member joined over keeps what it said while it is
+// busy, and names the member with it.
+func TestBareConnectionsForgottenSooner(t *testing.T) {
+	s := newScript("g")
+	s.software(cA, 0, "kgo", "v1.22.3")
+	s.software(cB, 0, "kgo", "v1.22.3")
+	s.join(cA, 0.1, 0.2, s.jg("A-1", 1, "A-1", "A-1"))
+	d := New(Config{}, timeline.Config{})
+	for _, it := range s.ordered() {
+		feed(d, it)
+	}
+	if len(d.bare) != 1 || d.conns[cA.addr] == nil {
+		t.Fatalf("%d bare connections, %v followed; want %s bare and %s followed", len(d.bare), d.conns, cB.addr, cA.addr)
+	}
+	d.Advance(sec(0.2).Add(bareAfter + pruneEvery + time.Second))
+	if len(d.bare) != 0 {
+		t.Errorf("%d bare connections %s after their request; want 0", len(d.bare), bareAfter+pruneEvery)
+	}
+	c, ok := d.identOf(cA.addr)
+	if !ok || c.software.Name != "kgo" {
+		t.Errorf("the joined connection says %+v (kept %v); want its software kgo", c, ok)
+	}
+	if m := d.groups["g"].members["A-1"]; m == nil || m.software.Name != "kgo" {
+		t.Errorf("member A-1 is %+v; want its software kgo", m)
+	}
+}

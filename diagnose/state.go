@@ -44,11 +44,16 @@ type groupState struct {
 	// accepted joins (JoinGroup, or a KIP-848 heartbeat at epoch 0), up
 	// to maxLeaves, oldest first: the rejoin after each leave.
 	joinedFrom map[string][]time.Time
-	// joins is, per generation, each member's offered protocols
-	// ("type: name,name"), from its JoinGroup for that generation: one
-	// copy of each text for every group (most offer the same).
-	joins    map[int32]map[string]unique.Handle[string]
-	findings []Finding
+	// joins is, per generation whose members do not all offer the same
+	// protocols, each member's offered protocols ("type: name,name"),
+	// from its JoinGroup for that generation (one copy of each text for
+	// every group); a generation whose members all offer the same has
+	// none (their latest joins are in their records: memberState.joinGen).
+	// newestJoin is the newest generation joined: those more than
+	// keepJoins older are forgotten.
+	joins      map[int32]map[string]unique.Handle[string]
+	newestJoin int32
+	findings   []Finding
 	// seen are the de-duplication keys of findings made once, with the
 	// group's time when each was made.
 	seen map[string]time.Time
@@ -127,7 +132,7 @@ type memberState struct {
 	lastJoin      time.Time             // its latest JoinGroup request
 	lastHeartbeat time.Time
 	// intervals are the gaps between its consecutive successful
-	// heartbeats, the latest 32.
+	// heartbeats, the latest maxIntervals, oldest first.
 	intervals []time.Duration
 	// slowSince is the heartbeat at which the median gap first passed
 	// slowGap: the heartbeat_too_slow finding's time.
@@ -140,6 +145,10 @@ type memberState struct {
 	// latest Fetch before it: a KIP-848 member leaves and rejoins under
 	// one member id.
 	leaves []leaveMark
+	// joinGen is the generation of its latest accepted JoinGroup and
+	// joinKey the protocols it offered in it (see groupState.offered).
+	joinGen int32
+	joinKey unique.Handle[string]
 	// transactional is whether it commits its offsets in transactions
 	// (TxnOffsetCommit): an exactly-once consumer.
 	transactional bool
@@ -151,8 +160,12 @@ type memberState struct {
 // leaveMark is one leave of a member and its latest Fetch before it.
 type leaveMark struct{ at, fetchBefore time.Time }
 
-// maxLeaves is how many leaves of one member are kept.
-const maxLeaves = 16
+// maxLeaves is how many leaves of one member are kept, maxIntervals how
+// many heartbeat gaps.
+const (
+	maxLeaves    = 16
+	maxIntervals = 32
+)
 
 // left records that member m left at at, with its latest Fetch before:
 // kept at the leave, since the connection's positions move on after it.
@@ -233,16 +246,36 @@ func (e *Engine) infos(g *groupState, ids ...string) []Member {
 	return out
 }
 
-// connState is one client connection, by client address: its client id,
-// the software it announced, and its latest fetch position per partition
-// (nil until it fetches).
+// connState is one client connection the diagnosis follows, by client
+// address: one that sent a group request or a fetch (a bare connection,
+// which sent neither, is a bareConn). It holds its client id, what it said
+// of itself, and its latest fetch position per partition (nil until it
+// fetches).
 type connState struct {
 	addr     string
 	clientID string
+	connIdent
+	fetches map[tp]fetchPos
+	last    time.Time // its latest request seen
+}
+
+// connIdent is what a connection said of itself: the software it
+// announced (KIP-511) and the subject of its TLS client certificate ("":
+// none).
+type connIdent struct {
 	software decode.ClientSoftware
-	cert     string // the subject of its TLS client certificate; "" none
-	fetches  map[tp]fetchPos
-	last     time.Time // its latest request seen
+	cert     string
+}
+
+// bareConn is a connection that has sent neither a group request nor a
+// fetch: most connections are so (a producer's, a tool's, a consumer's to
+// a broker that leads none of its partitions) and are kept only for what
+// they said of themselves, in case a group request comes on them, for
+// bareAfter after their latest request. What they said is interned: most
+// say the same.
+type bareConn struct {
+	ident unique.Handle[connIdent]
+	last  int64 // its latest request seen, in Unix nanoseconds
 }
 
 // fetchPos is a fetch offset and when it was asked for.
@@ -251,15 +284,29 @@ type fetchPos struct {
 	at     time.Time
 }
 
-// conn returns the connection from addr, creating it, with client id
-// clientID. A connection that fetched is indexed in e.byClient (see
-// fetched); most connections never fetch (a client's connection to a
-// broker that leads none of its partitions, the coordinator's), and are
-// kept only for the software they announced.
+// identOf is what the connection from addr said of itself, followed or
+// bare; ok is false when the engine keeps no connection from addr.
+func (e *Engine) identOf(addr string) (id connIdent, ok bool) {
+	if c := e.conns[addr]; c != nil {
+		return c.connIdent, true
+	}
+	if b, ok := e.bare[addr]; ok {
+		return b.ident.Value(), true
+	}
+	return connIdent{}, false
+}
+
+// conn returns the followed connection from addr, creating it (from the
+// bare connection from addr, if any), with client id clientID. A
+// connection that fetched is indexed in e.byClient (see fetched).
 func (e *Engine) conn(addr, clientID string) *connState {
 	c := e.conns[addr]
 	if c == nil {
 		c = &connState{addr: addr, clientID: clientID}
+		if b, ok := e.bare[addr]; ok {
+			c.connIdent, c.last = b.ident.Value(), time.Unix(0, b.last).UTC()
+			delete(e.bare, addr)
+		}
 		e.conns[addr] = c
 		return c
 	}
@@ -337,6 +384,7 @@ func (e *Engine) event(ev *decode.Event) {
 	if ev.Group == "" || ev.NamesNoGroup() || !e.finds(ev.Group) {
 		return
 	}
+	e.use(ev)
 	g := e.group(ev.Group)
 	g.last = e.now
 	// Whatever detector an event reaches, a finding or handover it adds
@@ -381,9 +429,11 @@ func (e *Engine) event(ev *decode.Event) {
 			if m != nil {
 				if !m.lastHeartbeat.IsZero() {
 					gap := ev.At.Sub(m.lastHeartbeat)
-					m.intervals = append(m.intervals, gap)
-					if len(m.intervals) > 32 {
-						m.intervals = m.intervals[1:]
+					if len(m.intervals) < maxIntervals {
+						m.intervals = append(m.intervals, gap)
+					} else { // in place: the slice stays at its first 32
+						copy(m.intervals, m.intervals[1:])
+						m.intervals[maxIntervals-1] = gap
 					}
 					// The median is looked at only after a slow gap.
 					if session := e.facts(g, hb.MemberID).SessionTimeout; m.slowSince.IsZero() && session > 0 && gap > slowGap(session) &&
@@ -443,15 +493,12 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 		return
 	}
 	m.lastJoin = ev.At
-	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
+	if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 		m.software = c.software // announced when the connection opened
 	}
 	g.byAddr[ev.ClientAddr] = id
 	if ev.Responded() && jg.ErrorCode == 0 {
-		if g.joins[jg.Generation] == nil {
-			g.joins[jg.Generation] = map[string]unique.Handle[string]{}
-		}
-		g.joins[jg.Generation][id] = unique.Make(protocolKey(jg))
+		g.offered(m, jg.Generation, unique.Make(protocolKey(jg)))
 		g.joined(ev.ClientAddr, ev.At)
 		e.instanceJoined(g, ev, id, jg.InstanceID)
 	}
@@ -466,6 +513,37 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 		f.Suggestion = advice(TimeoutsMisordered)
 		g.findings = append(g.findings, f)
 	}
+}
+
+// offered records that member m joined generation gen offering key. The
+// offers of a generation are kept in g.joins only once two members offer
+// different ones: then those of the members whose latest join is to gen
+// (all of its members so far: a generation's joins are answered before
+// any member can join the next) are gathered from their records.
+func (g *groupState) offered(m *memberState, gen int32, key unique.Handle[string]) {
+	m.joinGen, m.joinKey = gen, key
+	g.newestJoin = max(g.newestJoin, gen)
+	if byMember := g.joins[gen]; byMember != nil {
+		byMember[m.id] = key
+		return
+	}
+	mixed := false
+	for _, o := range g.members {
+		if o.joinGen == gen && o.joinKey != key && o.joinKey != (unique.Handle[string]{}) {
+			mixed = true
+			break
+		}
+	}
+	if !mixed {
+		return
+	}
+	byMember := map[string]unique.Handle[string]{}
+	for id, o := range g.members {
+		if o.joinGen == gen && o.joinKey != (unique.Handle[string]{}) {
+			byMember[id] = o.joinKey
+		}
+	}
+	g.joins[gen] = byMember
 }
 
 // protocolKey is a JoinGroup's protocol type and offered assignors, in the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unique"
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -51,8 +52,25 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 
 // apiVersions records the client software a connection announced.
 func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
-	c := e.conn(x.ClientAddr, x.ClientID)
-	c.software, c.last = sw, x.RequestAt
+	if c := e.conns[x.ClientAddr]; c != nil {
+		c = e.conn(x.ClientAddr, x.ClientID)
+		c.software, c.last = sw, x.RequestAt
+		return
+	}
+	b := e.bare[x.ClientAddr]
+	id := connIdent{software: sw}
+	if b.ident != (unique.Handle[connIdent]{}) {
+		id.cert = b.ident.Value().cert
+	}
+	e.bare[x.ClientAddr] = bareConn{ident: unique.Make(id), last: nanos(x.RequestAt)}
+}
+
+// nanos is t in Unix nanoseconds; 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // owns reports whether a connection from addr with clientID belongs to
