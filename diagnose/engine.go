@@ -371,7 +371,7 @@ func (e *Engine) prune(now time.Time) {
 	for _, g := range e.groups {
 		g.handovers = slices.DeleteFunc(g.handovers, func(h *handover) bool {
 			if h.resumed {
-				return !h.known || h.fromPos.offset <= h.resume
+				return h.fromPos.offset <= h.resume
 			}
 			return now.Sub(h.at) > forgetAfter
 		})
