@@ -63,8 +63,9 @@ type groupState struct {
 }
 
 func newGroupState(id string) *groupState {
-	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]unique.Handle[string]{}, seen: map[string]time.Time{}, joinedFrom: map[string][]time.Time{}}
+	// instances and joins, which few groups need, are made when needed.
+	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, seen: map[string]time.Time{},
+		joinedFrom: map[string][]time.Time{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -132,7 +133,8 @@ type memberState struct {
 	lastJoin      time.Time             // its latest JoinGroup request
 	lastHeartbeat time.Time
 	// intervals are the gaps between its consecutive successful
-	// heartbeats, the latest maxIntervals, oldest first.
+	// heartbeats, the latest maxIntervals, oldest first; dropped once it
+	// left, unless its heartbeats were found too slow (slowSince).
 	intervals []time.Duration
 	// slowSince is the heartbeat at which the median gap first passed
 	// slowGap: the heartbeat_too_slow finding's time.
@@ -456,6 +458,12 @@ func (e *Engine) event(ev *decode.Event) {
 		for _, lm := range ev.LeaveGroup.Members {
 			if m := touch(lm.MemberID); m != nil {
 				e.left(g, m, ev.At)
+				if ev.Responded() && ev.LeaveGroup.MemberError(lm) == 0 && m.slowSince.IsZero() {
+					// The coordinator removed it: no heartbeat of its
+					// can succeed any more, and no finding reads its
+					// gaps.
+					m.intervals = nil
+				}
 			}
 		}
 	case ev.ConsumerGroupHeartbeat != nil:
@@ -542,6 +550,9 @@ func (g *groupState) offered(m *memberState, gen int32, key unique.Handle[string
 		if o.joinGen == gen && o.joinKey != (unique.Handle[string]{}) {
 			byMember[id] = o.joinKey
 		}
+	}
+	if g.joins == nil {
+		g.joins = map[int32]map[string]unique.Handle[string]{}
 	}
 	g.joins[gen] = byMember
 }
