@@ -12,14 +12,15 @@ import (
 // knows, the client software its connection announced (KIP-511), the rack
 // it says it runs in, and the subject of the certificate it presented
 // (mutual TLS). Software and certificate are facts of a connection, which
-// the diagnosis keeps by client address (connState) and copies to a
-// member at each of its requests (identify), so that the member keeps
-// them once the connection is forgotten; the rack is the timeline's.
+// the diagnosis keeps by client address (connState, or bareConn until
+// the connection sends a group request or a fetch) and copies to a member
+// at each of its requests (identify), so that the member keeps them once
+// the connection is forgotten; the rack is the timeline's.
 
 // connSeen notes exchange x on its connection: a connection the
 // diagnosis keeps (it announced its software, fetched, or presented a
 // certificate) is kept while it is busy, and its certificate subject is
-// recorded.
+// recorded; a bare one (bareConn) stays bare.
 func (e *Engine) connSeen(x *decode.Exchange) {
 	if c := e.conns[x.ClientAddr]; c != nil {
 		c.cert, c.last = x.ClientCert, later(c.last, x.RequestAt)
