@@ -57,15 +57,8 @@ func (e *Engine) identify(m *memberState, ev *decode.Event) {
 	if m == nil || ev.LeaveGroup != nil {
 		return
 	}
-	c, ok := e.identOf(ev.ClientAddr)
-	if !ok {
-		return
-	}
-	if c.software != (decode.ClientSoftware{}) {
-		m.software = c.software
-	}
-	if c.cert != "" {
-		m.cert = c.cert
+	if c, ok := e.identOf(ev.ClientAddr); ok {
+		m.learn(c)
 	}
 }
 
@@ -87,7 +80,8 @@ func (e *Engine) name(f *Finding) {
 		var cert string
 		if g != nil {
 			if m := g.members[mb.MemberID]; m != nil {
-				sw, cert = m.software, m.cert
+				w := m.who()
+				sw, cert = w.software, w.cert
 			}
 		}
 		if c, ok := e.identOf(mb.ClientAddr); ok {

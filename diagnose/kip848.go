@@ -42,7 +42,7 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 	case h.MemberEpoch == 0 && ev.Responded() && h.ErrorCode == 0:
 		m.lastJoin = ev.At
 		if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
-			m.software = c.software
+			m.learn(connIdent{software: c.software})
 		}
 		g.byAddr[ev.ClientAddr] = id
 		g.joined(ev.ClientAddr, ev.At)

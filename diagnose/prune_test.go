@@ -159,7 +159,7 @@ func TestBareConnectionsForgottenSooner(t *testing.T) {
 	if !ok || c.software.Name != "kgo" {
 		t.Errorf("the joined connection says %+v (kept %v); want its software kgo", c, ok)
 	}
-	if m := d.groups["g"].members["A-1"]; m == nil || m.software.Name != "kgo" {
+	if m := d.groups["g"].members["A-1"]; m == nil || m.who().software.Name != "kgo" {
 		t.Errorf("member A-1 is %+v; want its software kgo", m)
 	}
 }

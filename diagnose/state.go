@@ -126,11 +126,13 @@ func (g *groupState) forget(before time.Time) {
 // coordinator accepted and whether it is gone are the timeline's
 // (Engine.facts).
 type memberState struct {
-	id            string
-	seen          time.Time             // its latest request on the coordinator: forget drops the record without one
-	software      decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
-	cert          string                // its connection's TLS client certificate subject
-	lastJoin      time.Time             // its latest JoinGroup request
+	id   string
+	seen time.Time // its latest request on the coordinator: forget drops the record without one
+	// ident is the software its connection announced in ApiVersions
+	// (KIP-511) and its TLS client certificate subject, interned: most
+	// members of a group run the same client (who).
+	ident         unique.Handle[connIdent]
+	lastJoin      time.Time // its latest JoinGroup request
 	lastHeartbeat time.Time
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest maxIntervals, oldest first; dropped once it
@@ -139,13 +141,10 @@ type memberState struct {
 	// slowSince is the heartbeat at which the median gap first passed
 	// slowGap: the heartbeat_too_slow finding's time.
 	slowSince time.Time
-	// leftAt is the time of its LeaveGroup, and fetchBeforeLeave its
-	// latest Fetch before it (zero when none was attributed): kept at the
-	// LeaveGroup, since the connection's positions move on after it.
-	leftAt, fetchBeforeLeave time.Time
-	// leaves are its latest leaves (up to maxLeaves), each with its
-	// latest Fetch before it: a KIP-848 member leaves and rejoins under
-	// one member id.
+	// leaves are its latest leaves (up to maxLeaves), oldest first, each
+	// with its latest Fetch before it (zero when none was attributed):
+	// kept at the leave, since the connection's positions move on after
+	// it. A KIP-848 member leaves and rejoins under one member id.
 	leaves []leaveMark
 	// joinGen is the generation of its latest accepted JoinGroup and
 	// joinKey the protocols it offered in it (see groupState.offered).
@@ -172,12 +171,35 @@ const (
 // left records that member m left at at, with its latest Fetch before:
 // kept at the leave, since the connection's positions move on after it.
 func (e *Engine) left(g *groupState, m *memberState, at time.Time) {
-	m.leftAt = at
-	m.fetchBeforeLeave, _ = e.lastFetchAny(g, m.id, at)
+	fetchBefore, _ := e.lastFetchAny(g, m.id, at)
 	if len(m.leaves) >= maxLeaves {
 		m.leaves = append(m.leaves[:0], m.leaves[1:]...)
 	}
-	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: m.fetchBeforeLeave})
+	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: fetchBefore})
+}
+
+// who is what member m's connection said of itself.
+func (m *memberState) who() connIdent {
+	if m.ident == (unique.Handle[connIdent]{}) {
+		return connIdent{}
+	}
+	return m.ident.Value()
+}
+
+// learn takes what m's connection said of itself: the software when it
+// announced one, the certificate subject when it presented one.
+func (m *memberState) learn(c connIdent) {
+	cur := m.who()
+	w := cur
+	if c.software != (decode.ClientSoftware{}) {
+		w.software = c.software
+	}
+	if c.cert != "" {
+		w.cert = c.cert
+	}
+	if w != cur {
+		m.ident = unique.Make(w)
+	}
 }
 
 // joined records an accepted join from the connection addr at at.
@@ -502,7 +524,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 	}
 	m.lastJoin = ev.At
 	if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
-		m.software = c.software // announced when the connection opened
+		m.learn(connIdent{software: c.software}) // announced when the connection opened
 	}
 	g.byAddr[ev.ClientAddr] = id
 	if ev.Responded() && jg.ErrorCode == 0 {
