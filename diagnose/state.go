@@ -43,7 +43,7 @@ type groupState struct {
 	// joinedFrom is, per client address (one connection), its latest
 	// accepted joins (JoinGroup, or a KIP-848 heartbeat at epoch 0), up
 	// to maxLeaves, oldest first: the rejoin after each leave.
-	joinedFrom map[string][]time.Time
+	joinedFrom map[string][]int64 // in Unix nanoseconds (nanos)
 	// joins is, per generation whose members do not all offer the same
 	// protocols, each member's offered protocols ("type: name,name"),
 	// from its JoinGroup for that generation (one copy of each text for
@@ -65,7 +65,7 @@ type groupState struct {
 func newGroupState(id string) *groupState {
 	// instances and joins, which few groups need, are made when needed.
 	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, seen: map[string]time.Time{},
-		joinedFrom: map[string][]time.Time{}}
+		joinedFrom: map[string][]int64{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -94,7 +94,7 @@ func (g *groupState) forget(before time.Time) {
 		}
 	}
 	for addr, at := range g.joinedFrom {
-		if at[len(at)-1].Before(before) {
+		if at[len(at)-1] < nanos(before) {
 			delete(g.joinedFrom, addr)
 		}
 	}
@@ -204,22 +204,23 @@ func (m *memberState) learn(c connIdent) {
 
 // joined records an accepted join from the connection addr at at.
 func (g *groupState) joined(addr string, at time.Time) {
-	js := g.joinedFrom[addr]
-	if n := len(js); n > 0 && !at.After(js[n-1]) {
+	js, t := g.joinedFrom[addr], nanos(at)
+	if n := len(js); n > 0 && t <= js[n-1] {
 		return
 	}
 	if len(js) >= maxLeaves {
 		js = append(js[:0], js[1:]...)
 	}
-	g.joinedFrom[addr] = append(js, at)
+	g.joinedFrom[addr] = append(js, t)
 }
 
 // rejoin is the first accepted join from the connection addr after at;
 // zero if none.
 func (g *groupState) rejoin(addr string, at time.Time) time.Time {
+	t := nanos(at)
 	for _, j := range g.joinedFrom[addr] {
-		if j.After(at) {
-			return j
+		if j > t {
+			return unnanos(j)
 		}
 	}
 	return time.Time{}
@@ -328,7 +329,7 @@ func (e *Engine) conn(addr, clientID string) *connState {
 	if c == nil {
 		c = &connState{addr: addr, clientID: clientID}
 		if b, ok := e.bare[addr]; ok {
-			c.connIdent, c.last = b.ident.Value(), time.Unix(0, b.last).UTC()
+			c.connIdent, c.last = b.ident.Value(), unnanos(b.last)
 			delete(e.bare, addr)
 		}
 		e.conns[addr] = c

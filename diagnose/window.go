@@ -63,12 +63,21 @@ func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
 	e.bare[x.ClientAddr] = bareConn{ident: unique.Make(id), last: nanos(x.RequestAt)}
 }
 
-// nanos is t in Unix nanoseconds; 0 for the zero time.
+// nanos is t in Unix nanoseconds, a third of a time.Time for what is
+// kept of many; 0 for the zero time (unnanos).
 func nanos(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixNano()
+}
+
+// unnanos is the time of Unix nanoseconds n, in UTC; zero for 0.
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 // owns reports whether a connection from addr with clientID belongs to
