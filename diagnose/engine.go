@@ -72,8 +72,8 @@ type Engine struct {
 	tl     reader
 	own    *timeline.Engine
 	groups map[string]*groupState
-	conns  map[string]*connState // followed connections, by client address
-	bare   map[string]bareConn   // bare connections, by client address
+	conns  map[string]*connState // connections that fetched, by client address
+	idents map[string]identConn  // the others, by client address
 	// byClient indexes conns by client host and client id.
 	byClient map[connKey]map[string]*connState
 	now      time.Time
@@ -161,7 +161,7 @@ func (e *Engine) Timeline() *timeline.Engine { return e.own }
 // newEngine is an Engine with cfg, defaults applied, without its timeline.
 func newEngine(cfg Config) *Engine {
 	e := &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		bare: map[string]bareConn{}, byClient: map[connKey]map[string]*connState{}, open: map[tp][]*handover{},
+		idents: map[string]identConn{}, byClient: map[connKey]map[string]*connState{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
 	for _, id := range cfg.Groups {
 		if e.only == nil {
@@ -318,7 +318,7 @@ func (e *Engine) advance(now time.Time) {
 // pruneEvery is how often, in event time, the engine forgets what no
 // finding can need any more, so that its memory does not grow with the
 // length of the input; forgetAfter is how old that is, and bareAfter how
-// long a bare connection (bareConn) is kept after its latest request.
+// long a bare connection (identConn) is kept after its latest request.
 const (
 	pruneEvery  = time.Minute
 	forgetAfter = 10 * time.Minute
@@ -326,8 +326,8 @@ const (
 	keepJoins   = 16 // generations whose offered protocols are kept
 )
 
-// prune forgets connections silent for forgetAfter (bare ones for
-// bareAfter), handovers that cannot
+// prune forgets connections silent for forgetAfter (bare ones, which
+// sent no group request nor fetch, for bareAfter), handovers that cannot
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
 // findings older than that, the groups quiet for that long and, in the
@@ -355,9 +355,13 @@ func (e *Engine) prune(now time.Time) {
 			}
 		}
 	}
-	for addr, b := range e.bare {
-		if now.UnixNano()-b.last > int64(bareAfter) {
-			delete(e.bare, addr)
+	for addr, b := range e.idents {
+		keep := bareAfter
+		if b.used {
+			keep = forgetAfter
+		}
+		if now.UnixNano()-b.last > int64(keep) {
+			delete(e.idents, addr)
 		}
 	}
 	for k, hs := range e.open {

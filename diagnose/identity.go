@@ -12,21 +12,21 @@ import (
 // knows, the client software its connection announced (KIP-511), the rack
 // it says it runs in, and the subject of the certificate it presented
 // (mutual TLS). Software and certificate are facts of a connection, which
-// the diagnosis keeps by client address (connState, or bareConn until
-// the connection sends a group request or a fetch) and copies to a member
+// the diagnosis keeps by client address (identConn, or connState once
+// the connection fetches) and copies to a member
 // at each of its requests (identify), so that the member keeps them once
 // the connection is forgotten; the rack is the timeline's.
 
 // connSeen notes exchange x on its connection: a connection the
 // diagnosis keeps (it announced its software, fetched, or presented a
 // certificate) is kept while it is busy, and its certificate subject is
-// recorded; a bare one (bareConn) stays bare.
+// recorded.
 func (e *Engine) connSeen(x *decode.Exchange) {
 	if c := e.conns[x.ClientAddr]; c != nil {
 		c.cert, c.last = x.ClientCert, later(c.last, x.RequestAt)
 		return
 	}
-	b, ok := e.bare[x.ClientAddr]
+	b, ok := e.idents[x.ClientAddr]
 	if !ok && x.ClientCert == "" {
 		return
 	}
@@ -39,14 +39,15 @@ func (e *Engine) connSeen(x *decode.Exchange) {
 		b.ident = unique.Make(id)
 	}
 	b.last = max(b.last, nanos(x.RequestAt))
-	e.bare[x.ClientAddr] = b
+	e.idents[x.ClientAddr] = b
 }
 
-// use makes the connection of ev, a group request, a followed one: what
-// it said of itself is then kept as long as it is busy (forgetAfter).
+// use notes that the connection of ev sent a group request: what it said
+// of itself is then kept as long as it is busy (forgetAfter).
 func (e *Engine) use(ev *decode.Event) {
-	if _, ok := e.bare[ev.ClientAddr]; ok {
-		e.conn(ev.ClientAddr, ev.ClientID)
+	if b, ok := e.idents[ev.ClientAddr]; ok && !b.used {
+		b.used = true
+		e.idents[ev.ClientAddr] = b
 	}
 }
 

@@ -148,12 +148,20 @@ func TestBareConnectionsForgottenSooner(t *testing.T) {
 	for _, it := range s.ordered() {
 		feed(d, it)
 	}
-	if len(d.bare) != 1 || d.conns[cA.addr] == nil {
-		t.Fatalf("%d bare connections, %v followed; want %s bare and %s followed", len(d.bare), d.conns, cB.addr, cA.addr)
+	bare := func() (n int) {
+		for _, c := range d.idents {
+			if !c.used {
+				n++
+			}
+		}
+		return n
+	}
+	if bare() != 1 || !d.idents[cA.addr].used {
+		t.Fatalf("%d bare connections, %v kept; want %s bare and %s used", bare(), d.idents, cB.addr, cA.addr)
 	}
 	d.Advance(sec(0.2).Add(bareAfter + pruneEvery + time.Second))
-	if len(d.bare) != 0 {
-		t.Errorf("%d bare connections %s after their request; want 0", len(d.bare), bareAfter+pruneEvery)
+	if bare() != 0 {
+		t.Errorf("%d bare connections %s after their request; want 0", bare(), bareAfter+pruneEvery)
 	}
 	c, ok := d.identOf(cA.addr)
 	if !ok || c.software.Name != "kgo" {

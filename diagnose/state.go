@@ -271,11 +271,9 @@ func (e *Engine) infos(g *groupState, ids ...string) []Member {
 	return out
 }
 
-// connState is one client connection the diagnosis follows, by client
-// address: one that sent a group request or a fetch (a bare connection,
-// which sent neither, is a bareConn). It holds its client id, what it said
-// of itself, and its latest fetch position per partition (nil until it
-// fetches).
+// connState is one client connection that fetched, by client address:
+// its client id, what it said of itself, and its latest fetch position
+// per partition. Every other connection is an identConn.
 type connState struct {
 	addr     string
 	clientID string
@@ -292,15 +290,16 @@ type connIdent struct {
 	cert     string
 }
 
-// bareConn is a connection that has sent neither a group request nor a
-// fetch: most connections are so (a producer's, a tool's, a consumer's to
-// a broker that leads none of its partitions) and are kept only for what
-// they said of themselves, in case a group request comes on them, for
-// bareAfter after their latest request. What they said is interned: most
-// say the same.
-type bareConn struct {
+// identConn is a connection that has not fetched, kept only for what it
+// said of itself (interned: most say the same). One that sent a group
+// request (used) is kept for forgetAfter after its latest request, to name
+// its members; a bare one, which sent none (a producer's, a tool's, a
+// consumer's to a broker that leads none of its partitions: most
+// connections), for bareAfter, in case a group request comes on it.
+type identConn struct {
 	ident unique.Handle[connIdent]
 	last  int64 // its latest request seen, in Unix nanoseconds
+	used  bool
 }
 
 // fetchPos is a fetch offset and when it was asked for.
@@ -309,28 +308,29 @@ type fetchPos struct {
 	at     time.Time
 }
 
-// identOf is what the connection from addr said of itself, followed or
-// bare; ok is false when the engine keeps no connection from addr.
+// identOf is what the connection from addr said of itself; ok is false
+// when the engine keeps no connection from addr.
 func (e *Engine) identOf(addr string) (id connIdent, ok bool) {
 	if c := e.conns[addr]; c != nil {
 		return c.connIdent, true
 	}
-	if b, ok := e.bare[addr]; ok {
+	if b, ok := e.idents[addr]; ok {
 		return b.ident.Value(), true
 	}
 	return connIdent{}, false
 }
 
-// conn returns the followed connection from addr, creating it (from the
-// bare connection from addr, if any), with client id clientID. A
-// connection that fetched is indexed in e.byClient (see fetched).
+// conn returns the connection from addr that fetches, creating it (from
+// what the engine kept of the connection, if anything), with client id
+// clientID. A connection that fetched is indexed in e.byClient (see
+// fetched).
 func (e *Engine) conn(addr, clientID string) *connState {
 	c := e.conns[addr]
 	if c == nil {
 		c = &connState{addr: addr, clientID: clientID}
-		if b, ok := e.bare[addr]; ok {
+		if b, ok := e.idents[addr]; ok {
 			c.connIdent, c.last = b.ident.Value(), unnanos(b.last)
-			delete(e.bare, addr)
+			delete(e.idents, addr)
 		}
 		e.conns[addr] = c
 		return c

@@ -55,12 +55,13 @@ func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
 		c.software, c.last = sw, x.RequestAt
 		return
 	}
-	b := e.bare[x.ClientAddr]
+	b := e.idents[x.ClientAddr]
 	id := connIdent{software: sw}
 	if b.ident != (unique.Handle[connIdent]{}) {
 		id.cert = b.ident.Value().cert
 	}
-	e.bare[x.ClientAddr] = bareConn{ident: unique.Make(id), last: nanos(x.RequestAt)}
+	b.ident, b.last = unique.Make(id), nanos(x.RequestAt)
+	e.idents[x.ClientAddr] = b
 }
 
 // nanos is t in Unix nanoseconds, a third of a time.Time for what is
