@@ -40,8 +40,9 @@ type Config struct {
 	// Groups, when not empty, are the only groups the engine keeps state
 	// for and finds anything of: the other groups' events and entries only
 	// move its clock (as timeline.Config.Groups, for replay --group and
-	// diagnose --group). Connections are still kept for every client: a
-	// connection is attributed to a member only when its findings are made.
+	// diagnose --group). Connections that fetched are still kept for
+	// every client: a connection is attributed to a member only when its
+	// findings are made.
 	Groups []string
 }
 
@@ -71,7 +72,8 @@ type Engine struct {
 	tl     reader
 	own    *timeline.Engine
 	groups map[string]*groupState
-	conns  map[string]*connState // by client address
+	conns  map[string]*connState // connections that fetched, by client address
+	idents map[string]identConn  // the others, by client address
 	// byClient indexes conns by client host and client id.
 	byClient map[connKey]map[string]*connState
 	now      time.Time
@@ -159,7 +161,7 @@ func (e *Engine) Timeline() *timeline.Engine { return e.own }
 // newEngine is an Engine with cfg, defaults applied, without its timeline.
 func newEngine(cfg Config) *Engine {
 	e := &Engine{cfg: cfg.withDefaults(), groups: map[string]*groupState{}, conns: map[string]*connState{},
-		byClient: map[connKey]map[string]*connState{}, open: map[tp][]*handover{},
+		idents: map[string]identConn{}, byClient: map[connKey]map[string]*connState{}, open: map[tp][]*handover{},
 		changed: map[string]bool{}}
 	for _, id := range cfg.Groups {
 		if e.only == nil {
@@ -315,14 +317,17 @@ func (e *Engine) advance(now time.Time) {
 
 // pruneEvery is how often, in event time, the engine forgets what no
 // finding can need any more, so that its memory does not grow with the
-// length of the input; forgetAfter is how old that is.
+// length of the input; forgetAfter is how old that is, and bareAfter how
+// long a bare connection (identConn) is kept after its latest request.
 const (
 	pruneEvery  = time.Minute
 	forgetAfter = 10 * time.Minute
+	bareAfter   = time.Minute
 	keepJoins   = 16 // generations whose offered protocols are kept
 )
 
-// prune forgets connections silent for forgetAfter, handovers that cannot
+// prune forgets connections silent for forgetAfter (bare ones, which
+// sent no group request nor fetch, for bareAfter), handovers that cannot
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
 // findings older than that, the groups quiet for that long and, in the
@@ -350,6 +355,15 @@ func (e *Engine) prune(now time.Time) {
 			}
 		}
 	}
+	for addr, b := range e.idents {
+		keep := bareAfter
+		if b.used {
+			keep = forgetAfter
+		}
+		if now.UnixNano()-b.last > int64(keep) {
+			delete(e.idents, addr)
+		}
+	}
 	for k, hs := range e.open {
 		hs = slices.DeleteFunc(hs, func(h *handover) bool { return now.Sub(h.at) > forgetAfter })
 		if len(hs) == 0 {
@@ -361,16 +375,12 @@ func (e *Engine) prune(now time.Time) {
 	for _, g := range e.groups {
 		g.handovers = slices.DeleteFunc(g.handovers, func(h *handover) bool {
 			if h.resumed {
-				return !h.known || h.fromPos.offset <= h.resume
+				return h.fromPos.offset <= h.resume
 			}
 			return now.Sub(h.at) > forgetAfter
 		})
-		var newest int32
 		for gen := range g.joins {
-			newest = max(newest, gen)
-		}
-		for gen := range g.joins {
-			if gen < newest-keepJoins {
+			if gen < g.newestJoin-keepJoins {
 				delete(g.joins, gen)
 			}
 		}

@@ -49,7 +49,7 @@ func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, ad
 	if rejoin.IsZero() {
 		return time.Time{}, time.Time{}, false
 	}
-	if fetchesInBackground(m.software) {
+	if fetchesInBackground(m.who().software) {
 		return time.Time{}, rejoin, true
 	}
 	if fetchBefore.IsZero() || float64(leftAt.Sub(fetchBefore)) < float64(rt)*(1-pollTolerance) {
@@ -68,7 +68,10 @@ func (m *memberState) leave(at time.Time) (leftAt, fetchBefore time.Time) {
 			return l.at, l.fetchBefore
 		}
 	}
-	return m.leftAt, m.fetchBeforeLeave
+	if n := len(m.leaves); n > 0 {
+		return m.leaves[n-1].at, m.leaves[n-1].fetchBefore
+	}
+	return time.Time{}, time.Time{}
 }
 
 // fetchesInBackground reports whether the client software (KIP-511) sends
@@ -136,7 +139,7 @@ func (e *Engine) evictions(g *groupState, gr *timeline.GroupView) []Finding {
 				case inferred && lastFetch.IsZero():
 					f.Evidence["backgroundFetch"] = true
 					what = fmt.Sprintf("left the group without a reason and joined again from the same connection at %s, which is what its client, which fetches in the background (%s), does when its poll timer expires (inferred from the wire: the client sent no reason; its rebalance timeout is %.1f s)",
-						stamp(rejoin), g.members[d.MemberID].software.Name, rt.Seconds())
+						stamp(rejoin), g.members[d.MemberID].who().software.Name, rt.Seconds())
 				case inferred:
 					what = fmt.Sprintf("%s %.1f s after its last Fetch (its rebalance timeout is %.1f s) and joined again from the same connection at %s, which is what a client does when its poll timer expires (inferred from the wire: the client sent no reason)",
 						leaving, at.Sub(lastFetch).Seconds(), rt.Seconds(), stamp(rejoin))

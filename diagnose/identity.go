@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"slices"
+	"unique"
 
 	"github.com/kproxy-dev/kproxy/decode"
 )
@@ -11,23 +12,43 @@ import (
 // knows, the client software its connection announced (KIP-511), the rack
 // it says it runs in, and the subject of the certificate it presented
 // (mutual TLS). Software and certificate are facts of a connection, which
-// the diagnosis keeps by client address (connState) and copies to a
-// member at each of its requests (identify), so that the member keeps
-// them once the connection is forgotten; the rack is the timeline's.
+// the diagnosis keeps by client address (identConn, or connState once
+// the connection fetches) and copies to a member
+// at each of its requests (identify), so that the member keeps them once
+// the connection is forgotten; the rack is the timeline's.
 
 // connSeen notes exchange x on its connection: a connection the
 // diagnosis keeps (it announced its software, fetched, or presented a
 // certificate) is kept while it is busy, and its certificate subject is
 // recorded.
 func (e *Engine) connSeen(x *decode.Exchange) {
-	c := e.conns[x.ClientAddr]
-	if c == nil {
-		if x.ClientCert == "" {
-			return
-		}
-		c = e.conn(x.ClientAddr, x.ClientID)
+	if c := e.conns[x.ClientAddr]; c != nil {
+		c.cert, c.last = x.ClientCert, later(c.last, x.RequestAt)
+		return
 	}
-	c.cert, c.last = x.ClientCert, later(c.last, x.RequestAt)
+	b, ok := e.idents[x.ClientAddr]
+	if !ok && x.ClientCert == "" {
+		return
+	}
+	var id connIdent
+	if ok {
+		id = b.ident.Value()
+	}
+	if id.cert != x.ClientCert || !ok {
+		id.cert = x.ClientCert
+		b.ident = unique.Make(id)
+	}
+	b.last = max(b.last, nanos(x.RequestAt))
+	e.idents[x.ClientAddr] = b
+}
+
+// use notes that the connection of ev sent a group request: what it said
+// of itself is then kept as long as it is busy (forgetAfter).
+func (e *Engine) use(ev *decode.Event) {
+	if b, ok := e.idents[ev.ClientAddr]; ok && !b.used {
+		b.used = true
+		e.idents[ev.ClientAddr] = b
+	}
 }
 
 // identify copies onto m what the connection of ev, a request of m's, said
@@ -37,15 +58,8 @@ func (e *Engine) identify(m *memberState, ev *decode.Event) {
 	if m == nil || ev.LeaveGroup != nil {
 		return
 	}
-	c := e.conns[ev.ClientAddr]
-	if c == nil {
-		return
-	}
-	if c.software != (decode.ClientSoftware{}) {
-		m.software = c.software
-	}
-	if c.cert != "" {
-		m.cert = c.cert
+	if c, ok := e.identOf(ev.ClientAddr); ok {
+		m.learn(c)
 	}
 }
 
@@ -67,10 +81,11 @@ func (e *Engine) name(f *Finding) {
 		var cert string
 		if g != nil {
 			if m := g.members[mb.MemberID]; m != nil {
-				sw, cert = m.software, m.cert
+				w := m.who()
+				sw, cert = w.software, w.cert
 			}
 		}
-		if c := e.conns[mb.ClientAddr]; c != nil {
+		if c, ok := e.identOf(mb.ClientAddr); ok {
 			if sw == (decode.ClientSoftware{}) {
 				sw = c.software
 			}

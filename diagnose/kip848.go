@@ -41,8 +41,8 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 		e.left(g, m, ev.At)
 	case h.MemberEpoch == 0 && ev.Responded() && h.ErrorCode == 0:
 		m.lastJoin = ev.At
-		if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
-			m.software = c.software
+		if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
+			m.learn(connIdent{software: c.software})
 		}
 		g.byAddr[ev.ClientAddr] = id
 		g.joined(ev.ClientAddr, ev.At)

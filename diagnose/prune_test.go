@@ -134,3 +134,40 @@ func TestForgetQuietMembers(t *testing.T) {
 		})
 	}
 }
+
+// TestBareConnectionsForgottenSooner: a connection that announced its
+// software and sent no group request is forgotten bareAfter after its
+// latest request; one a member joined over keeps what it said while it is
+// busy, and names the member with it.
+func TestBareConnectionsForgottenSooner(t *testing.T) {
+	s := newScript("g")
+	s.software(cA, 0, "kgo", "v1.22.3")
+	s.software(cB, 0, "kgo", "v1.22.3")
+	s.join(cA, 0.1, 0.2, s.jg("A-1", 1, "A-1", "A-1"))
+	d := New(Config{}, timeline.Config{})
+	for _, it := range s.ordered() {
+		feed(d, it)
+	}
+	bare := func() (n int) {
+		for _, c := range d.idents {
+			if !c.used {
+				n++
+			}
+		}
+		return n
+	}
+	if bare() != 1 || !d.idents[cA.addr].used {
+		t.Fatalf("%d bare connections, %v kept; want %s bare and %s used", bare(), d.idents, cB.addr, cA.addr)
+	}
+	d.Advance(sec(0.2).Add(bareAfter + pruneEvery + time.Second))
+	if bare() != 0 {
+		t.Errorf("%d bare connections %s after their request; want 0", bare(), bareAfter+pruneEvery)
+	}
+	c, ok := d.identOf(cA.addr)
+	if !ok || c.software.Name != "kgo" {
+		t.Errorf("the joined connection says %+v (kept %v); want its software kgo", c, ok)
+	}
+	if m := d.groups["g"].members["A-1"]; m == nil || m.who().software.Name != "kgo" {
+		t.Errorf("member A-1 is %+v; want its software kgo", m)
+	}
+}

@@ -169,8 +169,9 @@ func (e *Engine) rollout(g *groupState, gr *timeline.GroupView, rs []restart) (F
 		patterns = append(patterns, r.pattern)
 		hosts = append(hosts, r.hostOld)
 		for _, id := range []string{r.gone, r.back} {
-			if m := g.members[id]; m != nil && m.software.Name != "" {
-				software = append(software, m.software.Name+" "+m.software.Version)
+			if m := g.members[id]; m != nil && m.who().software.Name != "" {
+				sw := m.who().software
+				software = append(software, sw.Name+" "+sw.Version)
 			}
 		}
 	}

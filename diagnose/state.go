@@ -43,12 +43,17 @@ type groupState struct {
 	// joinedFrom is, per client address (one connection), its latest
 	// accepted joins (JoinGroup, or a KIP-848 heartbeat at epoch 0), up
 	// to maxLeaves, oldest first: the rejoin after each leave.
-	joinedFrom map[string][]time.Time
-	// joins is, per generation, each member's offered protocols
-	// ("type: name,name"), from its JoinGroup for that generation: one
-	// copy of each text for every group (most offer the same).
-	joins    map[int32]map[string]unique.Handle[string]
-	findings []Finding
+	joinedFrom map[string][]int64 // in Unix nanoseconds (nanos)
+	// joins is, per generation whose members do not all offer the same
+	// protocols, each member's offered protocols ("type: name,name"),
+	// from its JoinGroup for that generation (one copy of each text for
+	// every group); a generation whose members all offer the same has
+	// none (their latest joins are in their records: memberState.joinGen).
+	// newestJoin is the newest generation joined: those more than
+	// keepJoins older are forgotten.
+	joins      map[int32]map[string]unique.Handle[string]
+	newestJoin int32
+	findings   []Finding
 	// seen are the de-duplication keys of findings made once, with the
 	// group's time when each was made.
 	seen map[string]time.Time
@@ -58,8 +63,9 @@ type groupState struct {
 }
 
 func newGroupState(id string) *groupState {
-	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, instances: map[string]*instanceState{},
-		joins: map[int32]map[string]unique.Handle[string]{}, seen: map[string]time.Time{}, joinedFrom: map[string][]time.Time{}}
+	// instances and joins, which few groups need, are made when needed.
+	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, seen: map[string]time.Time{},
+		joinedFrom: map[string][]int64{}}
 }
 
 // once reports whether key is new, and remembers it.
@@ -88,7 +94,7 @@ func (g *groupState) forget(before time.Time) {
 		}
 	}
 	for addr, at := range g.joinedFrom {
-		if at[len(at)-1].Before(before) {
+		if at[len(at)-1] < nanos(before) {
 			delete(g.joinedFrom, addr)
 		}
 	}
@@ -120,26 +126,30 @@ func (g *groupState) forget(before time.Time) {
 // coordinator accepted and whether it is gone are the timeline's
 // (Engine.facts).
 type memberState struct {
-	id            string
-	seen          time.Time             // its latest request on the coordinator: forget drops the record without one
-	software      decode.ClientSoftware // from its connection's ApiVersions (KIP-511)
-	cert          string                // its connection's TLS client certificate subject
-	lastJoin      time.Time             // its latest JoinGroup request
+	id   string
+	seen time.Time // its latest request on the coordinator: forget drops the record without one
+	// ident is the software its connection announced in ApiVersions
+	// (KIP-511) and its TLS client certificate subject, interned: most
+	// members of a group run the same client (who).
+	ident         unique.Handle[connIdent]
+	lastJoin      time.Time // its latest JoinGroup request
 	lastHeartbeat time.Time
 	// intervals are the gaps between its consecutive successful
-	// heartbeats, the latest 32.
+	// heartbeats, the latest maxIntervals, oldest first; dropped once it
+	// left, unless its heartbeats were found too slow (slowSince).
 	intervals []time.Duration
 	// slowSince is the heartbeat at which the median gap first passed
 	// slowGap: the heartbeat_too_slow finding's time.
 	slowSince time.Time
-	// leftAt is the time of its LeaveGroup, and fetchBeforeLeave its
-	// latest Fetch before it (zero when none was attributed): kept at the
-	// LeaveGroup, since the connection's positions move on after it.
-	leftAt, fetchBeforeLeave time.Time
-	// leaves are its latest leaves (up to maxLeaves), each with its
-	// latest Fetch before it: a KIP-848 member leaves and rejoins under
-	// one member id.
+	// leaves are its latest leaves (up to maxLeaves), oldest first, each
+	// with its latest Fetch before it (zero when none was attributed):
+	// kept at the leave, since the connection's positions move on after
+	// it. A KIP-848 member leaves and rejoins under one member id.
 	leaves []leaveMark
+	// joinGen is the generation of its latest accepted JoinGroup and
+	// joinKey the protocols it offered in it (see groupState.offered).
+	joinGen int32
+	joinKey unique.Handle[string]
 	// transactional is whether it commits its offsets in transactions
 	// (TxnOffsetCommit): an exactly-once consumer.
 	transactional bool
@@ -151,38 +161,66 @@ type memberState struct {
 // leaveMark is one leave of a member and its latest Fetch before it.
 type leaveMark struct{ at, fetchBefore time.Time }
 
-// maxLeaves is how many leaves of one member are kept.
-const maxLeaves = 16
+// maxLeaves is how many leaves of one member are kept, maxIntervals how
+// many heartbeat gaps.
+const (
+	maxLeaves    = 16
+	maxIntervals = 32
+)
 
 // left records that member m left at at, with its latest Fetch before:
 // kept at the leave, since the connection's positions move on after it.
 func (e *Engine) left(g *groupState, m *memberState, at time.Time) {
-	m.leftAt = at
-	m.fetchBeforeLeave, _ = e.lastFetchAny(g, m.id, at)
+	fetchBefore, _ := e.lastFetchAny(g, m.id, at)
 	if len(m.leaves) >= maxLeaves {
 		m.leaves = append(m.leaves[:0], m.leaves[1:]...)
 	}
-	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: m.fetchBeforeLeave})
+	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: fetchBefore})
+}
+
+// who is what member m's connection said of itself.
+func (m *memberState) who() connIdent {
+	if m.ident == (unique.Handle[connIdent]{}) {
+		return connIdent{}
+	}
+	return m.ident.Value()
+}
+
+// learn takes what m's connection said of itself: the software when it
+// announced one, the certificate subject when it presented one.
+func (m *memberState) learn(c connIdent) {
+	cur := m.who()
+	w := cur
+	if c.software != (decode.ClientSoftware{}) {
+		w.software = c.software
+	}
+	if c.cert != "" {
+		w.cert = c.cert
+	}
+	if w != cur {
+		m.ident = unique.Make(w)
+	}
 }
 
 // joined records an accepted join from the connection addr at at.
 func (g *groupState) joined(addr string, at time.Time) {
-	js := g.joinedFrom[addr]
-	if n := len(js); n > 0 && !at.After(js[n-1]) {
+	js, t := g.joinedFrom[addr], nanos(at)
+	if n := len(js); n > 0 && t <= js[n-1] {
 		return
 	}
 	if len(js) >= maxLeaves {
 		js = append(js[:0], js[1:]...)
 	}
-	g.joinedFrom[addr] = append(js, at)
+	g.joinedFrom[addr] = append(js, t)
 }
 
 // rejoin is the first accepted join from the connection addr after at;
 // zero if none.
 func (g *groupState) rejoin(addr string, at time.Time) time.Time {
+	t := nanos(at)
 	for _, j := range g.joinedFrom[addr] {
-		if j.After(at) {
-			return j
+		if j > t {
+			return unnanos(j)
 		}
 	}
 	return time.Time{}
@@ -233,16 +271,35 @@ func (e *Engine) infos(g *groupState, ids ...string) []Member {
 	return out
 }
 
-// connState is one client connection, by client address: its client id,
-// the software it announced, and its latest fetch position per partition
-// (nil until it fetches).
+// connState is one client connection that fetched, by client address:
+// its client id, what it said of itself, and its latest fetch position
+// per partition. Every other connection is an identConn.
 type connState struct {
 	addr     string
 	clientID string
+	connIdent
+	fetches map[tp]fetchPos
+	last    time.Time // its latest request seen
+}
+
+// connIdent is what a connection said of itself: the software it
+// announced (KIP-511) and the subject of its TLS client certificate ("":
+// none).
+type connIdent struct {
 	software decode.ClientSoftware
-	cert     string // the subject of its TLS client certificate; "" none
-	fetches  map[tp]fetchPos
-	last     time.Time // its latest request seen
+	cert     string
+}
+
+// identConn is a connection that has not fetched, kept only for what it
+// said of itself (interned: most say the same). One that sent a group
+// request (used) is kept for forgetAfter after its latest request, to name
+// its members; a bare one, which sent none (a producer's, a tool's, a
+// consumer's to a broker that leads none of its partitions: most
+// connections), for bareAfter, in case a group request comes on it.
+type identConn struct {
+	ident unique.Handle[connIdent]
+	last  int64 // its latest request seen, in Unix nanoseconds
+	used  bool
 }
 
 // fetchPos is a fetch offset and when it was asked for.
@@ -251,15 +308,30 @@ type fetchPos struct {
 	at     time.Time
 }
 
-// conn returns the connection from addr, creating it, with client id
+// identOf is what the connection from addr said of itself; ok is false
+// when the engine keeps no connection from addr.
+func (e *Engine) identOf(addr string) (id connIdent, ok bool) {
+	if c := e.conns[addr]; c != nil {
+		return c.connIdent, true
+	}
+	if b, ok := e.idents[addr]; ok {
+		return b.ident.Value(), true
+	}
+	return connIdent{}, false
+}
+
+// conn returns the connection from addr that fetches, creating it (from
+// what the engine kept of the connection, if anything), with client id
 // clientID. A connection that fetched is indexed in e.byClient (see
-// fetched); most connections never fetch (a client's connection to a
-// broker that leads none of its partitions, the coordinator's), and are
-// kept only for the software they announced.
+// fetched).
 func (e *Engine) conn(addr, clientID string) *connState {
 	c := e.conns[addr]
 	if c == nil {
 		c = &connState{addr: addr, clientID: clientID}
+		if b, ok := e.idents[addr]; ok {
+			c.connIdent, c.last = b.ident.Value(), unnanos(b.last)
+			delete(e.idents, addr)
+		}
 		e.conns[addr] = c
 		return c
 	}
@@ -337,6 +409,7 @@ func (e *Engine) event(ev *decode.Event) {
 	if ev.Group == "" || ev.NamesNoGroup() || !e.finds(ev.Group) {
 		return
 	}
+	e.use(ev)
 	g := e.group(ev.Group)
 	g.last = e.now
 	// Whatever detector an event reaches, a finding or handover it adds
@@ -381,9 +454,11 @@ func (e *Engine) event(ev *decode.Event) {
 			if m != nil {
 				if !m.lastHeartbeat.IsZero() {
 					gap := ev.At.Sub(m.lastHeartbeat)
-					m.intervals = append(m.intervals, gap)
-					if len(m.intervals) > 32 {
-						m.intervals = m.intervals[1:]
+					if len(m.intervals) < maxIntervals {
+						m.intervals = append(m.intervals, gap)
+					} else { // in place: the slice stays at its first 32
+						copy(m.intervals, m.intervals[1:])
+						m.intervals[maxIntervals-1] = gap
 					}
 					// The median is looked at only after a slow gap.
 					if session := e.facts(g, hb.MemberID).SessionTimeout; m.slowSince.IsZero() && session > 0 && gap > slowGap(session) &&
@@ -406,6 +481,12 @@ func (e *Engine) event(ev *decode.Event) {
 		for _, lm := range ev.LeaveGroup.Members {
 			if m := touch(lm.MemberID); m != nil {
 				e.left(g, m, ev.At)
+				if ev.Responded() && ev.LeaveGroup.MemberError(lm) == 0 && m.slowSince.IsZero() {
+					// The coordinator removed it: no heartbeat of its
+					// can succeed any more, and no finding reads its
+					// gaps.
+					m.intervals = nil
+				}
 			}
 		}
 	case ev.ConsumerGroupHeartbeat != nil:
@@ -443,15 +524,12 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 		return
 	}
 	m.lastJoin = ev.At
-	if c := e.conns[ev.ClientAddr]; c != nil && c.software.Name != "" {
-		m.software = c.software // announced when the connection opened
+	if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
+		m.learn(connIdent{software: c.software}) // announced when the connection opened
 	}
 	g.byAddr[ev.ClientAddr] = id
 	if ev.Responded() && jg.ErrorCode == 0 {
-		if g.joins[jg.Generation] == nil {
-			g.joins[jg.Generation] = map[string]unique.Handle[string]{}
-		}
-		g.joins[jg.Generation][id] = unique.Make(protocolKey(jg))
+		g.offered(m, jg.Generation, unique.Make(protocolKey(jg)))
 		g.joined(ev.ClientAddr, ev.At)
 		e.instanceJoined(g, ev, id, jg.InstanceID)
 	}
@@ -466,6 +544,40 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 		f.Suggestion = advice(TimeoutsMisordered)
 		g.findings = append(g.findings, f)
 	}
+}
+
+// offered records that member m joined generation gen offering key. The
+// offers of a generation are kept in g.joins only once two members offer
+// different ones: then those of the members whose latest join is to gen
+// (all of its members so far: a generation's joins are answered before
+// any member can join the next) are gathered from their records.
+func (g *groupState) offered(m *memberState, gen int32, key unique.Handle[string]) {
+	m.joinGen, m.joinKey = gen, key
+	g.newestJoin = max(g.newestJoin, gen)
+	if byMember := g.joins[gen]; byMember != nil {
+		byMember[m.id] = key
+		return
+	}
+	mixed := false
+	for _, o := range g.members {
+		if o.joinGen == gen && o.joinKey != key && o.joinKey != (unique.Handle[string]{}) {
+			mixed = true
+			break
+		}
+	}
+	if !mixed {
+		return
+	}
+	byMember := map[string]unique.Handle[string]{}
+	for id, o := range g.members {
+		if o.joinGen == gen && o.joinKey != (unique.Handle[string]{}) {
+			byMember[id] = o.joinKey
+		}
+	}
+	if g.joins == nil {
+		g.joins = map[int32]map[string]unique.Handle[string]{}
+	}
+	g.joins[gen] = byMember
 }
 
 // protocolKey is a JoinGroup's protocol type and offered assignors, in the

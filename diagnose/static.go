@@ -24,6 +24,9 @@ func (e *Engine) instanceJoined(g *groupState, ev *decode.Event, id, instance st
 	}
 	is := g.instances[instance]
 	if is == nil {
+		if g.instances == nil {
+			g.instances = map[string]*instanceState{}
+		}
 		is = &instanceState{}
 		g.instances[instance] = is
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unique"
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
@@ -21,10 +22,8 @@ type handover struct {
 	generation int32
 	k          tp
 	from, to   string
-	// fromPos is the previous owner's last fetch position before at;
-	// known is false when no fetch of it was attributed.
+	// fromPos is the previous owner's last fetch position before at.
 	fromPos fetchPos
-	known   bool
 	// resume is where the new owner resumed (its first fetch, or its
 	// OffsetFetch, after at); resumed is false until seen.
 	resume  int64
@@ -51,8 +50,35 @@ func (e *Engine) fetch(x *decode.Exchange, fr *decode.FetchRequest) {
 
 // apiVersions records the client software a connection announced.
 func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
-	c := e.conn(x.ClientAddr, x.ClientID)
-	c.software, c.last = sw, x.RequestAt
+	if c := e.conns[x.ClientAddr]; c != nil {
+		c = e.conn(x.ClientAddr, x.ClientID)
+		c.software, c.last = sw, x.RequestAt
+		return
+	}
+	b := e.idents[x.ClientAddr]
+	id := connIdent{software: sw}
+	if b.ident != (unique.Handle[connIdent]{}) {
+		id.cert = b.ident.Value().cert
+	}
+	b.ident, b.last = unique.Make(id), nanos(x.RequestAt)
+	e.idents[x.ClientAddr] = b
+}
+
+// nanos is t in Unix nanoseconds, a third of a time.Time for what is
+// kept of many; 0 for the zero time (unnanos).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unnanos is the time of Unix nanoseconds n, in UTC; zero for 0.
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 // owns reports whether a connection from addr with clientID belongs to
@@ -97,7 +123,9 @@ func (e *Engine) lastFetch(g *groupState, id string, k tp, at time.Time) (fetchP
 
 // assigned records the handovers member m's assignment of generation
 // gen, answered at at, makes: the partitions someone else owned before it
-// (timeline.Engine.OwnerBefore).
+// (timeline.Engine.OwnerBefore) whose previous owner's fetch position is
+// known; a handover without one can make no duplicate_window and is not
+// kept.
 func (e *Engine) assigned(g *groupState, id string, at time.Time, gen int32, parts []decode.TopicPartitions) {
 	for _, t := range parts {
 		for _, p := range t.Partitions {
@@ -106,12 +134,17 @@ func (e *Engine) assigned(g *groupState, id string, at time.Time, gen int32, par
 			if prev == "" || prev == id {
 				continue
 			}
-			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: id}
-			h.fromPos, h.known = e.lastFetch(g, prev, k, at)
-			g.handovers = append(g.handovers, h)
-			if h.known {
-				e.open[k] = append(e.open[k], h) // without a position there is no window
+			pos, known := e.lastFetch(g, prev, k, at)
+			if !known {
+				// Without the previous owner's position there is no
+				// window: nothing to keep, but the group is looked at
+				// again as after any handover.
+				e.mark(g)
+				continue
 			}
+			h := &handover{g: g, at: at, generation: gen, k: k, from: prev, to: id, fromPos: pos}
+			g.handovers = append(g.handovers, h)
+			e.open[k] = append(e.open[k], h)
 		}
 	}
 }
@@ -174,7 +207,7 @@ func (e *Engine) duplicateWindows(g *groupState) []Finding {
 	byKey := map[key]*window{}
 	var order []key
 	for _, h := range g.handovers {
-		if !h.known || !h.resumed || h.fromPos.offset <= h.resume {
+		if !h.resumed || h.fromPos.offset <= h.resume {
 			continue
 		}
 		k := key{h.generation, h.from, h.to}
