@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -75,7 +76,7 @@ func (t *Traffic) metadata(g *group, c *client, at time.Time) {
 			rt.Topic = &tp.name
 			g.metadataRequest.Topics = append(g.metadataRequest.Topics, rt)
 		}
-		g.metadata = metadataResponse(g).AppendTo(nil)
+		g.metadata = bytes.Clone(metadataResponse(g).AppendTo(nil)) // without append's spare room
 	}
 	t.emit(c.exchangeEncoded(g.metadataRequest, g.metadata, at, t.latency()))
 }
