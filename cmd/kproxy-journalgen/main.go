@@ -73,6 +73,7 @@ func run(args []string, out io.Writer) error {
 	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
 	diagnosis := fs.Bool("diagnosis", false, "with -live, run serve's live diagnosis beside the timeline (as serve does)")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
+	generatorOnly := fs.Bool("generator-only", false, "with -live, run only the traffic generator and throw its exchanges away: the harness's own share of a run's memory")
 	cpuProfile := fs.String("cpuprofile", "", "with -live, write a CPU profile of the run to this file")
 	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at each line (the last one stays)")
 	heartbeat := fs.Duration("heartbeat", 3*time.Second, "members' heartbeat interval (commits every second one; session timeout 15 of them); rebalances and the fetch path keep their rates in time")
@@ -94,7 +95,7 @@ func run(args []string, out io.Writer) error {
 		}
 		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Heartbeat: *heartbeat, Jobs: *jobs})
 		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
-			cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
+			generatorOnly: *generatorOnly, cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")
