@@ -29,6 +29,10 @@
 // -cpuprofile and -heapprofile (rewritten at each line, while the
 // timeline is held) show where the time and memory go. -diagnosis runs
 // serve's live diagnosis beside the timeline, as serve does by default.
+// Each line is followed by the runtime's memory classes, the heap goal,
+// the bytes allocated and the CPU time so far; the run uses serve's
+// collector target (GOGC=50 unless GOGC is set). -generator-only runs
+// the traffic generator alone, to measure the harness's own share.
 //
 //	kproxy-journalgen -live 168h -live-every 4h -diagnosis -heartbeat 30s -jobs 100
 //	kproxy-journalgen -live 168h -live-every 6h -groups 200 -jobs 10 -diagnosis -heartbeat 30s
