@@ -19,6 +19,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/diagnose"
+	"github.com/kproxy-dev/kproxy/internal/gcpercent"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/story"
@@ -40,6 +41,7 @@ import (
 // it (diagnose.Live, forgetting what the retention forgets; each finding
 // logged at warn, a block after each storm).
 func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
+	gcpercent.SetServe() // the collector's target serve runs with
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -85,21 +87,25 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 		"rss_mb", "heap_mb", "live_mb", "asleep", "asleep_mb", "wall")
 	for at := o.tick; at <= o.span; at += o.tick {
 		src.upTo = at
-		err := pl.Run(context.Background(), src)
-		if err != nil {
+		if o.generatorOnly {
+			if err := src.drain(); err != nil {
+				return err
+			}
+		} else if err := pl.Run(context.Background(), src); err != nil {
 			return err
 		}
 		live.Publish() // the snapshot as of the tick, however short it was
 
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		inuse, resident := ms.HeapInuse, rss()
+		inuse, resident, mem := ms.HeapInuse, rss(), memoryLine()
 		runtime.GC() // what is left is what the run holds
 		runtime.ReadMemStats(&ms)
 		asleep, kept := live.Asleep()
-		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8d %9.1f %8s\n", at, pl.Stats().Exchanges, gens,
+		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8d %9.1f %8s\n", at, src.handed, gens,
 			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
 			asleep, float64(kept)/(1<<20), time.Since(start).Round(time.Second))
+		fmt.Fprintf(out, "%10s memory: %s\n", "", mem)
 		fmt.Fprintf(out, "%10s entries: %s\n", "", countsLine(entries))
 		if o.diagnosis {
 			fmt.Fprintf(out, "%10s findings: %s\n", "", countsLine(findings))
@@ -131,6 +137,7 @@ type liveOptions struct {
 	span, tick              time.Duration // traffic time to run, and between lines
 	retain                  timeline.Retention
 	diagnosis               bool   // run serve's live diagnosis beside the timeline
+	generatorOnly           bool   // throw the exchanges away: measure the generator alone
 	cpuProfile, heapProfile string // files to write profiles to, or ""
 }
 
@@ -177,6 +184,7 @@ type spanSource struct {
 	upTo    time.Duration
 	first   time.Time        // the first exchange's completion time
 	pending *decode.Exchange // read past upTo, handed out next time
+	handed  uint64           // exchanges handed out
 }
 
 func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
@@ -195,7 +203,19 @@ func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
 		return nil, 0, io.EOF
 	}
 	s.pending = nil
+	s.handed++
 	return x, 0, nil
+}
+
+// drain takes the exchanges up to s.upTo and throws them away.
+func (s *spanSource) drain() error {
+	for {
+		if _, _, err := s.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }
 
 // rss is the process's resident set size in bytes (Linux), 0 when unknown.

@@ -9,8 +9,10 @@ import (
 
 // TestLiveRun runs -live on a few groups, with the diagnosis, slower
 // heartbeats and short-lived groups, and checks that it prints a line per
-// tick with the groups kept and the snapshot's sizes, and the entries and
-// findings counted; and that the settings it refuses name their flag.
+// tick with the groups kept and those asleep, the runtime's
+// memory, and the entries and findings counted; that -generator-only
+// prints the exchanges generated and no groups; and that the settings it
+// refuses name their flag.
 func TestLiveRun(t *testing.T) {
 	var out bytes.Buffer
 	err := run([]string{"-live", "40m", "-live-every", "20m", "-groups", "8", "-members", "6", "-diagnosis",
@@ -19,28 +21,43 @@ func TestLiveRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 7 || !strings.Contains(lines[0], "asleep_mb") {
-		t.Fatalf("want a header and, per tick, a line and its entries and findings; got:\n%s", out.String())
+	if len(lines) != 9 || !strings.Contains(lines[0], "asleep_mb") {
+		t.Fatalf("want a header and, per tick, a line, its memory, entries and findings; got:\n%s", out.String())
 	}
 	for i, tick := range []string{"20m0s", "40m0s"} {
-		f := strings.Fields(lines[1+3*i])
+		f := strings.Fields(lines[1+4*i])
 		if len(f) != 10 || f[0] != tick {
-			t.Errorf("line for %s: %q", tick, lines[1+3*i])
+			t.Errorf("line for %s: %q", tick, lines[1+4*i])
 			continue
+		}
+		if !strings.Contains(lines[2+4*i], "memory: goal ") || !strings.Contains(lines[2+4*i], " released ") ||
+			!strings.Contains(lines[2+4*i], " cpu ") {
+			t.Errorf("%s: memory line %q", tick, lines[2+4*i])
 		}
 		// 8 groups and 3 job slots; a job whose run ended stays kept
 		// (retention's 24 h) beside its slot's next run.
 		if n, err := strconv.Atoi(f[3]); err != nil || n < 11 {
 			t.Errorf("%s: %s groups kept, want at least 11", tick, f[3])
 		}
-		if !strings.Contains(lines[2+3*i], "entries: ") || !strings.Contains(lines[2+3*i], "stable ") ||
-			strings.Contains(lines[2+3*i], "session_expired") {
-			t.Errorf("%s: entries line %q: want stable generations and no session expiry", tick, lines[2+3*i])
+		if !strings.Contains(lines[3+4*i], "entries: ") || !strings.Contains(lines[3+4*i], "stable ") ||
+			strings.Contains(lines[3+4*i], "session_expired") {
+			t.Errorf("%s: entries line %q: want stable generations and no session expiry", tick, lines[3+4*i])
 		}
-		if !strings.Contains(lines[3+3*i], "findings: ") || strings.Contains(lines[3+3*i], "heartbeat_too_slow") ||
-			strings.Contains(lines[3+3*i], "timeouts_misordered") {
-			t.Errorf("%s: findings line %q", tick, lines[3+3*i])
+		if !strings.Contains(lines[4+4*i], "findings: ") || strings.Contains(lines[4+4*i], "heartbeat_too_slow") ||
+			strings.Contains(lines[4+4*i], "timeouts_misordered") {
+			t.Errorf("%s: findings line %q", tick, lines[4+4*i])
 		}
+	}
+	out.Reset()
+	err = run([]string{"-live", "20m", "-live-every", "20m", "-groups", "8", "-members", "6", "-heartbeat", "30s",
+		"-generator-only"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
+	if f := strings.Fields(lines[1]); len(lines) != 4 || len(f) != 10 || f[1] == "0" || f[2] != "0" || f[3] != "0" ||
+		lines[3] != strings.Repeat(" ", 10)+" entries: none" {
+		t.Errorf("-generator-only: want exchanges and no generation, group or entry; got:\n%s", out.String())
 	}
 	for _, args := range [][]string{
 		{"-live", "1m", "-heartbeat", "3m"},

@@ -29,6 +29,10 @@
 // -cpuprofile and -heapprofile (rewritten at each line, while the
 // timeline is held) show where the time and memory go. -diagnosis runs
 // serve's live diagnosis beside the timeline, as serve does by default.
+// Each line is followed by the runtime's memory classes, the heap goal,
+// the bytes allocated and the CPU time so far; the run uses serve's
+// collector target (GOGC=50 unless GOGC is set). -generator-only runs
+// the traffic generator alone, to measure the harness's own share.
 //
 //	kproxy-journalgen -live 168h -live-every 4h -diagnosis -heartbeat 30s -jobs 100
 //	kproxy-journalgen -live 168h -live-every 6h -groups 200 -jobs 10 -diagnosis -heartbeat 30s
@@ -73,6 +77,7 @@ func run(args []string, out io.Writer) error {
 	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
 	diagnosis := fs.Bool("diagnosis", false, "with -live, run serve's live diagnosis beside the timeline (as serve does)")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
+	generatorOnly := fs.Bool("generator-only", false, "with -live, run only the traffic generator and throw its exchanges away: the harness's own share of a run's memory")
 	cpuProfile := fs.String("cpuprofile", "", "with -live, write a CPU profile of the run to this file")
 	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at each line (the last one stays)")
 	heartbeat := fs.Duration("heartbeat", 3*time.Second, "members' heartbeat interval (commits every second one; session timeout 15 of them); rebalances and the fetch path keep their rates in time")
@@ -94,7 +99,7 @@ func run(args []string, out io.Writer) error {
 		}
 		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Heartbeat: *heartbeat, Jobs: *jobs})
 		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
-			cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
+			generatorOnly: *generatorOnly, cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")

@@ -18,6 +18,7 @@ import (
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/fleet"
+	"github.com/kproxy-dev/kproxy/internal/gcpercent"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -59,13 +60,18 @@ routed by TLS server name.
 
 SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
 --shutdown-timeout), write the final timeline to --report as JSON when it
-is set, close the journal and exit 0.`,
+is set, close the journal and exit 0.
+
+serve runs the garbage collector at GOGC=50 unless GOGC is set: its
+resident memory stays nearer twice the live heap (docs/benchmarks.md);
+GOMEMLIMIT works as for any Go program.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.Load(cmd.Flags())
 			if err != nil {
 				return err
 			}
+			gcpercent.SetServe()
 			log, err := newLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
 				return err

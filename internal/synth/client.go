@@ -26,35 +26,41 @@ func newClient(connID uint64, addr, clientID string, brokerID int32) *client {
 	}
 }
 
-// exchange builds the exchange of req and resp on c, the request sent at
-// at and answered latency later. Both are encoded by kmsg at req's version.
-func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, latency time.Duration) *decode.Exchange {
+// exchange is the exchange of req and resp on c, the request sent at at
+// and answered latency later: when it completes, and how to encode it. It
+// takes c's next correlation id now; both frames are encoded by kmsg at
+// req's version when encode is called. req and resp must not change after.
+func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, latency time.Duration) (done time.Time, encode func() *decode.Exchange) {
 	resp.SetVersion(req.GetVersion())
 	c.corr++
-	response := resp.AppendTo(responseHeader(c.corr, resp.Key(), resp.IsFlexible(), 0))
-	return c.build(req, response, at, latency)
+	corr := c.corr
+	return at.Add(latency), func() *decode.Exchange {
+		return c.build(req, resp.AppendTo(responseHeader(corr, resp.Key(), resp.IsFlexible(), 0)), corr, at, latency)
+	}
 }
 
 // exchangeEncoded is exchange with the response's body already encoded at
-// req's version.
-func (c *client) exchangeEncoded(req kmsg.Request, body []byte, at time.Time, latency time.Duration) *decode.Exchange {
+// req's version (shared: encode copies it into the frame).
+func (c *client) exchangeEncoded(req kmsg.Request, body []byte, at time.Time, latency time.Duration) (done time.Time, encode func() *decode.Exchange) {
 	c.corr++
-	response := append(responseHeader(c.corr, req.Key(), req.IsFlexible(), len(body)), body...)
-	return c.build(req, response, at, latency)
+	corr := c.corr
+	return at.Add(latency), func() *decode.Exchange {
+		return c.build(req, append(responseHeader(corr, req.Key(), req.IsFlexible(), len(body)), body...), corr, at, latency)
+	}
 }
 
-// build is the exchange of req, answered with response, at c's current
-// correlation id.
-func (c *client) build(req kmsg.Request, response []byte, at time.Time, latency time.Duration) *decode.Exchange {
+// build is the exchange of req, answered with response, at correlation id
+// corr.
+func (c *client) build(req kmsg.Request, response []byte, corr int32, at time.Time, latency time.Duration) *decode.Exchange {
 	// AppendRequest writes the 4-byte size prefix the journal does not keep.
-	frame := c.format.AppendRequest(nil, req, c.corr)[4:]
+	frame := c.format.AppendRequest(nil, req, corr)[4:]
 	return &decode.Exchange{
 		ConnID:        c.connID,
 		ClientAddr:    c.addr,
 		BrokerID:      c.brokerID,
 		APIKey:        req.Key(),
 		APIVersion:    req.GetVersion(),
-		CorrelationID: c.corr,
+		CorrelationID: corr,
 		ClientID:      c.clientID,
 		RequestAt:     at,
 		ResponseAt:    at.Add(latency),

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/digests.golden")
@@ -49,6 +50,8 @@ func TestDigests(t *testing.T) {
 		{"realistic", Options{Seed: 1, Groups: 40, MaxMembers: 12, Mix: Realistic}, 60000},
 		{"rebalance-heavy", Options{Seed: 2, Groups: 20, MaxMembers: 8, Mix: RebalanceHeavy}, 30000},
 		{"realistic-defaults", Options{Seed: 3}, 60000},
+		// As kproxy-journalgen -live runs it for serve's memory, smaller.
+		{"live", Options{Seed: 4, Groups: 200, Heartbeat: 30 * time.Second, Jobs: 10}, 200000},
 	} {
 		fmt.Fprintf(&got, "%s %d %s\n", c.name, c.n, digest(c.opts, c.n))
 	}

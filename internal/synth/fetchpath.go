@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -51,27 +52,33 @@ var apiVersionsResponse = func() []byte {
 	return resp.AppendTo(nil)
 }()
 
-func (t *Traffic) apiVersions(c *client, at time.Time) {
+// apiVersionsRequest is every client's ApiVersions request, at
+// vApiVersions.
+var apiVersionsRequest = func() *kmsg.ApiVersionsRequest {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(vApiVersions)
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "kgo", "1.19.5"
-	t.emit(c.exchangeEncoded(req, apiVersionsResponse, at, t.latency()))
+	return req
+}()
+
+func (t *Traffic) apiVersions(c *client, at time.Time) {
+	t.emit(c.exchangeEncoded(apiVersionsRequest, apiVersionsResponse, at, t.latency()))
 }
 
 // metadata asks for the group's topics: the answer lists the brokers and
 // each partition's leader, replicas and in-sync replicas.
 func (t *Traffic) metadata(g *group, c *client, at time.Time) {
-	req := kmsg.NewPtrMetadataRequest()
-	req.SetVersion(vMetadata)
-	for _, tp := range g.topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = &tp.name
-		req.Topics = append(req.Topics, rt)
+	if g.metadata == nil { // neither the question nor the answer ever changes
+		g.metadataRequest = kmsg.NewPtrMetadataRequest()
+		g.metadataRequest.SetVersion(vMetadata)
+		for _, tp := range g.topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = &tp.name
+			g.metadataRequest.Topics = append(g.metadataRequest.Topics, rt)
+		}
+		g.metadata = bytes.Clone(metadataResponse(g).AppendTo(nil)) // without append's spare room
 	}
-	if g.metadata == nil { // the answer never changes: encode it once
-		g.metadata = metadataResponse(g).AppendTo(nil)
-	}
-	t.emit(c.exchangeEncoded(req, g.metadata, at, t.latency()))
+	t.emit(c.exchangeEncoded(g.metadataRequest, g.metadata, at, t.latency()))
 }
 
 // metadataResponse is the answer to a Metadata request for g's topics, at

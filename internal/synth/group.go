@@ -36,7 +36,6 @@ type member struct {
 	boot     *client // bootstrap connection: ApiVersions, Metadata, FindCoordinator
 	c        *client // connection to the group's coordinator
 	id       string  // assigned by the coordinator
-	topics   []string
 	assigned []kmsg.ConsumerMemberAssignmentTopic
 	// refreshLeft is how many rounds remain before its next metadata
 	// refresh.
@@ -56,10 +55,11 @@ type group struct {
 	coordinator int32
 	protocol    string
 	topics      []topic
-	// metadata is the encoded body of the answer to a Metadata request
-	// for topics, once one was asked.
-	metadata []byte
-	members  []*member
+	// metadataRequest is the Metadata request for topics, and metadata
+	// the encoded body of its answer, once one was asked.
+	metadataRequest *kmsg.MetadataRequest
+	metadata        []byte
+	members         []*member
 	// offsets are the committed offsets by topic and partition.
 	offsets    map[string][]int64
 	minSize    int
@@ -134,9 +134,6 @@ func (t *Traffic) newMember(g *group) *member {
 	host, n := t.host()
 	cid := fmt.Sprintf("consumer-%d", n)
 	m := &member{host: host, clientID: cid, c: t.conn(host, cid, g.coordinator)}
-	for _, tp := range g.topics {
-		m.topics = append(m.topics, tp.name)
-	}
 	if t.mix.fetchPath {
 		m.boot = t.conn(host, cid, -1)
 		m.refreshLeft = 1 + t.rng.IntN(t.rounds(t.mix.refreshEvery))

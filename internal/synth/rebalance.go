@@ -57,7 +57,7 @@ func (t *Traffic) rebalance(g *group, at time.Time, joiner, first *member) time.
 		if m == leader {
 			for _, o := range g.members {
 				jm := kmsg.NewJoinGroupResponseMember()
-				jm.MemberID, jm.ProtocolMetadata = o.id, subscription(o)
+				jm.MemberID, jm.ProtocolMetadata = o.id, subscription(g, o)
 				resp.Members = append(resp.Members, jm)
 			}
 		}
@@ -82,7 +82,7 @@ func (t *Traffic) joinPair(g *group, m *member, memberID string) (*kmsg.JoinGrou
 	req.Group, req.MemberID, req.ProtocolType = g.name, memberID, "consumer"
 	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = int32(15*t.opts.Heartbeat/time.Millisecond), int32(100*t.opts.Heartbeat/time.Millisecond)
 	p := kmsg.NewJoinGroupRequestProtocol()
-	p.Name, p.Metadata = g.protocol, subscription(m)
+	p.Name, p.Metadata = g.protocol, subscription(g, m)
 	req.Protocols = append(req.Protocols, p)
 	resp := kmsg.NewPtrJoinGroupResponse()
 	pt := "consumer"
@@ -90,10 +90,14 @@ func (t *Traffic) joinPair(g *group, m *member, memberID string) (*kmsg.JoinGrou
 	return req, resp
 }
 
-// subscription is m's ConsumerProtocolSubscription.
-func subscription(m *member) []byte {
+// subscription is the ConsumerProtocolSubscription of m, a member of g:
+// every member subscribes to all of g's topics.
+func subscription(g *group, m *member) []byte {
 	s := kmsg.NewConsumerMemberMetadata()
-	s.Version, s.Topics, s.Generation = 3, m.topics, -1
+	s.Version, s.Generation = 3, -1
+	for _, tp := range g.topics {
+		s.Topics = append(s.Topics, tp.name)
+	}
 	for _, a := range m.assigned {
 		op := kmsg.NewConsumerMemberMetadataOwnedPartition()
 		op.Topic, op.Partitions = a.Topic, a.Partitions

@@ -99,12 +99,12 @@ func (t *Traffic) Next() *decode.Exchange {
 	// Every exchange still to be emitted completes after the next group
 	// action, so the earliest pending one is next once it completes no
 	// later than that.
-	for len(t.pending) == 0 || completed(t.pending[0].x).After(t.groups[0].next) {
+	for len(t.pending) == 0 || t.pending[0].done.After(t.groups[0].next) {
 		g := t.groups[0]
 		t.step(g)
 		heap.Fix(&t.groups, 0)
 	}
-	x := heap.Pop(&t.pending).(pendingExchange).x
+	x := heap.Pop(&t.pending).(pendingExchange).encode()
 	t.counts[x.APIKey]++
 	return x
 }
@@ -118,9 +118,11 @@ func (t *Traffic) Counts() map[int16]uint64 {
 	return c
 }
 
-func (t *Traffic) emit(x *decode.Exchange) {
+// emit queues an exchange that completes at done, encoded by encode when
+// Next returns it.
+func (t *Traffic) emit(done time.Time, encode func() *decode.Exchange) {
 	t.seq++
-	heap.Push(&t.pending, pendingExchange{x: x, seq: t.seq})
+	heap.Push(&t.pending, pendingExchange{done: done, seq: t.seq, encode: encode})
 }
 
 // rounds is n rounds of the default heartbeat interval as rounds of the
@@ -153,13 +155,6 @@ func (t *Traffic) host() (string, int) {
 	return fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255), n
 }
 
-func completed(x *decode.Exchange) time.Time {
-	if x.ResponseAt.IsZero() {
-		return x.RequestAt
-	}
-	return x.ResponseAt
-}
-
 // groupHeap orders groups by when they act next.
 type groupHeap []*group
 
@@ -174,10 +169,14 @@ func (h *groupHeap) Pop() any {
 	return g
 }
 
-// pendingExchange is an emitted exchange waiting for its turn.
+// pendingExchange is an emitted exchange waiting for its turn: its frames
+// are encoded only then, so that the exchanges emitted ahead (a metadata
+// refresh up to a heartbeat ahead, a short-lived client's visit) hold no
+// frames while they wait.
 type pendingExchange struct {
-	x   *decode.Exchange
-	seq uint64
+	done   time.Time // when its response completes
+	seq    uint64
+	encode func() *decode.Exchange
 }
 
 // exchangeHeap orders exchanges by completion time, then emission order.
@@ -185,8 +184,7 @@ type exchangeHeap []pendingExchange
 
 func (h exchangeHeap) Len() int { return len(h) }
 func (h exchangeHeap) Less(i, j int) bool {
-	a, b := completed(h[i].x), completed(h[j].x)
-	if !a.Equal(b) {
+	if a, b := h[i].done, h[j].done; !a.Equal(b) {
 		return a.Before(b)
 	}
 	return h[i].seq < h[j].seq

@@ -41,8 +41,8 @@ func TestTraffic(t *testing.T) {
 				if _, err := dec.Decode(x); err != nil {
 					t.Fatalf("exchange %d (%s v%d) does not decode: %v", i, decode.APIName(x.APIKey), x.APIVersion, err)
 				}
-				if last != nil && completed(x).Before(completed(last)) {
-					t.Fatalf("exchange %d completed at %s, before the previous one (%s)", i, completed(x), completed(last))
+				if last != nil && x.CompletedAt().Before(last.CompletedAt()) {
+					t.Fatalf("exchange %d completed at %s, before the previous one (%s)", i, x.CompletedAt(), last.CompletedAt())
 				}
 				last = x
 				counts[x.APIKey]++
@@ -89,7 +89,7 @@ func until(opts Options, span time.Duration) []*decode.Exchange {
 	var xs []*decode.Exchange
 	for {
 		x := tr.Next()
-		if len(xs) > 0 && completed(x).Sub(completed(xs[0])) > span {
+		if len(xs) > 0 && x.CompletedAt().Sub(xs[0].CompletedAt()) > span {
 			return xs
 		}
 		xs = append(xs, x)
