@@ -126,10 +126,7 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 		m.joinAt = at
 	}
 	if first {
-		m.requestedID = jg.MemberID
-		if m.requestedID == id {
-			m.requestedID = id // the record's copy of it, not the request's
-		}
+		m.requested = jg.MemberID != ""
 		gen.await(m)
 		gen.joined++
 	}

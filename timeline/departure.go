@@ -80,7 +80,7 @@ func (g *group) joinStatus(gen *generation, m *member) string {
 			}
 		}
 	}
-	if m.requestedID != "" && !m.retried {
+	if m.requested && !m.retried {
 		return "rejoined"
 	}
 	return "joined"

@@ -130,13 +130,12 @@ type generation struct {
 
 // member is one member's part in a generation. A generation keeps one per
 // member while it is kept: the flags and the epoch are together, without
-// padding between them, which makes it 448 bytes, a size class.
+// padding between them, which makes it 480 bytes, a size class.
 type member struct {
-	id          string
-	instanceID  string
-	clientID    string
-	clientAddr  string
-	requestedID string // the member id in its JoinGroup request; "" when new
+	id         string
+	instanceID string
+	clientID   string
+	clientAddr string
 
 	joinSeen bool
 	retried  bool // MEMBER_ID_REQUIRED then the retry: one join
@@ -145,7 +144,10 @@ type member struct {
 	// leader and kproxy has seen its traffic before.
 	awaited bool
 	synced  bool
-	epoch   int32 // KIP-848 member epoch
+	// requested is set when its JoinGroup request named a member id (not
+	// a new member).
+	requested bool
+	epoch     int32 // KIP-848 member epoch
 	// protocol is the member's protocol (ProtocolClassic, ...) in a
 	// consumer or share group's epoch; "" in a classic generation.
 	protocol string
