@@ -224,7 +224,7 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 		om.replacedBy = id
 		m.replaces, m.status = replaces, "replaced"
 		m.planned = om.resolved().clone()
-		gen.assignmentsChanged()
+		gen.index.assignmentsChanged()
 		if lm := g.live[replaces]; lm != nil {
 			lm.gone = true
 		}
@@ -260,8 +260,7 @@ func (gen *generation) keepRejoin(rj rejoin) {
 	if om := gen.members[rj.replaces]; om != nil && om.replaces != "" &&
 		!slices.ContainsFunc(gen.rejoins, func(k rejoin) bool { return k.member == rj.replaces }) {
 		delete(gen.members, rj.replaces)
-		gen.ids = nil
-		gen.assignmentsChanged()
+		gen.index.membersChanged()
 	}
 }
 
@@ -301,7 +300,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 				pm.streamsPlan = pa.Assignment.Streams
 			}
 		}
-		gen.assignmentsChanged()
+		gen.index.assignmentsChanged()
 	}
 	if !ev.Responded() {
 		return
@@ -330,7 +329,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 			if sg.Assignment.Streams != nil {
 				m.streamsAsg = sg.Assignment.Streams
 			}
-			gen.assignmentsChanged()
+			gen.index.assignmentsChanged()
 		}
 		g.checkStable(gen)
 	case errRebalanceInProgress:

@@ -501,22 +501,23 @@ func (g *group) refilterCommits(gen *generation) {
 
 // memberOwned is what member id owned in gen, a classic generation kept
 // by the group (nil: unknown), cached in lm, the member's registry entry
-// (nil: none). The cached set is the member's own: partitions sets are
-// replaced, never changed in place.
+// (nil: none; see ownedCache). The cached set is the member's own:
+// partitions sets are replaced, never changed in place.
 //
-// The cache is a speed shortcut for large groups that commit often, kept
-// because BenchmarkSteadyState shows it pays (docs/benchmarks.md,
-// "Timeline shortcuts").
+// The cache is a speed shortcut for large groups that commit often, which
+// BenchmarkSteadyState measures.
 func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitions {
-	if lm != nil && lm.ownedSerial == gen.serial && lm.ownedVer == gen.assignVer {
-		return lm.owned
+	if lm != nil {
+		if owned, ok := lm.owned.get(gen); ok {
+			return owned
+		}
 	}
 	var owned partitions
 	if m := gen.members[id]; m != nil {
 		owned = m.resolved()
 	}
 	if lm != nil {
-		lm.ownedSerial, lm.ownedVer, lm.owned = gen.serial, gen.assignVer, owned
+		lm.owned.set(gen, owned)
 	}
 	return owned
 }

@@ -97,7 +97,7 @@ func (g *group) sleep() {
 		d.incompleteGen, d.incompleteMember = n.num, n.trigger.member
 	}
 	for _, lm := range g.live {
-		lm.owned = nil
+		lm.owned = ownedCache{}
 	}
 	*g = group{e: g.e, id: g.id, index: g.index, incarnation: g.incarnation, ended: g.ended,
 		firstSeen: g.firstSeen, lastSeen: g.lastSeen, protocolType: g.protocolType, coordinator: g.coordinator,

@@ -117,15 +117,13 @@ type generation struct {
 
 	unassigned partitions
 	nothing    []string
-	owners     map[string]map[int32]string // partition owner cache (see ownerOf)
+	index      memberIndex // what is cached of its members (index.go)
 	// serial tells the generations kept by a group apart (1, 2, ...: see
-	// group.keep), and assignVer counts the changes to its members'
-	// assignments (see assignmentsChanged), for the caches of what a
-	// member owned in it (see group.memberOwned).
-	serial    uint64
-	assignVer uint64
-	prev      *generation
-	empty     *departure // set on a preparing generation when the last member left
+	// group.keep), for the caches of what a member owned in it
+	// (ownedCache).
+	serial uint64
+	prev   *generation
+	empty  *departure // set on a preparing generation when the last member left
 }
 
 // member is one member's part in a generation. A generation keeps one per
@@ -251,8 +249,7 @@ func (gen *generation) member(id string) *member {
 	if m == nil {
 		m = &member{id: id}
 		gen.members[id] = m
-		gen.ids = nil
-		gen.assignmentsChanged()
+		gen.index.membersChanged()
 	}
 	return m
 }
@@ -262,17 +259,10 @@ func (gen *generation) member(id string) *member {
 // again; a slice returned before stays as it was). The caller must not
 // change it.
 func (gen *generation) memberIDs() []string {
-	if gen.ids == nil {
-		gen.ids = sortedKeys(gen.members)
+	if gen.index.ids == nil {
+		gen.index.ids = sortedKeys(gen.members)
 	}
-	return gen.ids
-}
-
-// assignmentsChanged drops what was cached of who owns what in gen: a
-// member was added, or a member's assignment or plan was set.
-func (gen *generation) assignmentsChanged() {
-	gen.owners = nil
-	gen.assignVer++
+	return gen.index.ids
 }
 
 func (gen *generation) note(what, why string) {
@@ -294,31 +284,31 @@ func (gen *generation) active(id string) bool {
 // ownerOf returns the member owning a partition in this generation, "" when
 // none is known (when two members claim it, the greatest id).
 //
-// It is asked once per suspect partition, and gen.owners, built at the
-// first ask and dropped by assignmentsChanged, is a speed shortcut for
-// large groups with suspect commits, kept because
-// BenchmarkSuspectCommits shows it pays (docs/benchmarks.md, "Timeline
-// shortcuts"). It costs a map of every partition per generation that had
-// a suspect.
+// It is asked once per suspect partition: the owners are cached in the
+// generation's index (memberIndex), a speed shortcut for large groups
+// with suspect commits that BenchmarkSuspectCommits measures. It costs a
+// map of every partition per generation that had a suspect.
 func (gen *generation) ownerOf(topic string, part int32) string {
-	if gen.owners == nil {
-		gen.owners = map[string]map[int32]string{}
+	owners := gen.index.owners
+	if owners == nil {
+		owners = map[string]map[int32]string{}
+		gen.index.owners = owners
 		for _, id := range gen.memberIDs() {
 			m := gen.members[id]
 			if m.replacedBy != "" {
 				continue
 			}
 			for _, tp := range m.resolved() {
-				if gen.owners[tp.topic] == nil {
-					gen.owners[tp.topic] = map[int32]string{}
+				if owners[tp.topic] == nil {
+					owners[tp.topic] = map[int32]string{}
 				}
 				for _, p := range tp.parts {
-					gen.owners[tp.topic][p] = id
+					owners[tp.topic][p] = id
 				}
 			}
 		}
 	}
-	return gen.owners[topic][part]
+	return owners[topic][part]
 }
 
 // departure returns how id left the previous generation, or nil.

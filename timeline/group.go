@@ -68,11 +68,9 @@ type liveMember struct {
 	expired          bool      // inferred: session timed out
 	gone             bool      // left, expired, fenced or removed
 
-	// owned caches what the member owned in the generation whose serial
-	// is ownedSerial, as of that generation's assignVer ownedVer (see
-	// memberOwned): most commits name the same generation as the last.
-	ownedSerial, ownedVer uint64
-	owned                 partitions // nil: unknown
+	// owned caches what the member owned in the generation its commits
+	// named last (memberOwned, index.go).
+	owned ownedCache
 }
 
 // attempt is a JoinGroup answered MEMBER_ID_REQUIRED, waiting for its retry.

@@ -205,7 +205,7 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	// Who owned what is asked of the generation before a handover's,
 	// nearly always the latest but one: the others' caches go.
 	for _, gen := range g.gens[:max(len(g.gens)-2, 0)] {
-		gen.owners = nil
+		gen.index.shrink()
 	}
 	first := genTime(g.gens[0])
 	s := &g.storm

@@ -101,7 +101,7 @@ func (g *group) computeDiff(gen *generation) {
 			known = append(known, partitions{{topic: t, parts: all}})
 		}
 	}
-	gen.assignmentsChanged()
+	gen.index.assignmentsChanged()
 	if !complete || len(assigned) == 0 && gen.phase != phaseEmpty {
 		gen.unassigned = nil
 		return
