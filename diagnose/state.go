@@ -214,6 +214,23 @@ func (g *groupState) joined(addr string, at time.Time) {
 	g.joinedFrom[addr] = append(js, t)
 }
 
+// nanos is t in Unix nanoseconds, a third of a time.Time for what is
+// kept of many; 0 for the zero time (unnanos).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unnanos is the time of Unix nanoseconds n, in UTC; zero for 0.
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
 // rejoin is the first accepted join from the connection addr after at;
 // zero if none.
 func (g *groupState) rejoin(addr string, at time.Time) time.Time {

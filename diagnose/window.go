@@ -64,23 +64,6 @@ func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
 	e.idents[x.ClientAddr] = b
 }
 
-// nanos is t in Unix nanoseconds, a third of a time.Time for what is
-// kept of many; 0 for the zero time (unnanos).
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// unnanos is the time of Unix nanoseconds n, in UTC; zero for 0.
-func unnanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
 // owns reports whether a connection from addr with clientID belongs to
 // member m of g: the same host and client id, and no other member of the
 // group the timeline knows, not gone, shares both (then nothing is
