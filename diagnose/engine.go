@@ -80,6 +80,9 @@ type Engine struct {
 	warnings []Finding
 	pending  []timeline.Entry // entries not applied yet (see Entry)
 	pruned   time.Time        // the last prune
+	// forgotGone is the last prune that dropped the records of gone
+	// members no finding needs (groupState.forget).
+	forgotGone time.Time
 	// checkAt is the earliest time a silence warning may be due: advance
 	// looks at the members only from then (zero: at the next advance).
 	// Whatever may bring a threshold earlier lowers it (expect).
@@ -341,11 +344,10 @@ func (e *Engine) prune(now time.Time) {
 			if g.last.Before(now.Add(-f)) {
 				delete(e.groups, id)
 				delete(e.changed, id)
-				continue
 			}
-			g.forget(now.Add(-f))
 		}
 		e.order = slices.DeleteFunc(e.order, func(g *groupState) bool { return e.groups[g.id] != g })
+		e.forgetMembers(now, now.Add(-f))
 	}
 	for addr, c := range e.conns {
 		if now.Sub(c.last) > forgetAfter {
@@ -383,6 +385,38 @@ func (e *Engine) prune(now time.Time) {
 			if gen < g.newestJoin-keepJoins {
 				delete(g.joins, gen)
 			}
+		}
+	}
+}
+
+// forgetMembers forgets, in every group, the members with no request
+// since before and, once per forgetAfter, those gone that no finding
+// needs (groupState.forget). The groups with a gone member have their
+// kept histories read a few at a time, so that few views are held at
+// once.
+func (e *Engine) forgetMembers(now, before time.Time) {
+	if now.Sub(e.forgotGone) < forgetAfter {
+		for _, g := range e.groups {
+			e.forget(g, before, false, nil)
+		}
+		return
+	}
+	e.forgotGone = now
+	var ids []string
+	for id, g := range e.groups {
+		if e.anyGone(g, before) {
+			ids = append(ids, id)
+		} else {
+			e.forget(g, before, false, nil)
+		}
+	}
+	for chunk := range slices.Chunk(ids, 64) {
+		views := map[string][]timeline.GroupView{}
+		for _, v := range e.tl.Views(chunk) {
+			views[v.Group] = append(views[v.Group], v)
+		}
+		for _, id := range chunk {
+			e.forget(e.groups[id], before, true, views[id])
 		}
 	}
 }

@@ -171,3 +171,73 @@ func TestBareConnectionsForgottenSooner(t *testing.T) {
 		t.Errorf("member A-1 is %+v; want its software kgo", m)
 	}
 }
+
+// TestForgetGoneMembers: in a group whose members come and go, each with
+// a new member id from a new connection, a member gone for forgetAfter is
+// forgotten as soon as nothing kept names it, long before Config.Forget:
+// the members of the generations the timeline keeps keep their records
+// and leaves (their departures are read again at every recompute), and
+// a finding kept for a member long gone still names it with what its
+// record said, its connection being forgotten.
+func TestForgetGoneMembers(t *testing.T) {
+	const runs, every = 30, 600.0 // a new member every 10 minutes, for 5 hours
+	s := newScript("g")
+	for i := range runs {
+		at := float64(i) * every
+		cl := client{id: "consumer", addr: fmt.Sprintf("10.0.0.%d:4000", i)}
+		id := fmt.Sprintf("m-%d", i)
+		s.software(cl, at, "kgo", "v1.22.3")
+		j := s.jg(id, int32(i+1), id, id)
+		if i == 0 {
+			j.RebalanceTimeout = j.SessionTimeout // timeouts_misordered, kept for Forget
+		}
+		s.join(cl, at+0.1, at+0.2, j)
+		s.sync(cl, at+0.3, at+0.4, id, int32(i+1), parts("t", 0), map[string][]decode.TopicPartitions{id: parts("t", 0)})
+		s.hbs(cl, id, int32(i+1), at+3, at+every-1, 3)
+		s.leave(cl, at+every-0.5, at+every-0.4, id, "rolling restart")
+	}
+	l := NewLive(timeline.Config{}, timeline.Retention{Generations: 3, MaxAge: 24 * time.Hour}, Config{Forget: 24 * time.Hour}, nil, nil)
+	feedLive(l, s)
+	end := sec(runs * every).Add(forgetAfter + pruneEvery)
+	l.Close(end)
+	g := l.d.groups["g"]
+	views := l.tl.Views([]string{"g"})
+	if g == nil || len(views) != 1 {
+		t.Fatalf("group state %v, %d views; want the group kept", g, len(views))
+	}
+	kept := map[string]bool{}
+	viewNames(&views[0], kept)
+	for _, gen := range views[0].Generations {
+		for _, d := range gen.Departed {
+			if m := g.members[d.MemberID]; m == nil || len(m.leaves) == 0 {
+				t.Errorf("member %s, departed in kept generation %d, is remembered as %+v; want its record and leaves", d.MemberID, gen.Generation, m)
+			}
+		}
+	}
+	for id := range g.members {
+		if !kept[id] && id != "m-0" {
+			t.Errorf("member %s is remembered; no kept generation nor finding names it", id)
+		}
+	}
+	if g.members["m-0"] == nil {
+		t.Error("member m-0 is forgotten; its timeouts_misordered finding is kept and names it")
+	}
+	if len(g.members) > 6 || len(g.joinedFrom) > 6 || len(g.byAddr) > 6 {
+		t.Errorf("%d members, %d join addresses, %d addresses remembered of %d; want only those still named", len(g.members), len(g.joinedFrom), len(g.byAddr), runs)
+	}
+	if _, ok := l.d.identOf("10.0.0.0:4000"); ok {
+		t.Fatal("m-0's connection is still remembered; want it forgotten, so that the finding's name comes from the record")
+	}
+	found := false
+	for _, f := range l.GroupFindings("g") {
+		if f.Kind == TimeoutsMisordered {
+			found = true
+			if len(f.Members) != 1 || f.Members[0].MemberID != "m-0" || f.Members[0].SoftwareName != "kgo" {
+				t.Errorf("timeouts_misordered names %+v; want m-0 running kgo", f.Members)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("findings %v; want m-0's timeouts_misordered", l.GroupFindings("g"))
+	}
+}

@@ -78,13 +78,29 @@ func (g *groupState) once(key string) bool {
 }
 
 // forget drops the records of the members with no request since before,
-// and what only they held: the client addresses whose latest JoinGroup was
-// theirs and their turns in the instances' histories; and the once keys
-// made before it. Members come and go with new member ids: without this a
-// group that lives for months would remember every member it ever had.
-func (g *groupState) forget(before time.Time) {
+// and, with early, those of the members gone for forgetAfter (gone) that
+// nothing kept can name any more (needed, with views, the timeline's kept
+// histories of g); with them what only they held: the
+// client addresses whose latest JoinGroup was theirs, the joins from
+// addresses no kept record can look a rejoin up at, and their turns in
+// the instances' histories; and the once keys made before it. Members
+// come and go with new member ids: without this a group that lives for
+// months would remember every member it ever had, and one whose members
+// churn would remember a day of them.
+func (e *Engine) forget(g *groupState, before time.Time, early bool, views []timeline.GroupView) {
+	var need map[string]bool // what a gone member's record is kept for, made when one is
 	for id, m := range g.members {
 		if m.seen.Before(before) {
+			delete(g.members, id)
+			continue
+		}
+		if !early || !e.gone(g, m) {
+			continue
+		}
+		if need == nil {
+			need = e.needed(g, views)
+		}
+		if !need[id] {
 			delete(g.members, id)
 		}
 	}
@@ -93,8 +109,18 @@ func (g *groupState) forget(before time.Time) {
 			delete(g.byAddr, addr)
 		}
 	}
+	var rejoins map[string]bool // the addresses a rejoin may be looked up at (inferredPoll)
+	if early {
+		rejoins = map[string]bool{}
+		for id, m := range g.members {
+			if len(m.leaves) > 0 {
+				rejoins[e.facts(g, id).ClientAddr] = true
+			}
+		}
+	}
 	for addr, at := range g.joinedFrom {
-		if at[len(at)-1] < nanos(before) {
+		last := at[len(at)-1]
+		if last < nanos(before) || early && !rejoins[addr] && e.now.UnixNano()-last > int64(forgetAfter) {
 			delete(g.joinedFrom, addr)
 		}
 	}
@@ -116,6 +142,101 @@ func (g *groupState) forget(before time.Time) {
 		if at.Before(before) {
 			delete(g.seen, key)
 		}
+	}
+}
+
+// anyGone reports whether a member of g is gone, with a request since
+// before.
+func (e *Engine) anyGone(g *groupState, before time.Time) bool {
+	for _, m := range g.members {
+		if !m.seen.Before(before) && e.gone(g, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// gone reports whether member m may go before Config.Forget: it sent no
+// request for forgetAfter, the timeline no longer counts it a member, and
+// no finding is made of its record alone (heartbeat_too_slow).
+func (e *Engine) gone(g *groupState, m *memberState) bool {
+	if e.now.Sub(m.seen) <= forgetAfter || !m.slowSince.IsZero() {
+		return false
+	}
+	f, ok := e.tl.Member(g.id, m.id)
+	return !ok || f.Gone
+}
+
+// needed is the member ids of g whose records a finding may still read:
+// those the timeline's kept history of g (views) names (its generations'
+// members, departures, rejoins and suspects, its storms, KIP-848 members
+// and migrations), those the kept findings and warnings name, the
+// owners of its handovers, and the members of its static instances'
+// histories (whose turns live as long as their records). A streams
+// group keeps every record.
+func (e *Engine) needed(g *groupState, views []timeline.GroupView) map[string]bool {
+	need := map[string]bool{}
+	for _, f := range g.findings {
+		for _, m := range f.Members {
+			need[m.MemberID] = true
+		}
+	}
+	for _, f := range e.warnings {
+		if f.Group == g.id {
+			for _, m := range f.Members {
+				need[m.MemberID] = true
+			}
+		}
+	}
+	for _, h := range g.handovers {
+		need[h.from], need[h.to] = true, true
+	}
+	for _, is := range g.instances {
+		for _, id := range is.members {
+			need[id] = true
+		}
+	}
+	for _, v := range views {
+		if v.Streams != nil {
+			for id := range g.members {
+				need[id] = true
+			}
+		}
+		viewNames(&v, need)
+	}
+	return need
+}
+
+// viewNames adds to ids every member id v names.
+func viewNames(v *timeline.GroupView, ids map[string]bool) {
+	for _, gen := range v.Generations {
+		ids[gen.Leader] = true
+		for _, m := range gen.Members {
+			ids[m.MemberID] = true
+		}
+		for _, d := range gen.Departed {
+			ids[d.MemberID] = true
+		}
+		for _, r := range gen.Rejoins {
+			ids[r.MemberID], ids[r.Replaces] = true, true
+		}
+		for _, id := range gen.MembersWithNothing {
+			ids[id] = true
+		}
+		for _, s := range gen.Suspects {
+			ids[s.MemberID], ids[s.CommittedBy], ids[s.Owner] = true, true, true
+		}
+	}
+	for _, st := range v.Storms {
+		for _, id := range st.Members {
+			ids[id] = true
+		}
+	}
+	for _, m := range v.ConsumerMembers {
+		ids[m.MemberID] = true
+	}
+	for _, m := range v.Migrations {
+		ids[m.StartedBy], ids[m.ConvertedBy], ids[m.LastMember] = true, true, true
 	}
 }
 
