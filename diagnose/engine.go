@@ -81,7 +81,7 @@ type Engine struct {
 	pending  []timeline.Entry // entries not applied yet (see Entry)
 	pruned   time.Time        // the last prune
 	// forgotGone is the last prune that dropped the records of gone
-	// members no finding needs (groupState.forget).
+	// members no finding needs (forgetMembers).
 	forgotGone time.Time
 	// checkAt is the earliest time a silence warning may be due: advance
 	// looks at the members only from then (zero: at the next advance).
@@ -334,7 +334,8 @@ const (
 // become findings (settled without a window, or never settled), the
 // offered protocols of old generations, and, with Config.Forget, the
 // findings older than that, the groups quiet for that long and, in the
-// others, the members quiet for that long (groupState.forget).
+// others, the members quiet for that long or gone with nothing kept
+// naming them (forgetMembers).
 func (e *Engine) prune(now time.Time) {
 	if f := e.cfg.Forget; f > 0 {
 		old := func(x Finding) bool { return x.at.Before(now.Add(-f)) }
@@ -390,10 +391,9 @@ func (e *Engine) prune(now time.Time) {
 }
 
 // forgetMembers forgets, in every group, the members with no request
-// since before and, once per forgetAfter, those gone that no finding
-// needs (groupState.forget). The groups with a gone member have their
-// kept histories read a few at a time, so that few views are held at
-// once.
+// since before and, once per forgetAfter, those gone that nothing kept
+// names (Engine.forget). The groups with a gone member have their kept
+// histories read a few at a time, so that few views are held at once.
 func (e *Engine) forgetMembers(now, before time.Time) {
 	if now.Sub(e.forgotGone) < forgetAfter {
 		for _, g := range e.groups {
@@ -407,7 +407,7 @@ func (e *Engine) forgetMembers(now, before time.Time) {
 		if e.anyGone(g, before) {
 			ids = append(ids, id)
 		} else {
-			e.forget(g, before, false, nil)
+			e.forget(g, before, true, nil) // no gone member: no views read
 		}
 	}
 	for chunk := range slices.Chunk(ids, 64) {
