@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -180,22 +182,8 @@ func TestBareConnectionsForgottenSooner(t *testing.T) {
 // a finding kept for a member long gone still names it with what its
 // record said, its connection being forgotten.
 func TestForgetGoneMembers(t *testing.T) {
-	const runs, every = 30, 600.0 // a new member every 10 minutes, for 5 hours
-	s := newScript("g")
-	for i := range runs {
-		at := float64(i) * every
-		cl := client{id: "consumer", addr: fmt.Sprintf("10.0.0.%d:4000", i)}
-		id := fmt.Sprintf("m-%d", i)
-		s.software(cl, at, "kgo", "v1.22.3")
-		j := s.jg(id, int32(i+1), id, id)
-		if i == 0 {
-			j.RebalanceTimeout = j.SessionTimeout // timeouts_misordered, kept for Forget
-		}
-		s.join(cl, at+0.1, at+0.2, j)
-		s.sync(cl, at+0.3, at+0.4, id, int32(i+1), parts("t", 0), map[string][]decode.TopicPartitions{id: parts("t", 0)})
-		s.hbs(cl, id, int32(i+1), at+3, at+every-1, 3)
-		s.leave(cl, at+every-0.5, at+every-0.4, id, "rolling restart")
-	}
+	const runs, every = 30, 600.0
+	s := churn(runs, every)
 	l := NewLive(timeline.Config{}, timeline.Retention{Generations: 3, MaxAge: 24 * time.Hour}, Config{Forget: 24 * time.Hour}, nil, nil)
 	feedLive(l, s)
 	end := sec(runs * every).Add(forgetAfter + pruneEvery)
@@ -239,5 +227,96 @@ func TestForgetGoneMembers(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("findings %v; want m-0's timeouts_misordered", l.GroupFindings("g"))
+	}
+}
+
+// churn is a group whose members come and go: a new member every every
+// seconds, runs times, each with a new member id from a new connection
+// that announced its software, joining a generation of its own, leaving
+// before the next; the first one's timeouts are misordered.
+func churn(runs int, every float64) *script {
+	s := newScript("g")
+	for i := range runs {
+		at := float64(i) * every
+		cl := client{id: "consumer", addr: fmt.Sprintf("10.0.0.%d:4000", i)}
+		id := fmt.Sprintf("m-%d", i)
+		s.software(cl, at, "kgo", "v1.22.3")
+		j := s.jg(id, int32(i+1), id, id)
+		if i == 0 {
+			j.RebalanceTimeout = j.SessionTimeout // timeouts_misordered, kept for Forget
+		}
+		s.join(cl, at+0.1, at+0.2, j)
+		s.sync(cl, at+0.3, at+0.4, id, int32(i+1), parts("t", 0), map[string][]decode.TopicPartitions{id: parts("t", 0)})
+		s.hbs(cl, id, int32(i+1), at+3, at+every-1, 3)
+		s.leave(cl, at+every-0.5, at+every-0.4, id, "rolling restart")
+	}
+	return s
+}
+
+// TestForgetGoneTellsTheSame: forgetting gone members early changes
+// nothing told or found. Each scenario, and a group whose members churn,
+// runs through serve's diagnosis with a timeline keeping one generation,
+// followed by 40 minutes of quiet, once with Config.Forget (members
+// forgotten once gone and unnamed) and once without (nothing forgotten):
+// the findings told and the findings at the end are the same.
+func TestForgetGoneTellsTheSame(t *testing.T) {
+	cases := []struct {
+		name   string
+		cfg    Config
+		script func() *script
+	}{
+		{"healthy", Config{}, healthy},
+		{"static_restart", Config{}, staticRestart},
+		{"poll_timeout_left", Config{}, pollLeft},
+		{"poll_timeout_deadline", Config{}, pollDeadline},
+		{"session_timeout", Config{}, sessionTimeout},
+		{"rolling_restart", Config{}, rollingRestart},
+		{"static_duplicate", Config{}, staticDuplicate},
+		{"smells", Config{}, smells},
+		{"commits", Config{}, commits},
+		{"txn_commits", Config{}, txnCommits},
+		{"partitions", Config{EagerLargeGroup: 3, UnownedAfter: 5 * time.Second}, partitionsScript},
+		{"duplicate_window", Config{}, duplicateWindow},
+		{"session_timeout_848", Config{}, sessionTimeout848},
+		{"fencing_loop_848", Config{}, fencingLoop848},
+		{"static_restart_848", Config{}, staticRestart848},
+		{"churn", Config{}, func() *script { return churn(8, 600) }},
+	}
+	dropped := 0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(forget time.Duration) (told []string, found []byte, records int) {
+				cfg := c.cfg
+				cfg.Forget = forget
+				l := NewLive(timeline.Config{}, timeline.Retention{Generations: 1}, cfg, func(f Finding) { told = append(told, f.ID) }, nil)
+				s := c.script()
+				feedLive(l, s)
+				end := s.ordered()[len(s.items)-1].when()
+				for m := range 40 {
+					l.Advance(end.Add(time.Duration(m+1) * time.Minute))
+				}
+				l.Close(end.Add(41 * time.Minute))
+				var b bytes.Buffer
+				if err := WriteJSON(&b, l.Findings()); err != nil {
+					t.Fatal(err)
+				}
+				for _, g := range l.d.groups {
+					records += len(g.members)
+				}
+				return told, b.Bytes(), records
+			}
+			toldAll, foundAll, kept := run(0)
+			told, found, fewer := run(24 * time.Hour)
+			if !slices.Equal(told, toldAll) {
+				t.Errorf("told %v forgetting gone members; %v keeping them", told, toldAll)
+			}
+			if !bytes.Equal(found, foundAll) {
+				t.Errorf("found, forgetting gone members:\n%s\nkeeping them:\n%s", found, foundAll)
+			}
+			dropped += kept - fewer
+		})
+	}
+	if dropped == 0 {
+		t.Error("no member was forgotten early in any scenario; want some, or this test shows nothing")
 	}
 }
