@@ -253,6 +253,25 @@ type unknown struct {
 	why  string
 }
 
+// clip frees the room the lists of gen grew into beyond their length:
+// they grow by append, which doubles them, and are kept while the
+// generation is (see group.retain).
+func (gen *generation) clip() {
+	gen.commits = clipped(gen.commits)
+	gen.departed = clipped(gen.departed)
+	gen.rejoins = clipped(gen.rejoins)
+	gen.suspects = clipped(gen.suspects)
+}
+
+// clipped is s in an array of its length, s itself when it has no room
+// beyond its length, nil when nil.
+func clipped[S ~[]E, E any](s S) S {
+	if cap(s) == len(s) {
+		return s
+	}
+	return append(make(S, 0, len(s)), s...)
+}
+
 func newGeneration() *generation {
 	return &generation{members: map[string]*member{}, phase: phasePreparing}
 }

@@ -207,6 +207,11 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	for _, gen := range g.gens[:max(len(g.gens)-2, 0)] {
 		gen.index.shrink()
 	}
+	// Commits and departures are added to the latest generation (and
+	// the next) only: the lists of the others are done.
+	for _, gen := range g.gens[:len(g.gens)-1] {
+		gen.clip()
+	}
 	first := genTime(g.gens[0])
 	s := &g.storm
 	keep := s.storms[:0]
