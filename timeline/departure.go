@@ -157,6 +157,12 @@ func (g *group) classifyDeparture(gen *generation, pm *member) departure {
 	return d
 }
 
+// leaderChange is a generation's new leader's predecessor and why it
+// changed ("" when unknown).
+type leaderChange struct {
+	prev, reason string
+}
+
 // leaderChange explains a new leader.
 func (g *group) leaderChange(gen *generation) {
 	prev := gen.prev

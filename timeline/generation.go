@@ -133,12 +133,6 @@ type generation struct {
 	empty  *departure // set on a preparing generation when the last member left
 }
 
-// leaderChange is a generation's new leader's predecessor and why it
-// changed ("" when unknown).
-type leaderChange struct {
-	prev, reason string
-}
-
 // member is one member's part in a generation. A generation keeps one per
 // member while it is kept: the flags and the epoch are together, without
 // padding between them, which makes it 480 bytes, a size class.
@@ -251,25 +245,6 @@ type rejoin struct {
 type unknown struct {
 	what string
 	why  string
-}
-
-// clip frees the room the lists of gen grew into beyond their length:
-// they grow by append, which doubles them, and are kept while the
-// generation is (see group.retain).
-func (gen *generation) clip() {
-	gen.commits = clipped(gen.commits)
-	gen.departed = clipped(gen.departed)
-	gen.rejoins = clipped(gen.rejoins)
-	gen.suspects = clipped(gen.suspects)
-}
-
-// clipped is s in an array of its length, s itself when it has no room
-// beyond its length, nil when nil.
-func clipped[S ~[]E, E any](s S) S {
-	if cap(s) == len(s) {
-		return s
-	}
-	return append(make(S, 0, len(s)), s...)
 }
 
 func newGeneration() *generation {

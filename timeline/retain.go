@@ -229,6 +229,25 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	}
 }
 
+// clip frees the room the lists of gen grew into beyond their length:
+// they grow by append, which doubles them, and are kept while the
+// generation is (see group.retain).
+func (gen *generation) clip() {
+	gen.commits = clipped(gen.commits)
+	gen.departed = clipped(gen.departed)
+	gen.rejoins = clipped(gen.rejoins)
+	gen.suspects = clipped(gen.suspects)
+}
+
+// clipped is s in an array of its length, s itself when it has no room
+// beyond its length, nil when nil.
+func clipped[S ~[]E, E any](s S) S {
+	if cap(s) == len(s) {
+		return s
+	}
+	return append(make(S, 0, len(s)), s...)
+}
+
 // dropOldest drops the n oldest generations. The first generation kept
 // forgets its predecessor so that the dropped ones can be collected.
 func (g *group) dropOldest(n int) {
