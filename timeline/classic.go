@@ -150,7 +150,7 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 	gen.joinEnd = earliest(gen.joinEnd, ev.RespondedAt)
 	if len(jg.Members) > 0 && !gen.listSeen {
 		gen.listSeen = true
-		gen.listSize = len(jg.Members)
+		gen.listSize = int32(len(jg.Members))
 		for _, jm := range jg.Members {
 			id, prev := jm.MemberID, gen.previous(jm.MemberID)
 			if prev != nil {

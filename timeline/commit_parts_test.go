@@ -68,7 +68,7 @@ func TestCommitPartsMatchMaps(t *testing.T) {
 			}
 			for i := 1; i < len(got.parts); i++ {
 				a, b := got.parts[i-1], got.parts[i]
-				at, bt := a.topic, b.topic
+				at, bt := a.topic.name, b.topic.name
 				if at > bt || at == bt && a.partition >= b.partition {
 					t.Errorf("parts out of order: %v then %v", a, b)
 				}

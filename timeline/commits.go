@@ -42,9 +42,12 @@ type commit struct {
 }
 
 // commitPart is one partition of a commit: the offset committed and, when
-// the commit of it failed, the error code (0 when it succeeded).
+// the commit of it failed, the error code (0 when it succeeded). Its topic
+// is the group's record of it (group.commitTopic), which names it: a
+// group keeps its commits during revocation with its generations, and a
+// pointer makes a part 24 bytes where a name made it 32.
 type commitPart struct {
-	topic     string
+	topic     *commitTopic
 	offset    int64
 	partition int32
 	code      int16
@@ -53,8 +56,8 @@ type commitPart struct {
 // byTopic yields each topic of c with its parts: c's parts are sorted by
 // topic, so that what a commit's handlers look up by topic is looked up
 // once per topic, not once per partition.
-func (c *commit) byTopic() iter.Seq2[string, []commitPart] {
-	return func(yield func(string, []commitPart) bool) {
+func (c *commit) byTopic() iter.Seq2[*commitTopic, []commitPart] {
+	return func(yield func(*commitTopic, []commitPart) bool) {
 		for parts := c.parts; len(parts) > 0; {
 			n := 1
 			for n < len(parts) && parts[n].topic == parts[0].topic {
@@ -72,10 +75,10 @@ func (c *commit) byTopic() iter.Seq2[string, []commitPart] {
 func commitOffsets(c *commit) map[string]map[int32]int64 {
 	m := map[string]map[int32]int64{}
 	for _, p := range c.parts {
-		if m[p.topic] == nil {
-			m[p.topic] = map[int32]int64{}
+		if m[p.topic.name] == nil {
+			m[p.topic.name] = map[int32]int64{}
 		}
-		m[p.topic][p.partition] = p.offset
+		m[p.topic.name][p.partition] = p.offset
 	}
 	return m
 }
@@ -91,17 +94,19 @@ func commitErrors(c *commit) map[string]map[int32]string {
 		if m == nil {
 			m = map[string]map[int32]string{}
 		}
-		if m[p.topic] == nil {
-			m[p.topic] = map[int32]string{}
+		if m[p.topic.name] == nil {
+			m[p.topic.name] = map[int32]string{}
 		}
-		m[p.topic][p.partition] = errorName(p.code)
+		m[p.topic.name][p.partition] = errorName(p.code)
 	}
 	return m
 }
 
 // commitTopic is what the group's commits and offset fetches say of one
-// topic: the last offset committed successfully for each partition.
+// topic: its name, and the last offset committed successfully for each
+// partition.
 type commitTopic struct {
+	name string
 	// committed is by partition number for the partitions below
 	// denseParts (every real one: a topic has at most a few thousand);
 	// sparse holds any other number a client sends.
@@ -163,7 +168,7 @@ func (g *group) commitTopic(topic string) *commitTopic {
 		if g.commitTopics == nil {
 			g.commitTopics = map[string]*commitTopic{}
 		}
-		ct = &commitTopic{}
+		ct = &commitTopic{name: topic}
 		g.commitTopics[topic] = ct
 	}
 	return ct
@@ -215,7 +220,10 @@ func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 	}
 	c.parts = make([]commitPart, 0, n)
 	for _, t := range topics {
-		topic := g.e.topics.topic(t.Topic, t.TopicID) // v10 names topics by id
+		if len(t.Partitions) == 0 {
+			continue
+		}
+		topic := g.commitTopic(g.e.topics.topic(t.Topic, t.TopicID)) // v10 names topics by id
 		for _, p := range t.Partitions {
 			cp := commitPart{topic: topic, partition: p.Partition, offset: p.Offset, code: p.ErrorCode}
 			if p.ErrorCode != 0 {
@@ -236,7 +244,7 @@ func mergeParts(parts []commitPart) []commitPart {
 		return parts // nothing to sort or merge: the common case, checked without calls
 	}
 	cmpPart := func(a, b commitPart) int {
-		if c := strings.Compare(a.topic, b.topic); c != 0 {
+		if c := strings.Compare(a.topic.name, b.topic.name); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.partition, b.partition)
@@ -267,7 +275,7 @@ func inOrder(parts []commitPart) bool {
 			if a.partition >= b.partition {
 				return false
 			}
-		} else if a.topic > b.topic {
+		} else if a.topic.name > b.topic.name {
 			return false
 		}
 	}
@@ -347,8 +355,7 @@ func (c *commit) pending() bool {
 // setCommitted records the partitions of c that succeeded as the last
 // committed offsets.
 func (g *group) setCommitted(c *commit) {
-	for topic, parts := range c.byTopic() {
-		ct := g.commitTopic(topic)
+	for ct, parts := range c.byTopic() {
 		for _, p := range parts {
 			if p.code == 0 {
 				ct.setCommitted(p.partition, p.offset, c.member)
@@ -541,8 +548,9 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 		}
 	}
 	var target *generation // where c's suspects are kept
-	for t, parts := range c.byTopic() {
-		ownedParts, committed := owned.of(t), g.commitTopics[t]
+	for committed, parts := range c.byTopic() {
+		t := committed.name
+		ownedParts := owned.of(t)
 		for _, cp := range parts {
 			if cp.code != 0 {
 				continue
@@ -670,7 +678,7 @@ func (g *group) commitText(head string, c *commit) string {
 	for i, cp := range c.parts[:min(len(c.parts), maxListed)] {
 		b.WriteByte(' ')
 		if i == 0 || cp.topic != c.parts[i-1].topic {
-			b.WriteString(cp.topic)
+			b.WriteString(cp.topic.name)
 		}
 		writeOffset(&b, cp.partition, cp.offset)
 	}
@@ -686,7 +694,7 @@ func (g *group) commitText(head string, c *commit) string {
 				continue
 			}
 			if failed++; listed < maxListed {
-				fmt.Fprintf(&b, " %s[%d] %s", cp.topic, cp.partition, errorName(cp.code))
+				fmt.Fprintf(&b, " %s[%d] %s", cp.topic.name, cp.partition, errorName(cp.code))
 				listed++
 			}
 		}

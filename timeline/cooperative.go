@@ -38,7 +38,7 @@ func (g *group) linkFollowUp(gen *generation) {
 	}
 	gen.followUpOf = gen.prev.num
 	gen.chain = gen.prev.chain + 1
-	if gen.chain > g.e.cfg.MaxFollowUps {
+	if int(gen.chain) > g.e.cfg.MaxFollowUps {
 		gen.unsettled = fmt.Sprintf("gen %d is cooperative follow-up number %d in a row (more than %d): the assignment is not settling",
 			gen.num, gen.chain, g.e.cfg.MaxFollowUps)
 	}

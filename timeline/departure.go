@@ -33,7 +33,8 @@ func (g *group) memberGone(id string, at time.Time, how, reason string) {
 	next.prev, next.num = latest, latest.num+1
 	next.protocolType = latest.protocolType
 	next.trigger = trigger{kind: kind, member: id, reason: reason, at: at}
-	next.start, next.announced, next.told = at, true, next.trigger
+	next.start, next.announced = at, true
+	next.toldKind, next.toldMember = next.trigger.kind, next.trigger.member
 	next.empty = &departure{member: id, how: how, at: at, reason: reason}
 	g.next = next
 	g.emit(at, KindGroupEmpty, next.num, id, fmt.Sprintf("group empty: its last member %s %s; generation %d has no members",
@@ -156,15 +157,22 @@ func (g *group) classifyDeparture(gen *generation, pm *member) departure {
 	return d
 }
 
+// leaderChange is a generation's new leader's predecessor and why it
+// changed ("" when unknown).
+type leaderChange struct {
+	prev, reason string
+}
+
 // leaderChange explains a new leader.
 func (g *group) leaderChange(gen *generation) {
 	prev := gen.prev
 	if prev == nil || prev.leader == "" || gen.leader == "" || prev.leader == gen.leader {
 		return
 	}
-	gen.prevLeader = prev.leader
+	lc := &leaderChange{prev: prev.leader}
+	gen.leaderChange = lc
 	if d := gen.departure(prev.leader); d != nil {
-		gen.leaderReason = map[string]string{
+		lc.reason = map[string]string{
 			DepartLeft:           "the previous leader left",
 			DepartSessionTimeout: "the previous leader's session timed out",
 			DepartDropped:        "the previous leader did not rejoin in time",
@@ -173,13 +181,13 @@ func (g *group) leaderChange(gen *generation) {
 	}
 	for _, m := range gen.members {
 		if m.replaces == prev.leader {
-			gen.leaderReason = "the previous leader restarted as a static member with a new member id"
+			lc.reason = "the previous leader restarted as a static member with a new member id"
 			return
 		}
 	}
 	if gen.members[prev.leader] != nil {
-		gen.leaderReason = "the coordinator elected another member"
+		lc.reason = "the coordinator elected another member"
 		return
 	}
-	gen.leaderReason = "the previous leader is no longer a member"
+	lc.reason = "the previous leader is no longer a member"
 }

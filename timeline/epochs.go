@@ -51,7 +51,7 @@ func (g *group) checkEpoch(c *commit) {
 	if c.generation < cm.epoch {
 		ec.assigned = make([]int32, len(c.parts))
 		for i, cp := range c.parts {
-			ec.assigned[i] = g.assignmentEpoch(cm, cp.topic, cp.partition)
+			ec.assigned[i] = g.assignmentEpoch(cm, cp.topic.name, cp.partition)
 		}
 	}
 	c.epochs = ec
@@ -104,9 +104,9 @@ func epochText(c *commit) string {
 			b.WriteString(", ")
 		}
 		if a := ec.assigned[i]; a < 0 {
-			fmt.Fprintf(&b, "%s[%d] not assigned to it", cp.topic, cp.partition)
+			fmt.Fprintf(&b, "%s[%d] not assigned to it", cp.topic.name, cp.partition)
 		} else {
-			fmt.Fprintf(&b, "%s[%d] assigned at epoch %d", cp.topic, cp.partition, a)
+			fmt.Fprintf(&b, "%s[%d] assigned at epoch %d", cp.topic.name, cp.partition, a)
 		}
 	}
 	writeMore(&b, len(c.parts)-maxListed)
@@ -173,10 +173,10 @@ func assignmentEpochs(c *commit) map[string]map[int32]int32 {
 	}
 	m := map[string]map[int32]int32{}
 	for i, cp := range c.parts {
-		if m[cp.topic] == nil {
-			m[cp.topic] = map[int32]int32{}
+		if m[cp.topic.name] == nil {
+			m[cp.topic.name] = map[int32]int32{}
 		}
-		m[cp.topic][cp.partition] = c.epochs.assigned[i]
+		m[cp.topic.name][cp.partition] = c.epochs.assigned[i]
 	}
 	return m
 }

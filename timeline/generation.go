@@ -7,7 +7,7 @@ import (
 )
 
 // phase is where a generation is in its life.
-type phase int
+type phase uint8
 
 const (
 	phasePreparing  phase = iota // a rebalance was detected; no JoinGroup response yet
@@ -61,39 +61,52 @@ const (
 )
 
 // generation is one generation of a group (KIP-848: one group epoch) and the
-// rebalance that formed it.
+// rebalance that formed it. A group keeps up to ten: the small fields are
+// together and the counts int32, without padding between them, which makes
+// it 640 bytes, a size class.
 type generation struct {
-	num   int32
+	num        int32
+	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
+	// listSize is how many members the leader's JoinGroup response
+	// listed; joined the members whose JoinGroup for this generation was
+	// seen; waiting the awaited members without their SyncGroup response
+	// yet.
+	listSize, joined, waiting int32
+	chain                     int32 // consecutive follow-ups up to and including this one
+	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect),
+	// rejoinsDropped the rejoins beyond maxRejoins (keepRejoin).
+	suspectsDropped, rejoinsDropped int32
+
 	phase phase
 	// midway is set when kproxy first saw the group in this generation,
 	// after its rebalance: its start, trigger and joins are unknown.
 	midway bool
+	// listSeen is set when the leader's JoinGroup response, the only one
+	// listing every member, was seen.
+	listSeen bool
+	planSeen bool
+	// startBound is set when the start is only an upper bound: the first
+	// REBALANCE_IN_PROGRESS seen, with no cause observed before it.
+	startBound bool
+	announced  bool // a rebalance_started entry was emitted
 
 	protocolType string
 	protocol     string
 	mode         string
 
-	leader       string
-	prevLeader   string
-	leaderReason string
-	// listSeen is set when the leader's JoinGroup response, the only one
-	// listing every member, was seen.
-	listSeen bool
-	listSize int
-	joined   int // members whose JoinGroup for this generation was seen
-	waiting  int // awaited members without their SyncGroup response yet
-	planSeen bool
-	planAt   time.Time
-	planBy   string
+	leader string
+	// leaderChange is how the leader changed from the previous
+	// generation's, nil when it did not (see group.leaderChange).
+	leaderChange *leaderChange
+	planAt       time.Time
+	planBy       string
 
-	start time.Time
-	// startBound is set when the start is only an upper bound: the first
-	// REBALANCE_IN_PROGRESS seen, with no cause observed before it.
-	startBound bool
+	start      time.Time
 	evidenceAt time.Time
 	trigger    trigger
-	announced  bool    // a rebalance_started entry was emitted
-	told       trigger // the trigger that entry named
+	// toldKind and toldMember are the kind and member of the trigger the
+	// rebalance_started entry named.
+	toldKind, toldMember string
 
 	joinEnd          time.Time
 	slowest          string // the member the group waited for
@@ -101,19 +114,13 @@ type generation struct {
 	rebalanceTimeout time.Duration
 
 	members  map[string]*member
-	ids      []string // members' ids, sorted, nil when to be made again (see memberIDs)
 	departed []departure
 	rejoins  []rejoin
 	commits  []commit
 	suspects []suspect
-	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect),
-	// rejoinsDropped the rejoins beyond maxRejoins (keepRejoin).
-	suspectsDropped, rejoinsDropped int
-	unknown                         []unknown
+	unknown  []unknown
 
-	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
-	chain      int   // consecutive follow-ups up to and including this one
-	unsettled  string
+	unsettled string
 
 	unassigned partitions
 	nothing    []string

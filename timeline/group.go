@@ -35,7 +35,9 @@ type group struct {
 	causes     []cause             // candidate triggers not yet consumed by a formation
 	recent     commitQueue         // commits not attached to a rebalance, kept a while
 	// commitTopics is, by topic name, what the group's commits and offset
-	// fetches say was committed (see lastCommitted, setCommitted).
+	// fetches say was committed (see lastCommitted, setCommitted): one
+	// record for each topic they named, which the parts of its commits
+	// point to (commitPart).
 	commitTopics map[string]*commitTopic
 
 	errSeen  map[string]bool // errors already named in this generation

@@ -60,7 +60,8 @@ func triggerFields(t trigger) map[string]any {
 
 // announce emits the start of a rebalance.
 func (g *group) announce(gen *generation) {
-	gen.announced, gen.told = true, gen.trigger
+	gen.announced = true
+	gen.toldKind, gen.toldMember = gen.trigger.kind, gen.trigger.member
 	var head string
 	switch {
 	case g.consumer != nil && gen.prev == nil && gen.num == 1:
@@ -91,7 +92,7 @@ func (g *group) tellTrigger(gen *generation, label string) {
 	switch {
 	case !gen.announced:
 		g.announce(gen)
-	case gen.told.kind != gen.trigger.kind || gen.told.member != gen.trigger.member:
+	case gen.toldKind != gen.trigger.kind || gen.toldMember != gen.trigger.member:
 		g.emit(gen.trigger.at, KindTrigger, gen.num, gen.trigger.member,
 			fmt.Sprintf("%s %d trigger: %s", label, gen.num, g.triggerText(gen, gen.trigger)), triggerFields(gen.trigger))
 	}
@@ -169,23 +170,27 @@ func (g *group) emitLeader(gen *generation) {
 	}
 	text := fmt.Sprintf("gen %d leader %s", gen.num, leader)
 	switch {
-	case gen.prevLeader != "":
-		text += fmt.Sprintf(" (was %s: %s)", gen.prevLeader, gen.leaderReason)
+	case gen.leaderChange != nil:
+		text += fmt.Sprintf(" (was %s: %s)", gen.leaderChange.prev, gen.leaderChange.reason)
 	case gen.prev != nil && gen.prev.leader != "" && gen.prev.leader == gen.leader:
 		text += " (unchanged)"
 	}
 	text += ", protocol " + protocolText(gen)
-	n := gen.joined
+	n := int(gen.joined)
 	if gen.listSeen {
-		n = gen.listSize
+		n = int(gen.listSize)
 	}
 	text += fmt.Sprintf(", %d member%s", n, plural(n))
 	if !gen.listSeen {
 		text += " seen (member list not seen)"
 	}
+	prevLeader := ""
+	if gen.leaderChange != nil {
+		prevLeader = gen.leaderChange.prev
+	}
 	g.emit(gen.joinEnd, KindLeader, gen.num, gen.leader, text, map[string]any{
 		"protocol_type": gen.protocolType, "protocol": gen.protocol, "mode": gen.mode, "members": n,
-		"previous_leader": gen.prevLeader,
+		"previous_leader": prevLeader,
 	})
 }
 

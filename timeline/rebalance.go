@@ -184,7 +184,7 @@ func (g *group) finishJoin(gen *generation) {
 	g.emitLeader(gen)
 	g.countRebalance(gen)
 	if gen.unsettled != "" {
-		g.emit(gen.joinEnd, KindUnsettled, gen.num, "", gen.unsettled, map[string]any{"chain": gen.chain})
+		g.emit(gen.joinEnd, KindUnsettled, gen.num, "", gen.unsettled, map[string]any{"chain": int(gen.chain)})
 	}
 }
 

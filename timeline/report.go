@@ -439,14 +439,14 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 		Members: make([]MemberReport, 0, len(gen.members)), Departed: []DepartureReport{}, RejoinsWithoutRebalance: []RejoinReport{},
 		Unassigned: names(gen.unassigned).json(), MembersWithNothing: append([]string{}, gen.nothing...),
 		CommitsDuringRevocation: []CommitReport{}, SuspectCommits: []SuspectReport{},
-		FollowUpChain: gen.chain, Unsettled: gen.unsettled, Unknown: unknowns(gen.unknown),
+		FollowUpChain: int(gen.chain), Unsettled: gen.unsettled, Unknown: unknowns(gen.unknown),
 	}
 	if gen.midway {
 		r.Status = "observed"
 		r.StableAt = nil
 	}
-	if gen.prevLeader != "" {
-		r.LeaderChange = &LeaderChangeReport{Previous: gen.prevLeader, Reason: gen.leaderReason}
+	if lc := gen.leaderChange; lc != nil {
+		r.LeaderChange = &LeaderChangeReport{Previous: lc.prev, Reason: lc.reason}
 	}
 	if gen.followUpOf != 0 {
 		f := gen.followUpOf

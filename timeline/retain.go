@@ -207,6 +207,11 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	for _, gen := range g.gens[:max(len(g.gens)-2, 0)] {
 		gen.index.shrink()
 	}
+	// Commits and departures are added to the latest generation (and
+	// the next) only: the lists of the others are done.
+	for _, gen := range g.gens[:len(g.gens)-1] {
+		gen.clip()
+	}
 	first := genTime(g.gens[0])
 	s := &g.storm
 	keep := s.storms[:0]
@@ -222,6 +227,25 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	if st := s.active; st != nil && r.Generations > 0 && len(st.marks) > r.Generations {
 		st.marks = append(st.marks[:0:0], st.marks[len(st.marks)-r.Generations:]...)
 	}
+}
+
+// clip frees the room the lists of gen grew into beyond their length:
+// they grow by append, which doubles them, and are kept while the
+// generation is (see group.retain).
+func (gen *generation) clip() {
+	gen.commits = clipped(gen.commits)
+	gen.departed = clipped(gen.departed)
+	gen.rejoins = clipped(gen.rejoins)
+	gen.suspects = clipped(gen.suspects)
+}
+
+// clipped is s in an array of its length, s itself when it has no room
+// beyond its length, nil when nil.
+func clipped[S ~[]E, E any](s S) S {
+	if cap(s) == len(s) {
+		return s
+	}
+	return append(make(S, 0, len(s)), s...)
 }
 
 // dropOldest drops the n oldest generations. The first generation kept

@@ -177,3 +177,30 @@ func TestRetainForgetsTopics(t *testing.T) {
 		t.Errorf("old named again: name %q (%v); want old", n, ok)
 	}
 }
+
+// TestClipped checks that clipped keeps a list's elements in an array of
+// its length, and leaves nil and full lists as they are.
+func TestClipped(t *testing.T) {
+	grown := append(make([]departure, 0, 8), departure{member: "a"}, departure{member: "b"})
+	for _, tc := range []struct {
+		name string
+		in   []departure
+	}{
+		{"nil", nil},
+		{"empty with room", make([]departure, 0, 4)},
+		{"grown", grown},
+		{"full", []departure{{member: "c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := clipped(tc.in)
+			if len(out) != len(tc.in) || cap(out) != len(out) || (out == nil) != (tc.in == nil) {
+				t.Fatalf("clipped: len %d cap %d nil %v; want len %d cap %d nil %v", len(out), cap(out), out == nil, len(tc.in), len(tc.in), tc.in == nil)
+			}
+			for i := range out {
+				if out[i].member != tc.in[i].member {
+					t.Errorf("element %d: %q; want %q", i, out[i].member, tc.in[i].member)
+				}
+			}
+		})
+	}
+}

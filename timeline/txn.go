@@ -172,7 +172,7 @@ func (g *group) txnEndText(c *commit) string {
 		}
 		b.WriteByte(' ')
 		if listed == 0 || cp.topic != c.parts[i-1].topic {
-			b.WriteString(cp.topic)
+			b.WriteString(cp.topic.name)
 		}
 		writeOffset(&b, cp.partition, cp.offset)
 		listed++
@@ -216,10 +216,10 @@ func committedOffsets(c *commit) map[string]map[int32]int64 {
 		if p.code != 0 {
 			continue
 		}
-		if m[p.topic] == nil {
-			m[p.topic] = map[int32]int64{}
+		if m[p.topic.name] == nil {
+			m[p.topic.name] = map[int32]int64{}
 		}
-		m[p.topic][p.partition] = p.offset
+		m[p.topic.name][p.partition] = p.offset
 	}
 	return m
 }
