@@ -138,7 +138,7 @@ func (g *group) finishJoin(gen *generation) {
 		m := gen.members[id]
 		if m.joinSeen {
 			m.status = g.joinStatus(gen, m)
-			gen.rebalanceTimeout = max(gen.rebalanceTimeout, m.rebalanceTimeout)
+			gen.rebalanceTimeout = max(gen.rebalanceTimeout, m.who.rebalanceTimeout)
 		}
 	}
 	if s := slowest(gen); s != nil {

@@ -134,21 +134,21 @@ func (g *group) joinCause(gen *generation, m *member) trigger {
 	var pm *member
 	if prev != nil {
 		pm = prev.members[m.id]
-		if pm == nil && m.replaces != "" {
-			pm = prev.members[m.replaces]
+		if pm == nil && m.more().replaces != "" {
+			pm = prev.members[m.more().replaces]
 		}
 	}
 	switch {
-	case m.status == "joined":
+	case m.status == statusJoined:
 		t.kind = TriggerMemberJoined
 	case pm != nil && prev.mode == ModeCooperative && (pm.revoked.count() > 0 || followUpJoin(pm, m)) && m.joinAt.After(pm.syncedAt):
 		t.kind = TriggerFollowUp
 	case pm != nil && probingJoin(pm, m):
 		t.kind = TriggerProbingRebalance
-	case pm != nil && pm.subscription != nil && m.subscription != nil && !slices.Equal(pm.subscription, m.subscription):
+	case pm != nil && pm.who.subscription != nil && m.who.subscription != nil && !slices.Equal(pm.who.subscription, m.who.subscription):
 		t.kind = TriggerSubscriptionChanged
 		if t.reason == "" {
-			t.reason = fmt.Sprintf("%v → %v", pm.subscription, m.subscription)
+			t.reason = fmt.Sprintf("%v → %v", pm.who.subscription, m.who.subscription)
 		}
 	case pm != nil && prev.leader == m.id:
 		t.kind = TriggerLeaderRejoined
