@@ -123,15 +123,15 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 		at, m.retried = a.at, true
 		delete(g.pendingIDs, id)
 	}
-	if m.joinAt.IsZero() || at.Before(m.joinAt) {
-		m.joinAt = at
+	if m.joinNs == 0 || at.Before(m.joinAt()) {
+		m.joinNs = nanos(at)
 	}
 	if first {
 		m.requested = jg.MemberID != ""
 		gen.await(m)
 		gen.joined++
 	}
-	m.joinRespAt = ev.RespondedAt
+	m.joinRespNs = nanos(ev.RespondedAt)
 	m.reason = jg.Reason
 	m.joined(gen, ev)
 	if jg.ProtocolType != "" {
@@ -222,8 +222,8 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 	}
 	m := gen.member(id)
 	m.joined(gen, ev)
-	if m.joinAt.IsZero() {
-		m.joinAt, m.joinRespAt = ev.At, ev.RespondedAt
+	if m.joinNs == 0 {
+		m.joinNs, m.joinRespNs = nanos(ev.At), nanos(ev.RespondedAt)
 	}
 	text := fmt.Sprintf("%s rejoined generation %d without a rebalance", id, gen.num)
 	if replaces != "" {
@@ -327,10 +327,10 @@ func (g *group) syncGroup(ev *decode.Event) {
 				gen.waiting--
 			}
 		}
-		m.syncedAt = ev.RespondedAt
-		if gen.phase == phaseStable && m.joinSeen && m.joinAt.Before(gen.joinEnd) {
+		m.syncedNs = nanos(ev.RespondedAt)
+		if gen.phase == phaseStable && m.joinSeen && m.joinAt().Before(gen.joinEnd) {
 			// A member of the formation whose responses reached us late.
-			gen.stableAt = later(gen.stableAt, m.syncedAt)
+			gen.stableAt = later(gen.stableAt, m.syncedAt())
 			g.computeDiff(gen)
 		}
 		if sg.Assignment != nil {

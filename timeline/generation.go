@@ -148,10 +148,11 @@ type member struct {
 	status    memberStatus
 	epoch     int32 // KIP-848 member epoch
 
-	joinAt     time.Time // arrival of its first JoinGroup attempt
-	joinRespAt time.Time
-	reason     string
-	syncedAt   time.Time
+	// The arrival of its first JoinGroup attempt, its JoinGroup
+	// response and its SyncGroup response, in Unix nanoseconds (see
+	// nanos; joinAt, joinRespAt and syncedAt read them).
+	joinNs, joinRespNs, syncedNs int64
+	reason                       string
 
 	owned partitions // cooperative: what it still held when rejoining
 
@@ -161,6 +162,29 @@ type member struct {
 	added, revoked, kept partitions
 
 	extra *memberExtra // nil: none of its facts are set
+}
+
+func (m *member) joinAt() time.Time     { return unnanos(m.joinNs) }
+func (m *member) joinRespAt() time.Time { return unnanos(m.joinRespNs) }
+func (m *member) syncedAt() time.Time   { return unnanos(m.syncedNs) }
+
+// nanos is t in Unix nanoseconds, 0 for the zero time: 8 bytes where a
+// time.Time takes 24. Events' times have no monotonic clock reading (the
+// proxy and the journal drop it), so their order is the same either way.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unnanos is the time of Unix nanoseconds n, in the local time zone as
+// events' times are; the zero time for 0.
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // identity is who a member is and how it asked to be treated. The records

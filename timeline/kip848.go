@@ -378,8 +378,8 @@ func (g *group) fillConsumerMember(gen *generation, gm *member, cm *cmember) {
 	gm.assignment = cm.assigned.clone()
 	gm.epoch = cm.epoch
 	gm.joinSeen = true
-	if gm.joinAt.IsZero() {
-		gm.joinAt = cm.joinedAt
+	if gm.joinNs == 0 {
+		gm.joinNs = nanos(cm.joinedAt)
 	}
 }
 
@@ -601,7 +601,7 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 		if cm := g.consumer.members[id]; cm == nil || !cm.active {
 			continue
 		}
-		gm.synced, gm.syncedAt = true, gm.more().reachedAt
+		gm.synced, gm.syncedNs = true, nanos(gm.more().reachedAt)
 		if gm.assignment.count() == 0 {
 			gen.nothing = append(gen.nothing, id)
 		}

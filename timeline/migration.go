@@ -103,7 +103,7 @@ func (g *group) startUpgrade(ev *decode.Event, id string) {
 			m := latest.members[mid]
 			cm := &cmember{id: mid, protocol: ProtocolClassic, instanceID: m.who.instanceID, clientID: m.who.clientID,
 				clientAddr: m.who.clientAddr, rack: m.who.rack, subscription: m.who.subscription, epoch: latest.num,
-				assigned: m.resolved().clone(), joinedAt: m.joinAt, everActive: true}
+				assigned: m.resolved().clone(), joinedAt: m.joinAt(), everActive: true}
 			if cm.assigned == nil {
 				cm.assigned = partitions{}
 			}

@@ -111,11 +111,11 @@ func (g *group) emitJoin(gen *generation, m *member) {
 	b.WriteString(m.id)
 	b.WriteByte(' ')
 	b.WriteString(verb)
-	if !gen.start.IsZero() && m.joinAt.After(gen.start) {
+	if !gen.start.IsZero() && m.joinAt().After(gen.start) {
 		b.WriteString(" after ")
-		b.WriteString(human(m.joinAt.Sub(gen.start)))
+		b.WriteString(human(m.joinAt().Sub(gen.start)))
 	}
-	wait := m.joinRespAt.Sub(m.joinAt)
+	wait := m.joinRespAt().Sub(m.joinAt())
 	b.WriteString(", waited ")
 	b.WriteString(human(wait))
 	if gen.slowest == m.id {
@@ -133,7 +133,7 @@ func (g *group) emitJoin(gen *generation, m *member) {
 		b.WriteByte(')')
 	}
 	text := b.String()
-	g.emit(m.joinAt, KindMemberJoined, gen.num, m.id, text, map[string]any{
+	g.emit(m.joinAt(), KindMemberJoined, gen.num, m.id, text, map[string]any{
 		"status": m.status.String(), "client_id": m.who.clientID, "client_addr": m.who.clientAddr, "instance_id": m.who.instanceID,
 		"join_wait_ms": ms(wait), "slowest": gen.slowest == m.id, "reason": m.reason,
 	})

@@ -196,7 +196,7 @@ func joinOrder(gen *generation) []*member {
 			ms = append(ms, m)
 		}
 	}
-	slices.SortStableFunc(ms, func(a, b *member) int { return a.joinAt.Compare(b.joinAt) })
+	slices.SortStableFunc(ms, func(a, b *member) int { return a.joinAt().Compare(b.joinAt()) })
 	return ms
 }
 

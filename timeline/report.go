@@ -521,8 +521,8 @@ func (g *group) durations(gen *generation, r *GenerationReport) {
 	r.JoinMs = msPtr(gen.joinEnd.Sub(gen.start), known(gen.start, gen.joinEnd))
 	r.SyncMs = msPtr(gen.stableAt.Sub(gen.joinEnd), known(gen.joinEnd, gen.stableAt))
 	from := gen.joinEnd
-	if l := gen.members[gen.leader]; l != nil && !l.joinRespAt.IsZero() {
-		from = l.joinRespAt
+	if l := gen.members[gen.leader]; l != nil && !l.joinRespAt().IsZero() {
+		from = l.joinRespAt()
 	}
 	r.LeaderPlanMs = msPtr(gen.planAt.Sub(from), gen.planSeen && known(from, gen.planAt))
 }
@@ -530,7 +530,7 @@ func (g *group) durations(gen *generation, r *GenerationReport) {
 func memberReport(gen *generation, m *member, names func(partitions) partitions) MemberReport {
 	mr := MemberReport{MemberID: m.id, InstanceID: m.who.instanceID, ClientID: m.who.clientID, ClientAddr: m.who.clientAddr,
 		Status: m.status.String(), Replaces: m.more().replaces, ReplacedBy: m.more().replacedBy, Observed: m.joinSeen,
-		JoinedAt: stampPtr(m.joinAt), JoinRetried: m.retried, JoinReason: m.reason, SyncedAt: stampPtr(m.syncedAt),
+		JoinedAt: stampPtr(m.joinAt()), JoinRetried: m.retried, JoinReason: m.reason, SyncedAt: stampPtr(m.syncedAt()),
 		Rack: m.who.rack, Assignment: names(m.resolved()).json(), Added: names(m.added).json(),
 		Revoked: names(m.revoked).json(), Kept: names(m.kept).json()}
 	if mr.Status == "" {
@@ -547,12 +547,12 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	}
 	mr.Streams = classicStreamsReport(gen, m)
 	if m.joinSeen && !epochMode(gen.mode) {
-		mr.JoinWaitMs = msPtr(m.joinRespAt.Sub(m.joinAt), !m.joinRespAt.IsZero())
+		mr.JoinWaitMs = msPtr(m.joinRespAt().Sub(m.joinAt()), !m.joinRespAt().IsZero())
 		mr.SessionTimeoutMs = msPtr(m.who.sessionTimeout, m.who.sessionTimeout > 0)
 		mr.RebalanceTimeoutMs = msPtr(m.who.rebalanceTimeout, m.who.rebalanceTimeout > 0)
 	}
-	if m.synced && !m.joinAt.IsZero() {
-		mr.StopTheWorldMs = msPtr(m.syncedAt.Sub(m.joinAt), !epochMode(gen.mode))
+	if m.synced && !m.joinAt().IsZero() {
+		mr.StopTheWorldMs = msPtr(m.syncedAt().Sub(m.joinAt()), !epochMode(gen.mode))
 	}
 	mr.Protocol = memberProtocol(gen, m)
 	if epochMode(gen.mode) {

@@ -17,7 +17,7 @@ func (g *group) checkStable(gen *generation) {
 	g.blind = false // the coordinator's answers told who is in
 	for _, m := range gen.members {
 		if m.joinSeen {
-			gen.stableAt = later(gen.stableAt, m.syncedAt)
+			gen.stableAt = later(gen.stableAt, m.syncedAt())
 		}
 	}
 	g.computeDiff(gen)

@@ -91,7 +91,7 @@ func probingJoin(pm, m *member) bool {
 	if a == nil || a.NextRebalanceMs <= 0 || a.NextRebalanceMs == decode.StreamsNoRebalance || m.reason != "" {
 		return false
 	}
-	return !m.joinAt.Before(time.UnixMilli(a.NextRebalanceMs))
+	return !m.joinAt().Before(time.UnixMilli(a.NextRebalanceMs))
 }
 
 // followUpJoin reports whether m's JoinGroup is the follow-up its
@@ -145,7 +145,7 @@ func classicStreamsReport(gen *generation, m *member) *ClassicStreamsReport {
 	if next := asg.NextRebalanceMs; next != decode.StreamsNoRebalance && asg.Version >= 7 {
 		at := time.UnixMilli(next)
 		if next == 0 {
-			at = m.syncedAt
+			at = m.syncedAt()
 		}
 		r.NextRebalanceAt = stampPtr(at)
 	}

@@ -82,7 +82,7 @@ func (g *group) resolveTrigger(gen *generation) (trigger, bool) {
 		at := gen.joinEnd
 		for _, m := range gen.members {
 			if m.joinSeen {
-				at = earliest(at, m.joinAt)
+				at = earliest(at, m.joinAt())
 			}
 		}
 		return trigger{kind: TriggerUnknown, at: at, reason: "kproxy did not see the group before this rebalance"}, true
@@ -129,7 +129,7 @@ func (g *group) resolveTrigger(gen *generation) (trigger, bool) {
 
 // joinCause classifies a member's JoinGroup as a cause.
 func (g *group) joinCause(gen *generation, m *member) trigger {
-	t := trigger{member: m.id, reason: m.reason, at: m.joinAt}
+	t := trigger{member: m.id, reason: m.reason, at: m.joinAt()}
 	prev := gen.prev
 	var pm *member
 	if prev != nil {
@@ -141,7 +141,7 @@ func (g *group) joinCause(gen *generation, m *member) trigger {
 	switch {
 	case m.status == statusJoined:
 		t.kind = TriggerMemberJoined
-	case pm != nil && prev.mode == ModeCooperative && (pm.revoked.count() > 0 || followUpJoin(pm, m)) && m.joinAt.After(pm.syncedAt):
+	case pm != nil && prev.mode == ModeCooperative && (pm.revoked.count() > 0 || followUpJoin(pm, m)) && m.joinAt().After(pm.syncedAt()):
 		t.kind = TriggerFollowUp
 	case pm != nil && probingJoin(pm, m):
 		t.kind = TriggerProbingRebalance

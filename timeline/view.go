@@ -238,7 +238,7 @@ func (g *group) generationView(gen *generation) GenerationView {
 	}
 	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
-		gm := GenerationMember{MemberID: m.id, InstanceID: m.who.instanceID, Status: m.status.String(), Joined: m.joinAt,
+		gm := GenerationMember{MemberID: m.id, InstanceID: m.who.instanceID, Status: m.status.String(), Joined: m.joinAt(),
 			Subscription: m.who.subscription, Assignment: names(m.resolved()).json(), Protocol: memberProtocol(gen, m)}
 		if gm.Status == "" {
 			gm.Status = "unobserved"
