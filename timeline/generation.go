@@ -219,7 +219,8 @@ func (m *member) setWho(w identity, prev *member) {
 	case noIdentity.equal(&w):
 		m.who = noIdentity
 	default:
-		m.who = &w
+		made := w // not &w: a parameter whose address is taken is allocated at every call
+		m.who = &made
 	}
 }
 
