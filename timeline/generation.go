@@ -129,8 +129,9 @@ type generation struct {
 
 // member is one member's part in a generation. A generation keeps one per
 // member while it is kept, so the record holds what changes from one
-// generation to the next; who the member is (identity) and what few
-// members have (memberExtra) are shared or left out.
+// generation to the next, in 240 bytes, a size class (TestMemberSize);
+// who the member is (identity) and what few members have (memberExtra)
+// are shared or left out.
 type member struct {
 	id  string
 	who *identity // never nil; shared, never changed (see setWho)
@@ -149,10 +150,11 @@ type member struct {
 	epoch     int32 // KIP-848 member epoch
 
 	// The arrival of its first JoinGroup attempt, its JoinGroup
-	// response and its SyncGroup response, in Unix nanoseconds (see
-	// nanos; joinAt, joinRespAt and syncedAt read them).
-	joinNs, joinRespNs, syncedNs int64
-	reason                       string
+	// response and its SyncGroup response, and (KIP-848) when it first
+	// reached the generation's epoch, in Unix nanoseconds (see nanos;
+	// joinAt, joinRespAt, syncedAt and reachedAt read them).
+	joinNs, joinRespNs, syncedNs, reachedNs int64
+	reason                                  string
 
 	owned partitions // cooperative: what it still held when rejoining
 
@@ -167,6 +169,7 @@ type member struct {
 func (m *member) joinAt() time.Time     { return unnanos(m.joinNs) }
 func (m *member) joinRespAt() time.Time { return unnanos(m.joinRespNs) }
 func (m *member) syncedAt() time.Time   { return unnanos(m.syncedNs) }
+func (m *member) reachedAt() time.Time  { return unnanos(m.reachedNs) }
 
 // nanos is t in Unix nanoseconds, 0 for the zero time: 8 bytes where a
 // time.Time takes 24. Events' times have no monotonic clock reading (the
@@ -232,13 +235,10 @@ func (w *identity) equal(o *identity) bool {
 }
 
 // memberExtra is what few members' records have: a static member's
-// replacement, a KIP-848 member's arrival at its epoch, a classic Kafka
-// Streams member's infos.
+// replacement, a classic Kafka Streams member's infos.
 type memberExtra struct {
 	replaces   string
 	replacedBy string
-
-	reachedAt time.Time // KIP-848: when it first reached the generation's epoch
 
 	// Classic Kafka Streams ("stream" assignor): its SubscriptionInfo, and
 	// the AssignmentInfo of its SyncGroup response and of the leader's

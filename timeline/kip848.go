@@ -326,8 +326,8 @@ func (g *group) memberStep(ev *decode.Event, cm *cmember, epoch int32, assigned 
 		gen.joined++
 	}
 	g.fillConsumerMember(gen, gm, cm)
-	if cm.epoch == gen.num && gm.more().reachedAt.IsZero() {
-		gm.setExtra().reachedAt = ev.RespondedAt
+	if cm.epoch == gen.num && gm.reachedNs == 0 {
+		gm.reachedNs = nanos(ev.RespondedAt)
 	}
 	if cm.epoch != old || added.count()+revoked.count() > 0 {
 		gm.added = union([]partitions{gm.added, added})
@@ -601,7 +601,7 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 		if cm := g.consumer.members[id]; cm == nil || !cm.active {
 			continue
 		}
-		gm.synced, gm.syncedNs = true, nanos(gm.more().reachedAt)
+		gm.synced, gm.syncedNs = true, gm.reachedNs
 		if gm.assignment.count() == 0 {
 			gen.nothing = append(gen.nothing, id)
 		}

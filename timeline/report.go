@@ -558,7 +558,7 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 	if epochMode(gen.mode) {
 		e := m.epoch
 		mr.MemberEpoch = &e
-		mr.SyncedAt = stampPtr(m.more().reachedAt)
+		mr.SyncedAt = stampPtr(m.reachedAt())
 		mr.Kept = nil
 	}
 	return mr

@@ -247,7 +247,7 @@ func (g *group) generationView(gen *generation) GenerationView {
 			}
 		}
 		if epochMode(gen.mode) {
-			gm.Reached = m.more().reachedAt
+			gm.Reached = m.reachedAt()
 		}
 		if a := m.streamsAssigned(); a != nil {
 			gm.StreamsStandby = taskStrings(classicTasks(a.Standby))
