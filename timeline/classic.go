@@ -87,27 +87,28 @@ func chosenProtocol(jg *decode.JoinGroup) *decode.JoinProtocol {
 	return nil
 }
 
-// setSubscription records sub. What equals the member's record in the
-// previous generation, prev (nil: none), shares prev's copy: generations
-// keep a record per member, and a member's subscription and what it owns
-// when it rejoins mostly stay as they were.
-func (m *member) setSubscription(sub *decode.Subscription, prev *member) {
+// setSubscription records sub: in w, the identity to be m's (see setWho),
+// its topics and rack. What equals the member's record in the previous
+// generation, prev (nil: none), shares prev's copy: generations keep a
+// record per member, and a member's subscription and what it owns when it
+// rejoins mostly stay as they were.
+func (m *member) setSubscription(w *identity, sub *decode.Subscription, prev *member) {
 	if sub == nil {
 		return
 	}
-	m.subscription = slices.Sorted(slices.Values(sub.Topics))
-	m.subscription = slices.Compact(m.subscription)
-	if prev != nil && len(m.subscription) > 0 && slices.Equal(m.subscription, prev.subscription) {
-		m.subscription = prev.subscription
+	w.subscription = slices.Sorted(slices.Values(sub.Topics))
+	w.subscription = slices.Compact(w.subscription)
+	if prev != nil && len(w.subscription) > 0 && slices.Equal(w.subscription, prev.who.subscription) {
+		w.subscription = prev.who.subscription
 	}
 	if sub.Version >= 1 {
 		m.owned = prev.share(fromTopicPartitions(sub.OwnedPartitions))
 	}
 	if sub.Rack != "" {
-		m.rack = sub.Rack
+		w.rack = sub.Rack
 	}
 	if sub.Streams != nil {
-		m.streamsSub = sub.Streams
+		m.setExtra().streamsSub = sub.Streams
 	}
 }
 
@@ -122,22 +123,17 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 		at, m.retried = a.at, true
 		delete(g.pendingIDs, id)
 	}
-	if m.joinAt.IsZero() || at.Before(m.joinAt) {
-		m.joinAt = at
+	if m.joinNs == 0 || at.Before(m.joinAt()) {
+		m.joinNs = nanos(at)
 	}
 	if first {
 		m.requested = jg.MemberID != ""
 		gen.await(m)
 		gen.joined++
 	}
-	m.joinRespAt = ev.RespondedAt
-	m.instanceID = jg.InstanceID
-	m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
-	m.sessionTimeout, m.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	m.joinRespNs = nanos(ev.RespondedAt)
 	m.reason = jg.Reason
-	if p := chosenProtocol(jg); p != nil {
-		m.setSubscription(p.Subscription, gen.previous(id))
-	}
+	m.joined(gen, ev)
 	if jg.ProtocolType != "" {
 		gen.protocolType = jg.ProtocolType
 	}
@@ -157,12 +153,14 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 				id = prev.id // the previous record's copy, not this response's
 			}
 			lm := gen.member(id)
-			if lm.instanceID == "" {
-				lm.instanceID = jm.InstanceID
+			w := *lm.who
+			if w.instanceID == "" {
+				w.instanceID = jm.InstanceID
 			}
-			if lm.subscription == nil {
-				lm.setSubscription(jm.Subscription, prev)
+			if w.subscription == nil {
+				lm.setSubscription(&w, jm.Subscription, prev)
 			}
+			lm.setWho(w, prev)
 		}
 	}
 	switch {
@@ -173,6 +171,20 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 	case first:
 		g.lateJoin(gen, m)
 	}
+}
+
+// joined records who m is, as its JoinGroup in gen, ev, says.
+func (m *member) joined(gen *generation, ev *decode.Event) {
+	jg := ev.JoinGroup
+	w := *m.who
+	w.instanceID = jg.InstanceID
+	w.clientID, w.clientAddr = ev.ClientID, ev.ClientAddr
+	w.sessionTimeout, w.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	prev := gen.previous(m.id)
+	if p := chosenProtocol(jg); p != nil {
+		m.setSubscription(&w, p.Subscription, prev)
+	}
+	m.setWho(w, prev)
 }
 
 // lateJoin records a JoinGroup response that left the coordinator with
@@ -203,26 +215,21 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 	if gen.members[id] == nil && jg.InstanceID != "" {
 		for _, oid := range gen.memberIDs() {
 			om := gen.members[oid]
-			if om.instanceID == jg.InstanceID && om.replacedBy == "" {
+			if om.who.instanceID == jg.InstanceID && om.more().replacedBy == "" {
 				replaces = oid
 			}
 		}
 	}
 	m := gen.member(id)
-	m.instanceID = jg.InstanceID
-	m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
-	m.sessionTimeout, m.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
-	if p := chosenProtocol(jg); p != nil {
-		m.setSubscription(p.Subscription, gen.previous(id))
-	}
-	if m.joinAt.IsZero() {
-		m.joinAt, m.joinRespAt = ev.At, ev.RespondedAt
+	m.joined(gen, ev)
+	if m.joinNs == 0 {
+		m.joinNs, m.joinRespNs = nanos(ev.At), nanos(ev.RespondedAt)
 	}
 	text := fmt.Sprintf("%s rejoined generation %d without a rebalance", id, gen.num)
 	if replaces != "" {
 		om := gen.members[replaces]
-		om.replacedBy = id
-		m.replaces, m.status = replaces, "replaced"
+		om.setExtra().replacedBy = id
+		m.setExtra().replaces, m.status = replaces, statusReplaced
 		m.planned = om.resolved().clone()
 		gen.index.assignmentsChanged()
 		if lm := g.live[replaces]; lm != nil {
@@ -257,7 +264,7 @@ func (gen *generation) keepRejoin(rj rejoin) {
 		return
 	}
 	gen.rejoinsDropped++
-	if om := gen.members[rj.replaces]; om != nil && om.replaces != "" &&
+	if om := gen.members[rj.replaces]; om != nil && om.more().replaces != "" &&
 		!slices.ContainsFunc(gen.rejoins, func(k rejoin) bool { return k.member == rj.replaces }) {
 		delete(gen.members, rj.replaces)
 		gen.index.membersChanged()
@@ -285,11 +292,14 @@ func (g *group) syncGroup(ev *decode.Event) {
 		gen.protocol = sg.ProtocolName
 	}
 	m := gen.member(sg.MemberID)
-	if m.clientAddr == "" {
-		m.clientID, m.clientAddr = ev.ClientID, ev.ClientAddr
-	}
-	if m.instanceID == "" {
-		m.instanceID = sg.InstanceID
+	if w := *m.who; w.clientAddr == "" || w.instanceID == "" {
+		if w.clientAddr == "" {
+			w.clientID, w.clientAddr = ev.ClientID, ev.ClientAddr
+		}
+		if w.instanceID == "" {
+			w.instanceID = sg.InstanceID
+		}
+		m.setWho(w, gen.previous(sg.MemberID))
 	}
 	if len(sg.Plan) > 0 && !gen.planSeen {
 		gen.planSeen, gen.planAt, gen.planBy = true, ev.At, sg.MemberID
@@ -297,7 +307,9 @@ func (g *group) syncGroup(ev *decode.Event) {
 			if pa.Assignment != nil {
 				pm := gen.member(pa.MemberID)
 				pm.planned = gen.previous(pa.MemberID).share(fromTopicPartitions(pa.Assignment.Partitions))
-				pm.streamsPlan = pa.Assignment.Streams
+				if pa.Assignment.Streams != nil {
+					pm.setExtra().streamsPlan = pa.Assignment.Streams
+				}
 			}
 		}
 		gen.index.assignmentsChanged()
@@ -315,10 +327,10 @@ func (g *group) syncGroup(ev *decode.Event) {
 				gen.waiting--
 			}
 		}
-		m.syncedAt = ev.RespondedAt
-		if gen.phase == phaseStable && m.joinSeen && m.joinAt.Before(gen.joinEnd) {
+		m.syncedNs = nanos(ev.RespondedAt)
+		if gen.phase == phaseStable && m.joinSeen && m.joinAt().Before(gen.joinEnd) {
 			// A member of the formation whose responses reached us late.
-			gen.stableAt = later(gen.stableAt, m.syncedAt)
+			gen.stableAt = later(gen.stableAt, m.syncedAt())
 			g.computeDiff(gen)
 		}
 		if sg.Assignment != nil {
@@ -327,7 +339,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 				m.assignment = m.planned // one copy of the set the leader planned
 			}
 			if sg.Assignment.Streams != nil {
-				m.streamsAsg = sg.Assignment.Streams
+				m.setExtra().streamsAsg = sg.Assignment.Streams
 			}
 			gen.index.assignmentsChanged()
 		}
@@ -364,7 +376,9 @@ func (g *group) heartbeat(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 		}
 		if gen != nil && gen.midway {
 			m := gen.member(hb.MemberID)
-			m.instanceID, m.clientID, m.clientAddr = hb.InstanceID, ev.ClientID, ev.ClientAddr
+			w := *m.who
+			w.instanceID, w.clientID, w.clientAddr = hb.InstanceID, ev.ClientID, ev.ClientAddr
+			m.setWho(w, gen.previous(hb.MemberID))
 			onlyAlive = false
 		}
 		if hb.ErrorCode == errRebalanceInProgress {
@@ -420,7 +434,7 @@ func (g *group) leaveGroup(ev *decode.Event) {
 func (g *group) memberByInstance(instanceID string) string {
 	if latest := g.latest(); latest != nil {
 		for _, id := range latest.memberIDs() {
-			if m := latest.members[id]; m.instanceID == instanceID && m.replacedBy == "" {
+			if m := latest.members[id]; m.who.instanceID == instanceID && m.more().replacedBy == "" {
 				return id
 			}
 		}

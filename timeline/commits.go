@@ -374,7 +374,7 @@ func (g *group) revocationGen(c *commit) *generation {
 		return n
 	}
 	if latest := g.latest(); latest != nil && (latest.phase == phaseJoining || latest.phase == phaseSyncing) && !c.at.Before(latest.start) {
-		if m := latest.members[c.member]; m == nil || !m.synced || !c.at.After(m.syncedAt) {
+		if m := latest.members[c.member]; m == nil || !m.synced || !c.at.After(m.syncedAt()) {
 			return latest
 		}
 	}
@@ -483,7 +483,7 @@ func (g *group) attachRecent(gen *generation) {
 			kept = append(kept, c)
 			continue
 		}
-		if m := gen.members[c.member]; m != nil && m.synced && c.at.After(m.syncedAt) {
+		if m := gen.members[c.member]; m != nil && m.synced && c.at.After(m.syncedAt()) {
 			kept = append(kept, c)
 			continue
 		}

@@ -65,26 +65,26 @@ func (g *group) materializeEmpty(gen *generation) {
 
 // joinStatus says whether m is new to the group, rejoined, or a static
 // member that came back under a new member id.
-func (g *group) joinStatus(gen *generation, m *member) string {
+func (g *group) joinStatus(gen *generation, m *member) memberStatus {
 	prev := gen.prev
 	if prev == nil && gen.num == 1 {
-		return "joined" // the group's first generation: everyone is new
+		return statusJoined // the group's first generation: everyone is new
 	}
 	if prev != nil && prev.members[m.id] != nil {
-		return "rejoined"
+		return statusRejoined
 	}
-	if m.instanceID != "" && prev != nil {
+	if m.who.instanceID != "" && prev != nil {
 		for _, id := range prev.memberIDs() {
-			if pm := prev.members[id]; pm.instanceID == m.instanceID && prev.active(id) {
-				m.replaces = id
-				return "replaced"
+			if pm := prev.members[id]; pm.who.instanceID == m.who.instanceID && prev.active(id) {
+				m.setExtra().replaces = id
+				return statusReplaced
 			}
 		}
 	}
 	if m.requested && !m.retried {
-		return "rejoined"
+		return statusRejoined
 	}
-	return "joined"
+	return statusJoined
 }
 
 // departures lists the members of the previous generation missing from gen.
@@ -95,9 +95,9 @@ func (g *group) departures(gen *generation) {
 	}
 	replaced := map[string]bool{}
 	for _, m := range gen.members {
-		if m.replaces != "" {
-			replaced[m.replaces] = true
-			if lm := g.live[m.replaces]; lm != nil {
+		if m.more().replaces != "" {
+			replaced[m.more().replaces] = true
+			if lm := g.live[m.more().replaces]; lm != nil {
 				lm.gone = true // a static member back under a new member id
 			}
 		}
@@ -126,7 +126,7 @@ func (g *group) departures(gen *generation) {
 // LeaveGroup, session timeout (inferred from its last accepted request and
 // its session timeout, unless the group is blind), or dropped at the end of the join phase.
 func (g *group) classifyDeparture(gen *generation, pm *member) departure {
-	d := departure{member: pm.id, instanceID: pm.instanceID, lost: pm.resolved().clone()}
+	d := departure{member: pm.id, instanceID: pm.who.instanceID, lost: pm.resolved().clone()}
 	for _, c := range g.causes {
 		if c.member == pm.id && (c.kind == TriggerMemberLeft || c.kind == TriggerSessionTimeout) {
 			d.how, d.at, d.reason = DepartLeft, c.at, c.reason
@@ -180,7 +180,7 @@ func (g *group) leaderChange(gen *generation) {
 		return
 	}
 	for _, m := range gen.members {
-		if m.replaces == prev.leader {
+		if m.more().replaces == prev.leader {
 			lc.reason = "the previous leader restarted as a static member with a new member id"
 			return
 		}

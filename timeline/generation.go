@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"slices"
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -134,13 +135,13 @@ type generation struct {
 }
 
 // member is one member's part in a generation. A generation keeps one per
-// member while it is kept: the flags and the epoch are together, without
-// padding between them, which makes it 480 bytes, a size class.
+// member while it is kept, so the record holds what changes from one
+// generation to the next, in 240 bytes, a size class (TestMemberSize);
+// who the member is (identity) and what few members have (memberExtra)
+// are shared or left out.
 type member struct {
-	id         string
-	instanceID string
-	clientID   string
-	clientAddr string
+	id  string
+	who *identity // never nil; shared, never changed (see setWho)
 
 	joinSeen bool
 	retried  bool // MEMBER_ID_REQUIRED then the retry: one join
@@ -152,38 +153,139 @@ type member struct {
 	// requested is set when its JoinGroup request named a member id (not
 	// a new member).
 	requested bool
+	status    memberStatus
 	epoch     int32 // KIP-848 member epoch
+
+	// The arrival of its first JoinGroup attempt, its JoinGroup
+	// response and its SyncGroup response, and (KIP-848) when it first
+	// reached the generation's epoch, in Unix nanoseconds (see nanos;
+	// joinAt, joinRespAt, syncedAt and reachedAt read them).
+	joinNs, joinRespNs, syncedNs, reachedNs int64
+	reason                                  string
+
+	owned partitions // cooperative: what it still held when rejoining
+
+	assignment partitions // from its own SyncGroup response
+	planned    partitions // from the leader's plan
+
+	added, revoked, kept partitions
+
+	extra *memberExtra // nil: none of its facts are set
+}
+
+func (m *member) joinAt() time.Time     { return unnanos(m.joinNs) }
+func (m *member) joinRespAt() time.Time { return unnanos(m.joinRespNs) }
+func (m *member) syncedAt() time.Time   { return unnanos(m.syncedNs) }
+func (m *member) reachedAt() time.Time  { return unnanos(m.reachedNs) }
+
+// nanos is t in Unix nanoseconds, 0 for the zero time: 8 bytes where a
+// time.Time takes 24. Events' times have no monotonic clock reading (the
+// proxy and the journal drop it), so their order is the same either way.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unnanos is the time of Unix nanoseconds n, in the local time zone as
+// events' times are; the zero time for 0.
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// identity is who a member is and how it asked to be treated. The records
+// of one member in a group's kept generations share one while it stays the
+// same: it is never changed once made, setWho makes a new one.
+type identity struct {
+	instanceID string
+	clientID   string
+	clientAddr string
+	rack       string
 	// protocol is the member's protocol (ProtocolClassic, ...) in a
 	// consumer or share group's epoch; "" in a classic generation.
 	protocol string
 
-	joinAt     time.Time // arrival of its first JoinGroup attempt
-	joinRespAt time.Time
-	reason     string
-	syncedAt   time.Time
-
 	subscription []string
-	owned        partitions // cooperative: what it still held when rejoining
-	rack         string
 
 	sessionTimeout   time.Duration
 	rebalanceTimeout time.Duration
+}
 
-	assignment partitions // from its own SyncGroup response
-	planned    partitions // from the leader's plan
+// noIdentity is the identity of a member nothing is known of yet.
+var noIdentity = &identity{}
+
+// setWho makes w m's identity. An identity equal to m's own or to that of
+// m's record in the previous generation, prev (nil: none), is shared, not
+// made again.
+func (m *member) setWho(w identity, prev *member) {
+	switch {
+	case m.who.equal(&w):
+	case prev != nil && prev.who.equal(&w):
+		m.who = prev.who
+	case noIdentity.equal(&w):
+		m.who = noIdentity
+	default:
+		made := w // not &w: a parameter whose address is taken is allocated at every call
+		m.who = &made
+	}
+}
+
+func (w *identity) equal(o *identity) bool {
+	return w.instanceID == o.instanceID && w.clientID == o.clientID && w.clientAddr == o.clientAddr &&
+		w.rack == o.rack && w.protocol == o.protocol && w.sessionTimeout == o.sessionTimeout &&
+		w.rebalanceTimeout == o.rebalanceTimeout && slices.Equal(w.subscription, o.subscription) &&
+		(w.subscription == nil) == (o.subscription == nil)
+}
+
+// memberExtra is what few members' records have: a static member's
+// replacement, a classic Kafka Streams member's infos.
+type memberExtra struct {
+	replaces   string
+	replacedBy string
 
 	// Classic Kafka Streams ("stream" assignor): its SubscriptionInfo, and
 	// the AssignmentInfo of its SyncGroup response and of the leader's
 	// plan; nil unknown.
 	streamsSub              *decode.StreamsSubscriptionInfo
 	streamsAsg, streamsPlan *decode.StreamsAssignmentInfo
+}
 
-	added, revoked, kept partitions
-	status               string // joined | rejoined | replaced
-	replaces             string
-	replacedBy           string
+// noExtra is the memberExtra of a record that has none.
+var noExtra = &memberExtra{}
 
-	reachedAt time.Time // KIP-848: when it first reached the generation's epoch
+// more is m's memberExtra to read: a blank one when it has none.
+func (m *member) more() *memberExtra {
+	if m.extra == nil {
+		return noExtra
+	}
+	return m.extra
+}
+
+// setExtra returns m's memberExtra to change, made when it has none.
+func (m *member) setExtra() *memberExtra {
+	if m.extra == nil {
+		m.extra = &memberExtra{}
+	}
+	return m.extra
+}
+
+// memberStatus is how a member came to a generation.
+type memberStatus uint8
+
+const (
+	statusNone     memberStatus = iota
+	statusJoined                // new to the group
+	statusRejoined              // a member of the previous generation, or one that named its id
+	statusReplaced              // a static member back under a new member id
+	statusMember                // KIP-848: a member of the previous epoch
+)
+
+func (s memberStatus) String() string {
+	return [...]string{"", "joined", "rejoined", "replaced", "member"}[s]
 }
 
 // previous is member id's record in the generation before gen, nil if
@@ -254,7 +356,7 @@ func newGeneration() *generation {
 func (gen *generation) member(id string) *member {
 	m := gen.members[id]
 	if m == nil {
-		m = &member{id: id}
+		m = &member{id: id, who: noIdentity}
 		gen.members[id] = m
 		gen.index.membersChanged()
 	}
@@ -285,7 +387,7 @@ func (gen *generation) note(what, why string) {
 // replaced by a static rejoin.
 func (gen *generation) active(id string) bool {
 	m := gen.members[id]
-	return m != nil && m.replacedBy == ""
+	return m != nil && m.more().replacedBy == ""
 }
 
 // ownerOf returns the member owning a partition in this generation, "" when
@@ -302,7 +404,7 @@ func (gen *generation) ownerOf(topic string, part int32) string {
 		gen.index.owners = owners
 		for _, id := range gen.memberIDs() {
 			m := gen.members[id]
-			if m.replacedBy != "" {
+			if m.more().replacedBy != "" {
 				continue
 			}
 			for _, tp := range m.resolved() {

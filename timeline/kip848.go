@@ -325,9 +325,9 @@ func (g *group) memberStep(ev *decode.Event, cm *cmember, epoch int32, assigned 
 		gm.status = consumerStatus(gen.prev, cm.id)
 		gen.joined++
 	}
-	g.fillConsumerMember(gm, cm)
-	if cm.epoch == gen.num && gm.reachedAt.IsZero() {
-		gm.reachedAt = ev.RespondedAt
+	g.fillConsumerMember(gen, gm, cm)
+	if cm.epoch == gen.num && gm.reachedNs == 0 {
+		gm.reachedNs = nanos(ev.RespondedAt)
 	}
 	if cm.epoch != old || added.count()+revoked.count() > 0 {
 		gm.added = union([]partitions{gm.added, added})
@@ -369,15 +369,17 @@ func (cm *cmember) proto(cg *consumerGroup) string {
 	return ProtocolConsumer
 }
 
-func (g *group) fillConsumerMember(gm *member, cm *cmember) {
-	gm.protocol = cm.proto(g.consumer)
-	gm.instanceID, gm.clientID, gm.clientAddr, gm.rack = cm.instanceID, cm.clientID, cm.clientAddr, cm.rack
-	gm.subscription = cm.subscription
+func (g *group) fillConsumerMember(gen *generation, gm *member, cm *cmember) {
+	w := *gm.who
+	w.protocol = cm.proto(g.consumer)
+	w.instanceID, w.clientID, w.clientAddr, w.rack = cm.instanceID, cm.clientID, cm.clientAddr, cm.rack
+	w.subscription = cm.subscription
+	gm.setWho(w, gen.previous(cm.id))
 	gm.assignment = cm.assigned.clone()
 	gm.epoch = cm.epoch
 	gm.joinSeen = true
-	if gm.joinAt.IsZero() {
-		gm.joinAt = cm.joinedAt
+	if gm.joinNs == 0 {
+		gm.joinNs = nanos(cm.joinedAt)
 	}
 }
 
@@ -479,7 +481,7 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 			continue
 		}
 		gm := gen.member(id)
-		g.fillConsumerMember(gm, cm)
+		g.fillConsumerMember(gen, gm, cm)
 		gm.status = consumerStatus(latest, id)
 		gen.joined++
 	}
@@ -517,11 +519,11 @@ func (g *group) formEpoch(epoch int32, ev *decode.Event) {
 // consumerStatus is the status of member id in a group epoch whose
 // previous epoch is prev (nil if none): "member" if it was in it, else
 // "joined".
-func consumerStatus(prev *generation, id string) string {
+func consumerStatus(prev *generation, id string) memberStatus {
 	if prev != nil && prev.members[id] != nil {
-		return "member"
+		return statusMember
 	}
-	return "joined"
+	return statusJoined
 }
 
 // lateCause makes c the cause of the latest group epoch, numbered epoch,
@@ -599,7 +601,7 @@ func (g *group) checkReconciled(gen *generation, at time.Time) {
 		if cm := g.consumer.members[id]; cm == nil || !cm.active {
 			continue
 		}
-		gm.synced, gm.syncedAt = true, gm.reachedAt
+		gm.synced, gm.syncedNs = true, gm.reachedNs
 		if gm.assignment.count() == 0 {
 			gen.nothing = append(gen.nothing, id)
 		}

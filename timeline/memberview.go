@@ -119,9 +119,9 @@ func (e *Engine) OwnerBefore(group string, num int32, id, topic string, part int
 		return ""
 	}
 	if gen := g.numbered(num); gen != nil {
-		if m := gen.members[id]; m != nil && m.replaces != "" {
-			if old := gen.members[m.replaces]; old != nil && old.resolved().has(topic, part) {
-				return m.replaces
+		if m := gen.members[id]; m != nil && m.more().replaces != "" {
+			if old := gen.members[m.more().replaces]; old != nil && old.resolved().has(topic, part) {
+				return m.more().replaces
 			}
 		}
 	}

@@ -101,9 +101,9 @@ func (g *group) startUpgrade(ev *decode.Event, id string) {
 				continue
 			}
 			m := latest.members[mid]
-			cm := &cmember{id: mid, protocol: ProtocolClassic, instanceID: m.instanceID, clientID: m.clientID,
-				clientAddr: m.clientAddr, rack: m.rack, subscription: m.subscription, epoch: latest.num,
-				assigned: m.resolved().clone(), joinedAt: m.joinAt, everActive: true}
+			cm := &cmember{id: mid, protocol: ProtocolClassic, instanceID: m.who.instanceID, clientID: m.who.clientID,
+				clientAddr: m.who.clientAddr, rack: m.who.rack, subscription: m.who.subscription, epoch: latest.num,
+				assigned: m.resolved().clone(), joinedAt: m.joinAt(), everActive: true}
 			if cm.assigned == nil {
 				cm.assigned = partitions{}
 			}
@@ -336,8 +336,8 @@ func memberProtocol(gen *generation, m *member) string {
 	switch {
 	case !epochMode(gen.mode):
 		return ProtocolClassic
-	case m.protocol != "":
-		return m.protocol
+	case m.who.protocol != "":
+		return m.who.protocol
 	case gen.mode == ModeShare:
 		return ProtocolShare
 	}

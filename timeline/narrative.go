@@ -102,21 +102,21 @@ func (g *group) tellTrigger(gen *generation, label string) {
 // and how long it was held.
 func (g *group) emitJoin(gen *generation, m *member) {
 	verb := "joined"
-	if m.status == "rejoined" || m.status == "replaced" {
+	if m.status == statusRejoined || m.status == statusReplaced {
 		verb = "rejoined"
 	}
 	// One builder for the text: an entry for every member of every
 	// rebalance.
 	var b strings.Builder
-	b.Grow(128 + len(m.id) + len(m.clientID) + len(m.clientAddr))
+	b.Grow(128 + len(m.id) + len(m.who.clientID) + len(m.who.clientAddr))
 	b.WriteString(m.id)
 	b.WriteByte(' ')
 	b.WriteString(verb)
-	if !gen.start.IsZero() && m.joinAt.After(gen.start) {
+	if !gen.start.IsZero() && m.joinAt().After(gen.start) {
 		b.WriteString(" after ")
-		b.WriteString(human(m.joinAt.Sub(gen.start)))
+		b.WriteString(human(m.joinAt().Sub(gen.start)))
 	}
-	wait := m.joinRespAt.Sub(m.joinAt)
+	wait := m.joinRespAt().Sub(m.joinAt())
 	b.WriteString(", waited ")
 	b.WriteString(human(wait))
 	if gen.slowest == m.id {
@@ -125,17 +125,17 @@ func (g *group) emitJoin(gen *generation, m *member) {
 	if m.retried {
 		b.WriteString(" [MEMBER_ID_REQUIRED and retry: one join]")
 	}
-	if m.replaces != "" {
-		b.WriteString(" [static member, replaces " + m.replaces + "]")
+	if m.more().replaces != "" {
+		b.WriteString(" [static member, replaces " + m.more().replaces + "]")
 	}
-	if c := strings.TrimSpace(m.clientID + " " + m.clientAddr); c != "" {
+	if c := strings.TrimSpace(m.who.clientID + " " + m.who.clientAddr); c != "" {
 		b.WriteString(" (client ")
 		b.WriteString(c)
 		b.WriteByte(')')
 	}
 	text := b.String()
-	g.emit(m.joinAt, KindMemberJoined, gen.num, m.id, text, map[string]any{
-		"status": m.status, "client_id": m.clientID, "client_addr": m.clientAddr, "instance_id": m.instanceID,
+	g.emit(m.joinAt(), KindMemberJoined, gen.num, m.id, text, map[string]any{
+		"status": m.status.String(), "client_id": m.who.clientID, "client_addr": m.who.clientAddr, "instance_id": m.who.instanceID,
 		"join_wait_ms": ms(wait), "slowest": gen.slowest == m.id, "reason": m.reason,
 	})
 }

@@ -138,7 +138,7 @@ func (g *group) finishJoin(gen *generation) {
 		m := gen.members[id]
 		if m.joinSeen {
 			m.status = g.joinStatus(gen, m)
-			gen.rebalanceTimeout = max(gen.rebalanceTimeout, m.rebalanceTimeout)
+			gen.rebalanceTimeout = max(gen.rebalanceTimeout, m.who.rebalanceTimeout)
 		}
 	}
 	if s := slowest(gen); s != nil {
@@ -196,7 +196,7 @@ func joinOrder(gen *generation) []*member {
 			ms = append(ms, m)
 		}
 	}
-	slices.SortStableFunc(ms, func(a, b *member) int { return a.joinAt.Compare(b.joinAt) })
+	slices.SortStableFunc(ms, func(a, b *member) int { return a.joinAt().Compare(b.joinAt()) })
 	return ms
 }
 

@@ -459,7 +459,7 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 	for i, id := range gen.memberIDs() {
 		m := gen.members[id]
 		if maxMembers >= 0 && i >= maxMembers {
-			r.Members = append(r.Members, MemberReport{MemberID: m.id, ReplacedBy: m.replacedBy})
+			r.Members = append(r.Members, MemberReport{MemberID: m.id, ReplacedBy: m.more().replacedBy})
 			continue
 		}
 		r.Members = append(r.Members, memberReport(gen, m, names))
@@ -521,17 +521,17 @@ func (g *group) durations(gen *generation, r *GenerationReport) {
 	r.JoinMs = msPtr(gen.joinEnd.Sub(gen.start), known(gen.start, gen.joinEnd))
 	r.SyncMs = msPtr(gen.stableAt.Sub(gen.joinEnd), known(gen.joinEnd, gen.stableAt))
 	from := gen.joinEnd
-	if l := gen.members[gen.leader]; l != nil && !l.joinRespAt.IsZero() {
-		from = l.joinRespAt
+	if l := gen.members[gen.leader]; l != nil && !l.joinRespAt().IsZero() {
+		from = l.joinRespAt()
 	}
 	r.LeaderPlanMs = msPtr(gen.planAt.Sub(from), gen.planSeen && known(from, gen.planAt))
 }
 
 func memberReport(gen *generation, m *member, names func(partitions) partitions) MemberReport {
-	mr := MemberReport{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientAddr: m.clientAddr,
-		Status: m.status, Replaces: m.replaces, ReplacedBy: m.replacedBy, Observed: m.joinSeen,
-		JoinedAt: stampPtr(m.joinAt), JoinRetried: m.retried, JoinReason: m.reason, SyncedAt: stampPtr(m.syncedAt),
-		Rack: m.rack, Assignment: names(m.resolved()).json(), Added: names(m.added).json(),
+	mr := MemberReport{MemberID: m.id, InstanceID: m.who.instanceID, ClientID: m.who.clientID, ClientAddr: m.who.clientAddr,
+		Status: m.status.String(), Replaces: m.more().replaces, ReplacedBy: m.more().replacedBy, Observed: m.joinSeen,
+		JoinedAt: stampPtr(m.joinAt()), JoinRetried: m.retried, JoinReason: m.reason, SyncedAt: stampPtr(m.syncedAt()),
+		Rack: m.who.rack, Assignment: names(m.resolved()).json(), Added: names(m.added).json(),
 		Revoked: names(m.revoked).json(), Kept: names(m.kept).json()}
 	if mr.Status == "" {
 		mr.Status = "unobserved"
@@ -539,26 +539,26 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 			mr.Status = "member"
 		}
 	}
-	if m.subscription != nil {
-		mr.Subscription = append([]string{}, m.subscription...)
+	if m.who.subscription != nil {
+		mr.Subscription = append([]string{}, m.who.subscription...)
 	}
 	if m.owned != nil {
 		mr.OwnedPartitions = m.owned.json()
 	}
 	mr.Streams = classicStreamsReport(gen, m)
 	if m.joinSeen && !epochMode(gen.mode) {
-		mr.JoinWaitMs = msPtr(m.joinRespAt.Sub(m.joinAt), !m.joinRespAt.IsZero())
-		mr.SessionTimeoutMs = msPtr(m.sessionTimeout, m.sessionTimeout > 0)
-		mr.RebalanceTimeoutMs = msPtr(m.rebalanceTimeout, m.rebalanceTimeout > 0)
+		mr.JoinWaitMs = msPtr(m.joinRespAt().Sub(m.joinAt()), !m.joinRespAt().IsZero())
+		mr.SessionTimeoutMs = msPtr(m.who.sessionTimeout, m.who.sessionTimeout > 0)
+		mr.RebalanceTimeoutMs = msPtr(m.who.rebalanceTimeout, m.who.rebalanceTimeout > 0)
 	}
-	if m.synced && !m.joinAt.IsZero() {
-		mr.StopTheWorldMs = msPtr(m.syncedAt.Sub(m.joinAt), !epochMode(gen.mode))
+	if m.synced && !m.joinAt().IsZero() {
+		mr.StopTheWorldMs = msPtr(m.syncedAt().Sub(m.joinAt()), !epochMode(gen.mode))
 	}
 	mr.Protocol = memberProtocol(gen, m)
 	if epochMode(gen.mode) {
 		e := m.epoch
 		mr.MemberEpoch = &e
-		mr.SyncedAt = stampPtr(m.reachedAt)
+		mr.SyncedAt = stampPtr(m.reachedAt())
 		mr.Kept = nil
 	}
 	return mr

@@ -17,7 +17,7 @@ func (g *group) checkStable(gen *generation) {
 	g.blind = false // the coordinator's answers told who is in
 	for _, m := range gen.members {
 		if m.joinSeen {
-			gen.stableAt = later(gen.stableAt, m.syncedAt)
+			gen.stableAt = later(gen.stableAt, m.syncedAt())
 		}
 	}
 	g.computeDiff(gen)
@@ -29,18 +29,18 @@ func (g *group) checkStable(gen *generation) {
 // assignment in the previous generation, what a cooperative member said it
 // still owned, or nil (unknown).
 func (g *group) before(gen *generation, m *member) partitions {
-	if m.status == "joined" {
+	if m.status == statusJoined {
 		return partitions{}
 	}
-	if m.replaces != "" {
-		if om := gen.members[m.replaces]; om != nil {
+	if m.more().replaces != "" {
+		if om := gen.members[m.more().replaces]; om != nil {
 			return om.resolved() // a static member replaced within this generation
 		}
 	}
 	if prev := gen.prev; prev != nil {
 		id := m.id
-		if m.replaces != "" {
-			id = m.replaces
+		if m.more().replaces != "" {
+			id = m.more().replaces
 		}
 		if pm := prev.members[id]; pm != nil && pm.resolved() != nil {
 			return pm.resolved()
@@ -61,10 +61,10 @@ func (g *group) computeDiff(gen *generation) {
 	topics := map[string]bool{}
 	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
-		if m.replacedBy != "" {
+		if m.more().replacedBy != "" {
 			continue
 		}
-		for _, t := range m.subscription {
+		for _, t := range m.who.subscription {
 			topics[t] = true
 		}
 		cur := m.resolved()
@@ -120,7 +120,7 @@ func (g *group) emitPlan(gen *generation) {
 	shown, moved := 0, 0
 	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
-		if m.replacedBy != "" {
+		if m.more().replacedBy != "" {
 			continue
 		}
 		moved += m.added.count() + m.revoked.count()

@@ -52,10 +52,10 @@ type ClassicStreamsReport struct {
 // streamsAssigned is the member's AssignmentInfo: its own SyncGroup
 // response, else the leader's plan, else nil.
 func (m *member) streamsAssigned() *decode.StreamsAssignmentInfo {
-	if m.streamsAsg != nil {
-		return m.streamsAsg
+	if m.more().streamsAsg != nil {
+		return m.more().streamsAsg
 	}
-	return m.streamsPlan
+	return m.more().streamsPlan
 }
 
 // classicTask is a decoded task id as a task.
@@ -91,7 +91,7 @@ func probingJoin(pm, m *member) bool {
 	if a == nil || a.NextRebalanceMs <= 0 || a.NextRebalanceMs == decode.StreamsNoRebalance || m.reason != "" {
 		return false
 	}
-	return !m.joinAt.Before(time.UnixMilli(a.NextRebalanceMs))
+	return !m.joinAt().Before(time.UnixMilli(a.NextRebalanceMs))
 }
 
 // followUpJoin reports whether m's JoinGroup is the follow-up its
@@ -113,7 +113,7 @@ func followUpJoin(pm, m *member) bool {
 // classicStreamsReport is m's Streams userdata in gen, nil when it has
 // none.
 func classicStreamsReport(gen *generation, m *member) *ClassicStreamsReport {
-	sub, asg := m.streamsSub, m.streamsAssigned()
+	sub, asg := m.more().streamsSub, m.streamsAssigned()
 	if sub == nil && asg == nil {
 		return nil
 	}
@@ -145,7 +145,7 @@ func classicStreamsReport(gen *generation, m *member) *ClassicStreamsReport {
 	if next := asg.NextRebalanceMs; next != decode.StreamsNoRebalance && asg.Version >= 7 {
 		at := time.UnixMilli(next)
 		if next == 0 {
-			at = m.syncedAt
+			at = m.syncedAt()
 		}
 		r.NextRebalanceAt = stampPtr(at)
 	}
@@ -159,7 +159,7 @@ func classicStreamsReport(gen *generation, m *member) *ClassicStreamsReport {
 			return r
 		}
 		before = classicTasks(pa.Active)
-	} else if m.status != "joined" {
+	} else if m.status != statusJoined {
 		return r
 	}
 	r.ActiveGained = taskStrings(taskMinus(active, before))
@@ -176,8 +176,8 @@ func previousRecord(gen *generation, m *member) *member {
 	if pm := gen.prev.members[m.id]; pm != nil {
 		return pm
 	}
-	if m.replaces != "" {
-		return gen.prev.members[m.replaces]
+	if m.more().replaces != "" {
+		return gen.prev.members[m.more().replaces]
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func (g *group) resolveTrigger(gen *generation) (trigger, bool) {
 		at := gen.joinEnd
 		for _, m := range gen.members {
 			if m.joinSeen {
-				at = earliest(at, m.joinAt)
+				at = earliest(at, m.joinAt())
 			}
 		}
 		return trigger{kind: TriggerUnknown, at: at, reason: "kproxy did not see the group before this rebalance"}, true
@@ -129,26 +129,26 @@ func (g *group) resolveTrigger(gen *generation) (trigger, bool) {
 
 // joinCause classifies a member's JoinGroup as a cause.
 func (g *group) joinCause(gen *generation, m *member) trigger {
-	t := trigger{member: m.id, reason: m.reason, at: m.joinAt}
+	t := trigger{member: m.id, reason: m.reason, at: m.joinAt()}
 	prev := gen.prev
 	var pm *member
 	if prev != nil {
 		pm = prev.members[m.id]
-		if pm == nil && m.replaces != "" {
-			pm = prev.members[m.replaces]
+		if pm == nil && m.more().replaces != "" {
+			pm = prev.members[m.more().replaces]
 		}
 	}
 	switch {
-	case m.status == "joined":
+	case m.status == statusJoined:
 		t.kind = TriggerMemberJoined
-	case pm != nil && prev.mode == ModeCooperative && (pm.revoked.count() > 0 || followUpJoin(pm, m)) && m.joinAt.After(pm.syncedAt):
+	case pm != nil && prev.mode == ModeCooperative && (pm.revoked.count() > 0 || followUpJoin(pm, m)) && m.joinAt().After(pm.syncedAt()):
 		t.kind = TriggerFollowUp
 	case pm != nil && probingJoin(pm, m):
 		t.kind = TriggerProbingRebalance
-	case pm != nil && pm.subscription != nil && m.subscription != nil && !slices.Equal(pm.subscription, m.subscription):
+	case pm != nil && pm.who.subscription != nil && m.who.subscription != nil && !slices.Equal(pm.who.subscription, m.who.subscription):
 		t.kind = TriggerSubscriptionChanged
 		if t.reason == "" {
-			t.reason = fmt.Sprintf("%v → %v", pm.subscription, m.subscription)
+			t.reason = fmt.Sprintf("%v → %v", pm.who.subscription, m.who.subscription)
 		}
 	case pm != nil && prev.leader == m.id:
 		t.kind = TriggerLeaderRejoined

@@ -238,8 +238,8 @@ func (g *group) generationView(gen *generation) GenerationView {
 	}
 	for _, id := range gen.memberIDs() {
 		m := gen.members[id]
-		gm := GenerationMember{MemberID: m.id, InstanceID: m.instanceID, Status: m.status, Joined: m.joinAt,
-			Subscription: m.subscription, Assignment: names(m.resolved()).json(), Protocol: memberProtocol(gen, m)}
+		gm := GenerationMember{MemberID: m.id, InstanceID: m.who.instanceID, Status: m.status.String(), Joined: m.joinAt(),
+			Subscription: m.who.subscription, Assignment: names(m.resolved()).json(), Protocol: memberProtocol(gen, m)}
 		if gm.Status == "" {
 			gm.Status = "unobserved"
 			if gen.midway {
@@ -247,7 +247,7 @@ func (g *group) generationView(gen *generation) GenerationView {
 			}
 		}
 		if epochMode(gen.mode) {
-			gm.Reached = m.reachedAt
+			gm.Reached = m.reachedAt()
 		}
 		if a := m.streamsAssigned(); a != nil {
 			gm.StreamsStandby = taskStrings(classicTasks(a.Standby))
