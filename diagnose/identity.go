@@ -5,6 +5,7 @@ import (
 	"unique"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // Who a finding's member is, as a person looks for it ("users don't know
@@ -38,7 +39,7 @@ func (e *Engine) connSeen(x *decode.Exchange) {
 		id.cert = x.ClientCert
 		b.ident = unique.Make(id)
 	}
-	b.last = max(b.last, nanos(x.RequestAt))
+	b.last = max(b.last, unixnano.Of(x.RequestAt))
 	e.idents[x.ClientAddr] = b
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -43,7 +44,7 @@ type groupState struct {
 	// joinedFrom is, per client address (one connection), its latest
 	// accepted joins (JoinGroup, or a KIP-848 heartbeat at epoch 0), up
 	// to maxLeaves, oldest first: the rejoin after each leave.
-	joinedFrom map[string][]int64 // in Unix nanoseconds (nanos)
+	joinedFrom map[string][]int64 // in Unix nanoseconds (unixnano)
 	// joins is, per generation whose members do not all offer the same
 	// protocols, each member's offered protocols ("type: name,name"),
 	// from its JoinGroup for that generation (one copy of each text for
@@ -120,7 +121,7 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 	}
 	for addr, at := range g.joinedFrom {
 		last := at[len(at)-1]
-		if last < nanos(before) || early && !rejoins[addr] && e.now.UnixNano()-last > int64(forgetAfter) {
+		if last < unixnano.Of(before) || early && !rejoins[addr] && e.now.UnixNano()-last > int64(forgetAfter) {
 			delete(g.joinedFrom, addr)
 		}
 	}
@@ -325,7 +326,7 @@ func (m *memberState) learn(c connIdent) {
 
 // joined records an accepted join from the connection addr at at.
 func (g *groupState) joined(addr string, at time.Time) {
-	js, t := g.joinedFrom[addr], nanos(at)
+	js, t := g.joinedFrom[addr], unixnano.Of(at)
 	if n := len(js); n > 0 && t <= js[n-1] {
 		return
 	}
@@ -335,30 +336,13 @@ func (g *groupState) joined(addr string, at time.Time) {
 	g.joinedFrom[addr] = append(js, t)
 }
 
-// nanos is t in Unix nanoseconds, a third of a time.Time for what is
-// kept of many; 0 for the zero time (unnanos).
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// unnanos is the time of Unix nanoseconds n, in UTC; zero for 0.
-func unnanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
 // rejoin is the first accepted join from the connection addr after at;
 // zero if none.
 func (g *groupState) rejoin(addr string, at time.Time) time.Time {
-	t := nanos(at)
+	t := unixnano.Of(at)
 	for _, j := range g.joinedFrom[addr] {
 		if j > t {
-			return unnanos(j)
+			return unixnano.Time(j)
 		}
 	}
 	return time.Time{}
@@ -467,7 +451,7 @@ func (e *Engine) conn(addr, clientID string) *connState {
 	if c == nil {
 		c = &connState{addr: addr, clientID: clientID}
 		if b, ok := e.idents[addr]; ok {
-			c.connIdent, c.last = b.ident.Value(), unnanos(b.last)
+			c.connIdent, c.last = b.ident.Value(), unixnano.Time(b.last)
 			delete(e.idents, addr)
 		}
 		e.conns[addr] = c

@@ -7,6 +7,7 @@ import (
 	"unique"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -60,7 +61,7 @@ func (e *Engine) apiVersions(x *decode.Exchange, sw decode.ClientSoftware) {
 	if b.ident != (unique.Handle[connIdent]{}) {
 		id.cert = b.ident.Value().cert
 	}
-	b.ident, b.last = unique.Make(id), nanos(x.RequestAt)
+	b.ident, b.last = unique.Make(id), unixnano.Of(x.RequestAt)
 	e.idents[x.ClientAddr] = b
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // FormatVersion is the segment format version this package writes and the
@@ -114,7 +115,7 @@ func appendHeader(dst []byte, h *segmentHeader) []byte {
 	dst = append(dst, magic[:]...)
 	dst = binary.BigEndian.AppendUint16(dst, FormatVersion)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(headerMinLen+len(v)))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(h.Created)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixnano.Of(h.Created)))
 	dst = append(dst, h.JournalID[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, h.Seq)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(v)))
@@ -196,28 +197,12 @@ func parseHeader(b []byte) (segmentHeader, error) {
 		return h, ErrBadHeader
 	}
 	h.Version = binary.BigEndian.Uint16(b[8:])
-	h.Created = nanosToTime(int64(binary.BigEndian.Uint64(b[12:])))
+	h.Created = unixnano.Time(int64(binary.BigEndian.Uint64(b[12:])))
 	copy(h.JournalID[:], b[20:36])
 	h.Seq = binary.BigEndian.Uint64(b[36:])
 	h.KproxyVersion = string(b[headerFixedLen : headerFixedLen+vl])
 	h.Len = hl
 	return h, nil
-}
-
-// timeToNanos encodes t as Unix nanoseconds, the zero time as 0.
-func timeToNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// nanosToTime decodes timeToNanos.
-func nanosToTime(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }
 
 // exchangePayloadLen is the payload length of x's record.
@@ -245,8 +230,8 @@ func appendExchange(dst []byte, x *decode.Exchange) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(x.APIKey))
 	dst = binary.BigEndian.AppendUint16(dst, uint16(x.APIVersion))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(x.CorrelationID))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(x.RequestAt)))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(x.ResponseAt)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixnano.Of(x.RequestAt)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixnano.Of(x.ResponseAt)))
 	dst = appendString16(dst, x.ClientAddr)
 	dst = appendString16(dst, x.ClientID)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(x.Request)))
@@ -266,7 +251,7 @@ func appendString16(dst []byte, s string) []byte {
 // appendGap appends a gap payload: n exchanges dropped, noted at t.
 func appendGap(dst []byte, t time.Time, n uint64) []byte {
 	dst = append(dst, recGap)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(t)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixnano.Of(t)))
 	return binary.BigEndian.AppendUint64(dst, n)
 }
 
@@ -283,8 +268,8 @@ type suspension struct {
 // maxSuspensionErr bytes.
 func appendSuspension(dst []byte, s suspension) []byte {
 	dst = append(dst, recSuspension)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(s.At)))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(s.Since)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixnano.Of(s.At)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixnano.Of(s.Since)))
 	dst = binary.BigEndian.AppendUint64(dst, s.Lost)
 	msg := s.Err
 	if len(msg) > maxSuspensionErr {
@@ -303,8 +288,8 @@ func parseSuspension(p []byte) (suspension, error) {
 		return suspension{}, errPayload
 	}
 	return suspension{
-		At:    nanosToTime(int64(binary.BigEndian.Uint64(p[1:]))),
-		Since: nanosToTime(int64(binary.BigEndian.Uint64(p[9:]))),
+		At:    unixnano.Time(int64(binary.BigEndian.Uint64(p[1:]))),
+		Since: unixnano.Time(int64(binary.BigEndian.Uint64(p[9:]))),
 		Lost:  binary.BigEndian.Uint64(p[17:]),
 		Err:   string(msg),
 	}, nil
@@ -378,8 +363,8 @@ func parseExchangeInto(x *decode.Exchange, p []byte) error {
 	x.APIKey = int16(binary.BigEndian.Uint16(p[14:]))
 	x.APIVersion = int16(binary.BigEndian.Uint16(p[16:]))
 	x.CorrelationID = int32(binary.BigEndian.Uint32(p[18:]))
-	x.RequestAt = nanosToTime(int64(binary.BigEndian.Uint64(p[22:])))
-	x.ResponseAt = nanosToTime(int64(binary.BigEndian.Uint64(p[30:])))
+	x.RequestAt = unixnano.Time(int64(binary.BigEndian.Uint64(p[22:])))
+	x.ResponseAt = unixnano.Time(int64(binary.BigEndian.Uint64(p[30:])))
 	// Fresh strings, both in one allocation: the payload's bytes from the
 	// address to the end of the client id (the id's length field between
 	// them is unused). Sharing them through a table of the strings seen
@@ -398,7 +383,7 @@ func parseGap(p []byte) (time.Time, uint64, error) {
 	if len(p) != gapLen || p[0] != recGap {
 		return time.Time{}, 0, errPayload
 	}
-	return nanosToTime(int64(binary.BigEndian.Uint64(p[1:]))), binary.BigEndian.Uint64(p[9:]), nil
+	return unixnano.Time(int64(binary.BigEndian.Uint64(p[1:]))), binary.BigEndian.Uint64(p[9:]), nil
 }
 
 // field16 reads a field of a 16-bit length and that many bytes from the

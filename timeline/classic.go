@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // joinGroup handles a JoinGroup exchange (key 11). The response's
@@ -124,14 +125,14 @@ func (g *group) addJoin(gen *generation, ev *decode.Event, id string) {
 		delete(g.pendingIDs, id)
 	}
 	if m.joinNs == 0 || at.Before(m.joinAt()) {
-		m.joinNs = nanos(at)
+		m.joinNs = unixnano.Of(at)
 	}
 	if first {
 		m.requested = jg.MemberID != ""
 		gen.await(m)
 		gen.joined++
 	}
-	m.joinRespNs = nanos(ev.RespondedAt)
+	m.joinRespNs = unixnano.Of(ev.RespondedAt)
 	m.reason = jg.Reason
 	m.joined(gen, ev)
 	if jg.ProtocolType != "" {
@@ -223,7 +224,7 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 	m := gen.member(id)
 	m.joined(gen, ev)
 	if m.joinNs == 0 {
-		m.joinNs, m.joinRespNs = nanos(ev.At), nanos(ev.RespondedAt)
+		m.joinNs, m.joinRespNs = unixnano.Of(ev.At), unixnano.Of(ev.RespondedAt)
 	}
 	text := fmt.Sprintf("%s rejoined generation %d without a rebalance", id, gen.num)
 	if replaces != "" {
@@ -327,7 +328,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 				gen.waiting--
 			}
 		}
-		m.syncedNs = nanos(ev.RespondedAt)
+		m.syncedNs = unixnano.Of(ev.RespondedAt)
 		if gen.phase == phaseStable && m.joinSeen && m.joinAt().Before(gen.joinEnd) {
 			// A member of the formation whose responses reached us late.
 			gen.stableAt = later(gen.stableAt, m.syncedAt())

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // phase is where a generation is in its life.
@@ -158,7 +159,7 @@ type member struct {
 
 	// The arrival of its first JoinGroup attempt, its JoinGroup
 	// response and its SyncGroup response, and (KIP-848) when it first
-	// reached the generation's epoch, in Unix nanoseconds (see nanos;
+	// reached the generation's epoch, in Unix nanoseconds (see unixnano;
 	// joinAt, joinRespAt, syncedAt and reachedAt read them).
 	joinNs, joinRespNs, syncedNs, reachedNs int64
 	reason                                  string
@@ -173,29 +174,10 @@ type member struct {
 	extra *memberExtra // nil: none of its facts are set
 }
 
-func (m *member) joinAt() time.Time     { return unnanos(m.joinNs) }
-func (m *member) joinRespAt() time.Time { return unnanos(m.joinRespNs) }
-func (m *member) syncedAt() time.Time   { return unnanos(m.syncedNs) }
-func (m *member) reachedAt() time.Time  { return unnanos(m.reachedNs) }
-
-// nanos is t in Unix nanoseconds, 0 for the zero time: 8 bytes where a
-// time.Time takes 24. Events' times have no monotonic clock reading (the
-// proxy and the journal drop it), so their order is the same either way.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// unnanos is the time of Unix nanoseconds n, in the local time zone as
-// events' times are; the zero time for 0.
-func unnanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
+func (m *member) joinAt() time.Time     { return unixnano.Time(m.joinNs) }
+func (m *member) joinRespAt() time.Time { return unixnano.Time(m.joinRespNs) }
+func (m *member) syncedAt() time.Time   { return unixnano.Time(m.syncedNs) }
+func (m *member) reachedAt() time.Time  { return unixnano.Time(m.reachedNs) }
 
 // identity is who a member is and how it asked to be treated. The records
 // of one member in a group's kept generations share one while it stays the

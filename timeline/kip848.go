@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // KIP-848 (ConsumerGroupHeartbeat, key 68): there is no group-wide stop.
@@ -327,7 +328,7 @@ func (g *group) memberStep(ev *decode.Event, cm *cmember, epoch int32, assigned 
 	}
 	g.fillConsumerMember(gen, gm, cm)
 	if cm.epoch == gen.num && gm.reachedNs == 0 {
-		gm.reachedNs = nanos(ev.RespondedAt)
+		gm.reachedNs = unixnano.Of(ev.RespondedAt)
 	}
 	if cm.epoch != old || added.count()+revoked.count() > 0 {
 		gm.added = union([]partitions{gm.added, added})
@@ -379,7 +380,7 @@ func (g *group) fillConsumerMember(gen *generation, gm *member, cm *cmember) {
 	gm.epoch = cm.epoch
 	gm.joinSeen = true
 	if gm.joinNs == 0 {
-		gm.joinNs = nanos(cm.joinedAt)
+		gm.joinNs = unixnano.Of(cm.joinedAt)
 	}
 }
 
