@@ -94,8 +94,83 @@ func TestInternTopics(t *testing.T) {
 	// which it would keep alive.
 	block := strings.Repeat("x", 100) + "orders"
 	evs := []decode.Event{{OffsetCommit: &decode.OffsetCommit{Topics: []decode.CommitTopic{{Topic: block[100:]}}}}}
-	internTopics(evs)
+	intern(evs)
 	if got := evs[0].OffsetCommit.Topics[0].Topic; got != "orders" || unsafe.StringData(got) == unsafe.StringData(block[100:]) {
 		t.Errorf("interned %q shares the event's allocation", got)
+	}
+}
+
+// fresh is s in an allocation of its own, as the decoder makes a string per
+// frame.
+func fresh(s string) string { return string([]byte(s)) }
+
+// groupEvents are a JoinGroup, a SyncGroup and a LeaveGroup event whose
+// every string is a fresh copy, and the strings intern must share, by
+// where they are.
+func groupEvents() ([]decode.Event, func(evs []decode.Event) map[string]string) {
+	tps := func() []decode.TopicPartitions {
+		return []decode.TopicPartitions{{Topic: fresh("orders"), Partitions: []int32{0}}}
+	}
+	sub := func() *decode.Subscription {
+		return &decode.Subscription{Topics: []string{fresh("orders")}, Rack: fresh("r1"), OwnedPartitions: tps(),
+			Sticky: &decode.StickyUserData{CurrentAssignment: tps()}}
+	}
+	join := &decode.JoinGroup{MemberID: fresh("m-1"), InstanceID: fresh("i-1"), ProtocolType: fresh("consumer"),
+		ProtocolName: fresh("range"), Leader: fresh("m-1"), AssignedMemberID: fresh("m-1"),
+		Protocols: []decode.JoinProtocol{{Name: fresh("range"), Subscription: sub()}},
+		Members:   []decode.JoinMember{{MemberID: fresh("m-1"), InstanceID: fresh("i-1"), Subscription: sub()}}}
+	sync := &decode.SyncGroup{MemberID: fresh("m-1"), InstanceID: fresh("i-1"), ProtocolType: fresh("consumer"),
+		ProtocolName: fresh("range"), Assignment: &decode.Assignment{Partitions: tps()},
+		Plan: []decode.MemberAssignment{{MemberID: fresh("m-1"), Assignment: &decode.Assignment{Partitions: tps()}}}}
+	leave := &decode.LeaveGroup{Members: []decode.LeavingMember{{MemberID: fresh("m-1"), InstanceID: fresh("i-1")}}}
+	evs := []decode.Event{{Group: fresh("g"), JoinGroup: join}, {Group: fresh("g"), SyncGroup: sync}, {Group: fresh("g"), LeaveGroup: leave}}
+	where := func(evs []decode.Event) map[string]string {
+		j, s, l := evs[0].JoinGroup, evs[1].SyncGroup, evs[2].LeaveGroup
+		js, ms := j.Protocols[0].Subscription, j.Members[0].Subscription
+		return map[string]string{
+			"join group": evs[0].Group, "sync group": evs[1].Group, "leave group": evs[2].Group,
+			"join member": j.MemberID, "join leader": j.Leader, "join assigned": j.AssignedMemberID,
+			"join members' member": j.Members[0].MemberID, "sync member": s.MemberID,
+			"plan member": s.Plan[0].MemberID, "leaving member": l.Members[0].MemberID,
+			"join instance": j.InstanceID, "join members' instance": j.Members[0].InstanceID,
+			"sync instance": s.InstanceID, "leaving instance": l.Members[0].InstanceID,
+			"join type": j.ProtocolType, "sync type": s.ProtocolType,
+			"join protocol": j.ProtocolName, "offered protocol": j.Protocols[0].Name, "sync protocol": s.ProtocolName,
+			"subscribed topic": js.Topics[0], "owned topic": js.OwnedPartitions[0].Topic,
+			"sticky topic": js.Sticky.CurrentAssignment[0].Topic, "member's subscribed topic": ms.Topics[0],
+			"member's owned topic": ms.OwnedPartitions[0].Topic, "assigned topic": s.Assignment.Partitions[0].Topic,
+			"planned topic": s.Plan[0].Assignment.Partitions[0].Topic,
+			"rack": js.Rack, "member's rack": ms.Rack,
+		}
+	}
+	return evs, where
+}
+
+// TestInternGroupStrings: the names of JoinGroup, SyncGroup and LeaveGroup
+// events that the timeline and the diagnosis keep per generation and
+// member reach them as one shared copy of each.
+func TestInternGroupStrings(t *testing.T) {
+	first, where := groupEvents()
+	second, _ := groupEvents()
+	intern(first)
+	intern(second)
+	a, b := where(first), where(second)
+	for name, s := range a {
+		if s != b[name] || unsafe.StringData(s) != unsafe.StringData(b[name]) {
+			t.Errorf("%s: %q at %p and %q at %p; want one copy", name, s, unsafe.StringData(s), b[name], unsafe.StringData(b[name]))
+		}
+	}
+	// Equal names share a copy across fields and events too.
+	for _, same := range [][]string{
+		{"join group", "sync group", "leave group"},
+		{"join member", "join leader", "sync member", "plan member", "leaving member"},
+		{"subscribed topic", "owned topic", "assigned topic", "planned topic"},
+		{"join protocol", "offered protocol", "sync protocol"},
+	} {
+		for _, name := range same[1:] {
+			if unsafe.StringData(a[name]) != unsafe.StringData(a[same[0]]) {
+				t.Errorf("%s and %s: two copies of %q", same[0], name, a[name])
+			}
+		}
 	}
 }

@@ -11,10 +11,10 @@
 // Strings that consumers keep long are interned here, where events enter,
 // so that consumers work with plain values and still share one copy of
 // each: right after decoding, the topic names of OffsetCommit and
-// OffsetFetch events are replaced with shared copies (intern.go), before
-// any consumer or Inspect sees the events. Nothing else is interned: the
-// decoder's own copies of an event's strings are one allocation per event,
-// and the timeline keeps one copy of each group and member id already.
+// OffsetFetch events, and the names JoinGroup, SyncGroup and LeaveGroup
+// events carry (group, member and instance ids, protocols, subscribed and
+// assigned topics), are replaced with shared copies (intern.go), before
+// any consumer or Inspect sees the events.
 //
 // A Pipeline is run by one goroutine, which owns the decoder and calls
 // every consumer: nothing in it is locked, and consumers are called in
@@ -263,7 +263,7 @@ func (p *Pipeline) handle(x *decode.Exchange) bool {
 		p.undecoded.Add(1)
 		p.warnUndecoded(x, err)
 	}
-	internTopics(p.batch[before:])
+	intern(p.batch[before:])
 	if p.cfg.Inspect != nil {
 		p.cfg.Inspect(x, p.batch[before:], err)
 	}
