@@ -140,7 +140,7 @@ func groupEvents() ([]decode.Event, func(evs []decode.Event) map[string]string) 
 			"sticky topic": js.Sticky.CurrentAssignment[0].Topic, "member's subscribed topic": ms.Topics[0],
 			"member's owned topic": ms.OwnedPartitions[0].Topic, "assigned topic": s.Assignment.Partitions[0].Topic,
 			"planned topic": s.Plan[0].Assignment.Partitions[0].Topic,
-			"rack": js.Rack, "member's rack": ms.Rack,
+			"rack":          js.Rack, "member's rack": ms.Rack,
 		}
 	}
 	return evs, where

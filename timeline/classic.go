@@ -34,7 +34,7 @@ func (g *group) joinGroup(ev *decode.Event) {
 	if jg.InstanceID != "" {
 		lm.instanceID = jg.InstanceID
 	}
-	lm.sessionTimeout, lm.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	lm.setTimeouts(jg)
 	if r := joinRack(jg); r != "" {
 		lm.rack = r
 	}
@@ -48,7 +48,7 @@ func (g *group) joinGroup(ev *decode.Event) {
 		// KIP-394: the retry with this id is the same join (counted once,
 		// from this first attempt).
 		g.pendingIDs[id] = &attempt{at: ev.At, clientID: ev.ClientID, clientAddr: ev.ClientAddr}
-		lm.lastAlive = later(lm.lastAlive, ev.At)
+		lm.lastAliveNs = max(lm.lastAliveNs, unixnano.Of(ev.At))
 		g.addCause(cause{trigger: trigger{kind: TriggerMemberJoined, member: id, reason: jg.Reason, at: ev.At},
 			clientID: ev.ClientID, clientAddr: ev.ClientAddr})
 		return

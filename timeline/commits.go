@@ -22,7 +22,8 @@ const recentMax = 4096
 
 // commit is one OffsetCommit or TxnOffsetCommit exchange of a group
 // member. A group keeps its commits up to a minute (see remember), so the
-// fields are ordered to make it 96 bytes without padding.
+// fields are ordered to make it 88 bytes, and what few commits have is
+// behind one pointer (TestMemberSize).
 type commit struct {
 	member string
 	at     time.Time
@@ -30,15 +31,59 @@ type commit struct {
 	// once (see newCommit).
 	parts   []commitPart
 	latency time.Duration
+	// rare is what few commits have, nil for most: see txn and epochs.
+	rare       *commitRare
+	generation int32
+	responded  bool
+	failed     bool
+}
+
+// commitRare is what few commits have. A commit's copies share it, as they
+// shared its parts; setTxn and setEpochs make a new one.
+type commitRare struct {
 	// txn is the transaction of a TxnOffsetCommit, nil for an
 	// OffsetCommit (see txn.go).
 	txn *txnCommit
 	// epochs is set for a KIP-848 commit at an epoch other than its
 	// member's (see epochs.go).
-	epochs     *epochCheck
-	generation int32
-	responded  bool
-	failed     bool
+	epochs *epochCheck
+}
+
+// txn is the transaction of a TxnOffsetCommit, nil for an OffsetCommit.
+func (c *commit) txn() *txnCommit {
+	if c.rare == nil {
+		return nil
+	}
+	return c.rare.txn
+}
+
+// epochs is the epoch check of a KIP-848 commit at an epoch other than its
+// member's, nil for any other commit.
+func (c *commit) epochs() *epochCheck {
+	if c.rare == nil {
+		return nil
+	}
+	return c.rare.epochs
+}
+
+// setTxn sets c's transaction.
+func (c *commit) setTxn(t *txnCommit) {
+	var r commitRare
+	if c.rare != nil {
+		r = *c.rare
+	}
+	r.txn = t
+	c.rare = &r
+}
+
+// setEpochs sets c's epoch check.
+func (c *commit) setEpochs(ec *epochCheck) {
+	var r commitRare
+	if c.rare != nil {
+		r = *c.rare
+	}
+	r.epochs = ec
+	c.rare = &r
 }
 
 // commitPart is one partition of a commit: the offset committed and, when
@@ -207,7 +252,7 @@ func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
 	} else {
 		tc := ev.TxnOffsetCommit
 		c.member, c.generation, topics = tc.MemberID, tc.Generation, tc.Topics
-		c.txn = &txnCommit{key: txnKey{tc.TransactionalID, tc.ProducerID, tc.ProducerEpoch}, outcome: TxnPending}
+		c.setTxn(&txnCommit{key: txnKey{tc.TransactionalID, tc.ProducerID, tc.ProducerEpoch}, outcome: TxnPending})
 	}
 	// A commit is kept up to a minute (remember): it shares the registry's
 	// copy of its member id rather than keeping the event's.
@@ -299,7 +344,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 	onlyAlive = true
 	// A TxnOffsetCommit does not tell that the member is alive: the
 	// coordinator does not count it as a heartbeat.
-	if c.responded && !c.failed && c.member != "" && c.txn == nil {
+	if c.responded && !c.failed && c.member != "" && c.txn() == nil {
 		lm, onlyAlive = g.aliveMember(lm, c.member, ev)
 	}
 	var gen *generation
@@ -312,15 +357,15 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 	case gen != nil:
 		g.attach(gen, c)
 	case c.failed:
-		if c.txn != nil {
-			c.txn.told = true
+		if c.txn() != nil {
+			c.txn().told = true
 		}
 		g.emitCommit(c.generation, "commit", c, false)
 		g.remember(c)
-	case c.epochs != nil && c.responded:
+	case c.epochs() != nil && c.responded:
 		// Taken at an epoch not the member's: told, with why.
-		if c.txn != nil {
-			c.txn.told = true
+		if c.txn() != nil {
+			c.txn().told = true
 		}
 		g.emitCommit(c.generation, "commit", c, false)
 		g.remember(c)
@@ -328,7 +373,7 @@ func (g *group) offsetCommit(ev *decode.Event, lm *liveMember) (onlyAlive bool) 
 		g.remember(c)
 	}
 	g.checkSuspects(c, lm, gen)
-	if c.txn != nil {
+	if c.txn() != nil {
 		if c.pending() {
 			g.e.pendTxn(g, c)
 		}
@@ -383,8 +428,8 @@ func (g *group) revocationGen(c *commit) *generation {
 
 // attach records c as a commit during gen's revocation and tells it.
 func (g *group) attach(gen *generation, c *commit) {
-	if c.txn != nil {
-		c.txn.told = true
+	if c.txn() != nil {
+		c.txn().told = true
 	}
 	gen.commits = append(gen.commits, *c)
 	g.emitCommit(gen.num, "commit during revocation", c, true)
@@ -576,8 +621,8 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 			if target == nil {
 				target = g.suspectTarget(c, during) // once per commit, with its first suspect
 			}
-			if c.txn != nil {
-				c.txn.held, c.txn.heldIn = append(c.txn.held, s), target
+			if c.txn() != nil {
+				c.txn().held, c.txn().heldIn = append(c.txn().held, s), target
 				continue
 			}
 			g.tellSuspect(target, s)
@@ -671,9 +716,9 @@ func (g *group) commitText(head string, c *commit) string {
 		b.WriteString("(no member)")
 	}
 	fmt.Fprintf(&b, " gen %d", c.generation)
-	if c.txn != nil {
+	if c.txn() != nil {
 		b.WriteString(" in transaction ")
-		writeTxn(&b, c.txn)
+		writeTxn(&b, c.txn())
 	}
 	for i, cp := range c.parts[:min(len(c.parts), maxListed)] {
 		b.WriteByte(' ')
@@ -700,7 +745,7 @@ func (g *group) commitText(head string, c *commit) string {
 		}
 		writeMore(&b, failed-listed)
 		fmt.Fprintf(&b, " (%s): those offsets are lost; the next owner re-processes from the last good commit", human(c.latency))
-		if c.txn != nil && c.pending() {
+		if c.txn() != nil && c.pending() {
 			b.WriteString("; the others count only if the transaction commits")
 		}
 		b.WriteString(epochText(c))
@@ -709,7 +754,7 @@ func (g *group) commitText(head string, c *commit) string {
 		b.WriteString(" ok")
 	}
 	fmt.Fprintf(&b, " (%s)", human(c.latency))
-	if c.txn != nil {
+	if c.txn() != nil {
 		b.WriteString(": counts only if the transaction commits")
 	}
 	b.WriteString(epochText(c))
@@ -721,7 +766,7 @@ func (g *group) commitFields(c *commit) map[string]any {
 	if errs := commitErrors(c); errs != nil {
 		f["errors"] = errs
 	}
-	if c.txn != nil {
+	if c.txn() != nil {
 		maps.Copy(f, g.txnFields(c))
 	}
 	epochFields(c, f)

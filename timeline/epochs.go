@@ -37,7 +37,7 @@ type epochCheck struct {
 	assigned []int32
 }
 
-// checkEpoch sets c.epochs when c, a commit of a KIP-848 consumer group's
+// checkEpoch sets c's epoch check when c, a commit of a KIP-848 consumer group's
 // member, names an epoch other than the member's.
 func (g *group) checkEpoch(c *commit) {
 	if g.consumer == nil || g.consumer.share != nil || c.member == "" || c.generation < 0 {
@@ -54,7 +54,7 @@ func (g *group) checkEpoch(c *commit) {
 			ec.assigned[i] = g.assignmentEpoch(cm, cp.topic.name, cp.partition)
 		}
 	}
-	c.epochs = ec
+	c.setEpochs(ec)
 }
 
 // assignmentEpoch is the member epoch since which cm holds the partition
@@ -87,9 +87,9 @@ func (g *group) assignmentEpoch(cm *cmember, topic string, p int32) int32 {
 
 // epochText explains c's epoch: "; epoch 3 behind the member's 4 (t[0]
 // assigned to it at epoch 3, t[1] not assigned to it)", then what the
-// coordinator made of it. "" when c.epochs is nil.
+// coordinator made of it. "" when c has no epoch check.
 func epochText(c *commit) string {
-	ec := c.epochs
+	ec := c.epochs()
 	if ec == nil {
 		return ""
 	}
@@ -150,12 +150,12 @@ func epochText(c *commit) string {
 // partition of c for its epoch: STALE_MEMBER_EPOCH, or for a
 // TxnOffsetCommit before v6, ILLEGAL_GENERATION.
 func epochRefusal(c *commit, code int16) bool {
-	return code == errStaleMemberEpoch || c.txn != nil && code == errIllegalGeneration
+	return code == errStaleMemberEpoch || c.txn() != nil && code == errIllegalGeneration
 }
 
 // epochFields adds c's epoch check to an entry's fields.
 func epochFields(c *commit, f map[string]any) {
-	ec := c.epochs
+	ec := c.epochs()
 	if ec == nil {
 		return
 	}
@@ -168,7 +168,7 @@ func epochFields(c *commit, f map[string]any) {
 // assignmentEpochs is topic → partition → assignment epoch of c's parts,
 // nil without them.
 func assignmentEpochs(c *commit) map[string]map[int32]int32 {
-	if c.epochs == nil || c.epochs.assigned == nil {
+	if c.epochs() == nil || c.epochs().assigned == nil {
 		return nil
 	}
 	m := map[string]map[int32]int32{}
@@ -176,7 +176,7 @@ func assignmentEpochs(c *commit) map[string]map[int32]int32 {
 		if m[cp.topic.name] == nil {
 			m[cp.topic.name] = map[int32]int32{}
 		}
-		m[cp.topic.name][cp.partition] = c.epochs.assigned[i]
+		m[cp.topic.name][cp.partition] = c.epochs().assigned[i]
 	}
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // group is the state of one consumer group, classic or KIP-848.
@@ -59,20 +60,46 @@ type group struct {
 
 // liveMember is what the engine knows of a member across generations.
 type liveMember struct {
-	id               string
-	instanceID       string
-	clientID         string
-	clientAddr       string
-	rack             string // the rack its JoinGroup's subscription names (KIP-881); "" none
-	sessionTimeout   time.Duration
-	rebalanceTimeout time.Duration
-	lastAlive        time.Time // last request the coordinator accepted from it
-	expired          bool      // inferred: session timed out
-	gone             bool      // left, expired, fenced or removed
+	id         string
+	instanceID string
+	clientID   string
+	clientAddr string
+	rack       string // the rack its JoinGroup's subscription names (KIP-881); "" none
+	// lastAliveNs is the last request the coordinator accepted from it,
+	// in Unix nanoseconds (0: none), and sessionMs and rebalanceMs its
+	// JoinGroup's timeouts in milliseconds, as the wire has them: a
+	// group keeps a record for every member seen in the last forgetAfter,
+	// and this makes one 144 bytes where time.Time and time.Duration made
+	// it 176 (TestMemberSize).
+	lastAliveNs int64
+	sessionMs   int32
+	rebalanceMs int32
+	expired     bool // inferred: session timed out
+	gone        bool // left, expired, fenced or removed
 
 	// owned caches what the member owned in the generation its commits
 	// named last (memberOwned, index.go).
 	owned ownedCache
+}
+
+// lastAlive is the last request the coordinator accepted from the
+// member, the zero time when none.
+func (lm *liveMember) lastAlive() time.Time { return unixnano.Time(lm.lastAliveNs) }
+
+// sessionTimeout and rebalanceTimeout are the timeouts of the member's
+// last JoinGroup, 0 when none was seen.
+func (lm *liveMember) sessionTimeout() time.Duration {
+	return time.Duration(lm.sessionMs) * time.Millisecond
+}
+
+func (lm *liveMember) rebalanceTimeout() time.Duration {
+	return time.Duration(lm.rebalanceMs) * time.Millisecond
+}
+
+// setTimeouts keeps the timeouts of jg, a JoinGroup of the member. They
+// are whole milliseconds, as the wire carries them.
+func (lm *liveMember) setTimeouts(jg *decode.JoinGroup) {
+	lm.sessionMs, lm.rebalanceMs = int32(jg.SessionTimeout/time.Millisecond), int32(jg.RebalanceTimeout/time.Millisecond)
 }
 
 // attempt is a JoinGroup answered MEMBER_ID_REQUIRED, waiting for its retry.
@@ -155,8 +182,8 @@ func (g *group) alive(id string, ev *decode.Event) {
 func (g *group) aliveMember(lm *liveMember, id string, ev *decode.Event) (_ *liveMember, onlyAlive bool) {
 	onlyAlive = lm != nil
 	lm = g.refresh(lm, id, ev)
-	if ev.At.After(lm.lastAlive) { // later, in place: per heartbeat and commit
-		lm.lastAlive = ev.At
+	if at := unixnano.Of(ev.At); at > lm.lastAliveNs { // later, in place: per heartbeat and commit
+		lm.lastAliveNs = at
 	}
 	if lm.expired {
 		lm.expired, lm.gone = false, false

@@ -41,7 +41,7 @@ func (g *group) silentMember(cm *cmember, at time.Time) bool {
 		return cm.silent(at)
 	}
 	lm := g.live[cm.id]
-	return cm.active && lm != nil && lm.sessionTimeout > 0 && !cm.lastAt.IsZero() && at.Sub(cm.lastAt) > lm.sessionTimeout
+	return cm.active && lm != nil && lm.sessionTimeout() > 0 && !cm.lastAt.IsZero() && at.Sub(cm.lastAt) > lm.sessionTimeout()
 }
 
 // consumerTimeouts marks the members silent when ev showed a new group
@@ -78,7 +78,7 @@ func (g *group) consumerTimeouts(ev *decode.Event) {
 func (g *group) silenceReason(cm *cmember, seen time.Time) string {
 	if lm := g.live[cm.id]; cm.protocol == ProtocolClassic && lm != nil {
 		return fmt.Sprintf("no heartbeat since %s UTC, session timeout %s (a classic member: its JoinGroup's)",
-			cm.lastAt.UTC().Format("15:04:05.000"), human(lm.sessionTimeout))
+			cm.lastAt.UTC().Format("15:04:05.000"), human(lm.sessionTimeout()))
 	}
 	lower, upper := g.sessionBounds(cm, seen)
 	cm.sessionLow, cm.sessionHigh = lower, upper

@@ -53,7 +53,7 @@ func (e *Engine) Member(group, id string) (MemberFacts, bool) {
 		cm = g.consumer.members[id]
 	}
 	switch {
-	case lm != nil && (cm == nil || lm.sessionTimeout > 0):
+	case lm != nil && (cm == nil || lm.sessionTimeout() > 0):
 		return lm.facts(), true
 	case cm != nil:
 		// A KIP-848 member's commits (OffsetCommit names its member id)
@@ -89,7 +89,7 @@ func (e *Engine) Members(group string) iter.Seq[MemberFacts] {
 
 func (lm *liveMember) facts() MemberFacts {
 	return MemberFacts{MemberID: lm.id, InstanceID: lm.instanceID, ClientID: lm.clientID, ClientAddr: lm.clientAddr, Rack: lm.rack,
-		SessionTimeout: lm.sessionTimeout, RebalanceTimeout: lm.rebalanceTimeout, LastAlive: lm.lastAlive, Gone: lm.gone}
+		SessionTimeout: lm.sessionTimeout(), RebalanceTimeout: lm.rebalanceTimeout(), LastAlive: lm.lastAlive(), Gone: lm.gone}
 }
 
 func (cm *cmember) facts() MemberFacts {

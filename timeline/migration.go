@@ -110,7 +110,7 @@ func (g *group) startUpgrade(ev *decode.Event, id string) {
 			cg.members[mid] = cm
 			lm := g.live[mid]
 			if lm != nil {
-				cm.lastAt = lm.lastAlive
+				cm.lastAt = lm.lastAlive()
 			}
 			if lm != nil && lm.gone {
 				// Gone before the conversion (its leave or timeout
@@ -206,7 +206,7 @@ func (g *group) mixedJoin(ev *decode.Event) {
 	cg := g.consumer
 	cm := g.classicMember(id, ev)
 	lm := g.member(id, ev)
-	lm.sessionTimeout, lm.rebalanceTimeout = jg.SessionTimeout, jg.RebalanceTimeout
+	lm.setTimeouts(jg)
 	if jg.InstanceID != "" {
 		cm.instanceID, lm.instanceID = jg.InstanceID, jg.InstanceID
 	}

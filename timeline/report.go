@@ -575,8 +575,8 @@ func (g *group) commitReport(c *commit) CommitReport {
 	}
 	cr.LatencyMs = msPtr(c.latency, c.responded)
 	cr.Transaction = txnReport(c)
-	if c.epochs != nil {
-		e := c.epochs.memberEpoch
+	if c.epochs() != nil {
+		e := c.epochs().memberEpoch
 		cr.MemberEpoch, cr.AssignmentEpochs = &e, assignmentEpochs(c)
 	}
 	return cr

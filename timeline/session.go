@@ -38,7 +38,7 @@ func (g *group) sweep(now time.Time) {
 func (g *group) nextChange() time.Time {
 	next := time.Unix(1<<62, 0) // far beyond any event time
 	for _, lm := range g.live {
-		next = earliest(next, lm.lastAlive.Add(forgetAfter))
+		next = earliest(next, lm.lastAlive().Add(forgetAfter))
 	}
 	for _, a := range g.pendingIDs {
 		next = earliest(next, a.at.Add(forgetAfter))
@@ -86,7 +86,7 @@ func (g *group) sweepNow(now time.Time) {
 		g.addCause(cause{trigger: trigger{kind: TriggerSessionTimeout, member: id, reason: reason, at: exp},
 			instanceID: lm.instanceID, clientID: lm.clientID, clientAddr: lm.clientAddr})
 		g.emit(exp, KindSessionExpired, latest.num, id, fmt.Sprintf("session of %s timed out (%s; inferred)", id, reason),
-			map[string]any{"session_timeout_ms": ms(lm.sessionTimeout), "client_id": lm.clientID, "client_addr": lm.clientAddr})
+			map[string]any{"session_timeout_ms": ms(lm.sessionTimeout()), "client_id": lm.clientID, "client_addr": lm.clientAddr})
 		g.memberGone(id, exp, DepartSessionTimeout, reason)
 	}
 }
@@ -106,10 +106,10 @@ func sessionEnd(latest *generation, id string, lm *liveMember) (end time.Time, o
 // sessionEnd is the member's last accepted request plus its session
 // timeout, if both are known.
 func (lm *liveMember) sessionEnd() (time.Time, bool) {
-	if lm.sessionTimeout <= 0 || lm.lastAlive.IsZero() {
+	if lm.sessionTimeout() <= 0 || lm.lastAlive().IsZero() {
 		return time.Time{}, false
 	}
-	return lm.lastAlive.Add(lm.sessionTimeout), true
+	return lm.lastAlive().Add(lm.sessionTimeout()), true
 }
 
 // expired reports whether member id of latest, lm in the registry, has
@@ -207,7 +207,7 @@ const forgetAfter = time.Hour
 func (g *group) prune(now time.Time) {
 	latest := g.latest()
 	for id, lm := range g.live {
-		if now.Sub(lm.lastAlive) > forgetAfter && (latest == nil || !latest.active(id)) {
+		if now.Sub(lm.lastAlive()) > forgetAfter && (latest == nil || !latest.active(id)) {
 			delete(g.live, id)
 		}
 	}

@@ -53,7 +53,7 @@ func (g *group) provisional(next *generation, at time.Time) (trigger, bool) {
 }
 
 func expiryReason(lm *liveMember) string {
-	return fmt.Sprintf("no heartbeat since %s UTC, session timeout %s", lm.lastAlive.UTC().Format("15:04:05.000"), human(lm.sessionTimeout))
+	return fmt.Sprintf("no heartbeat since %s UTC, session timeout %s", lm.lastAlive().UTC().Format("15:04:05.000"), human(lm.sessionTimeout()))
 }
 
 // triggerRank orders causes found at the same instant: the one that can

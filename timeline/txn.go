@@ -80,7 +80,7 @@ func (e *Engine) pendTxn(g *group, c *commit) {
 	if e.pendingTxns >= maxPendingTxns {
 		e.forgetTxns()
 	}
-	e.txns[c.txn.key] = append(e.txns[c.txn.key], pendingTxn{g: g, c: *c})
+	e.txns[c.txn().key] = append(e.txns[c.txn().key], pendingTxn{g: g, c: *c})
 	e.pendingTxns++
 }
 
@@ -127,7 +127,7 @@ func (e *Engine) endTxn(ev *decode.Event) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		p.c.txn.outcome, p.c.txn.endedAt = outcome, ev.RespondedAt
+		p.c.txn().outcome, p.c.txn().endedAt = outcome, ev.RespondedAt
 		p.g.txnEnded(&p.c)
 		e.quiet[p.g.index] = time.Time{}
 	}
@@ -138,7 +138,7 @@ func (e *Engine) endTxn(ev *decode.Event) {
 // when it aborted, nothing it committed counts. The end is told when the
 // commit was, or when it aborted (the offsets are lost either way).
 func (g *group) txnEnded(c *commit) {
-	t := c.txn
+	t := c.txn()
 	if t.outcome == TxnCommitted {
 		if c.responded {
 			g.setCommitted(c)
@@ -159,8 +159,8 @@ func (g *group) txnEnded(c *commit) {
 func (g *group) txnEndText(c *commit) string {
 	var b strings.Builder
 	b.WriteString("transaction ")
-	writeTxn(&b, c.txn)
-	fmt.Fprintf(&b, " of %s %s: its commit of gen %d", orNoMember(c.member), c.txn.outcome, c.generation)
+	writeTxn(&b, c.txn())
+	fmt.Fprintf(&b, " of %s %s: its commit of gen %d", orNoMember(c.member), c.txn().outcome, c.generation)
 	listed := 0
 	for i, cp := range c.parts {
 		if cp.code != 0 {
@@ -178,13 +178,13 @@ func (g *group) txnEndText(c *commit) string {
 		listed++
 	}
 	fmt.Fprintf(&b, " made at %s", clock(c.at, g.e.cfg.Location))
-	if c.txn.told {
+	if c.txn().told {
 		b.WriteString(" during revocation")
 	}
 	switch {
-	case c.txn.outcome == TxnCommitted:
+	case c.txn().outcome == TxnCommitted:
 		b.WriteString(" is now committed")
-	case c.txn.told:
+	case c.txn().told:
 		b.WriteString(" was discarded: the next owner re-processes from the last committed offset")
 	default:
 		b.WriteString(" was discarded: whoever consumes those partitions next starts from the last committed offset")
@@ -197,13 +197,13 @@ func (g *group) txnEndFields(c *commit) map[string]any {
 	f["offsets"] = committedOffsets(c)
 	f["commit_generation"] = c.generation
 	f["commit_at"] = stamp(c.at)
-	f["during_revocation"] = c.txn.told
+	f["during_revocation"] = c.txn().told
 	return f
 }
 
 // txnFields are the transaction's facts in an entry's fields.
 func (g *group) txnFields(c *commit) map[string]any {
-	t := c.txn
+	t := c.txn()
 	return map[string]any{"transactional_id": t.key.id, "producer_id": t.key.producerID,
 		"producer_epoch": t.key.epoch, "transaction": t.outcome}
 }
@@ -247,12 +247,12 @@ func (e *Engine) closeTxns() {
 		ps := e.txns[k]
 		for i := range ps {
 			p := &ps[i]
-			if !p.c.txn.told {
+			if !p.c.txn().told {
 				continue
 			}
 			var b strings.Builder
 			b.WriteString("transaction ")
-			writeTxn(&b, p.c.txn)
+			writeTxn(&b, p.c.txn())
 			fmt.Fprintf(&b, " of %s never ended as far as kproxy saw (no EndTxn): its commit of gen %d made at %s during revocation counts only if the transaction committed",
 				orNoMember(p.c.member), p.c.generation, clock(p.c.at, e.cfg.Location))
 			p.g.emit(e.now, KindPartial, p.c.generation, p.c.member, b.String(), p.g.txnFields(&p.c))
@@ -262,7 +262,7 @@ func (e *Engine) closeTxns() {
 
 // txnReport is c's transaction in the report, nil for an OffsetCommit.
 func txnReport(c *commit) *TransactionReport {
-	t := c.txn
+	t := c.txn()
 	if t == nil {
 		return nil
 	}
