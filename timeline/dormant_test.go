@@ -3,6 +3,7 @@ package timeline
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,4 +153,19 @@ func TestDormantWakes(t *testing.T) {
 		t.Fatalf("after a day: %s", asJSON(t, r))
 	}
 	l.Close(sec(86500))
+}
+
+// TestDormantFrame: a dormant group's frame gives back the report's and
+// the view's JSON as they went in.
+func TestDormantFrame(t *testing.T) {
+	for _, tc := range []struct{ report, view string }{
+		{`{"group":"g"}`, `{"group":"g","members":[]}`},
+		{`{}`, ``},
+		{strings.Repeat(`{"a":1}`, 1000), `{"b":2}`},
+	} {
+		r, v := compressDormant([]byte(tc.report), []byte(tc.view)).parts()
+		if string(r) != tc.report || string(v) != tc.view {
+			t.Errorf("frame of %.20q and %.20q gave %.20q and %.20q", tc.report, tc.view, r, v)
+		}
+	}
 }

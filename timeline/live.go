@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
@@ -117,7 +115,7 @@ func (l *Live) Asleep() (groups, bytes int) {
 	for _, g := range l.e.byID {
 		if d := g.dormant; d != nil {
 			groups++
-			bytes += len(d.report) + len(d.zview)
+			bytes += len(d.report)
 		}
 	}
 	return groups, bytes
@@ -261,14 +259,6 @@ func newSnapGroup(gr *GroupReport) snapGroup {
 	return snapGroup{id: gr.Group, lastSeen: at, summary: Summarize(gr)}
 }
 
-// zstdEnc and zstdDec compress and decompress the reports and views of
-// dormant groups; both may be used by many goroutines at once (EncodeAll,
-// DecodeAll).
-var (
-	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
-	zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
-)
-
 // encodeReport is gr as JSON, as encoding/json writes it.
 func encodeReport(gr *GroupReport) []byte {
 	b, err := json.Marshal(gr)
@@ -276,38 +266,6 @@ func encodeReport(gr *GroupReport) []byte {
 		panic(fmt.Sprintf("timeline: encode the report of group %s: %v", gr.Group, err)) // plain data: cannot fail
 	}
 	return b
-}
-
-// zreport is a group's report as JSON compressed with zstd (a tenth of the
-// JSON's size): what a dormant group keeps of its report.
-type zreport []byte
-
-// compressReport is gr, encoded and compressed.
-func compressReport(gr *GroupReport) zreport {
-	b := encodeReport(gr)
-	// Kept at its own length: EncodeAll's buffer grows by doubling, and its
-	// spare capacity would be held as long as the group.
-	return slices.Clone(zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/4)))
-}
-
-// json is the report as JSON, decompressed into a new slice.
-func (z zreport) json() []byte {
-	var h zstd.Header
-	_ = h.Decode(z) // written by EncodeAll, with the content's size
-	b, err := zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
-	if err != nil {
-		panic(fmt.Sprintf("timeline: decompress a dormant report: %v", err)) // compressed by compressReport
-	}
-	return b
-}
-
-// report decodes the report.
-func (z zreport) report() *GroupReport {
-	var gr GroupReport
-	if err := json.Unmarshal(z.json(), &gr); err != nil {
-		panic(fmt.Sprintf("timeline: decode a dormant report: %v", err)) // encoded by compressReport
-	}
-	return &gr
 }
 
 // with returns a new Snapshot: s with the groups changed replaced or
