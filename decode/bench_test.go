@@ -105,3 +105,28 @@ func BenchmarkDecodeHeartbeat(b *testing.B) {
 	req, resp := heartbeat(4)
 	benchDecode(b, exchange(at(req, 4), resp), nil)
 }
+
+// BenchmarkDecodeMetadataRemembered: a client's Metadata refresh of 10
+// topics of 12 partitions on 3 brokers, answered as before: the memo's
+// lookup (metadata_memo.go), as most Metadata exchanges are decoded.
+func BenchmarkDecodeMetadataRemembered(b *testing.B) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	resp := kmsg.NewPtrMetadataResponse()
+	for n := range int32(3) {
+		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n, Host: fmt.Sprintf("broker-%d.kafka.internal", n), Port: 9092})
+	}
+	for i, t := range benchTopics() {
+		req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: ptr(t), TopicID: topicID(byte(i))})
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic, rt.TopicID = ptr(t), topicID(byte(i))
+		for p := range int32(12) {
+			rp := kmsg.NewMetadataResponseTopicPartition()
+			rp.Partition, rp.Leader, rp.Replicas, rp.ISR = p, p%3, []int32{p % 3, (p + 1) % 3, (p + 2) % 3}, []int32{p % 3, (p + 1) % 3, (p + 2) % 3}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	x := exchange(req, resp)
+	benchDecode(b, x, x)
+}
