@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -129,8 +131,8 @@ func TestForgetQuietMembers(t *testing.T) {
 				t.Errorf("static-0's history %+v; want at most its %d turns among the members remembered", is, (c.want+1)/2)
 			}
 			for _, m := range g.members {
-				if c.forget > 0 && m.seen.Before(sec(runs*every).Add(-forget-pruneEvery)) {
-					t.Errorf("member %s, last active at %s, is remembered", m.id, m.seen)
+				if c.forget > 0 && unixnano.Time(m.seen).Before(sec(runs*every).Add(-forget-pruneEvery)) {
+					t.Errorf("member %s, last active at %s, is remembered", m.id, unixnano.Time(m.seen))
 				}
 			}
 		})
