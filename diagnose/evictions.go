@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -64,12 +66,12 @@ func (g *groupState) inferredPoll(d timeline.DepartureView, rt time.Duration, ad
 // one member id (a KIP-848 member) departs once per leave.
 func (m *memberState) leave(at time.Time) (leftAt, fetchBefore time.Time) {
 	for _, l := range m.leaves {
-		if l.at.Equal(at) {
-			return l.at, l.fetchBefore
+		if unixnano.Time(l.at).Equal(at) {
+			return unixnano.Time(l.at), unixnano.Time(l.fetchBefore)
 		}
 	}
 	if n := len(m.leaves); n > 0 {
-		return m.leaves[n-1].at, m.leaves[n-1].fetchBefore
+		return unixnano.Time(m.leaves[n-1].at), unixnano.Time(m.leaves[n-1].fetchBefore)
 	}
 	return time.Time{}, time.Time{}
 }

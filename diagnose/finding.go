@@ -89,7 +89,8 @@ type Finding struct {
 	// that preceded it.
 	Links []string `json:"links,omitempty"`
 
-	at time.Time
+	at     time.Time
+	member string // the member the ID names, "-" for none
 }
 
 // Member is a group member as a finding names it.
@@ -117,7 +118,7 @@ func newFinding(kind Kind, group string, sev Severity, at time.Time, member stri
 	}
 	return Finding{
 		ID:   fmt.Sprintf("%s/%s/%s/%s", kind, group, member, stamp(at)),
-		Kind: kind, Group: group, Severity: sev, At: stamp(at), at: at,
+		Kind: kind, Group: group, Severity: sev, At: stamp(at), at: at, member: member,
 		Members: []Member{}, Partitions: map[string][]int32{}, Evidence: map[string]any{},
 	}
 }

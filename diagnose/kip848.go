@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kproxy-dev/kproxy/decode"
@@ -40,7 +42,7 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 	case h.MemberEpoch < 0:
 		e.left(g, m, ev.At)
 	case h.MemberEpoch == 0 && ev.Responded() && h.ErrorCode == 0:
-		m.lastJoin = ev.At
+		m.lastJoin = unixnano.Of(ev.At)
 		if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 			m.learn(connIdent{software: c.software})
 		}

@@ -29,10 +29,10 @@ type Live struct {
 
 	d         *Engine
 	onFinding func(Finding)
-	// told is the findings already handed to onFinding, with their time:
-	// those older than the engine's Forget are forgotten (and no longer
-	// told), so that it does not grow with the proxy's uptime.
-	told     map[string]time.Time
+	// told is the findings already handed to onFinding: those older than
+	// the engine's Forget are forgotten (and no longer told), so that it
+	// does not grow with the proxy's uptime.
+	told     toldSet
 	toldPrun time.Time
 	// dirty are the groups in which something may have revealed a new
 	// finding since the last publish: an entry that may reveal one in the
@@ -127,7 +127,7 @@ var revealing = map[timeline.Kind]bool{
 // rebalance to its end: the "findings" block a text timeline prints after
 // the storm.
 func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
-	l := &Live{told: map[string]time.Time{}, onFinding: onFinding, afterStorm: afterStorm,
+	l := &Live{told: toldSet{}, onFinding: onFinding, afterStorm: afterStorm,
 		dirty: map[string]bool{}, counts: map[string]counted{}}
 	l.found.Store(&foundSet{findings: map[string][]Finding{}, counts: map[string]FindingCount{}})
 	dcfg.OnFinding = func(f Finding) { // a warning
@@ -172,10 +172,9 @@ func (l *Live) entry(en timeline.Entry) {
 // tell hands f to onFinding unless it was already, or it is older than
 // what told remembers.
 func (l *Live) tell(f Finding) {
-	if _, ok := l.told[f.ID]; ok || l.forgotten(f.at) {
+	if l.forgotten(f.at) || !l.told.add(f) {
 		return
 	}
-	l.told[f.ID] = f.at
 	if l.onFinding != nil {
 		l.onFinding(f)
 	}
@@ -212,10 +211,8 @@ func (l *Live) Advance(now time.Time) {
 func (l *Live) publish(all bool) {
 	if l.d.now.Sub(l.toldPrun) >= pruneEvery {
 		l.toldPrun = l.d.now
-		for id, at := range l.told {
-			if l.forgotten(at) {
-				delete(l.told, id)
-			}
+		if l.d.cfg.Forget > 0 {
+			l.told.forget(l.d.now.Add(-l.d.cfg.Forget))
 		}
 	}
 	for _, g := range l.d.takeChanged() { // by Advance or Close

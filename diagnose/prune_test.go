@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
+
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/timeline"
 )
@@ -56,14 +58,14 @@ func TestForget(t *testing.T) {
 				func(f Finding) { told = append(told, f.ID) }, nil)
 			feedLive(l, sessionTimeout())
 			l.Close(sec(50))
-			if len(told) == 0 || len(l.Findings()) == 0 || len(l.told) == 0 {
-				t.Fatalf("told %v, %d findings, %d remembered; want the session timeout's", told, len(l.Findings()), len(l.told))
+			if len(told) == 0 || len(l.Findings()) == 0 || l.told.len() == 0 {
+				t.Fatalf("told %v, %d findings, %d remembered; want the session timeout's", told, len(l.Findings()), l.told.len())
 			}
 			n := len(told)
 			later := sec(50).Add(forget + 2*time.Minute)
 			l.AddDecoded(&decode.Decoded{Events: []decode.Event{{At: later}}}) // a Metadata-less, group-less event: only the clock moves
 			l.Advance(later.Add(time.Second))
-			warnings, groups, remembered := len(l.d.warnings), len(l.d.groups), len(l.told)
+			warnings, groups, remembered := len(l.d.warnings), len(l.d.groups), l.told.len()
 			pending := len(l.dirty) + len(l.d.changed)
 			if pending != 0 {
 				t.Errorf("%d groups still marked changed after publishing; want 0", pending)
@@ -129,8 +131,8 @@ func TestForgetQuietMembers(t *testing.T) {
 				t.Errorf("static-0's history %+v; want at most its %d turns among the members remembered", is, (c.want+1)/2)
 			}
 			for _, m := range g.members {
-				if c.forget > 0 && m.seen.Before(sec(runs*every).Add(-forget-pruneEvery)) {
-					t.Errorf("member %s, last active at %s, is remembered", m.id, m.seen)
+				if c.forget > 0 && unixnano.Time(m.seen).Before(sec(runs*every).Add(-forget-pruneEvery)) {
+					t.Errorf("member %s, last active at %s, is remembered", m.id, unixnano.Time(m.seen))
 				}
 			}
 		})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
+
 	"github.com/kproxy-dev/kproxy/timeline"
 )
 
@@ -203,13 +205,13 @@ func (e *Engine) cadence(g *groupState) []Finding {
 	var out []Finding
 	for _, id := range sortedKeys(g.members) {
 		m := g.members[id]
-		if m.slowSince.IsZero() {
+		if m.slowSince == 0 {
 			continue
 		}
 		median := m.medianInterval()
 		facts := e.facts(g, id)
 		session := facts.SessionTimeout
-		f := newFinding(HeartbeatTooSlow, g.id, Warning, m.slowSince, id)
+		f := newFinding(HeartbeatTooSlow, g.id, Warning, unixnano.Time(m.slowSince), id)
 		f.Members = []Member{memberOf(facts)}
 		f.Evidence["medianHeartbeatIntervalMs"] = ms(median.Round(time.Millisecond))
 		f.Evidence["sessionTimeoutMs"] = ms(session)

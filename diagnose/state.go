@@ -91,7 +91,7 @@ func (g *groupState) once(key string) bool {
 func (e *Engine) forget(g *groupState, before time.Time, early bool, views []timeline.GroupView) {
 	var need map[string]bool // what a gone member's record is kept for, made when one is
 	for id, m := range g.members {
-		if m.seen.Before(before) {
+		if unixnano.Time(m.seen).Before(before) {
 			delete(g.members, id)
 			continue
 		}
@@ -150,7 +150,7 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 // before.
 func (e *Engine) anyGone(g *groupState, before time.Time) bool {
 	for _, m := range g.members {
-		if !m.seen.Before(before) && e.gone(g, m) {
+		if !unixnano.Time(m.seen).Before(before) && e.gone(g, m) {
 			return true
 		}
 	}
@@ -161,7 +161,7 @@ func (e *Engine) anyGone(g *groupState, before time.Time) bool {
 // request for forgetAfter, the timeline no longer counts it a member, and
 // no finding is made of its record alone (heartbeat_too_slow).
 func (e *Engine) gone(g *groupState, m *memberState) bool {
-	if e.now.Sub(m.seen) <= forgetAfter || !m.slowSince.IsZero() {
+	if e.now.Sub(unixnano.Time(m.seen)) <= forgetAfter || m.slowSince != 0 {
 		return false
 	}
 	f, ok := e.tl.Member(g.id, m.id)
@@ -248,21 +248,23 @@ func viewNames(v *timeline.GroupView, ids map[string]bool) {
 // coordinator accepted and whether it is gone are the timeline's
 // (Engine.facts).
 type memberState struct {
-	id   string
-	seen time.Time // its latest request on the coordinator: forget drops the record without one
+	id string
+	// The times it keeps are in Unix nanoseconds (unixnano, 0 for none):
+	// a group's kept histories name many members, each with a record.
+	seen int64 // its latest request on the coordinator: forget drops the record without one
 	// ident is the software its connection announced in ApiVersions
 	// (KIP-511) and its TLS client certificate subject, interned: most
 	// members of a group run the same client (who).
 	ident         unique.Handle[connIdent]
-	lastJoin      time.Time // its latest JoinGroup request
-	lastHeartbeat time.Time
+	lastJoin      int64 // its latest JoinGroup request
+	lastHeartbeat int64
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest maxIntervals, oldest first; dropped once it
 	// left, unless its heartbeats were found too slow (slowSince).
 	intervals []time.Duration
 	// slowSince is the heartbeat at which the median gap first passed
 	// slowGap: the heartbeat_too_slow finding's time.
-	slowSince time.Time
+	slowSince int64
 	// leaves are its latest leaves (up to maxLeaves), oldest first, each
 	// with its latest Fetch before it (zero when none was attributed):
 	// kept at the leave, since the connection's positions move on after
@@ -271,17 +273,18 @@ type memberState struct {
 	// joinGen is the generation of its latest accepted JoinGroup and
 	// joinKey the protocols it offered in it (see groupState.offered).
 	joinGen int32
-	joinKey unique.Handle[string]
 	// transactional is whether it commits its offsets in transactions
 	// (TxnOffsetCommit): an exactly-once consumer.
 	transactional bool
+	joinKey       unique.Handle[string]
 	// warnedFor is the last accepted request a session warning was raised
 	// for; pollWarnedFor the rebalance start a poll warning was raised for.
-	warnedFor, pollWarnedFor time.Time
+	warnedFor, pollWarnedFor int64
 }
 
-// leaveMark is one leave of a member and its latest Fetch before it.
-type leaveMark struct{ at, fetchBefore time.Time }
+// leaveMark is one leave of a member and its latest Fetch before it, in
+// Unix nanoseconds.
+type leaveMark struct{ at, fetchBefore int64 }
 
 // maxLeaves is how many leaves of one member are kept, maxIntervals how
 // many heartbeat gaps.
@@ -297,7 +300,7 @@ func (e *Engine) left(g *groupState, m *memberState, at time.Time) {
 	if len(m.leaves) >= maxLeaves {
 		m.leaves = append(m.leaves[:0], m.leaves[1:]...)
 	}
-	m.leaves = append(m.leaves, leaveMark{at: at, fetchBefore: fetchBefore})
+	m.leaves = append(m.leaves, leaveMark{at: unixnano.Of(at), fetchBefore: unixnano.Of(fetchBefore)})
 }
 
 // who is what member m's connection said of itself.
@@ -549,8 +552,8 @@ func (e *Engine) event(ev *decode.Event) {
 			return nil
 		}
 		m := g.member(id)
-		if ev.At.After(m.seen) {
-			m.seen = ev.At
+		if ev.At.After(unixnano.Time(m.seen)) {
+			m.seen = unixnano.Of(ev.At)
 		}
 		e.expect(g, id)
 		e.identify(m, ev)
@@ -574,8 +577,8 @@ func (e *Engine) event(ev *decode.Event) {
 		switch hb.ErrorCode {
 		case 0:
 			if m != nil {
-				if !m.lastHeartbeat.IsZero() {
-					gap := ev.At.Sub(m.lastHeartbeat)
+				if m.lastHeartbeat != 0 {
+					gap := ev.At.Sub(unixnano.Time(m.lastHeartbeat))
 					if len(m.intervals) < maxIntervals {
 						m.intervals = append(m.intervals, gap)
 					} else { // in place: the slice stays at its first 32
@@ -583,17 +586,17 @@ func (e *Engine) event(ev *decode.Event) {
 						m.intervals[maxIntervals-1] = gap
 					}
 					// The median is looked at only after a slow gap.
-					if session := e.facts(g, hb.MemberID).SessionTimeout; m.slowSince.IsZero() && session > 0 && gap > slowGap(session) &&
+					if session := e.facts(g, hb.MemberID).SessionTimeout; m.slowSince == 0 && session > 0 && gap > slowGap(session) &&
 						len(m.intervals) >= minGaps && m.medianInterval() > slowGap(session) {
-						m.slowSince = ev.At
+						m.slowSince = unixnano.Of(ev.At)
 						e.mark(g)
 					}
 				}
-				m.lastHeartbeat = ev.At
+				m.lastHeartbeat = unixnano.Of(ev.At)
 			}
 		case kerr.RebalanceInProgress.Code:
 			if m != nil {
-				m.lastHeartbeat = time.Time{} // the cadence restarts after the rebalance
+				m.lastHeartbeat = 0 // the cadence restarts after the rebalance
 				e.checkLateJoin(g, m, ev.At)
 			}
 		case kerr.FencedInstanceID.Code:
@@ -603,7 +606,7 @@ func (e *Engine) event(ev *decode.Event) {
 		for _, lm := range ev.LeaveGroup.Members {
 			if m := touch(lm.MemberID); m != nil {
 				e.left(g, m, ev.At)
-				if ev.Responded() && ev.LeaveGroup.MemberError(lm) == 0 && m.slowSince.IsZero() {
+				if ev.Responded() && ev.LeaveGroup.MemberError(lm) == 0 && m.slowSince == 0 {
 					// The coordinator removed it: no heartbeat of its
 					// can succeed any more, and no finding reads its
 					// gaps.
@@ -645,7 +648,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 	if m == nil {
 		return
 	}
-	m.lastJoin = ev.At
+	m.lastJoin = unixnano.Of(ev.At)
 	if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 		m.learn(connIdent{software: c.software}) // announced when the connection opened
 	}

@@ -1,0 +1,84 @@
+package diagnose
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// toldSet is the findings a Live already told, by group: what tells a
+// finding recomputed at every publish from one not told yet. It keeps no
+// finding's ID: a finding is known by what its ID renders (kind, group,
+// member, time), each group's sorted by time, so that a day of findings
+// takes 32 bytes each.
+type toldSet map[string][]toldMark
+
+// toldMark is one finding told, within its group: its time as Unix
+// seconds and nanoseconds (which name every instant a time.Time can hold,
+// as the ID's RFC 3339 stamp does), its kind (its place in Kinds) and the
+// member its ID names ("-" for none).
+type toldMark struct {
+	sec    int64
+	nsec   int32
+	kind   uint8
+	member string
+}
+
+// kindIndex is each kind's place in Kinds.
+var kindIndex = func() map[Kind]uint8 {
+	m := make(map[Kind]uint8, len(Kinds))
+	for i, k := range Kinds {
+		m[k] = uint8(i)
+	}
+	return m
+}()
+
+// markOf is f's mark.
+func markOf(f Finding) toldMark {
+	k, ok := kindIndex[f.Kind]
+	if !ok {
+		panic("diagnose: finding kind " + string(f.Kind) + " missing from Kinds")
+	}
+	return toldMark{sec: f.at.Unix(), nsec: int32(f.at.Nanosecond()), kind: k, member: f.member}
+}
+
+// compareTime orders marks by time.
+func compareTime(a, b toldMark) int {
+	return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec))
+}
+
+// add reports whether f was not told yet, and remembers it.
+func (s toldSet) add(f Finding) bool {
+	marks, m := s[f.Group], markOf(f)
+	i, _ := slices.BinarySearchFunc(marks, m, compareTime)
+	for j := i; j < len(marks) && compareTime(marks[j], m) == 0; j++ {
+		if marks[j] == m {
+			return false
+		}
+	}
+	s[f.Group] = slices.Insert(marks, i, m)
+	return true
+}
+
+// forget drops the marks of findings at times before cutoff.
+func (s toldSet) forget(cutoff time.Time) {
+	c := toldMark{sec: cutoff.Unix(), nsec: int32(cutoff.Nanosecond())}
+	for group, marks := range s {
+		i, _ := slices.BinarySearchFunc(marks, c, compareTime)
+		switch {
+		case i == len(marks):
+			delete(s, group)
+		case i > 0:
+			s[group] = slices.Delete(marks, 0, i)
+		}
+	}
+}
+
+// len is how many findings s remembers.
+func (s toldSet) len() int {
+	n := 0
+	for _, marks := range s {
+		n += len(marks)
+	}
+	return n
+}

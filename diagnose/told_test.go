@@ -1,0 +1,60 @@
+package diagnose
+
+import (
+	"testing"
+	"time"
+)
+
+// TestToldSet: a finding is told once, however often it is recomputed;
+// findings whose IDs differ (kind, group, member or time, to the
+// nanosecond) are each told; forget drops those before the cutoff only.
+func TestToldSet(t *testing.T) {
+	at := time.Date(2026, 12, 5, 18, 0, 0, 123456789, time.UTC)
+	base := newFinding(PartitionFlap, "g", Warning, at, "")
+	tests := []struct {
+		name string
+		f    Finding
+		new  bool
+	}{
+		{"the same, recomputed", newFinding(PartitionFlap, "g", Warning, at, ""), false},
+		{"the same instant, in another zone", newFinding(PartitionFlap, "g", Warning, at.In(time.FixedZone("x", 3600)), ""), false},
+		{"another kind", newFinding(RebalanceLoop, "g", Warning, at, ""), true},
+		{"another group", newFinding(PartitionFlap, "h", Warning, at, ""), true},
+		{"a member", newFinding(PartitionFlap, "g", Warning, at, "m-1"), true},
+		{"a nanosecond later", newFinding(PartitionFlap, "g", Warning, at.Add(1), ""), true},
+		{"a second earlier", newFinding(PartitionFlap, "g", Warning, at.Add(-time.Second), ""), true},
+		{"the zero time", newFinding(PartitionFlap, "g", Warning, time.Time{}, ""), true},
+		{"the Unix epoch", newFinding(PartitionFlap, "g", Warning, time.Unix(0, 0), ""), true},
+	}
+	for _, c := range tests {
+		t.Run(c.name, func(t *testing.T) {
+			s := toldSet{}
+			s.add(base)
+			if got := s.add(c.f); got != c.new {
+				t.Errorf("add(%s) after add(%s) = %v; want %v", c.f.ID, base.ID, got, c.new)
+			}
+			if c.new != (c.f.ID != base.ID) {
+				t.Fatalf("test case: IDs %s and %s", c.f.ID, base.ID)
+			}
+			if s.add(c.f) || s.add(base) {
+				t.Errorf("told again")
+			}
+		})
+	}
+
+	s := toldSet{}
+	for i := range 5 {
+		s.add(newFinding(PartitionFlap, "g", Warning, at.Add(time.Duration(i)*time.Minute), ""))
+	}
+	s.add(newFinding(PartitionFlap, "old", Warning, at, ""))
+	s.forget(at.Add(2 * time.Minute))
+	if n, groups := s.len(), len(s); n != 3 || groups != 1 {
+		t.Errorf("after forget: %d told in %d groups; want the 3 at or after the cutoff, in 1", n, groups)
+	}
+	if s.add(newFinding(PartitionFlap, "g", Warning, at.Add(2*time.Minute), "")) {
+		t.Errorf("the one at the cutoff was forgotten")
+	}
+	if !s.add(newFinding(PartitionFlap, "g", Warning, at.Add(time.Minute), "")) {
+		t.Errorf("the one before the cutoff is remembered")
+	}
+}
