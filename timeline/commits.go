@@ -522,6 +522,8 @@ func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitio
 	var owned partitions
 	if m := gen.members[id]; m != nil {
 		owned = m.resolved()
+	} else if m := gen.frozen.member(id); m != nil {
+		owned = m.owned
 	}
 	if lm != nil {
 		lm.owned.set(gen, owned)

@@ -162,6 +162,9 @@ func (g *group) summary() GroupSummary {
 				s.FailedCommits++
 			}
 		}
+		if f := gen.frozen; f != nil {
+			s.FailedCommits += int(f.failed)
+		}
 		s.SuspectCommits += len(gen.suspects)
 	}
 	if n := len(g.gens); n > 0 {

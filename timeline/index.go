@@ -14,7 +14,7 @@ package timeline
 // assignments, for the caches of what one member owned (ownedCache).
 type memberIndex struct {
 	ids    []string                    // nil: made again at the next ask
-	owners map[string]map[int32]string // topic -> partition -> member id; nil: made again
+	owners partitionOwners // nil: made again
 	ver    uint64
 }
 

@@ -291,13 +291,19 @@ func compressReport(gr *GroupReport) zreport {
 
 // json is the report as JSON, decompressed into a new slice.
 func (z zreport) json() []byte {
-	var h zstd.Header
-	_ = h.Decode(z) // written by EncodeAll, with the content's size
-	b, err := zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
+	b, err := z.decompress()
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress a dormant report: %v", err)) // compressed by compressReport
 	}
 	return b
+}
+
+// decompress is z, a frame written by zstdEnc.EncodeAll, decompressed
+// into a new slice of its content's size.
+func (z zreport) decompress() ([]byte, error) {
+	var h zstd.Header
+	_ = h.Decode(z) // written by EncodeAll, with the content's size
+	return zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
 }
 
 // report decodes the report.
