@@ -18,9 +18,11 @@ import (
 // without its suspect commits, go to its group's frozen block, those of
 // all its frozen generations compressed with zstd as one (they name the
 // same members and partitions, which one frame compresses once), and it
-// keeps of its members only what the commits ask (frozenMember), of its
-// commits how many failed, and drops the rest (member records, commits,
-// departures, rejoins, partition sets, caches). Its suspect commits stay
+// keeps of its commits how many failed, and drops the rest (member
+// records, commits, departures, rejoins, partition sets, caches). What the
+// commits ask of its members (who owned what: frozenMember) is read back
+// from its report when asked, seldom: a commit or a question naming a
+// generation that old. Its suspect commits stay
 // as they are, and are added to its report and view when they are
 // rendered: a commit may still name the generation. What a frozen
 // generation reports and tells is what it would have whole
@@ -28,13 +30,13 @@ import (
 // more than StreamingGenerations generations late: it is ignored, as it
 // is once the generation is no longer kept.
 
-// frozen is what a frozen generation keeps of its members and commits.
+// frozen is what a frozen generation keeps of its commits.
 type frozen struct {
-	members []frozenMember // sorted by id
-	failed  int32          // its commits during revocation that failed (GroupSummary.FailedCommits)
+	failed int32 // its commits during revocation that failed (GroupSummary.FailedCommits)
 }
 
-// frozenMember is what a frozen generation keeps of a member.
+// frozenMember is what the commits ask of a frozen generation's member,
+// read from its report.
 type frozenMember struct {
 	id       string
 	replaces string     // the member it replaced (KIP-345), "" none
@@ -122,36 +124,43 @@ func (g *group) freezeOld() {
 }
 
 // freeze makes gen frozen: it keeps what the handlers and the summary
-// still read of it (numbered, genTime, checkSuspects, memberOwned,
-// ownerOf, OwnerBefore, summary), strings copied so that the decoded
-// exchanges they came from can go.
+// still read of it (numbered, genTime, checkSuspects, summary).
 func freeze(gen *generation) {
-	f := &frozen{members: make([]frozenMember, 0, len(gen.members))}
-	for _, id := range gen.memberIDs() {
-		m := gen.members[id]
-		f.members = append(f.members, frozenMember{id: strings.Clone(id), replaces: strings.Clone(m.more().replaces),
-			owned: m.resolved(), replaced: m.more().replacedBy != ""})
-	}
+	f := &frozen{}
 	for i := range gen.commits {
 		if gen.commits[i].failed {
 			f.failed++
 		}
 	}
 	*gen = generation{num: gen.num, phase: gen.phase, midway: gen.midway, mode: gen.mode,
-		leader: strings.Clone(gen.leader), start: gen.start, joinEnd: gen.joinEnd, stableAt: gen.stableAt,
+		leader: gen.leader, start: gen.start, joinEnd: gen.joinEnd, stableAt: gen.stableAt,
 		trigger: trigger{kind: gen.trigger.kind}, suspects: gen.suspects, suspectsDropped: gen.suspectsDropped,
 		serial: gen.serial, index: memberIndex{ver: gen.index.ver + 1}, frozen: f}
 }
 
-// member is id's record, nil when it was not a member (or f is nil).
-func (f *frozen) member(id string) *frozenMember {
-	if f == nil {
-		return nil
-	}
-	if i, ok := slices.BinarySearchFunc(f.members, id, func(m frozenMember, id string) int { return strings.Compare(m.id, id) }); ok {
-		return &f.members[i]
+// frozenMember is member id of g's frozen generation gen, read from its
+// report; nil when it was not a member.
+func (g *group) frozenMember(gen *generation, id string) *frozenMember {
+	ms := g.frozenBlock().members(gen)
+	if i, ok := slices.BinarySearchFunc(ms, id, func(m frozenMember, id string) int { return strings.Compare(m.id, id) }); ok {
+		return &ms[i]
 	}
 	return nil
+}
+
+// ownerIn is gen.ownerOf for a generation of g, frozen or not: a frozen
+// one's owners are read from its report, and cached as a whole one's are.
+func (g *group) ownerIn(gen *generation, topic string, part int32) string {
+	if gen.frozen != nil && gen.index.owners == nil {
+		owners := partitionOwners{}
+		for _, m := range g.frozenBlock().members(gen) {
+			if !m.replaced {
+				owners.own(m.id, m.owned)
+			}
+		}
+		gen.index.owners = owners
+	}
+	return gen.ownerOf(topic, part)
 }
 
 // frozenPart is a frozen generation's report and view as JSON, without
@@ -208,6 +217,25 @@ func (fb frozenBlock) part(serial uint64) *frozenPart {
 		}
 	}
 	return nil
+}
+
+// members is what the commits ask of frozen generation gen's members,
+// sorted by id, from its report.
+func (fb frozenBlock) members(gen *generation) []frozenMember {
+	var r struct {
+		Members []struct {
+			MemberID, Replaces, ReplacedBy string
+			Assignment                     map[string][]int32
+		}
+	}
+	if err := json.Unmarshal(fb.part(gen.serial).report, &r); err != nil {
+		panic(fmt.Sprintf("timeline: decode a frozen generation: %v", err)) // encoded by freezeOld
+	}
+	out := make([]frozenMember, len(r.Members)) // sorted by id, as the report lists them
+	for i, m := range r.Members {
+		out[i] = frozenMember{id: m.MemberID, replaces: m.Replaces, owned: fromMap(m.Assignment), replaced: m.ReplacedBy != ""}
+	}
+	return out
 }
 
 // report is frozen generation gen's report, with its suspects.

@@ -69,7 +69,7 @@ func TestFrozenTellsTheSame(t *testing.T) {
 					if gen.frozen != nil {
 						n++
 						suspects += len(gen.suspects)
-						fm += len(gen.frozen.members)
+						fm += len(g.frozenBlock().members(gen))
 					}
 				}
 			}

@@ -377,7 +377,8 @@ func (gen *generation) active(id string) bool {
 }
 
 // ownerOf returns the member owning a partition in this generation, "" when
-// none is known (when two members claim it, the greatest id).
+// none is known (when two members claim it, the greatest id). A frozen
+// generation's are set by group.ownerIn.
 //
 // It is asked once per suspect partition: the owners are cached in the
 // generation's index (memberIndex), a speed shortcut for large groups
@@ -388,13 +389,6 @@ func (gen *generation) ownerOf(topic string, part int32) string {
 	if owners == nil {
 		owners = map[string]map[int32]string{}
 		gen.index.owners = owners
-		if f := gen.frozen; f != nil {
-			for _, m := range f.members {
-				if !m.replaced {
-					owners.own(m.id, m.owned)
-				}
-			}
-		}
 		for _, id := range gen.memberIDs() {
 			if m := gen.members[id]; m.more().replacedBy == "" {
 				owners.own(id, m.resolved())

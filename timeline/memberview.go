@@ -119,8 +119,8 @@ func (e *Engine) OwnerBefore(group string, num int32, id, topic string, part int
 		return ""
 	}
 	if gen := g.numbered(num); gen != nil && gen.frozen != nil {
-		if m := gen.frozen.member(id); m != nil && m.replaces != "" {
-			if old := gen.frozen.member(m.replaces); old != nil && old.owned.has(topic, part) {
+		if m := g.frozenMember(gen, id); m != nil && m.replaces != "" {
+			if old := g.frozenMember(gen, m.replaces); old != nil && old.owned.has(topic, part) {
 				return m.replaces
 			}
 		}
@@ -136,7 +136,7 @@ func (e *Engine) OwnerBefore(group string, num int32, id, topic string, part int
 		if gen.num >= num {
 			continue
 		}
-		if owner := gen.ownerOf(topic, part); owner != "" {
+		if owner := g.ownerIn(gen, topic, part); owner != "" {
 			return owner
 		}
 	}
