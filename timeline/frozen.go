@@ -95,12 +95,12 @@ func (g *group) freezeOld() {
 	if len(fresh) == 0 {
 		return
 	}
+	var parts []*frozenPart // those kept, then the fresh ones
 	old := g.frozenBlock()
-	var b []byte
 	for _, gen := range g.gens {
 		if gen.frozen != nil {
 			if p := old.part(gen.serial); p != nil {
-				b = p.append(b)
+				parts = append(parts, p)
 			}
 		}
 	}
@@ -116,8 +116,16 @@ func (g *group) freezeOld() {
 			panic(fmt.Sprintf("timeline: encode a generation's view of group %s: %v", g.id, err)) // plain data: cannot fail
 		}
 		gen.suspects, gen.suspectsDropped = suspects, dropped
-		b = (&frozenPart{serial: gen.serial, report: r, view: v}).append(b)
+		parts = append(parts, &frozenPart{serial: gen.serial, report: r, view: v})
 		freeze(gen)
+	}
+	size := 0
+	for _, p := range parts {
+		size += 3*binary.MaxVarintLen64 + len(p.report) + len(p.view)
+	}
+	b := make([]byte, 0, size) // one allocation: the parts are a group's history
+	for _, p := range parts {
+		b = p.append(b)
 	}
 	// Kept at its own length: EncodeAll's buffer grows by doubling.
 	g.zfrozen = slices.Clone(zstdEnc.EncodeAll(b, make([]byte, 0, len(b)/4)))
