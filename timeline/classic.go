@@ -280,7 +280,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 		g.protocolType = sg.ProtocolType
 	}
 	gen := g.numbered(sg.Generation)
-	if gen == nil {
+	if gen == nil || gen.frozen != nil { // frozen: as if no longer kept
 		if latest := g.latest(); latest != nil && sg.Generation <= latest.num {
 			return
 		}
@@ -375,7 +375,7 @@ func (g *group) heartbeat(ev *decode.Event, lm *liveMember) (onlyAlive bool) {
 				gen = g.midway(hb.Generation, ev)
 			}
 		}
-		if gen != nil && gen.midway {
+		if gen != nil && gen.midway && gen.frozen == nil { // frozen: as if no longer kept
 			m := gen.member(hb.MemberID)
 			w := *m.who
 			w.instanceID, w.clientID, w.clientAddr = hb.InstanceID, ev.ClientID, ev.ClientAddr

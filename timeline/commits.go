@@ -567,6 +567,10 @@ func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitio
 	var owned partitions
 	if m := gen.members[id]; m != nil {
 		owned = m.resolved()
+	} else if gen.frozen != nil {
+		if m := g.frozenMember(gen, id); m != nil {
+			owned = m.owned
+		}
 	}
 	if lm != nil {
 		lm.owned.set(gen, owned)
@@ -678,7 +682,7 @@ func (g *group) ownerOf(gen *generation, t string, p int32) string {
 		return g.consumerOwner(t, p)
 	}
 	if gen != nil {
-		if o := gen.ownerOf(t, p); o != "" {
+		if o := g.ownerIn(gen, t, p); o != "" {
 			return o
 		}
 	}

@@ -149,6 +149,14 @@ type zdormant []byte
 // at once (DecodeAll).
 var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 
+// decompress is z, a frame written by EncodeAll, decompressed into a new
+// slice of its content's size.
+func decompress(z []byte) ([]byte, error) {
+	var h zstd.Header
+	_ = h.Decode(z) // written by EncodeAll, with the content's size
+	return zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
+}
+
 // compressDormant is the frame of a report's and a view's JSON.
 func compressDormant(report, view []byte) zdormant {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
@@ -166,9 +174,7 @@ func compressDormant(report, view []byte) zdormant {
 // parts decompresses z into a new slice and returns the report's and the
 // view's JSON in it.
 func (z zdormant) parts() (report, view []byte) {
-	var h zstd.Header
-	_ = h.Decode(z) // written by EncodeAll, with the content's size
-	b, err := zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
+	b, err := decompress(z)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress a dormant group: %v", err)) // compressed by compressDormant
 	}

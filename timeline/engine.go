@@ -34,6 +34,9 @@ type Engine struct {
 	now       time.Time // the latest time carried by an event
 	nextSweep time.Time // the last sweep's time plus sweepEvery
 	closed    bool
+	// wholeGenerations is set, by tests only, to keep every generation
+	// whole: Retain freezes none (see frozen.go).
+	wholeGenerations bool
 	// horizon is the latest time up to which history was dropped (see
 	// Horizon).
 	horizon time.Time

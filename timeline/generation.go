@@ -133,6 +133,10 @@ type generation struct {
 	serial uint64
 	prev   *generation
 	empty  *departure // set on a preparing generation when the last member left
+	// frozen is what a frozen generation keeps of its members (frozen.go):
+	// its member records, commits and the rest are then dropped. nil while
+	// it is not frozen.
+	frozen *frozen
 }
 
 // member is one member's part in a generation. A generation keeps one per
@@ -373,7 +377,8 @@ func (gen *generation) active(id string) bool {
 }
 
 // ownerOf returns the member owning a partition in this generation, "" when
-// none is known (when two members claim it, the greatest id).
+// none is known (when two members claim it, the greatest id). A frozen
+// generation's are set by group.ownerIn.
 //
 // It is asked once per suspect partition: the owners are cached in the
 // generation's index (memberIndex), a speed shortcut for large groups
@@ -385,21 +390,28 @@ func (gen *generation) ownerOf(topic string, part int32) string {
 		owners = map[string]map[int32]string{}
 		gen.index.owners = owners
 		for _, id := range gen.memberIDs() {
-			m := gen.members[id]
-			if m.more().replacedBy != "" {
-				continue
-			}
-			for _, tp := range m.resolved() {
-				if owners[tp.topic] == nil {
-					owners[tp.topic] = map[int32]string{}
-				}
-				for _, p := range tp.parts {
-					owners[tp.topic][p] = id
-				}
+			if m := gen.members[id]; m.more().replacedBy == "" {
+				owners.own(id, m.resolved())
 			}
 		}
 	}
 	return owners[topic][part]
+}
+
+// partitionOwners is who owns each partition: topic -> partition ->
+// member id.
+type partitionOwners map[string]map[int32]string
+
+// own makes id the owner of owned's partitions.
+func (o partitionOwners) own(id string, owned partitions) {
+	for _, tp := range owned {
+		if o[tp.topic] == nil {
+			o[tp.topic] = map[int32]string{}
+		}
+		for _, p := range tp.parts {
+			o[tp.topic][p] = id
+		}
+	}
 }
 
 // departure returns how id left the previous generation, or nil.

@@ -28,6 +28,9 @@ type group struct {
 	dropped int           // generations dropped beyond Config.MaxGenerations
 	serials uint64        // generations kept so far (see generation.serial)
 	byNum   map[int32]*generation
+	// zfrozen is the reports and views of its frozen generations,
+	// compressed by zstdFrozen (frozen.go); nil when none.
+	zfrozen []byte
 	// next is a rebalance detected but whose generation has not formed.
 	next *generation
 

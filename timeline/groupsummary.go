@@ -12,7 +12,8 @@ const recentWindow = time.Hour
 
 // GroupSummary is one group at a glance: a row of the web page's group
 // list, what an operator scans for. A Snapshot keeps one per group, built
-// with the group's report, so that listing every group decodes none.
+// from the group's state (or, for a report that is not live, with
+// Summarize), so that listing every group decodes none.
 // Counts cover the generations memory keeps (see Retention).
 type GroupSummary struct {
 	Group         string `json:"group"`         // the group id
@@ -122,4 +123,102 @@ func summarizeStreams(s *GroupSummary, st *StreamsReport, last time.Time, lastKn
 // group going away ("empty").
 func IsRebalance(gen *GenerationReport) bool {
 	return gen.Status != "observed" && gen.Status != "empty"
+}
+
+// summary is Summarize(g.report()) built from the group's state, rendering
+// no report: what each publish asks of every group that changed. A
+// dormant group's is the one it kept when it went to sleep.
+// TestSummaryIsSummarize holds the two equal.
+func (g *group) summary() GroupSummary {
+	if d := g.dormant; d != nil {
+		return d.snap.summary
+	}
+	s := GroupSummary{Group: g.id, GroupProtocol: "classic", State: "unknown", LastSeen: stamp(g.lastSeen),
+		MemberProtocols: map[string]int{}}
+	switch {
+	case g.streams != nil:
+		s.GroupProtocol = "streams"
+	case g.consumer != nil && g.consumer.share != nil:
+		s.GroupProtocol = "share"
+	case g.consumer != nil:
+		s.GroupProtocol = "consumer"
+	}
+	if n := len(g.migrations); n > 0 && g.migrations[n-1].completedAt.IsZero() {
+		s.Migration = g.migrations[n-1].direction
+	}
+	// As Summarize reads them: the times in the report, to the nanosecond
+	// and without a monotonic reading.
+	last := g.lastSeen.Round(0)
+	var lastStart time.Time
+	for _, gen := range g.gens {
+		if !gen.start.IsZero() && !gen.midway && gen.phase != phaseEmpty {
+			lastStart, s.LastTrigger = gen.start, gen.trigger.kind
+			if last.Sub(gen.start.Round(0)) <= recentWindow {
+				s.RebalancesLastHour++
+			}
+		}
+		for i := range gen.commits {
+			if gen.commits[i].failed {
+				s.FailedCommits++
+			}
+		}
+		if f := gen.frozen; f != nil {
+			s.FailedCommits += int(f.failed)
+		}
+		s.SuspectCommits += len(gen.suspects)
+	}
+	if n := len(g.gens); n > 0 {
+		gen := g.gens[n-1]
+		s.State, s.Generation, s.Members, s.Assignor = gen.phase.String(), gen.num, len(gen.members), gen.protocol
+		if gen.midway {
+			s.State = "observed"
+		}
+		for _, m := range gen.members {
+			s.MemberProtocols[memberProtocol(gen, m)]++
+		}
+	}
+	if n := g.next; n != nil && n.empty == nil {
+		s.State = "rebalancing"
+		if !n.start.IsZero() {
+			lastStart, s.LastTrigger = n.start, n.trigger.kind
+		}
+	}
+	s.LastRebalance = stampPtr(lastStart)
+	if n := len(g.storm.storms); n > 0 {
+		st := g.storm.storms[n-1]
+		s.Storm = !st.ended || st.endedAt.IsZero()
+	}
+	if st := g.streams; st != nil {
+		g.summarizeStreams(&s, st, last)
+	}
+	return s
+}
+
+// summarizeStreams is summarizeStreams from the streams group's state.
+func (g *group) summarizeStreams(s *GroupSummary, st *streamsState, last time.Time) {
+	s.Generation, s.Assignor = st.epoch, st.assignor
+	reached := true
+	for _, m := range st.members {
+		if m.alive {
+			s.Members++
+			reached = reached && m.epoch == st.epoch
+		}
+	}
+	switch {
+	case st.state != "":
+		s.State = strings.ToLower(st.state)
+	case s.Members == 0:
+		s.State = "empty"
+	case reached:
+		s.State = "stable"
+	default:
+		s.State = "reconciling"
+	}
+	for _, e := range st.epochs {
+		at := stamp(e.at)
+		s.LastRebalance, s.LastTrigger = &at, e.trigger.kind
+		if last.Sub(e.at.Round(0)) <= recentWindow {
+			s.RebalancesLastHour++
+		}
+	}
 }

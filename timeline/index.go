@@ -13,8 +13,8 @@ package timeline
 // (ownerOf). ver counts the changes to the members and their
 // assignments, for the caches of what one member owned (ownedCache).
 type memberIndex struct {
-	ids    []string                    // nil: made again at the next ask
-	owners map[string]map[int32]string // topic -> partition -> member id; nil: made again
+	ids    []string        // nil: made again at the next ask
+	owners partitionOwners // nil: made again
 	ver    uint64
 }
 

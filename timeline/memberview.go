@@ -118,7 +118,13 @@ func (e *Engine) OwnerBefore(group string, num int32, id, topic string, part int
 	if g == nil {
 		return ""
 	}
-	if gen := g.numbered(num); gen != nil {
+	if gen := g.numbered(num); gen != nil && gen.frozen != nil {
+		if m := g.frozenMember(gen, id); m != nil && m.replaces != "" {
+			if old := g.frozenMember(gen, m.replaces); old != nil && old.owned.has(topic, part) {
+				return m.replaces
+			}
+		}
+	} else if gen != nil {
 		if m := gen.members[id]; m != nil && m.more().replaces != "" {
 			if old := gen.members[m.more().replaces]; old != nil && old.resolved().has(topic, part) {
 				return m.more().replaces
@@ -130,7 +136,7 @@ func (e *Engine) OwnerBefore(group string, num int32, id, topic string, part int
 		if gen.num >= num {
 			continue
 		}
-		if owner := gen.ownerOf(topic, part); owner != "" {
+		if owner := g.ownerIn(gen, topic, part); owner != "" {
 			return owner
 		}
 	}

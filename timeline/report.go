@@ -388,7 +388,15 @@ func (g *group) report() GroupReport {
 	if c := g.coordinator; c != nil {
 		gr.Coordinator = &CoordinatorReport{NodeID: c.NodeID, Host: c.Host, Port: c.Port}
 	}
+	var frozen frozenBlock // decompressed at the first frozen generation
 	for _, gen := range g.gens {
+		if gen.frozen != nil {
+			if frozen == nil {
+				frozen = g.frozenBlock()
+			}
+			gr.Generations = append(gr.Generations, frozen.report(gen))
+			continue
+		}
 		gr.Generations = append(gr.Generations, g.generationReport(gen, -1))
 	}
 	if n := g.next; n != nil && n.empty == nil {
@@ -416,7 +424,7 @@ func triggerReport(t trigger) TriggerReport {
 	return TriggerReport{Kind: t.kind, Member: t.member, Reason: t.reason, At: stampPtr(t.at)}
 }
 
-// generationReport renders one generation. A generation that has not yet
+// generationReport renders one generation, not frozen. A generation that has not yet
 // closed its join phase is rendered as far as it is known. Members after
 // the first maxMembers (when not negative) have only their id and
 // replacement: enough for a summary block capped at maxMembers lines (see
@@ -479,6 +487,12 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 	for _, c := range gen.commits {
 		r.CommitsDuringRevocation = append(r.CommitsDuringRevocation, g.commitReport(&c))
 	}
+	suspectsReport(gen, &r)
+	return r
+}
+
+// suspectsReport adds gen's suspect commits to r, its report.
+func suspectsReport(gen *generation, r *GenerationReport) {
 	for _, s := range gen.suspects {
 		sr := SuspectReport{MemberID: s.member, At: stamp(s.at), Generation: s.generation, Topic: s.topic,
 			Partition: s.partition, Offset: s.offset, CommittedBy: s.committedBy, Owner: s.owner,
@@ -493,7 +507,6 @@ func (g *group) generationReport(gen *generation, maxMembers int) GenerationRepo
 		r.Unknown = append(r.Unknown, UnknownReport{What: "droppedSuspectCommits",
 			Why: fmt.Sprintf("%d more suspect commits were not kept (the first %d are): the timeline's entries tell them all", gen.suspectsDropped, maxSuspects)})
 	}
-	return r
 }
 
 // durations fills the generation's timings: stop-the-world from the start

@@ -93,7 +93,9 @@ func (r Retention) Validate() error {
 // than r.MaxAge ago, and the storms that ended before the first generation
 // kept (an active storm keeps its latest r.Generations rebalances). With
 // an age, it makes the groups that ended an hour ago dormant (dormant.go):
-// their history is kept compressed, as it is, until the age forgets it. The
+// their history is kept compressed, as it is, until the age forgets it.
+// It freezes the generations older than those late exchanges are checked
+// against (frozen.go): their reports and views are kept compressed. The
 // count of generations, r.Generations, is the engine's
 // Config.MaxGenerations, applied as each generation forms: NewLive sets
 // it. Retain is called at the pipeline's boundary (see Live), not by the
@@ -212,6 +214,7 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 	for _, gen := range g.gens[:len(g.gens)-1] {
 		gen.clip()
 	}
+	g.freezeOld()
 	first := genTime(g.gens[0])
 	s := &g.storm
 	keep := s.storms[:0]

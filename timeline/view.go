@@ -189,7 +189,15 @@ func (g *group) view() GroupView {
 	}
 	v := GroupView{Group: g.id, LastSeen: g.lastSeen, Generations: make([]GenerationView, 0, len(g.gens)), Streams: g.streamsView(),
 		Migrations: g.migrationsView()}
+	var frozen frozenBlock // decompressed at the first frozen generation
 	for _, gen := range g.gens {
+		if gen.frozen != nil {
+			if frozen == nil {
+				frozen = g.frozenBlock()
+			}
+			v.Generations = append(v.Generations, frozen.view(gen))
+			continue
+		}
 		v.Generations = append(v.Generations, g.generationView(gen))
 	}
 	for _, st := range g.storm.storms {
@@ -213,7 +221,7 @@ func (st *storm) view() StormView {
 	return sv
 }
 
-// generationView is generationReport's facts, typed.
+// generationView is generationReport's facts, typed (gen not frozen).
 func (g *group) generationView(gen *generation) GenerationView {
 	names := g.e.topics.named
 	if !epochMode(gen.mode) {
@@ -262,10 +270,16 @@ func (g *group) generationView(gen *generation) GenerationView {
 		v.Rejoins = append(v.Rejoins, RejoinView{At: rj.at, MemberID: rj.member, InstanceID: rj.instanceID,
 			Replaces: rj.replaces, ClientID: rj.clientID, ClientAddr: rj.clientAddr})
 	}
+	v.Suspects = suspectsView(gen, v.Suspects)
+	return v
+}
+
+// suspectsView is vs with gen's suspect commits added.
+func suspectsView(gen *generation, vs []SuspectView) []SuspectView {
 	for _, s := range gen.suspects {
-		v.Suspects = append(v.Suspects, SuspectView{MemberID: s.member, At: s.at, Generation: s.generation, Topic: s.topic,
+		vs = append(vs, SuspectView{MemberID: s.member, At: s.at, Generation: s.generation, Topic: s.topic,
 			Partition: s.partition, Offset: s.offset, Committed: s.committed, CommittedKnown: s.committedKnown,
 			CommittedBy: s.committedBy, Owner: s.owner, Reasons: s.reasons})
 	}
-	return v
+	return vs
 }

@@ -1,0 +1,274 @@
+package timeline
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// zstdFrozen compresses frozen blocks. A group's block is written again
+// at each generation it freezes, so one encoder is kept, at the fastest
+// level (EncodeAll may be used by many goroutines at once).
+var zstdFrozen, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
+
+// A live engine keeps the last ten generations of each group (the
+// default Retention), but only the last StreamingGenerations are checked
+// against by the exchanges that come late; the older ones are read only
+// by reports and views, by the commits that name them (who owned what:
+// memberOwned, ownerOf, OwnerBefore), by the suspect commits kept in
+// them and by the group's summary. Retain freezes such an older
+// generation (see canFreeze): its report and view, rendered as JSON
+// without its suspect commits, go to its group's frozen block, those of
+// all its frozen generations compressed with zstd as one (they name the
+// same members and partitions, which one frame compresses once), and it
+// keeps of its commits how many failed, and drops the rest (member
+// records, commits, departures, rejoins, partition sets, caches). What the
+// commits ask of its members (who owned what: frozenMember) is read back
+// from its report when asked, seldom: a commit or a question naming a
+// generation that old. Its suspect commits stay
+// as they are, and are added to its report and view when they are
+// rendered: a commit may still name the generation. What a frozen
+// generation reports and tells is what it would have whole
+// (TestFrozenTellsTheSame), but for a SyncGroup or Heartbeat naming it,
+// more than StreamingGenerations generations late: it is ignored, as it
+// is once the generation is no longer kept.
+
+// frozen is what a frozen generation keeps of its commits.
+type frozen struct {
+	failed int32 // its commits during revocation that failed (GroupSummary.FailedCommits)
+}
+
+// frozenMember is what the commits ask of a frozen generation's member,
+// read from its report.
+type frozenMember struct {
+	id       string
+	replaces string     // the member it replaced (KIP-345), "" none
+	owned    partitions // its assignment (member.resolved), nil unknown
+	replaced bool       // replaced by a static rejoin
+}
+
+// canFreeze reports whether g's generation gens[i] may be frozen: g is a
+// classic group (the others' generations read topic names and members'
+// records across generations), gens[i] is older than the last
+// StreamingGenerations and the one before them (whose members the
+// generations checked against read), done (stable, superseded or empty),
+// has no transactional commit waiting for its transaction's end, and
+// neither it nor the next generation has a Kafka Streams member (whose
+// report reads the generation before).
+func (g *group) canFreeze(i int) bool {
+	gen := g.gens[i]
+	if gen.frozen != nil || i >= len(g.gens)-StreamingGenerations-1 || g.e.wholeGenerations {
+		return false
+	}
+	if g.consumer != nil || g.streams != nil || g.pastConsumer != nil || len(g.migrations) > 0 || epochMode(gen.mode) {
+		return false
+	}
+	if gen.phase != phaseStable && gen.phase != phaseSuperseded && gen.phase != phaseEmpty {
+		return false
+	}
+	for _, c := range gen.commits {
+		if t := c.txn(); t != nil && t.outcome == TxnPending {
+			return false
+		}
+	}
+	return !hasStreams(gen) && !hasStreams(g.gens[i+1])
+}
+
+// hasStreams reports whether a member of gen is a classic Kafka Streams
+// member.
+func hasStreams(gen *generation) bool {
+	for _, m := range gen.members {
+		if x := m.more(); x.streamsSub != nil || x.streamsAsg != nil || x.streamsPlan != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// freezeOld freezes the generations of g that may be (canFreeze), and
+// writes its frozen block again with them, without the generations no
+// longer kept.
+func (g *group) freezeOld() {
+	var fresh []*generation
+	for i, gen := range g.gens {
+		if g.canFreeze(i) {
+			fresh = append(fresh, gen)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	var parts []*frozenPart // those kept, then the fresh ones
+	old := g.frozenBlock()
+	for _, gen := range g.gens {
+		if gen.frozen != nil {
+			if p := old.part(gen.serial); p != nil {
+				parts = append(parts, p)
+			}
+		}
+	}
+	for _, gen := range fresh {
+		suspects, dropped := gen.suspects, gen.suspectsDropped
+		gen.suspects, gen.suspectsDropped = nil, 0
+		r, err := json.Marshal(g.generationReport(gen, -1))
+		if err != nil {
+			panic(fmt.Sprintf("timeline: encode a generation of group %s: %v", g.id, err)) // plain data: cannot fail
+		}
+		v, err := json.Marshal(g.generationView(gen))
+		if err != nil {
+			panic(fmt.Sprintf("timeline: encode a generation's view of group %s: %v", g.id, err)) // plain data: cannot fail
+		}
+		gen.suspects, gen.suspectsDropped = suspects, dropped
+		parts = append(parts, &frozenPart{serial: gen.serial, report: r, view: v})
+		freeze(gen)
+	}
+	size := 0
+	for _, p := range parts {
+		size += 3*binary.MaxVarintLen64 + len(p.report) + len(p.view)
+	}
+	b := make([]byte, 0, size) // one allocation: the parts are a group's history
+	for _, p := range parts {
+		b = p.append(b)
+	}
+	// Kept at its own length: EncodeAll's buffer grows by doubling.
+	g.zfrozen = slices.Clone(zstdFrozen.EncodeAll(b, make([]byte, 0, len(b)/4)))
+}
+
+// freeze makes gen frozen: it keeps what the handlers and the summary
+// still read of it (numbered, genTime, checkSuspects, summary).
+func freeze(gen *generation) {
+	f := &frozen{}
+	for i := range gen.commits {
+		if gen.commits[i].failed {
+			f.failed++
+		}
+	}
+	*gen = generation{num: gen.num, phase: gen.phase, midway: gen.midway, mode: gen.mode,
+		leader: gen.leader, start: gen.start, joinEnd: gen.joinEnd, stableAt: gen.stableAt,
+		trigger: trigger{kind: gen.trigger.kind}, suspects: gen.suspects, suspectsDropped: gen.suspectsDropped,
+		serial: gen.serial, index: memberIndex{ver: gen.index.ver + 1}, frozen: f}
+}
+
+// frozenMember is member id of g's frozen generation gen, read from its
+// report; nil when it was not a member.
+func (g *group) frozenMember(gen *generation, id string) *frozenMember {
+	ms := g.frozenBlock().members(gen)
+	if i, ok := slices.BinarySearchFunc(ms, id, func(m frozenMember, id string) int { return strings.Compare(m.id, id) }); ok {
+		return &ms[i]
+	}
+	return nil
+}
+
+// ownerIn is gen.ownerOf for a generation of g, frozen or not: a frozen
+// one's owners are read from its report, and cached as a whole one's are.
+func (g *group) ownerIn(gen *generation, topic string, part int32) string {
+	if gen.frozen != nil && gen.index.owners == nil {
+		owners := partitionOwners{}
+		for _, m := range g.frozenBlock().members(gen) {
+			if !m.replaced {
+				owners.own(m.id, m.owned)
+			}
+		}
+		gen.index.owners = owners
+	}
+	return gen.ownerOf(topic, part)
+}
+
+// frozenPart is a frozen generation's report and view as JSON, without
+// its suspect commits: one record of its group's frozen block.
+type frozenPart struct {
+	serial       uint64 // the generation's serial
+	report, view []byte
+}
+
+// append is b with p appended: its serial and the lengths of its report
+// and view as uvarints, then the two.
+func (p *frozenPart) append(b []byte) []byte {
+	b = binary.AppendUvarint(b, p.serial)
+	b = binary.AppendUvarint(b, uint64(len(p.report)))
+	b = binary.AppendUvarint(b, uint64(len(p.view)))
+	b = append(b, p.report...)
+	return append(b, p.view...)
+}
+
+// frozenBlock is a group's frozen block decompressed: its parts, in
+// the order of their generations.
+type frozenBlock []frozenPart
+
+// frozenBlock is g's frozen block, decompressed; empty when it has none.
+func (g *group) frozenBlock() frozenBlock {
+	if g.zfrozen == nil {
+		return frozenBlock{}
+	}
+	b, err := decompress(g.zfrozen)
+	if err != nil {
+		panic(fmt.Sprintf("timeline: decompress the frozen generations of group %s: %v", g.id, err)) // compressed by freezeOld
+	}
+	var out frozenBlock
+	for len(b) > 0 {
+		var h [3]uint64
+		for i := range h {
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				panic(fmt.Sprintf("timeline: a frozen block of group %s is cut short", g.id)) // written by freezeOld
+			}
+			h[i], b = v, b[n:]
+		}
+		out = append(out, frozenPart{serial: h[0], report: b[:h[1]:h[1]], view: b[h[1] : h[1]+h[2] : h[1]+h[2]]})
+		b = b[h[1]+h[2]:]
+	}
+	return out
+}
+
+// part is the part of the generation serial, nil if none.
+func (fb frozenBlock) part(serial uint64) *frozenPart {
+	for i := range fb {
+		if fb[i].serial == serial {
+			return &fb[i]
+		}
+	}
+	return nil
+}
+
+// members is what the commits ask of frozen generation gen's members,
+// sorted by id, from its report.
+func (fb frozenBlock) members(gen *generation) []frozenMember {
+	var r struct {
+		Members []struct {
+			MemberID, Replaces, ReplacedBy string
+			Assignment                     map[string][]int32
+		}
+	}
+	if err := json.Unmarshal(fb.part(gen.serial).report, &r); err != nil {
+		panic(fmt.Sprintf("timeline: decode a frozen generation: %v", err)) // encoded by freezeOld
+	}
+	out := make([]frozenMember, len(r.Members)) // sorted by id, as the report lists them
+	for i, m := range r.Members {
+		out[i] = frozenMember{id: m.MemberID, replaces: m.Replaces, owned: fromMap(m.Assignment), replaced: m.ReplacedBy != ""}
+	}
+	return out
+}
+
+// report is frozen generation gen's report, with its suspects.
+func (fb frozenBlock) report(gen *generation) GenerationReport {
+	var r GenerationReport
+	if err := json.Unmarshal(fb.part(gen.serial).report, &r); err != nil {
+		panic(fmt.Sprintf("timeline: decode a frozen generation: %v", err)) // encoded by freezeOld
+	}
+	suspectsReport(gen, &r)
+	return r
+}
+
+// view is frozen generation gen's view, with its suspects.
+func (fb frozenBlock) view(gen *generation) GenerationView {
+	var v GenerationView
+	if err := json.Unmarshal(fb.part(gen.serial).view, &v); err != nil {
+		panic(fmt.Sprintf("timeline: decode a frozen generation's view: %v", err)) // encoded by freezeOld
+	}
+	v.Suspects = suspectsView(gen, v.Suspects)
+	return v
+}
