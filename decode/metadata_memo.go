@@ -31,9 +31,10 @@ const (
 // Bodies are remembered by 128-bit digests, not kept: a response body is a
 // kilobyte or more where its digest is 16 bytes, and the memo is read for
 // the decoded Metadata alone. A digest is two hash/maphash sums of the
-// body with seeds drawn at random for each process: two bodies share one
-// with a chance of 2^-128, and no one who does not know the seeds can
-// make them. (SHA-256 would make that a proof against anyone, at 10 times
+// body with seeds drawn at random for each process, so that two bodies
+// share one by chance about once in 2^128 pairs. maphash does not claim to
+// resist one who sets out to make two bodies collide; the bodies are the
+// brokers' Metadata responses, not a client's. (SHA-256 would, at 10 times
 // the cost of a lookup: BenchmarkDecodeMetadataRemembered.)
 type metadataMemo struct {
 	byVer map[int16]map[digest]*memoEntry // by version, then response body

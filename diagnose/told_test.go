@@ -1,6 +1,13 @@
 package diagnose
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +63,52 @@ func TestToldSet(t *testing.T) {
 	}
 	if !s.add(newFinding(PartitionFlap, "g", Warning, at.Add(time.Minute), "")) {
 		t.Errorf("the one before the cutoff is remembered")
+	}
+}
+
+// TestKindsListsEveryKind: every Kind constant of the package is in Kinds,
+// whose place told's marks keep (markOf panics on a kind missing there).
+func TestKindsListsEveryKind(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consts []Kind
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, s := range gd.Specs {
+				vs := s.(*ast.ValueSpec)
+				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Kind" {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, err := strconv.Unquote(v.(*ast.BasicLit).Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					consts = append(consts, Kind(lit))
+				}
+			}
+		}
+	}
+	if len(consts) < 20 {
+		t.Fatalf("found %d Kind constants; the parse missed them", len(consts))
+	}
+	for _, k := range consts {
+		if !slices.Contains(Kinds, k) {
+			t.Errorf("kind %s is not in Kinds", k)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 //   - of the classic protocol's JoinGroup, SyncGroup and LeaveGroup, the
 //     names the timeline and the diagnosis keep per generation and per
 //     member: group, member and instance ids, protocol type and names,
-//     the leader, and the topics of subscriptions and assignments.
+//     the leader, racks, and the topics of subscriptions and assignments.
 //
 // Heartbeats and the other APIs are left alone: what they carry is either
 // not kept or kept once per group or member, and they are the most

@@ -12,8 +12,8 @@
 // so that consumers work with plain values and still share one copy of
 // each: right after decoding, the topic names of OffsetCommit and
 // OffsetFetch events, and the names JoinGroup, SyncGroup and LeaveGroup
-// events carry (group, member and instance ids, protocols, subscribed and
-// assigned topics), are replaced with shared copies (intern.go), before
+// events carry (group, member and instance ids, protocols, racks,
+// subscribed and assigned topics), are replaced with shared copies (intern.go), before
 // any consumer or Inspect sees the events.
 //
 // A Pipeline is run by one goroutine, which owns the decoder and calls

@@ -39,7 +39,7 @@ type commit struct {
 }
 
 // commitRare is what few commits have. A commit's copies share it, as they
-// shared its parts; setTxn and setEpochs make a new one.
+// share its parts; setTxn and setEpochs make a new one.
 type commitRare struct {
 	// txn is the transaction of a TxnOffsetCommit, nil for an
 	// OffsetCommit (see txn.go).

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -145,18 +144,6 @@ func (d *dormant) view() GroupView {
 // hold more than a thousand groups' frames (docs/benchmarks.md, "Memory").
 type zdormant []byte
 
-// zstdDec decompresses dormant groups' frames; many goroutines may use it
-// at once (DecodeAll).
-var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
-
-// decompress is z, a frame written by EncodeAll, decompressed into a new
-// slice of its content's size.
-func decompress(z []byte) ([]byte, error) {
-	var h zstd.Header
-	_ = h.Decode(z) // written by EncodeAll, with the content's size
-	return zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
-}
-
 // compressDormant is the frame of a report's and a view's JSON.
 func compressDormant(report, view []byte) zdormant {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
@@ -166,9 +153,7 @@ func compressDormant(report, view []byte) zdormant {
 	}
 	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(report)+len(view)), uint64(len(report)))
 	b = append(append(b, report...), view...)
-	// Kept at its own length: EncodeAll's buffer grows by doubling, and its
-	// spare capacity would be held as long as the group.
-	return slices.Clone(enc.EncodeAll(b, make([]byte, 0, len(b)/4)))
+	return compress(enc, b)
 }
 
 // parts decompresses z into a new slice and returns the report's and the

@@ -6,14 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/klauspost/compress/zstd"
 )
-
-// zstdFrozen compresses frozen blocks. A group's block is written again
-// at each generation it freezes, so one encoder is kept, at the fastest
-// level (EncodeAll may be used by many goroutines at once).
-var zstdFrozen, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 
 // A live engine keeps the last ten generations of each group (the
 // default Retention), but only the last StreamingGenerations are checked
@@ -134,8 +127,7 @@ func (g *group) freezeOld() {
 	for _, p := range parts {
 		b = p.append(b)
 	}
-	// Kept at its own length: EncodeAll's buffer grows by doubling.
-	g.zfrozen = slices.Clone(zstdFrozen.EncodeAll(b, make([]byte, 0, len(b)/4)))
+	g.zfrozen = compress(zstdFrozen, b)
 }
 
 // freeze makes gen frozen: it keeps what the handlers and the summary
@@ -195,8 +187,9 @@ func (p *frozenPart) append(b []byte) []byte {
 	return append(b, p.view...)
 }
 
-// frozenBlock is a group's frozen block decompressed: its parts, in
-// the order of their generations.
+// frozenBlock is a group's frozen block decompressed: its parts, in no
+// particular order (a generation held back by a pending transaction
+// freezes after newer ones); a part is found by its serial.
 type frozenBlock []frozenPart
 
 // frozenBlock is g's frozen block, decompressed; empty when it has none.

@@ -133,7 +133,7 @@ type generation struct {
 	serial uint64
 	prev   *generation
 	empty  *departure // set on a preparing generation when the last member left
-	// frozen is what a frozen generation keeps of its members (frozen.go):
+	// frozen is what a frozen generation keeps of its commits (frozen.go):
 	// its member records, commits and the rest are then dropped. nil while
 	// it is not frozen.
 	frozen *frozen

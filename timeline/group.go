@@ -72,8 +72,8 @@ type liveMember struct {
 	// in Unix nanoseconds (0: none), and sessionMs and rebalanceMs its
 	// JoinGroup's timeouts in milliseconds, as the wire has them: a
 	// group keeps a record for every member seen in the last forgetAfter,
-	// and this makes one 144 bytes where time.Time and time.Duration made
-	// it 176 (TestMemberSize).
+	// and this makes one 144 bytes, against 176 with time.Time and
+	// time.Duration (TestMemberSize).
 	lastAliveNs int64
 	sessionMs   int32
 	rebalanceMs int32

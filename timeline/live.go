@@ -180,8 +180,7 @@ func (l *Live) publish(all bool) {
 			changed = append(changed, g.dormant.snap)
 			l.built[id] = now
 		default:
-			gr := g.report()
-			changed = append(changed, newSnapGroup(&gr))
+			changed = append(changed, snapGroup{id: g.id, lastSeen: g.lastSeen.UTC().Round(0), summary: g.summary()})
 			l.built[id] = now
 		}
 		delete(l.touched, id)
