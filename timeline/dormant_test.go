@@ -22,23 +22,12 @@ func TestDormantTellsTheSame(t *testing.T) {
 	for i, r := range []Retention{{Generations: 10}, DefaultRetention} {
 		engines[i] = NewRetaining(Config{OnEntry: func(e Entry) { told[i] = append(told[i], e) }}, r)
 	}
-	tr := synth.New(synth.Options{Seed: 5, Groups: 3, MaxMembers: 8, Mix: synth.Realistic, Heartbeat: 30 * time.Second, Jobs: 12})
-	dec := decode.NewDecoder()
-	var evs []decode.Event
-	var first time.Time
-	for {
-		x := tr.Next()
-		if first.IsZero() {
-			first = x.ResponseAt
-		}
-		if x.ResponseAt.Sub(first) > 3*time.Hour {
-			break
-		}
-		evs, _ = dec.DecodeAppend(evs[:0], x)
+	o := synth.Options{Seed: 5, Groups: 3, MaxMembers: 8, Mix: synth.Realistic, Heartbeat: 30 * time.Second, Jobs: 12}
+	feedSynth(o, 3*time.Hour, 0, func(_ int, evs []decode.Event) {
 		for _, e := range engines {
 			e.AddEvents(evs)
 		}
-	}
+	})
 	awake, asleep := engines[0], engines[1]
 	dormant := 0
 	for _, g := range asleep.groups {

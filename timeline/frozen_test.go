@@ -24,22 +24,11 @@ func TestFrozenTellsTheSame(t *testing.T) {
 			}
 			whole, frozen := NewRetaining(cfg(0), Retention{Generations: 10}), NewRetaining(cfg(1), Retention{Generations: 10})
 			whole.wholeGenerations = true
-			tr := synth.New(synth.Options{Seed: 7, Groups: 6, MaxMembers: 8, Mix: tc.mix, Heartbeat: 30 * time.Second, Jobs: 4})
-			dec := decode.NewDecoder()
-			var evs []decode.Event
-			var first time.Time
-			for {
-				x := tr.Next()
-				if first.IsZero() {
-					first = x.ResponseAt
-				}
-				if x.ResponseAt.Sub(first) > 2*time.Hour {
-					break
-				}
-				evs, _ = dec.DecodeAppend(evs[:0], x)
+			o := synth.Options{Seed: 7, Groups: 6, MaxMembers: 8, Mix: tc.mix, Heartbeat: 30 * time.Second, Jobs: 4}
+			feedSynth(o, 2*time.Hour, 0, func(_ int, evs []decode.Event) {
 				whole.AddEvents(evs)
 				frozen.AddEvents(evs)
-			}
+			})
 			// Commits naming the frozen generations, of partitions their
 			// members did not own there: suspects kept in frozen
 			// generations, whose owners the frozen members name.

@@ -124,24 +124,12 @@ func TestSummaryIsSummarize(t *testing.T) {
 		{Seed: 5, Groups: 6, MaxMembers: 8, Mix: synth.Realistic, Heartbeat: 30 * time.Second, Jobs: 12},
 	} {
 		r := NewRetaining(Config{}, DefaultRetention)
-		tr := synth.New(o)
-		dec := decode.NewDecoder()
-		var evs []decode.Event
-		var first time.Time
-		for i := 0; ; i++ {
-			x := tr.Next()
-			if first.IsZero() {
-				first = x.ResponseAt
-			}
-			if x.ResponseAt.Sub(first) > 2*time.Hour || i == 200_000 {
-				break
-			}
-			evs, _ = dec.DecodeAppend(evs[:0], x)
+		feedSynth(o, 2*time.Hour, 200_000, func(i int, evs []decode.Event) {
 			r.AddEvents(evs)
 			if i%500 == 0 {
 				sameSummaries(t, fmt.Sprintf("%v after %d exchanges", o.Mix, i), r.Engine, seen)
 			}
-		}
+		})
 		r.Close(r.now.Add(time.Minute))
 		sameSummaries(t, fmt.Sprintf("%v after Close", o.Mix), r.Engine, seen)
 	}
