@@ -86,10 +86,8 @@ func Summarize(g *GroupReport) GroupSummary {
 }
 
 // summarizeStreams fills s from a streams group's story, which has no
-// generations: its epochs are its rebalances. State is the last
-// describe's state in lower case, else "empty" without live members,
-// "stable" when every live member reached the group epoch, else
-// "reconciling".
+// generations: its epochs are its rebalances, and its state is
+// streamsSummaryState's.
 func summarizeStreams(s *GroupSummary, st *StreamsReport, last time.Time, lastKnown bool) {
 	s.Generation, s.Assignor = st.GroupEpoch, st.Assignor
 	reached := true
@@ -99,16 +97,7 @@ func summarizeStreams(s *GroupSummary, st *StreamsReport, last time.Time, lastKn
 			reached = reached && m.MemberEpoch == st.GroupEpoch
 		}
 	}
-	switch {
-	case st.State != "":
-		s.State = strings.ToLower(st.State)
-	case s.Members == 0:
-		s.State = "empty"
-	case reached:
-		s.State = "stable"
-	default:
-		s.State = "reconciling"
-	}
+	s.State = streamsSummaryState(st.State, s.Members, reached)
 	for _, e := range st.Epochs {
 		at := e.At
 		s.LastRebalance, s.LastTrigger = &at, e.Trigger.Kind
@@ -204,21 +193,29 @@ func (g *group) summarizeStreams(s *GroupSummary, st *streamsState, last time.Ti
 			reached = reached && m.epoch == st.epoch
 		}
 	}
-	switch {
-	case st.state != "":
-		s.State = strings.ToLower(st.state)
-	case s.Members == 0:
-		s.State = "empty"
-	case reached:
-		s.State = "stable"
-	default:
-		s.State = "reconciling"
-	}
+	s.State = streamsSummaryState(st.state, s.Members, reached)
 	for _, e := range st.epochs {
 		at := stamp(e.at)
 		s.LastRebalance, s.LastTrigger = &at, e.trigger.kind
 		if last.Sub(e.at.Round(0)) <= recentWindow {
 			s.RebalancesLastHour++
 		}
+	}
+}
+
+// streamsSummaryState is a streams group's state in its summary: the last
+// describe's state in lower case, else "empty" without live members,
+// "stable" when every live member reached the group epoch, else
+// "reconciling".
+func streamsSummaryState(described string, live int, reached bool) string {
+	switch {
+	case described != "":
+		return strings.ToLower(described)
+	case live == 0:
+		return "empty"
+	case reached:
+		return "stable"
+	default:
+		return "reconciling"
 	}
 }
