@@ -568,7 +568,7 @@ func (g *group) memberOwned(gen *generation, id string, lm *liveMember) partitio
 	if m := gen.members[id]; m != nil {
 		owned = m.resolved()
 	} else if gen.frozen != nil {
-		if m := g.frozenMember(gen, id); m != nil {
+		if m := frozenMemberIn(g.frozenBlock().members(gen), id); m != nil {
 			owned = m.owned
 		}
 	}

@@ -145,10 +145,10 @@ func freeze(gen *generation) {
 		serial: gen.serial, index: memberIndex{ver: gen.index.ver + 1}, frozen: f}
 }
 
-// frozenMember is member id of g's frozen generation gen, read from its
-// report; nil when it was not a member.
-func (g *group) frozenMember(gen *generation, id string) *frozenMember {
-	ms := g.frozenBlock().members(gen)
+// frozenMemberIn is member id among a frozen generation's members ms (as
+// frozenBlock.members reads them from its report); nil when it was not a
+// member.
+func frozenMemberIn(ms []frozenMember, id string) *frozenMember {
 	if i, ok := slices.BinarySearchFunc(ms, id, func(m frozenMember, id string) int { return strings.Compare(m.id, id) }); ok {
 		return &ms[i]
 	}

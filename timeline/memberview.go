@@ -119,8 +119,9 @@ func (e *Engine) OwnerBefore(group string, num int32, id, topic string, part int
 		return ""
 	}
 	if gen := g.numbered(num); gen != nil && gen.frozen != nil {
-		if m := g.frozenMember(gen, id); m != nil && m.replaces != "" {
-			if old := g.frozenMember(gen, m.replaces); old != nil && old.owned.has(topic, part) {
+		ms := g.frozenBlock().members(gen)
+		if m := frozenMemberIn(ms, id); m != nil && m.replaces != "" {
+			if old := frozenMemberIn(ms, m.replaces); old != nil && old.owned.has(topic, part) {
 				return m.replaces
 			}
 		}
