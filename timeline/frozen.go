@@ -18,8 +18,9 @@ import (
 // without its suspect commits, go to its group's frozen block, those of
 // all its frozen generations compressed with zstd as one (they name the
 // same members and partitions, which one frame compresses once), and it
-// keeps of its commits how many failed, and drops the rest (member
-// records, commits, departures, rejoins, partition sets, caches). What the
+// keeps its record (generation), its trigger's kind and how many of its
+// commits failed, and drops the rest (wholeGeneration: member records,
+// commits, departures, rejoins, partition sets). What the
 // commits ask of its members (who owned what: frozenMember) is read back
 // from its report when asked, seldom: a commit or a question naming a
 // generation that old. Its suspect commits stay
@@ -28,11 +29,20 @@ import (
 // generation reports and tells is what it would have whole
 // (TestFrozenTellsTheSame), but for a SyncGroup or Heartbeat naming it,
 // more than StreamingGenerations generations late: it is ignored, as it
-// is once the generation is no longer kept.
+// is once the generation is no longer kept (TestFrozenIgnoresLateExchanges).
 
-// frozen is what a frozen generation keeps of its commits.
+// frozen is what a frozen generation keeps of its wholeGeneration.
 type frozen struct {
-	failed int32 // its commits during revocation that failed (GroupSummary.FailedCommits)
+	trigger string // its trigger's kind
+	failed  int32  // its commits during revocation that failed (GroupSummary.FailedCommits)
+}
+
+// triggerKind is the kind of gen's trigger, frozen or not.
+func (gen *generation) triggerKind() string {
+	if gen.frozen != nil {
+		return gen.frozen.trigger
+	}
+	return gen.trigger.kind
 }
 
 // frozenMember is what the commits ask of a frozen generation's member,
@@ -130,19 +140,23 @@ func (g *group) freezeOld() {
 	g.zfrozen = compress(zstdFrozen, b)
 }
 
-// freeze makes gen frozen: it keeps what the handlers and the summary
-// still read of it (numbered, genTime, checkSuspects, summary).
+// frozenWhole is the wholeGeneration of every frozen generation: blank,
+// shared, never written. A frozen generation reads as one without
+// members, commits or lists, as the generation after it sees it (prev).
+var frozenWhole = &wholeGeneration{}
+
+// freeze makes gen frozen: it keeps its record, which the handlers and
+// the summary still read (numbered, genTime, checkSuspects, summary), and
+// drops the rest (its wholeGeneration becomes frozenWhole).
 func freeze(gen *generation) {
-	f := &frozen{}
+	f := &frozen{trigger: gen.trigger.kind}
 	for i := range gen.commits {
 		if gen.commits[i].failed {
 			f.failed++
 		}
 	}
-	*gen = generation{num: gen.num, phase: gen.phase, midway: gen.midway, mode: gen.mode,
-		leader: gen.leader, start: gen.start, joinEnd: gen.joinEnd, stableAt: gen.stableAt,
-		trigger: trigger{kind: gen.trigger.kind}, suspects: gen.suspects, suspectsDropped: gen.suspectsDropped,
-		serial: gen.serial, index: memberIndex{ver: gen.index.ver + 1}, frozen: f}
+	gen.wholeGeneration, gen.prev, gen.frozen = frozenWhole, nil, f
+	gen.index = memberIndex{ver: gen.index.ver + 1}
 }
 
 // frozenMemberIn is member id among a frozen generation's members ms (as

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,6 +111,9 @@ func TestFrozenTellsTheSame(t *testing.T) {
 					}
 				}
 				t.Logf("%s: %d owners asked", when, asked)
+				if !reflect.ValueOf(*frozenWhole).IsZero() {
+					t.Errorf("%s: frozenWhole, shared by the frozen generations, was written: %+v", when, *frozenWhole)
+				}
 			}
 			same("before Close")
 			at = frozen.now.Add(time.Minute)
@@ -128,4 +132,67 @@ func firstDiff(a, b string) string {
 	}
 	from := max(i-300, 0)
 	return "whole …" + a[from:min(i+100, len(a))] + "\nfrozen …" + b[from:min(i+100, len(b))]
+}
+
+// TestFrozenIgnoresLateExchanges: the one exception to "tells the same". A
+// SyncGroup or Heartbeat naming a frozen generation, more than
+// StreamingGenerations generations late, is ignored, as one naming a
+// generation no longer kept is; an engine keeping its generations whole
+// takes it in.
+func TestFrozenIgnoresLateExchanges(t *testing.T) {
+	cA, cB := client{"a", "127.0.0.1:5001"}, client{"b", "127.0.0.1:5002"}
+	s := newScript("g")
+	s.hbs(cA, "A-1", 1, 0, 30) // first seen mid-generation 1
+	for gen := int32(2); gen <= 9; gen++ {
+		at := float64(gen-1) * 60
+		s.join(cA, at, at+0.1, jg("A-1", gen, "A-1", "A-1"))
+		s.sync(cA, at+0.2, at+0.3, "A-1", gen, tp("t", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("t", 0, 1)})
+		s.hbs(cA, "A-1", gen, at+1, at+60)
+	}
+	s.hbs(cA, "A-1", 9, 540, 610) // alive while the late exchanges come
+	late := newScript("g")
+	late.sync(cB, 612, 612.1, "B-1", 2, tp("t", 2), nil) // generation 2: stable, frozen
+	late.hb(cB, 613, 613.1, "B-1", 1, 0)                 // generation 1: observed midway, frozen
+
+	var told [2][]Entry
+	var engines [2]*Retaining
+	for i := range engines {
+		engines[i] = NewRetaining(Config{OnEntry: func(e Entry) { told[i] = append(told[i], e) }}, Retention{Generations: 10})
+	}
+	whole, frozen := engines[0], engines[1]
+	whole.wholeGenerations = true
+	for _, e := range engines {
+		e.AddEvents(s.events())
+		e.Retain(e.retain)
+	}
+	g := frozen.byID["g"]
+	for _, num := range []int32{1, 2} {
+		if gen := g.numbered(num); gen == nil || gen.frozen == nil {
+			t.Fatalf("generation %d is not kept frozen: %+v", num, gen)
+		}
+	}
+	if gen := g.numbered(1); !gen.midway {
+		t.Fatalf("generation 1 is not one observed midway")
+	}
+	before := frozen.Report().Groups[0].Generations
+	n := len(told[1])
+	for _, e := range engines {
+		e.AddEvents(late.events())
+	}
+	if len(told[1]) != n {
+		t.Errorf("the late exchanges told %d entries: %+v", len(told[1])-n, told[1][n:])
+	}
+	if a, b := asJSON(t, before), asJSON(t, frozen.Report().Groups[0].Generations); a != b {
+		t.Errorf("the late exchanges changed the frozen generations: %s", firstDiff(a, b))
+	}
+	if !reflect.ValueOf(*frozenWhole).IsZero() {
+		t.Errorf("frozenWhole, shared by the frozen generations, was written: %+v", *frozenWhole)
+	}
+	wr := whole.Report()
+	for _, num := range []int32{1, 2} {
+		gr := genOf(t, wr, "g", num)
+		if !slices.ContainsFunc(gr.Members, func(m MemberReport) bool { return m.MemberID == "B-1" }) {
+			t.Errorf("kept whole, generation %d does not take in the late exchange: members %+v", num, gr.Members)
+		}
+	}
 }

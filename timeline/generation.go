@@ -63,11 +63,43 @@ const (
 )
 
 // generation is one generation of a group (KIP-848: one group epoch) and the
-// rebalance that formed it. A group keeps up to ten: the small fields are
-// together and the counts int32, without padding between them, which makes
-// it 640 bytes, a size class.
+// rebalance that formed it. A group keeps up to ten. Its record is what a
+// frozen generation keeps too (frozen.go: number, phase, times, leader,
+// suspects, caches); the rest, read only while it is whole, is its
+// wholeGeneration, dropped when it is frozen.
 type generation struct {
-	num        int32
+	num int32
+	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect).
+	suspectsDropped int32
+	phase           phase
+	// midway is set when kproxy first saw the group in this generation,
+	// after its rebalance: its start, trigger and joins are unknown.
+	midway bool
+
+	mode     string
+	leader   string
+	start    time.Time
+	joinEnd  time.Time
+	stableAt time.Time
+	suspects []suspect
+	index    memberIndex // what is cached of its members (index.go)
+	// serial tells the generations kept by a group apart (1, 2, ...: see
+	// group.keep), for the caches of what a member owned in it
+	// (ownedCache).
+	serial uint64
+	prev   *generation
+	// frozen is what a frozen generation keeps besides (frozen.go); nil
+	// while it is whole.
+	frozen *frozen
+	// wholeGeneration is frozenWhole once it is frozen (a frozen
+	// generation's report and view come from its group's frozen block).
+	*wholeGeneration
+}
+
+// wholeGeneration is what a generation keeps while it is whole (not
+// frozen): the small fields together and the counts int32, without padding
+// between them.
+type wholeGeneration struct {
 	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
 	// listSize is how many members the leader's JoinGroup response
 	// listed; joined the members whose JoinGroup for this generation was
@@ -75,14 +107,9 @@ type generation struct {
 	// yet.
 	listSize, joined, waiting int32
 	chain                     int32 // consecutive follow-ups up to and including this one
-	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect),
-	// rejoinsDropped the rejoins beyond maxRejoins (keepRejoin).
-	suspectsDropped, rejoinsDropped int32
+	// rejoinsDropped counts the rejoins beyond maxRejoins (keepRejoin).
+	rejoinsDropped int32
 
-	phase phase
-	// midway is set when kproxy first saw the group in this generation,
-	// after its rebalance: its start, trigger and joins are unknown.
-	midway bool
 	// listSeen is set when the leader's JoinGroup response, the only one
 	// listing every member, was seen.
 	listSeen bool
@@ -94,49 +121,33 @@ type generation struct {
 
 	protocolType string
 	protocol     string
-	mode         string
 
-	leader string
 	// leaderChange is how the leader changed from the previous
 	// generation's, nil when it did not (see group.leaderChange).
 	leaderChange *leaderChange
 	planAt       time.Time
 	planBy       string
 
-	start      time.Time
 	evidenceAt time.Time
 	trigger    trigger
 	// toldKind and toldMember are the kind and member of the trigger the
 	// rebalance_started entry named.
 	toldKind, toldMember string
 
-	joinEnd          time.Time
 	slowest          string // the member the group waited for
-	stableAt         time.Time
 	rebalanceTimeout time.Duration
 
 	members  map[string]*member
 	departed []departure
 	rejoins  []rejoin
 	commits  []commit
-	suspects []suspect
 	unknown  []unknown
 
 	unsettled string
 
 	unassigned partitions
 	nothing    []string
-	index      memberIndex // what is cached of its members (index.go)
-	// serial tells the generations kept by a group apart (1, 2, ...: see
-	// group.keep), for the caches of what a member owned in it
-	// (ownedCache).
-	serial uint64
-	prev   *generation
-	empty  *departure // set on a preparing generation when the last member left
-	// frozen is what a frozen generation keeps of its commits (frozen.go):
-	// its member records, commits and the rest are then dropped. nil while
-	// it is not frozen.
-	frozen *frozen
+	empty      *departure // set on a preparing generation when the last member left
 }
 
 // member is one member's part in a generation. A generation keeps one per
@@ -336,7 +347,7 @@ type unknown struct {
 }
 
 func newGeneration() *generation {
-	return &generation{members: map[string]*member{}, phase: phasePreparing}
+	return &generation{phase: phasePreparing, wholeGeneration: &wholeGeneration{members: map[string]*member{}}}
 }
 
 func (gen *generation) member(id string) *member {

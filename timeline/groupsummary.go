@@ -141,18 +141,19 @@ func (g *group) summary() GroupSummary {
 	var lastStart time.Time
 	for _, gen := range g.gens {
 		if !gen.start.IsZero() && !gen.midway && gen.phase != phaseEmpty {
-			lastStart, s.LastTrigger = gen.start, gen.trigger.kind
+			lastStart, s.LastTrigger = gen.start, gen.triggerKind()
 			if last.Sub(gen.start.Round(0)) <= recentWindow {
 				s.RebalancesLastHour++
 			}
 		}
-		for i := range gen.commits {
-			if gen.commits[i].failed {
-				s.FailedCommits++
-			}
-		}
 		if f := gen.frozen; f != nil {
 			s.FailedCommits += int(f.failed)
+		} else {
+			for i := range gen.commits {
+				if gen.commits[i].failed {
+					s.FailedCommits++
+				}
+			}
 		}
 		s.SuspectCommits += len(gen.suspects)
 	}

@@ -236,10 +236,13 @@ func (g *group) retain(r Retention, cutoff time.Time) {
 // they grow by append, which doubles them, and are kept while the
 // generation is (see group.retain).
 func (gen *generation) clip() {
+	gen.suspects = clipped(gen.suspects)
+	if gen.frozen != nil {
+		return // the others are dropped
+	}
 	gen.commits = clipped(gen.commits)
 	gen.departed = clipped(gen.departed)
 	gen.rejoins = clipped(gen.rejoins)
-	gen.suspects = clipped(gen.suspects)
 }
 
 // clipped is s in an array of its length, s itself when it has no room
