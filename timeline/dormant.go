@@ -84,14 +84,15 @@ func (g *group) canSleep(now time.Time) bool {
 	return true
 }
 
-// sleep makes g dormant (see canSleep).
-func (g *group) sleep() {
+// sleep makes g dormant (see canSleep), its frame compressed by enc
+// (newDormantEncoder).
+func (g *group) sleep(enc *zstd.Encoder) {
 	v, err := json.Marshal(g.view())
 	if err != nil {
 		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
 	}
 	gr := g.report()
-	d := &dormant{report: compressDormant(encodeReport(&gr), v), snap: newSnapGroup(&gr)}
+	d := &dormant{report: compressDormant(enc, encodeReport(&gr), v), snap: newSnapGroup(&gr)}
 	if n := g.next; n != nil {
 		d.incomplete = fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
 			clock(n.start, g.e.cfg.Location), n.trigger.kind)
@@ -135,22 +136,17 @@ func (d *dormant) view() GroupView {
 }
 
 // zdormant is a dormant group's report and view as JSON, compressed with
-// zstd in one frame: the length of the report's JSON as a uvarint, the
-// report's JSON, the view's JSON. One frame compresses the view with the
-// report, whose names and numbers it repeats, and the level is zstd's
-// "better" (journalgen's dormant groups: 2.8 KB each, against 3.6 KB for
-// two frames at "fastest"). The encoder is made for each group that falls
-// asleep and dropped after: a group sleeps once, and an encoder kept would
-// hold more than a thousand groups' frames (docs/benchmarks.md, "Memory").
+// zstd in one frame against the dormant dictionary (zstd.go): the length
+// of the report's JSON as a uvarint, the report's JSON, the view's JSON.
+// One frame compresses the view with the report, whose names and numbers
+// it repeats; the dictionary, a sample group's report and view, spares
+// each frame the field names and the shape every group repeats; the level
+// is zstd's "better" (docs/benchmarks.md, "Memory").
 type zdormant []byte
 
-// compressDormant is the frame of a report's and a view's JSON.
-func compressDormant(report, view []byte) zdormant {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(1<<17), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		panic(fmt.Sprintf("timeline: make a zstd encoder: %v", err)) // constant options
-	}
+// compressDormant is the frame of a report's and a view's JSON,
+// compressed by enc (newDormantEncoder).
+func compressDormant(enc *zstd.Encoder, report, view []byte) zdormant {
 	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(report)+len(view)), uint64(len(report)))
 	b = append(append(b, report...), view...)
 	return compress(enc, b)

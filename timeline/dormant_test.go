@@ -1,7 +1,9 @@
 package timeline
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -145,16 +147,79 @@ func TestDormantWakes(t *testing.T) {
 }
 
 // TestDormantFrame: a dormant group's frame gives back the report's and
-// the view's JSON as they went in.
+// the view's JSON as they went in, and an encoder shared by the groups
+// that fall asleep at one Retain writes each the frame of a new one.
 func TestDormantFrame(t *testing.T) {
+	enc := newDormantEncoder()
 	for _, tc := range []struct{ report, view string }{
 		{`{"group":"g"}`, `{"group":"g","members":[]}`},
 		{`{}`, ``},
 		{strings.Repeat(`{"a":1}`, 1000), `{"b":2}`},
 	} {
-		r, v := compressDormant([]byte(tc.report), []byte(tc.view)).parts()
+		z := compressDormant(enc, []byte(tc.report), []byte(tc.view))
+		r, v := z.parts()
 		if string(r) != tc.report || string(v) != tc.view {
 			t.Errorf("frame of %.20q and %.20q gave %.20q and %.20q", tc.report, tc.view, r, v)
 		}
+		if fresh := compressDormant(newDormantEncoder(), []byte(tc.report), []byte(tc.view)); !bytes.Equal(z, fresh) {
+			t.Errorf("frame of %.20q and %.20q: %d bytes by a shared encoder, %d by a new one", tc.report, tc.view, len(z), len(fresh))
+		}
 	}
+}
+
+// TestDormantDict: the dormant dictionary (zstd.go) is the report's and
+// the view's JSON of the first group of the synth mix to fall asleep, as
+// the timeline writes them now: a new report or view field makes this
+// test fail until `go test ./timeline -run TestDormantDict -update`
+// writes it again (frames are never written anywhere, so any dictionary
+// reads back what it compressed; an old one only compresses less).
+func TestDormantDict(t *testing.T) {
+	r, v := firstAsleep(t, 1)
+	got := append(r, v...)
+	if *update {
+		if err := os.WriteFile("dormant.dict", got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(got, dormantDict) {
+		t.Errorf("the dormant dictionary (%d bytes) is not the first dormant group's report and view (%d bytes): run go test ./timeline -run TestDormantDict -update", len(dormantDict), len(got))
+	}
+}
+
+// BenchmarkCompressDormant: the frame of a sleeping group of the synth
+// mix (not the dictionary's), its size as frame-B.
+func BenchmarkCompressDormant(b *testing.B) {
+	r, v := firstAsleep(b, 2)
+	var z zdormant
+	enc := newDormantEncoder()
+	b.ReportAllocs()
+	for b.Loop() {
+		z = compressDormant(enc, r, v)
+	}
+	b.ReportMetric(float64(len(z)), "frame-B")
+}
+
+// firstAsleep is the report's and the view's JSON of the first group to
+// fall asleep in the synth mix with jobs of the seed.
+func firstAsleep(tb testing.TB, seed uint64) (report, view []byte) {
+	tb.Helper()
+	e := NewRetaining(Config{}, DefaultRetention)
+	o := synth.Options{Seed: seed, Groups: 1, MaxMembers: 8, Mix: synth.Realistic, Heartbeat: 30 * time.Second, Jobs: 4}
+	feedSynth(o, 6*time.Hour, 0, func(_ int, evs []decode.Event) {
+		if report != nil {
+			return
+		}
+		e.AddEvents(evs)
+		for _, g := range e.groups {
+			if d := g.dormant; d != nil {
+				report, view = d.report.parts()
+				return
+			}
+		}
+	})
+	if report == nil {
+		tb.Fatalf("no group fell asleep in 6 h of the synth mix of seed %d", seed)
+	}
+	return report, view
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/kproxy-dev/kproxy/decode"
 )
 
@@ -107,6 +109,7 @@ func (e *Engine) Retain(r Retention) {
 		cutoff = e.now.Add(-r.MaxAge)
 	}
 	e.slept = e.slept[:0]
+	var enc *zstd.Encoder // the sleeping groups', made at the first: see newDormantEncoder
 	kept := e.groups[:0]
 	for _, g := range e.groups {
 		if !cutoff.IsZero() && g.lastSeen.Before(cutoff) {
@@ -117,7 +120,10 @@ func (e *Engine) Retain(r Retention) {
 		kept = append(kept, g)
 		g.retain(r, cutoff)
 		if r.MaxAge > 0 && g.canSleep(e.now) {
-			g.sleep()
+			if enc == nil {
+				enc = newDormantEncoder()
+			}
+			g.sleep(enc)
 			e.slept = append(e.slept, g.id)
 		}
 	}

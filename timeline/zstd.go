@@ -1,23 +1,57 @@
 package timeline
 
 import (
+	_ "embed"
+	"fmt"
 	"slices"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 // What the timeline keeps compressed, it compresses with zstd: a dormant
-// group's report and view (dormant.go, an encoder made for each group that
-// falls asleep) and a group's frozen generations (frozen.go, zstdFrozen).
+// group's report and view (dormant.go, newDormantEncoder, against the
+// dormant dictionary) and a group's frozen generations (frozen.go,
+// zstdFrozen).
 
 // zstdFrozen compresses frozen blocks. A group's block is written again
 // at each generation it freezes, so one encoder is kept, at the fastest
 // level (EncodeAll may be used by many goroutines at once).
 var zstdFrozen, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 
+// dormantDict is the dormant groups' zstd dictionary, raw content: the
+// report's and the view's JSON of a short-lived group of the synth mix,
+// as a dormant frame holds them (TestDormantDict writes it). A frame
+// refers to it for the field names and the shape every group's JSON
+// repeats; it is never written anywhere, so a new dictionary needs no
+// care for frames of the old.
+//
+//go:embed dormant.dict
+var dormantDict []byte
+
+// dormantDictID names dormantDict in the frames written with it: in the
+// range zstd leaves to private dictionaries (32768 to 2^31-1), under
+// 65536 to take two bytes of a frame's header.
+const dormantDictID = 0xeb70
+
+// newDormantEncoder is an encoder of dormant groups' frames, at zstd's
+// "better" level, against the dormant dictionary. It holds about 8.5 MB
+// (its tables and their copy primed with the dictionary) and takes
+// milliseconds to make: Retain makes one for the groups that fall asleep
+// at once, and drops it after, as a group sleeps once and an encoder kept
+// would hold more than the frames of four thousand groups.
+func newDormantEncoder() *zstd.Encoder {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<17), zstd.WithLowerEncoderMem(true), zstd.WithEncoderDictRaw(dormantDictID, dormantDict))
+	if err != nil {
+		panic(fmt.Sprintf("timeline: make a zstd encoder: %v", err)) // constant options
+	}
+	return enc
+}
+
 // zstdDec decompresses dormant groups' frames and frozen blocks; many
-// goroutines may use it at once (DecodeAll).
-var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+// goroutines may use it at once (DecodeAll). A frame names its
+// dictionary: frozen blocks name none.
+var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderDictRaw(dormantDictID, dormantDict))
 
 // compress is b compressed by enc into one frame, kept at its own length:
 // EncodeAll's buffer grows by doubling, and its spare capacity would be
