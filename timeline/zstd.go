@@ -8,15 +8,16 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// What the timeline keeps compressed, it compresses with zstd: a dormant
-// group's report and view (dormant.go, newDormantEncoder, against the
-// dormant dictionary) and a group's frozen generations (frozen.go,
-// zstdFrozen).
+// What the timeline keeps compressed, it compresses with zstd against the
+// dormant dictionary: a dormant group's report and view (dormant.go,
+// newDormantEncoder) and a group's frozen generations (frozen.go,
+// zstdFrozen), whose reports and views repeat the same field names.
 
 // zstdFrozen compresses frozen blocks. A group's block is written again
 // at each generation it freezes, so one encoder is kept, at the fastest
 // level (EncodeAll may be used by many goroutines at once).
-var zstdFrozen, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
+var zstdFrozen, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20),
+	zstd.WithEncoderDictRaw(dormantDictID, dormantDict))
 
 // dormantDict is the dormant groups' zstd dictionary, raw content: the
 // report's and the view's JSON of a short-lived group of the synth mix,
@@ -50,7 +51,7 @@ func newDormantEncoder() *zstd.Encoder {
 
 // zstdDec decompresses dormant groups' frames and frozen blocks; many
 // goroutines may use it at once (DecodeAll). A frame names its
-// dictionary: frozen blocks name none.
+// dictionary.
 var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderDictRaw(dormantDictID, dormantDict))
 
 // compress is b compressed by enc into one frame, kept at its own length:
