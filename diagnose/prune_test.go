@@ -322,3 +322,80 @@ func TestForgetGoneTellsTheSame(t *testing.T) {
 		t.Error("no member was forgotten early in any scenario; want some, or this test shows nothing")
 	}
 }
+
+// TestOldJoinsForgottenTellsTheSame: the joins older than forgetAfter
+// that follow no kept leave from their connection are forgotten, and
+// nothing told or found changes. B leaves without a reason and without
+// fetching for the rebalance timeout three times in 70 minutes, each time
+// joining again at once over its connection (a poll timeout inferred
+// from the wire), in a group that rebalances every 2 minutes: a rejoin
+// is looked up among joins older than forgetAfter. The diagnosis runs
+// once with Config.Forget (old joins forgotten) and once without (every
+// join kept, up to maxLeaves per connection).
+func TestOldJoinsForgottenTellsTheSame(t *testing.T) {
+	run := func(forget time.Duration, gens, leaveEvery int32, every float64) (told []string, found []byte, l *Live) {
+		l = NewLive(timeline.Config{}, timeline.Retention{Generations: 100, MaxAge: 24 * time.Hour}, Config{Forget: forget},
+			func(f Finding) { told = append(told, f.ID) }, nil)
+		feedLive(l, longPollLoop(gens, leaveEvery, every))
+		l.Close(sec(float64(gens) * every))
+		var b bytes.Buffer
+		if err := WriteJSON(&b, l.Findings()); err != nil {
+			t.Fatal(err)
+		}
+		return told, b.Bytes(), l
+	}
+	toldAll, foundAll, _ := run(0, 35, 10, 120)
+	told, found, l := run(24*time.Hour, 35, 10, 120)
+	if !slices.Equal(told, toldAll) {
+		t.Errorf("told %v forgetting old joins; %v keeping them", told, toldAll)
+	}
+	if !bytes.Equal(found, foundAll) {
+		t.Errorf("found, forgetting old joins:\n%s\nkeeping them:\n%s", found, foundAll)
+	}
+	evictions := 0
+	for _, f := range l.Findings() {
+		if f.Kind == PollTimeoutEviction {
+			evictions++
+		}
+	}
+	if evictions != 3 {
+		t.Errorf("%d poll_timeout_eviction findings; want B's 3", evictions)
+	}
+	// Without a leave, the joins of the last 10 minutes are kept.
+	_, _, all := run(0, 25, 100, 60)
+	_, _, l = run(24*time.Hour, 25, 100, 60)
+	kept, keptAll := len(l.d.groups["g"].joinedFrom[cB.addr]), len(all.d.groups["g"].joinedFrom[cB.addr])
+	if kept >= keptAll || kept == 0 {
+		t.Errorf("%d joins kept from B's connection forgetting old ones, %d keeping them; want fewer, not none", kept, keptAll)
+	}
+}
+
+// longPollLoop is A and B rebalancing every every seconds into gens
+// generations, B's member leaving without a reason at the end of every
+// leaveEvery-th generation after 35 s without a Fetch, and its next
+// member joining at once over the same connection.
+func longPollLoop(gens, leaveEvery int32, every float64) *script {
+	s := newScript("g")
+	fetchA := client{"consumer-g-1", "10.0.0.1:4101"}
+	fetchB := client{"consumer-g-2", "10.0.0.2:4102"}
+	b := mB
+	for gen := int32(1); gen <= gens; gen++ {
+		at := float64(gen-1) * every
+		s.round(at, gen, []mc{mA, b}, map[string][]int32{"A-1": {0, 1}, b.id: {2}})
+		s.hbs(cA, "A-1", gen, at+3, at+every, 3)
+		for f := at + 1; f < at+every; f += 5 {
+			s.fetch(fetchA, f, "t", map[int32]int64{0: int64(f), 1: int64(f)})
+			if gen%leaveEvery != 0 || f < at+every-40 {
+				s.fetch(fetchB, f, "t", map[int32]int64{2: int64(f)})
+			}
+		}
+		if gen%leaveEvery != 0 {
+			s.hbs(cB, b.id, gen, at+3, at+every, 3)
+			continue
+		}
+		s.hbs(cB, b.id, gen, at+3, at+every-5, 3)
+		s.leave(cB, at+every-0.5, at+every-0.49, b.id, "")
+		b = mc{fmt.Sprintf("B-%d", gen/leaveEvery+1), cB}
+	}
+	return s
+}

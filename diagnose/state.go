@@ -82,8 +82,8 @@ func (g *groupState) once(key string) bool {
 // and, with early, those of the members gone for forgetAfter (gone) that
 // nothing kept can name any more (needed, with views, the timeline's kept
 // histories of g); with them what only they held: the
-// client addresses whose latest JoinGroup was theirs, the joins from
-// addresses no kept record can look a rejoin up at, and their turns in
+// client addresses whose latest JoinGroup was theirs, the joins no kept
+// record can look a rejoin up at, and their turns in
 // the instances' histories; and the once keys made before it. Members
 // come and go with new member ids: without this a group that lives for
 // months would remember every member it ever had, and one whose members
@@ -110,19 +110,43 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 			delete(g.byAddr, addr)
 		}
 	}
-	var rejoins map[string]bool // the addresses a rejoin may be looked up at (inferredPoll)
+	// rejoins is the addresses a rejoin may be looked up at (inferredPoll),
+	// each with the earliest leave kept of a member there: only a join
+	// after a leave is looked up.
+	var rejoins map[string]int64
 	if early {
-		rejoins = map[string]bool{}
+		rejoins = map[string]int64{}
 		for id, m := range g.members {
 			if len(m.leaves) > 0 {
-				rejoins[e.facts(g, id).ClientAddr] = true
+				addr := e.facts(g, id).ClientAddr
+				if at, ok := rejoins[addr]; !ok || m.leaves[0].at < at {
+					rejoins[addr] = m.leaves[0].at
+				}
 			}
 		}
 	}
-	for addr, at := range g.joinedFrom {
-		last := at[len(at)-1]
-		if last < unixnano.Of(before) || early && !rejoins[addr] && e.now.UnixNano()-last > int64(forgetAfter) {
+	for addr, js := range g.joinedFrom {
+		last := js[len(js)-1]
+		from, rejoin := rejoins[addr]
+		if last < unixnano.Of(before) || early && !rejoin && e.now.UnixNano()-last > int64(forgetAfter) {
 			delete(g.joinedFrom, addr)
+			continue
+		}
+		if !early {
+			continue
+		}
+		// The joins older than forgetAfter that follow no leave kept
+		// from addr can answer no rejoin: a leave seen from now on is
+		// later than them.
+		n := 0
+		for n < len(js) && e.now.UnixNano()-js[n] > int64(forgetAfter) && (!rejoin || js[n] <= from) {
+			n++
+		}
+		switch {
+		case n == len(js):
+			delete(g.joinedFrom, addr)
+		case n > 0:
+			g.joinedFrom[addr] = slices.Clone(js[n:])
 		}
 	}
 	for name, is := range g.instances {

@@ -4,24 +4,25 @@ import (
 	"cmp"
 	"slices"
 	"time"
+	"unique"
 )
 
 // toldSet is the findings a Live already told, by group: what tells a
 // finding recomputed at every publish from one not told yet. It keeps no
 // finding's ID: a finding is known by what its ID renders (kind, group,
 // member, time), each group's sorted by time, so that a day of findings
-// takes 32 bytes each.
+// takes 24 bytes each, and at most an eighth more of spare room.
 type toldSet map[string][]toldMark
 
 // toldMark is one finding told, within its group: its time as Unix
 // seconds and nanoseconds (which name every instant a time.Time can hold,
 // as the ID's RFC 3339 stamp does), its kind (its place in Kinds) and the
-// member its ID names ("-" for none).
+// member its ID names ("-" for none), interned: 24 bytes.
 type toldMark struct {
 	sec    int64
+	member unique.Handle[string]
 	nsec   int32
 	kind   uint8
-	member string
 }
 
 // kindIndex is each kind's place in Kinds.
@@ -39,7 +40,7 @@ func markOf(f Finding) toldMark {
 	if !ok {
 		panic("diagnose: finding kind " + string(f.Kind) + " missing from Kinds")
 	}
-	return toldMark{sec: f.at.Unix(), nsec: int32(f.at.Nanosecond()), kind: k, member: f.member}
+	return toldMark{sec: f.at.Unix(), member: unique.Make(f.member), nsec: int32(f.at.Nanosecond()), kind: k}
 }
 
 // compareTime orders marks by time.
@@ -55,6 +56,14 @@ func (s toldSet) add(f Finding) bool {
 		if marks[j] == m {
 			return false
 		}
+	}
+	if len(marks) == cap(marks) {
+		// A group's marks are kept for a day, most appended in time
+		// order: they grow by an eighth, where append would leave up to
+		// as many again unused.
+		grown := make([]toldMark, len(marks), len(marks)+len(marks)/8+1)
+		copy(grown, marks)
+		marks = grown
 	}
 	s[f.Group] = slices.Insert(marks, i, m)
 	return true
