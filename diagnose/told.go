@@ -61,12 +61,24 @@ func (s toldSet) add(f Finding) bool {
 		// A group's marks are kept for a day, most appended in time
 		// order: they grow by an eighth, where append would leave up to
 		// as many again unused.
-		grown := make([]toldMark, len(marks), len(marks)+len(marks)/8+1)
+		grown := make([]toldMark, len(marks), roomFor(len(marks)))
 		copy(grown, marks)
 		marks = grown
 	}
 	s[f.Group] = slices.Insert(marks, i, m)
 	return true
+}
+
+// roomFor is the capacity n marks are given: an eighth more.
+func roomFor(n int) int { return n + n/8 + 1 }
+
+// trimmed is marks, copied to a slice of roomFor their number when more
+// is spare (after forget dropped older ones).
+func trimmed(marks []toldMark) []toldMark {
+	if cap(marks) > roomFor(len(marks)) {
+		return append(make([]toldMark, 0, roomFor(len(marks))), marks...)
+	}
+	return marks
 }
 
 // forget drops the marks of findings at times before cutoff.
@@ -78,7 +90,7 @@ func (s toldSet) forget(cutoff time.Time) {
 		case i == len(marks):
 			delete(s, group)
 		case i > 0:
-			s[group] = slices.Delete(marks, 0, i)
+			s[group] = trimmed(slices.Delete(marks, 0, i))
 		}
 	}
 }

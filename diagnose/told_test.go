@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -64,6 +65,45 @@ func TestToldSet(t *testing.T) {
 	if !s.add(newFinding(PartitionFlap, "g", Warning, at.Add(time.Minute), "")) {
 		t.Errorf("the one before the cutoff is remembered")
 	}
+}
+
+// TestToldSetRoom: marks added in any order stay sorted by time and are
+// told once; a group's slice keeps at most an eighth of spare room, after
+// growing and after forget drops most of it.
+func TestToldSetRoom(t *testing.T) {
+	at := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	var fs []Finding
+	for i := range 1000 {
+		fs = append(fs, newFinding(PartitionFlap, "g", Warning, at.Add(time.Duration(i)*time.Second), "m-"+strconv.Itoa(i%7)))
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+	s := toldSet{}
+	check := func(when string) {
+		t.Helper()
+		marks := s["g"]
+		if !slices.IsSortedFunc(marks, compareTime) {
+			t.Errorf("%s: marks not sorted by time", when)
+		}
+		if cap(marks) > roomFor(len(marks)) {
+			t.Errorf("%s: %d marks in a slice of %d", when, len(marks), cap(marks))
+		}
+	}
+	for i, f := range fs {
+		if !s.add(f) {
+			t.Fatalf("finding %d not told", i)
+		}
+		check("adding")
+	}
+	for _, f := range fs {
+		if s.add(f) {
+			t.Fatalf("%s told again", f.ID)
+		}
+	}
+	s.forget(at.Add(900 * time.Second))
+	if n := s.len(); n != 100 {
+		t.Errorf("after forget: %d marks; want 100", n)
+	}
+	check("after forget")
 }
 
 // TestKindsListsEveryKind: every Kind constant of the package is in Kinds,
