@@ -169,10 +169,11 @@ func TestDormantFrame(t *testing.T) {
 
 // TestDormantDict: the dormant dictionary (zstd.go) is the report's and
 // the view's JSON of the first group of the synth mix to fall asleep, as
-// the timeline writes them now: a new report or view field makes this
-// test fail until `go test ./timeline -run TestDormantDict -update`
-// writes it again (frames are never written anywhere, so any dictionary
-// reads back what it compressed; an old one only compresses less).
+// the timeline writes them now: any change to what they hold (a field, a
+// text, a time, the synth mix) makes this test fail until `go test
+// ./timeline -run TestDormantDict -update` writes it again, as a golden
+// file (frames are never written anywhere, so any dictionary reads back
+// what it compressed; an old one only compresses less).
 func TestDormantDict(t *testing.T) {
 	r, v := firstAsleep(t, 1)
 	got := append(r, v...)

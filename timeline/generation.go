@@ -64,9 +64,9 @@ const (
 
 // generation is one generation of a group (KIP-848: one group epoch) and the
 // rebalance that formed it. A group keeps up to ten. Its record is what a
-// frozen generation keeps too (frozen.go: number, phase, times, leader,
-// suspects, caches); the rest, read only while it is whole, is its
-// wholeGeneration, dropped when it is frozen.
+// frozen generation keeps too (frozen.go: number, phase, mode, times,
+// leader, suspects, serial, caches); the rest, read only while it is
+// whole, is its wholeGeneration, dropped when it is frozen.
 type generation struct {
 	num int32
 	// suspectsDropped counts the suspects beyond maxSuspects (keepSuspect).
@@ -98,7 +98,10 @@ type generation struct {
 
 // wholeGeneration is what a generation keeps while it is whole (not
 // frozen): the small fields together and the counts int32, without padding
-// between them.
+// between them. Every frozen generation points at the one frozenWhole,
+// which nothing may write: the handlers reach only the generations
+// checked against (classic.go skips a frozen one), and clip skips frozen
+// generations.
 type wholeGeneration struct {
 	followUpOf int32 // the generation this one follows up (cooperative), 0 if none
 	// listSize is how many members the leader's JoinGroup response

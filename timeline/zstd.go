@@ -13,18 +13,18 @@ import (
 // newDormantEncoder) and a group's frozen generations (frozen.go,
 // zstdFrozen), whose reports and views repeat the same field names.
 
-// zstdFrozen compresses frozen blocks. A group's block is written again
-// at each generation it freezes, so one encoder is kept, at the fastest
-// level (EncodeAll may be used by many goroutines at once).
-var zstdFrozen, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20),
-	zstd.WithEncoderDictRaw(dormantDictID, dormantDict))
+// zstdFrozen compresses frozen blocks, against the dormant dictionary. A
+// group's block is written again at each generation it freezes, so one
+// encoder is kept, at the fastest level (EncodeAll may be used by many
+// goroutines at once).
+var zstdFrozen = newEncoder(zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20))
 
-// dormantDict is the dormant groups' zstd dictionary, raw content: the
-// report's and the view's JSON of a short-lived group of the synth mix,
-// as a dormant frame holds them (TestDormantDict writes it). A frame
-// refers to it for the field names and the shape every group's JSON
-// repeats; it is never written anywhere, so a new dictionary needs no
-// care for frames of the old.
+// dormantDict is the timeline's zstd dictionary, raw content: the report's
+// and the view's JSON of a short-lived group of the synth mix, as a
+// dormant frame holds them (TestDormantDict writes it). Dormant frames and
+// frozen blocks refer to it for the field names and the shape every
+// group's and generation's JSON repeats. Frames are never written
+// anywhere, so a new dictionary needs no care for frames of the old.
 //
 //go:embed dormant.dict
 var dormantDict []byte
@@ -34,6 +34,17 @@ var dormantDict []byte
 // 65536 to take two bytes of a frame's header.
 const dormantDictID = 0xeb70
 
+// newEncoder is an encoder of one goroutine at a time against the dormant
+// dictionary, with opts.
+func newEncoder(opts ...zstd.EOption) *zstd.Encoder {
+	opts = append(opts, zstd.WithEncoderConcurrency(1), zstd.WithEncoderDictRaw(dormantDictID, dormantDict))
+	enc, err := zstd.NewWriter(nil, opts...)
+	if err != nil {
+		panic(fmt.Sprintf("timeline: make a zstd encoder: %v", err)) // constant options
+	}
+	return enc
+}
+
 // newDormantEncoder is an encoder of dormant groups' frames, at zstd's
 // "better" level, against the dormant dictionary. It holds about 8.5 MB
 // (its tables and their copy primed with the dictionary) and takes
@@ -41,12 +52,7 @@ const dormantDictID = 0xeb70
 // at once, and drops it after, as a group sleeps once and an encoder kept
 // would hold more than the frames of four thousand groups.
 func newDormantEncoder() *zstd.Encoder {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(1<<17), zstd.WithLowerEncoderMem(true), zstd.WithEncoderDictRaw(dormantDictID, dormantDict))
-	if err != nil {
-		panic(fmt.Sprintf("timeline: make a zstd encoder: %v", err)) // constant options
-	}
-	return enc
+	return newEncoder(zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithWindowSize(1<<17), zstd.WithLowerEncoderMem(true))
 }
 
 // zstdDec decompresses dormant groups' frames and frozen blocks; many
