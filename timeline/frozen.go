@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // A live engine keeps the last ten generations of each group (the
@@ -106,7 +109,9 @@ func (g *group) freezeOld() {
 		return
 	}
 	var parts []*frozenPart // those kept, then the fresh ones
-	old := g.frozenBlock()
+	oldBuf := scratch()
+	defer scratchDone(oldBuf)
+	old := g.frozenBlockIn(oldBuf)
 	for _, gen := range g.gens {
 		if gen.frozen != nil {
 			if p := old.part(gen.serial); p != nil {
@@ -133,10 +138,13 @@ func (g *group) freezeOld() {
 	for _, p := range parts {
 		size += 3*binary.MaxVarintLen64 + len(p.report) + len(p.view)
 	}
-	b := make([]byte, 0, size) // one allocation: the parts are a group's history
+	buf := scratch()
+	defer scratchDone(buf)
+	b := grow(*buf, size) // one buffer: the parts are a group's history
 	for _, p := range parts {
 		b = p.append(b)
 	}
+	*buf = b
 	g.zfrozen = compress(zstdFrozen, b)
 }
 
@@ -206,15 +214,28 @@ func (p *frozenPart) append(b []byte) []byte {
 // freezes after newer ones); a part is found by its serial.
 type frozenBlock []frozenPart
 
-// frozenBlock is g's frozen block, decompressed; empty when it has none.
-func (g *group) frozenBlock() frozenBlock {
+// frozenBlock is g's frozen block, decompressed into a new slice; empty
+// when it has none.
+func (g *group) frozenBlock() frozenBlock { return g.frozenBlockIn(new([]byte)) }
+
+// frozenBlockIn is g's frozen block, decompressed into *buf (made larger
+// when it is too small), which the block's parts refer to until *buf is
+// written again; empty when g has none. What its parts hold is copied
+// out by the JSON decoders (report, view, members), so that the callers
+// that read a block and drop it at once (view, report, freezeOld)
+// decompress it into a scratch buffer: a block is several kilobytes,
+// decompressed at every view of its group.
+func (g *group) frozenBlockIn(buf *[]byte) frozenBlock {
 	if g.zfrozen == nil {
 		return frozenBlock{}
 	}
-	b, err := decompress(g.zfrozen)
+	var h zstd.Header
+	_ = h.Decode(g.zfrozen) // written by EncodeAll, with the content's size
+	b, err := zstdDec.DecodeAll(g.zfrozen, grow(*buf, int(h.FrameContentSize)))
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress the frozen generations of group %s: %v", g.id, err)) // compressed by freezeOld
 	}
+	*buf = b
 	var out frozenBlock
 	for len(b) > 0 {
 		var h [3]uint64
@@ -278,4 +299,26 @@ func (fb frozenBlock) view(gen *generation) GenerationView {
 	}
 	v.Suspects = suspectsView(gen, v.Suspects)
 	return v
+}
+
+// scratches holds the scratch buffers frozen blocks are decompressed and
+// written in (frozenBlockIn, freezeOld): a buffer is used by one call and
+// given back before it returns, and the collector frees those not used
+// since its last cycle, so that none is held for long.
+var scratches = sync.Pool{New: func() any { return new([]byte) }}
+
+// scratch is a scratch buffer from scratches, to give back with
+// scratchDone.
+func scratch() *[]byte { return scratches.Get().(*[]byte) }
+
+// scratchDone gives buf back to scratches.
+func scratchDone(buf *[]byte) { scratches.Put(buf) }
+
+// grow is b emptied, with room for n bytes: b itself when it has, else a
+// new slice.
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, 0, n)
+	}
+	return b[:0]
 }

@@ -392,7 +392,9 @@ func (g *group) report() GroupReport {
 	for _, gen := range g.gens {
 		if gen.frozen != nil {
 			if frozen == nil {
-				frozen = g.frozenBlock()
+				buf := scratch()
+				defer scratchDone(buf)
+				frozen = g.frozenBlockIn(buf)
 			}
 			gr.Generations = append(gr.Generations, frozen.report(gen))
 			continue

@@ -193,7 +193,9 @@ func (g *group) view() GroupView {
 	for _, gen := range g.gens {
 		if gen.frozen != nil {
 			if frozen == nil {
-				frozen = g.frozenBlock()
+				buf := scratch()
+				defer scratchDone(buf)
+				frozen = g.frozenBlockIn(buf)
 			}
 			v.Generations = append(v.Generations, frozen.view(gen))
 			continue
