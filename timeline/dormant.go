@@ -155,7 +155,7 @@ func compressDormant(enc *zstd.Encoder, report, view []byte) zdormant {
 // parts decompresses z into a new slice and returns the report's and the
 // view's JSON in it.
 func (z zdormant) parts() (report, view []byte) {
-	b, err := decompress(z)
+	b, err := decompress(z, nil)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress a dormant group: %v", err)) // compressed by compressDormant
 	}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // A live engine keeps the last ten generations of each group (the
@@ -229,9 +227,7 @@ func (g *group) frozenBlockIn(buf *[]byte) frozenBlock {
 	if g.zfrozen == nil {
 		return frozenBlock{}
 	}
-	var h zstd.Header
-	_ = h.Decode(g.zfrozen) // written by EncodeAll, with the content's size
-	b, err := zstdDec.DecodeAll(g.zfrozen, grow(*buf, int(h.FrameContentSize)))
+	b, err := decompress(g.zfrozen, *buf)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress the frozen generations of group %s: %v", g.id, err)) // compressed by freezeOld
 	}
@@ -313,12 +309,3 @@ func scratch() *[]byte { return scratches.Get().(*[]byte) }
 
 // scratchDone gives buf back to scratches.
 func scratchDone(buf *[]byte) { scratches.Put(buf) }
-
-// grow is b emptied, with room for n bytes: b itself when it has, else a
-// new slice.
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, 0, n)
-	}
-	return b[:0]
-}

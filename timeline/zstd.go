@@ -67,10 +67,20 @@ func compress(enc *zstd.Encoder, b []byte) []byte {
 	return slices.Clone(enc.EncodeAll(b, make([]byte, 0, len(b)/4)))
 }
 
-// decompress is z, a frame written by EncodeAll, decompressed into a new
-// slice of its content's size.
-func decompress(z []byte) ([]byte, error) {
+// decompress is z, a frame written by EncodeAll, decompressed into dst
+// when it has room for the frame's content, else into a new slice of the
+// content's size.
+func decompress(z, dst []byte) ([]byte, error) {
 	var h zstd.Header
 	_ = h.Decode(z) // written by EncodeAll, with the content's size
-	return zstdDec.DecodeAll(z, make([]byte, 0, h.FrameContentSize))
+	return zstdDec.DecodeAll(z, grow(dst, int(h.FrameContentSize)))
+}
+
+// grow is b emptied, with room for n bytes: b itself when it has, else a
+// new slice.
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, 0, n)
+	}
+	return b[:0]
 }
