@@ -55,9 +55,11 @@ func freshTopic(t *testing.T, topic string, partitions int32, group string) {
 	if _, err := adm.DeleteTopics(ctx, topic); err != nil {
 		t.Fatalf("delete topic %s: %v", topic, err)
 	}
+	var id kadm.TopicID
 	for {
 		res, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
 		if err == nil && res.Err == nil {
+			id = res.ID
 			break
 		}
 		if ctx.Err() != nil {
@@ -66,11 +68,13 @@ func freshTopic(t *testing.T, topic string, partitions int32, group string) {
 		// A topic being deleted exists until the controller is done with it.
 		time.Sleep(200 * time.Millisecond)
 	}
-	// Wait until the broker serves every partition.
+	// Wait until the broker serves every partition of the new topic: its
+	// metadata may still name the deleted one for a moment, and a client
+	// that sees the id change abandons its records (UNKNOWN_TOPIC_ID).
 	for {
 		md, err := adm.Metadata(ctx, topic)
 		if err == nil {
-			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil && td.ID == id && len(td.Partitions) == int(partitions) {
 				ready := true
 				for _, p := range td.Partitions {
 					ready = ready && p.Err == nil && p.Leader >= 0
