@@ -125,10 +125,11 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 			}
 		}
 	}
+	stale := e.now.UnixNano() - int64(forgetAfter) // a join before it is older than forgetAfter
 	for addr, js := range g.joinedFrom {
 		last := js[len(js)-1]
 		from, rejoin := rejoins[addr]
-		if last < unixnano.Of(before) || early && !rejoin && e.now.UnixNano()-last > int64(forgetAfter) {
+		if last < unixnano.Of(before) || early && !rejoin && last < stale {
 			delete(g.joinedFrom, addr)
 			continue
 		}
@@ -139,7 +140,7 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 		// from addr can answer no rejoin: a leave seen from now on is
 		// later than them.
 		n := 0
-		for n < len(js) && e.now.UnixNano()-js[n] > int64(forgetAfter) && (!rejoin || js[n] <= from) {
+		for n < len(js) && js[n] < stale && (!rejoin || js[n] <= from) {
 			n++
 		}
 		switch {

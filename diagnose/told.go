@@ -61,9 +61,7 @@ func (s toldSet) add(f Finding) bool {
 		// A group's marks are kept for a day, most appended in time
 		// order: they grow by an eighth, where append would leave up to
 		// as many again unused.
-		grown := make([]toldMark, len(marks), roomFor(len(marks)))
-		copy(grown, marks)
-		marks = grown
+		marks = withRoom(marks)
 	}
 	s[f.Group] = slices.Insert(marks, i, m)
 	return true
@@ -72,13 +70,9 @@ func (s toldSet) add(f Finding) bool {
 // roomFor is the capacity n marks are given: an eighth more.
 func roomFor(n int) int { return n + n/8 + 1 }
 
-// trimmed is marks, copied to a slice of roomFor their number when more
-// is spare (after forget dropped older ones).
-func trimmed(marks []toldMark) []toldMark {
-	if cap(marks) > roomFor(len(marks)) {
-		return append(make([]toldMark, 0, roomFor(len(marks))), marks...)
-	}
-	return marks
+// withRoom is marks copied to a slice of roomFor their number.
+func withRoom(marks []toldMark) []toldMark {
+	return append(make([]toldMark, 0, roomFor(len(marks))), marks...)
 }
 
 // forget drops the marks of findings at times before cutoff.
@@ -90,7 +84,11 @@ func (s toldSet) forget(cutoff time.Time) {
 		case i == len(marks):
 			delete(s, group)
 		case i > 0:
-			s[group] = trimmed(slices.Delete(marks, 0, i))
+			// After a burst, most of the room is spare: it goes.
+			if marks = slices.Delete(marks, 0, i); cap(marks) > roomFor(len(marks)) {
+				marks = withRoom(marks)
+			}
+			s[group] = marks
 		}
 	}
 }
