@@ -111,9 +111,7 @@ func TestFrozenTellsTheSame(t *testing.T) {
 					}
 				}
 				t.Logf("%s: %d owners asked", when, asked)
-				if !reflect.ValueOf(*frozenWhole).IsZero() {
-					t.Errorf("%s: frozenWhole, shared by the frozen generations, was written: %+v", when, *frozenWhole)
-				}
+				frozenWholeBlank(t, when)
 			}
 			same("before Close")
 			at = frozen.now.Add(time.Minute)
@@ -185,14 +183,21 @@ func TestFrozenIgnoresLateExchanges(t *testing.T) {
 	if a, b := asJSON(t, before), asJSON(t, frozen.Report().Groups[0].Generations); a != b {
 		t.Errorf("the late exchanges changed the frozen generations: %s", firstDiff(a, b))
 	}
-	if !reflect.ValueOf(*frozenWhole).IsZero() {
-		t.Errorf("frozenWhole, shared by the frozen generations, was written: %+v", *frozenWhole)
-	}
+	frozenWholeBlank(t, "after the late exchanges")
 	wr := whole.Report()
 	for _, num := range []int32{1, 2} {
 		gr := genOf(t, wr, "g", num)
 		if !slices.ContainsFunc(gr.Members, func(m MemberReport) bool { return m.MemberID == "B-1" }) {
 			t.Errorf("kept whole, generation %d does not take in the late exchange: members %+v", num, gr.Members)
 		}
+	}
+}
+
+// frozenWholeBlank fails t when frozenWhole, shared by every frozen
+// generation, was written.
+func frozenWholeBlank(t *testing.T, when string) {
+	t.Helper()
+	if !reflect.ValueOf(*frozenWhole).IsZero() {
+		t.Errorf("%s: frozenWhole, shared by the frozen generations, was written: %+v", when, *frozenWhole)
 	}
 }
