@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/unixnano"
 )
 
 // recentKeep is how long a commit not yet tied to a rebalance is kept: a
@@ -21,12 +22,13 @@ const recentKeep = time.Minute
 const recentMax = 4096
 
 // commit is one OffsetCommit or TxnOffsetCommit exchange of a group
-// member. A group keeps its commits up to a minute (see remember), so the
-// fields are ordered to make it 88 bytes, and what few commits have is
-// behind one pointer (TestMemberSize).
+// member. A group keeps its commits up to a minute (see remember), and a
+// generation those made during its revocation, so the fields are ordered
+// to make it 72 bytes, its time is in Unix nanoseconds (see unixnano), and
+// what few commits have is behind one pointer (TestMemberSize).
 type commit struct {
 	member string
-	at     time.Time
+	atNs   int64 // the request time
 	// parts are the partitions committed, by topic then partition, each
 	// once (see newCommit).
 	parts   []commitPart
@@ -48,6 +50,9 @@ type commitRare struct {
 	// member's (see epochs.go).
 	epochs *epochCheck
 }
+
+// at is c's request time.
+func (c *commit) at() time.Time { return unixnano.Time(c.atNs) }
 
 // txn is the transaction of a TxnOffsetCommit, nil for an OffsetCommit.
 func (c *commit) txn() *txnCommit {
@@ -245,7 +250,7 @@ const (
 // once: with the offset listed last, and the error listed last, if any
 // failed. lm is the member's registry entry (see Engine.lookup).
 func (g *group) newCommit(ev *decode.Event, lm *liveMember) commit {
-	c := commit{at: ev.At, latency: ev.Latency(), responded: ev.Responded()}
+	c := commit{atNs: unixnano.Of(ev.At), latency: ev.Latency(), responded: ev.Responded()}
 	var topics []decode.CommitTopic
 	if oc := ev.OffsetCommit; oc != nil {
 		c.member, c.generation, topics = oc.MemberID, oc.Generation, oc.Topics
@@ -415,11 +420,11 @@ func (g *group) revocationGen(c *commit) *generation {
 	if c.member == "" || c.generation < 0 {
 		return nil // a simple commit, not a group member's
 	}
-	if n := g.next; n != nil && !c.at.Before(n.start) {
+	if n := g.next; n != nil && !c.at().Before(n.start) {
 		return n
 	}
-	if latest := g.latest(); latest != nil && (latest.phase == phaseJoining || latest.phase == phaseSyncing) && !c.at.Before(latest.start) {
-		if m := latest.members[c.member]; m == nil || !m.synced || !c.at.After(m.syncedAt()) {
+	if latest := g.latest(); latest != nil && (latest.phase == phaseJoining || latest.phase == phaseSyncing) && !c.at().Before(latest.start) {
+		if m := latest.members[c.member]; m == nil || !m.synced || !c.at().After(m.syncedAt()) {
 			return latest
 		}
 	}
@@ -449,7 +454,7 @@ func (g *group) emitCommit(gen int32, what string, c *commit, during bool) {
 		}
 	}
 	slices.Sort(facts.Errors)
-	g.e.emit(Entry{At: c.at, Group: g.id, Kind: KindCommit, Generation: gen, Member: c.member,
+	g.e.emit(Entry{At: c.at(), Group: g.id, Kind: KindCommit, Generation: gen, Member: c.member,
 		Text: g.commitText(what, c), Fields: fields, Commit: facts})
 }
 
@@ -508,7 +513,7 @@ func (g *group) remember(c *commit) {
 	g.recent.push(*c)
 	for {
 		live := g.recent.live()
-		if len(live) == 0 || len(live) <= recentMax && g.e.now.Sub(live[0].at) <= recentKeep {
+		if len(live) == 0 || len(live) <= recentMax && g.e.now.Sub(live[0].at()) <= recentKeep {
 			return
 		}
 		g.recent.dropOldest()
@@ -524,11 +529,11 @@ func (g *group) attachRecent(gen *generation) {
 	live := g.recent.live()
 	kept := live[:0]
 	for _, c := range live {
-		if c.member == "" || c.generation < 0 || c.at.Before(gen.start) {
+		if c.member == "" || c.generation < 0 || c.at().Before(gen.start) {
 			kept = append(kept, c)
 			continue
 		}
-		if m := gen.members[c.member]; m != nil && m.synced && c.at.After(m.syncedAt()) {
+		if m := gen.members[c.member]; m != nil && m.synced && c.at().After(m.syncedAt()) {
 			kept = append(kept, c)
 			continue
 		}
@@ -542,7 +547,7 @@ func (g *group) attachRecent(gen *generation) {
 func (g *group) refilterCommits(gen *generation) {
 	kept := gen.commits[:0]
 	for _, c := range gen.commits {
-		if c.at.Before(gen.start) {
+		if c.at().Before(gen.start) {
 			g.recent.push(c)
 			continue
 		}
@@ -605,7 +610,7 @@ func (g *group) checkSuspects(c *commit, lm *liveMember, during *generation) {
 				continue
 			}
 			p := cp.partition
-			s := suspect{member: c.member, at: c.at, generation: c.generation, topic: t, partition: p, offset: cp.offset}
+			s := suspect{member: c.member, at: c.at(), generation: c.generation, topic: t, partition: p, offset: cp.offset}
 			if _, ok := slices.BinarySearch(ownedParts, p); owned != nil && !ok {
 				s.reasons = append(s.reasons, SuspectNotOwned)
 				s.owner = g.ownerOf(ownerGen, t, p)

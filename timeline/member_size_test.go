@@ -18,7 +18,7 @@ func TestMemberSize(t *testing.T) {
 	}{
 		{"member", unsafe.Sizeof(member{}), 240},
 		{"liveMember", unsafe.Sizeof(liveMember{}), 144},
-		{"commit", unsafe.Sizeof(commit{}), 88},
+		{"commit", unsafe.Sizeof(commit{}), 72},
 		{"generation", unsafe.Sizeof(generation{}), 224},
 		{"wholeGeneration", unsafe.Sizeof(wholeGeneration{}), 448},
 	} {

@@ -580,7 +580,7 @@ func memberReport(gen *generation, m *member, names func(partitions) partitions)
 }
 
 func (g *group) commitReport(c *commit) CommitReport {
-	cr := CommitReport{MemberID: c.member, At: stamp(c.at), Generation: c.generation, Offsets: commitOffsets(c),
+	cr := CommitReport{MemberID: c.member, At: stamp(c.at()), Generation: c.generation, Offsets: commitOffsets(c),
 		Errors: commitErrors(c), Failed: c.failed, Result: "ok"}
 	switch {
 	case !c.responded:

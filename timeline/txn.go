@@ -90,13 +90,13 @@ func (e *Engine) forgetTxns() {
 	var oldest txnKey
 	var oldestAt time.Time
 	for k, ps := range e.txns {
-		if e.now.Sub(ps[0].c.at) > txnKeep {
+		if e.now.Sub(ps[0].c.at()) > txnKeep {
 			e.pendingTxns -= len(ps)
 			delete(e.txns, k)
 			continue
 		}
-		if oldestAt.IsZero() || ps[0].c.at.Before(oldestAt) {
-			oldest, oldestAt = k, ps[0].c.at
+		if oldestAt.IsZero() || ps[0].c.at().Before(oldestAt) {
+			oldest, oldestAt = k, ps[0].c.at()
 		}
 	}
 	if e.pendingTxns >= maxPendingTxns {
@@ -177,7 +177,7 @@ func (g *group) txnEndText(c *commit) string {
 		writeOffset(&b, cp.partition, cp.offset)
 		listed++
 	}
-	fmt.Fprintf(&b, " made at %s", clock(c.at, g.e.cfg.Location))
+	fmt.Fprintf(&b, " made at %s", clock(c.at(), g.e.cfg.Location))
 	if c.txn().told {
 		b.WriteString(" during revocation")
 	}
@@ -196,7 +196,7 @@ func (g *group) txnEndFields(c *commit) map[string]any {
 	f := g.txnFields(c)
 	f["offsets"] = committedOffsets(c)
 	f["commit_generation"] = c.generation
-	f["commit_at"] = stamp(c.at)
+	f["commit_at"] = stamp(c.at())
 	f["during_revocation"] = c.txn().told
 	return f
 }
@@ -240,7 +240,7 @@ func orNoMember(id string) string {
 // commits whose transaction never ended as far as kproxy saw.
 func (e *Engine) closeTxns() {
 	keys := slices.SortedFunc(maps.Keys(e.txns), func(a, b txnKey) int {
-		return cmp.Or(e.txns[a][0].c.at.Compare(e.txns[b][0].c.at), strings.Compare(a.id, b.id),
+		return cmp.Or(e.txns[a][0].c.at().Compare(e.txns[b][0].c.at()), strings.Compare(a.id, b.id),
 			cmp.Compare(a.producerID, b.producerID), cmp.Compare(a.epoch, b.epoch))
 	})
 	for _, k := range keys {
@@ -254,7 +254,7 @@ func (e *Engine) closeTxns() {
 			b.WriteString("transaction ")
 			writeTxn(&b, p.c.txn())
 			fmt.Fprintf(&b, " of %s never ended as far as kproxy saw (no EndTxn): its commit of gen %d made at %s during revocation counts only if the transaction committed",
-				orNoMember(p.c.member), p.c.generation, clock(p.c.at, e.cfg.Location))
+				orNoMember(p.c.member), p.c.generation, clock(p.c.at(), e.cfg.Location))
 			p.g.emit(e.now, KindPartial, p.c.generation, p.c.member, b.String(), p.g.txnFields(&p.c))
 		}
 	}
