@@ -461,12 +461,12 @@ func (g *group) emitCommit(gen int32, what string, c *commit, during bool) {
 // commitQueue is a group's remembered commits, oldest first. Dropping the
 // oldest only moves a start index; when the array is full, the live commits
 // move back to its front if at least a third of it is dead, else to a new
-// array half as large again as they need. Keeping commits for a minute thus
-// allocates only when more are live than before (an array resliced from the
-// front would be reallocated each time it fills), and the array stays
-// within about one and a half times the live commits: grown by append,
-// which doubles it, and moved only once half dead, it was up to four times
-// (2.7 on average over the groups of the 1 GiB synthetic journal).
+// array half as large again as they need; and to such a new array too when
+// they fill less than a third of it, as after a burst of commits (a
+// rebalance) has passed. Keeping commits for a minute thus allocates only
+// when the number live changes much (an array resliced from the front would
+// be reallocated each time it fills), and the array stays within one and a
+// half to three times the live commits.
 type commitQueue struct {
 	buf   []commit // buf[start:] are live; buf[:start] are zero
 	start int
@@ -482,7 +482,7 @@ func (q *commitQueue) live() []commit {
 func (q *commitQueue) push(c commit) {
 	if len(q.buf) == cap(q.buf) {
 		live := len(q.buf) - q.start
-		if q.start > 0 && q.start >= live/2 {
+		if q.start > 0 && q.start >= live/2 && cap(q.buf) <= 3*live+12 {
 			n := copy(q.buf, q.buf[q.start:])
 			clear(q.buf[n:]) // the collector may free what the moved commits named
 			q.buf, q.start = q.buf[:n], 0
