@@ -1,6 +1,11 @@
 package timeline
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
 
 // TestCommitQueue checks that the queue keeps the commits pushed and not
 // dropped, oldest first, and that after a burst its array comes back
@@ -58,6 +63,36 @@ func TestCommitQueue(t *testing.T) {
 			}
 			if c := cap(q.buf); c > 3*tt.steady+12 {
 				t.Errorf("array of %d for %d live commits, want at most %d", c, tt.steady, 3*tt.steady+12)
+			}
+		})
+	}
+}
+
+// TestRememberMembersCommits checks that a group remembers a member's
+// commit made outside a rebalance, and not a simple commit (no member, or
+// generation -1), which attachRecent never ties to a rebalance.
+func TestRememberMembersCommits(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		member     string
+		generation int32
+		want       int
+	}{
+		{"member", "m", 3, 1},
+		{"no member", "", 3, 0},
+		{"no generation", "m", -1, 0},
+		{"simple", "", -1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := New(Config{})
+			g := e.group("g")
+			ev := &decode.Event{At: base, RespondedAt: base.Add(time.Millisecond), Group: "g",
+				OffsetCommit: &decode.OffsetCommit{MemberID: c.member, Generation: c.generation,
+					Topics: []decode.CommitTopic{{Topic: "t", Partitions: []decode.CommitPartition{{Partition: 0, Offset: 5}}}}}}
+			e.now = ev.At
+			g.offsetCommit(ev, nil)
+			if got := len(g.recent.live()); got != c.want {
+				t.Errorf("%d commits remembered, want %d", got, c.want)
 			}
 		})
 	}

@@ -508,8 +508,12 @@ func (q *commitQueue) keep(n int) {
 }
 
 // remember keeps c for a while in case a rebalance that began before it is
-// learned later.
+// learned later (see attachRecent): a member's commit only, as a simple
+// commit (no member, or no generation) is never tied to a rebalance.
 func (g *group) remember(c *commit) {
+	if c.member == "" || c.generation < 0 {
+		return
+	}
 	g.recent.push(*c)
 	for {
 		live := g.recent.live()
