@@ -231,7 +231,7 @@ func (g *group) rejoinInPlace(gen *generation, ev *decode.Event, id string) {
 		om := gen.members[replaces]
 		om.setExtra().replacedBy = id
 		m.setExtra().replaces, m.status = replaces, statusReplaced
-		m.planned = om.resolved().clone()
+		m.setPlanned(om.resolved().clone())
 		gen.index.assignmentsChanged()
 		if lm := g.live[replaces]; lm != nil {
 			lm.gone = true
@@ -307,7 +307,7 @@ func (g *group) syncGroup(ev *decode.Event) {
 		for _, pa := range sg.Plan {
 			if pa.Assignment != nil {
 				pm := gen.member(pa.MemberID)
-				pm.planned = gen.previous(pa.MemberID).share(fromTopicPartitions(pa.Assignment.Partitions))
+				pm.setPlanned(gen.previous(pa.MemberID).share(fromTopicPartitions(pa.Assignment.Partitions)))
 				if pa.Assignment.Streams != nil {
 					pm.setExtra().streamsPlan = pa.Assignment.Streams
 				}
@@ -335,10 +335,11 @@ func (g *group) syncGroup(ev *decode.Event) {
 			g.computeDiff(gen)
 		}
 		if sg.Assignment != nil {
-			m.assignment = gen.previous(sg.MemberID).share(fromTopicPartitions(sg.Assignment.Partitions))
-			if m.planned.equal(m.assignment) {
-				m.assignment = m.planned // one copy of the set the leader planned
+			a := gen.previous(sg.MemberID).share(fromTopicPartitions(sg.Assignment.Partitions))
+			if m.planned.equal(a) {
+				a = m.planned // one copy of the set the leader planned
 			}
+			m.setAssignment(a)
 			if sg.Assignment.Streams != nil {
 				m.setExtra().streamsAsg = sg.Assignment.Streams
 			}

@@ -47,7 +47,7 @@ func (g *group) linkFollowUp(gen *generation) {
 // revokedAny reports whether any member of gen lost partitions.
 func revokedAny(gen *generation) bool {
 	for _, m := range gen.members {
-		if m.revoked.count() > 0 {
+		if m.revoked().count() > 0 {
 			return true
 		}
 	}

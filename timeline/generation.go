@@ -155,9 +155,9 @@ type wholeGeneration struct {
 
 // member is one member's part in a generation. A generation keeps one per
 // member while it is kept, so the record holds what changes from one
-// generation to the next, in 240 bytes, a size class (TestMemberSize);
+// generation to the next, in 192 bytes, a size class (TestMemberSize);
 // who the member is (identity) and what few members have (memberExtra)
-// are shared or left out.
+// are shared or left out, and what moved is derived (moves).
 type member struct {
 	id  string
 	who *identity // never nil; shared, never changed (see setWho)
@@ -184,10 +184,15 @@ type member struct {
 
 	owned partitions // cooperative: what it still held when rejoining
 
-	assignment partitions // from its own SyncGroup response
-	planned    partitions // from the leader's plan
+	// assignment is from its own SyncGroup response, planned from the
+	// leader's plan; setAssignment and setPlanned set them.
+	assignment partitions
+	planned    partitions
 
-	added, revoked, kept partitions
+	// before is what it owned before the generation, as computeDiff found
+	// it: nil when unknown or not yet found. What moved is derived from it
+	// and the assignment (moves).
+	before partitions
 
 	extra *memberExtra // nil: none of its facts are set
 }
@@ -252,6 +257,17 @@ type memberExtra struct {
 	// plan; nil unknown.
 	streamsSub              *decode.StreamsSubscriptionInfo
 	streamsAsg, streamsPlan *decode.StreamsAssignmentInfo
+
+	// moved is what moved, held when it can no longer be derived from
+	// before and the assignment: a KIP-848 member's, gathered over its
+	// epoch steps, or one whose assignment changed after computeDiff
+	// found what moved. nil: derived.
+	moved *moved
+}
+
+// moved is what a member was added, revoked and kept in a generation.
+type moved struct {
+	added, revoked, kept partitions
 }
 
 // noExtra is the memberExtra of a record that has none.
@@ -312,10 +328,73 @@ func (m *member) share(p partitions) partitions {
 // resolved is the member's assignment: its own SyncGroup response, else
 // the leader's plan, else nil (unknown).
 func (m *member) resolved() partitions {
-	if m.assignment != nil {
-		return m.assignment
+	return resolve(m.assignment, m.planned)
+}
+
+// resolve is what a member with assignment and planned was assigned: its
+// own SyncGroup response when seen, else the leader's plan.
+func resolve(assignment, planned partitions) partitions {
+	if assignment != nil {
+		return assignment
 	}
-	return m.planned
+	return planned
+}
+
+// moves is what m was added, revoked and kept in its generation: nil when
+// what it owned before or its assignment is unknown, or computeDiff has not
+// yet run.
+func (m *member) moves() (added, revoked, kept partitions) {
+	if mv := m.more().moved; mv != nil {
+		return mv.added, mv.revoked, mv.kept
+	}
+	cur := m.resolved()
+	if m.before == nil || cur == nil {
+		return nil, nil, nil
+	}
+	return diff(m.before, cur)
+}
+
+// revoked is what m was revoked in its generation (see moves).
+func (m *member) revoked() partitions {
+	_, revoked, _ := m.moves()
+	return revoked
+}
+
+// setBefore records what m owned before its generation, before (nil:
+// unknown), so that what moved is derived from it (computeDiff).
+func (m *member) setBefore(before partitions) {
+	m.before = before
+	if m.extra != nil {
+		m.extra.moved = nil
+	}
+}
+
+// hold returns m's moves to change, held from now on (see memberExtra.moved).
+func (m *member) hold() *moved {
+	if m.more().moved == nil {
+		added, revoked, kept := m.moves()
+		m.setExtra().moved = &moved{added, revoked, kept}
+	}
+	return m.extra.moved
+}
+
+// setAssignment and setPlanned set m's assignment and plan. What moved
+// stays as computeDiff found it, which alone changes it: it is held when
+// the set m resolves to changes after.
+func (m *member) setAssignment(p partitions) {
+	m.holdIfChanged(resolve(p, m.planned))
+	m.assignment = p
+}
+
+func (m *member) setPlanned(p partitions) {
+	m.holdIfChanged(resolve(m.assignment, p))
+	m.planned = p
+}
+
+func (m *member) holdIfChanged(next partitions) {
+	if m.before != nil && !next.equal(m.resolved()) {
+		m.hold()
+	}
 }
 
 type trigger struct {

@@ -331,8 +331,9 @@ func (g *group) memberStep(ev *decode.Event, cm *cmember, epoch int32, assigned 
 		gm.reachedNs = unixnano.Of(ev.RespondedAt)
 	}
 	if cm.epoch != old || added.count()+revoked.count() > 0 {
-		gm.added = union([]partitions{gm.added, added})
-		gm.revoked = union([]partitions{gm.revoked, revoked})
+		mv := gm.hold()
+		mv.added = union([]partitions{mv.added, added})
+		mv.revoked = union([]partitions{mv.revoked, revoked})
 		cm.steps = append(cm.steps, epochStep{at: ev.RespondedAt, epoch: cm.epoch, assigned: cm.assigned.clone(), added: added, revoked: revoked})
 		text := fmt.Sprintf("%s epoch %d", cm.id, cm.epoch)
 		if old != cm.epoch {
@@ -376,7 +377,7 @@ func (g *group) fillConsumerMember(gen *generation, gm *member, cm *cmember) {
 	w.instanceID, w.clientID, w.clientAddr, w.rack = cm.instanceID, cm.clientID, cm.clientAddr, cm.rack
 	w.subscription = cm.subscription
 	gm.setWho(w, gen.previous(cm.id))
-	gm.assignment = cm.assigned.clone()
+	gm.setAssignment(cm.assigned.clone())
 	gm.epoch = cm.epoch
 	gm.joinSeen = true
 	if gm.joinNs == 0 {

@@ -16,7 +16,7 @@ func TestMemberSize(t *testing.T) {
 		name      string
 		got, want uintptr
 	}{
-		{"member", unsafe.Sizeof(member{}), 240},
+		{"member", unsafe.Sizeof(member{}), 192},
 		{"liveMember", unsafe.Sizeof(liveMember{}), 144},
 		{"commit", unsafe.Sizeof(commit{}), 72},
 		{"generation", unsafe.Sizeof(generation{}), 224},

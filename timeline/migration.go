@@ -450,7 +450,7 @@ func (g *group) convertToClassic(at time.Time, id string, epoch int32, mg *migra
 		// The classic engine diffs the next generation against this one,
 		// by topic name.
 		for _, m := range latest.members {
-			m.assignment = g.e.topics.named(m.assignment)
+			m.setAssignment(g.e.topics.named(m.assignment))
 		}
 	}
 	g.pastConsumer, g.consumer = cg, nil

@@ -41,7 +41,7 @@ func (g *group) triggerText(gen *generation, t trigger) string {
 	case TriggerFollowUp:
 		s = fmt.Sprintf("cooperative follow-up: %s rejoined", t.member)
 		if p := gen.prev; p != nil && p.members[t.member] != nil {
-			s = fmt.Sprintf("cooperative follow-up of gen %d: %s revoked %s and rejoined", p.num, t.member, p.members[t.member].revoked)
+			s = fmt.Sprintf("cooperative follow-up of gen %d: %s revoked %s and rejoined", p.num, t.member, p.members[t.member].revoked())
 		}
 	case TriggerProbingRebalance:
 		s = "probing rebalance (KIP-441): " + t.member + " rejoined as its assignment scheduled, to check whether warm-up tasks caught up"

@@ -543,11 +543,12 @@ func (g *group) durations(gen *generation, r *GenerationReport) {
 }
 
 func memberReport(gen *generation, m *member, names func(partitions) partitions) MemberReport {
+	added, revoked, kept := m.moves()
 	mr := MemberReport{MemberID: m.id, InstanceID: m.who.instanceID, ClientID: m.who.clientID, ClientAddr: m.who.clientAddr,
 		Status: m.status.String(), Replaces: m.more().replaces, ReplacedBy: m.more().replacedBy, Observed: m.joinSeen,
 		JoinedAt: stampPtr(m.joinAt()), JoinRetried: m.retried, JoinReason: m.reason, SyncedAt: stampPtr(m.syncedAt()),
-		Rack: m.who.rack, Assignment: names(m.resolved()).json(), Added: names(m.added).json(),
-		Revoked: names(m.revoked).json(), Kept: names(m.kept).json()}
+		Rack: m.who.rack, Assignment: names(m.resolved()).json(), Added: names(added).json(),
+		Revoked: names(revoked).json(), Kept: names(kept).json()}
 	if mr.Status == "" {
 		mr.Status = "unobserved"
 		if gen.midway {

@@ -52,7 +52,8 @@ func (g *group) before(gen *generation, m *member) partitions {
 	return nil
 }
 
-// computeDiff fills, per member, what was added, revoked and kept, and the
+// computeDiff records, per member, what it owned before, from which what
+// was added, revoked and kept is derived (member.moves), and the
 // generation's unassigned partitions and members without partitions.
 func (g *group) computeDiff(gen *generation) {
 	var known, assigned []partitions
@@ -70,7 +71,7 @@ func (g *group) computeDiff(gen *generation) {
 		cur := m.resolved()
 		if cur == nil {
 			complete = false
-			m.added, m.revoked, m.kept = nil, nil, nil
+			m.setBefore(nil)
 			continue
 		}
 		assigned = append(assigned, cur)
@@ -78,12 +79,11 @@ func (g *group) computeDiff(gen *generation) {
 			gen.nothing = append(gen.nothing, id)
 		}
 		prev := g.before(gen, m)
+		m.setBefore(prev)
 		if prev == nil {
-			m.added, m.revoked, m.kept = nil, nil, nil
 			continue
 		}
 		known = append(known, prev)
-		m.added, m.revoked, m.kept = diff(prev, cur)
 	}
 	if prev := gen.prev; prev != nil {
 		for _, pm := range prev.members {
@@ -123,13 +123,14 @@ func (g *group) emitPlan(gen *generation) {
 		if m.more().replacedBy != "" {
 			continue
 		}
-		moved += m.added.count() + m.revoked.count()
+		added, revoked, _ := m.moves()
+		moved += added.count() + revoked.count()
 		if shown == 10 {
 			continue
 		}
 		shown++
 		cur := m.resolved()
-		parts = append(parts, id+" "+orNone(cur)+change("-", m.revoked, cur)+change("+", m.added, cur))
+		parts = append(parts, id+" "+orNone(cur)+change("-", revoked, cur)+change("+", added, cur))
 	}
 	if n := len(gen.members) - shown; n > 0 && shown == 10 {
 		parts = append(parts, fmt.Sprintf("… %d more", n))

@@ -141,7 +141,7 @@ func (g *group) joinCause(gen *generation, m *member) trigger {
 	switch {
 	case m.status == statusJoined:
 		t.kind = TriggerMemberJoined
-	case pm != nil && prev.mode == ModeCooperative && (pm.revoked.count() > 0 || followUpJoin(pm, m)) && m.joinAt().After(pm.syncedAt()):
+	case pm != nil && prev.mode == ModeCooperative && (pm.revoked().count() > 0 || followUpJoin(pm, m)) && m.joinAt().After(pm.syncedAt()):
 		t.kind = TriggerFollowUp
 	case pm != nil && probingJoin(pm, m):
 		t.kind = TriggerProbingRebalance
