@@ -46,7 +46,7 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 		if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 			m.learn(connIdent{software: c.software})
 		}
-		g.byAddr[ev.ClientAddr] = id
+		g.setAddr(ev.ClientAddr, id)
 		g.joined(ev.ClientAddr, ev.At)
 	}
 	if ev.Responded() && h.ErrorCode == kerr.FencedInstanceID.Code {

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"hash/maphash"
 	"maps"
 	"slices"
 	"sync/atomic"
@@ -57,11 +58,51 @@ type Live struct {
 	found atomic.Pointer[foundSet]
 }
 
-// foundSet is the findings published for readers, by group. It is never
-// modified once published: a publish makes a new one.
-type foundSet struct {
+// foundSet is the findings published for readers, by group, in
+// foundParts parts by a hash of the group id (partOf). Neither it nor its
+// parts are modified once published: a publish makes a new set that
+// shares the parts holding none of the groups it recomputed, so that it
+// copies those groups' parts, not every group's.
+type foundSet [foundParts]*foundPart
+
+// foundParts is how many parts a foundSet has.
+const foundParts = 64
+
+// foundPart is the findings published for the groups of one part.
+type foundPart struct {
 	findings map[string][]Finding // sorted; a group with none has no entry
 	counts   map[string]FindingCount
+}
+
+// partSeed hashes group ids to their parts.
+var partSeed = maphash.MakeSeed()
+
+// partOf is the part of a foundSet that holds group.
+func partOf(group string) int { return int(maphash.String(partSeed, group) % foundParts) }
+
+// emptyFound is a foundSet with no group.
+func emptyFound() *foundSet {
+	found := new(foundSet)
+	for i := range found {
+		found[i] = &foundPart{findings: map[string][]Finding{}, counts: map[string]FindingCount{}}
+	}
+	return found
+}
+
+// without is a copy of p without the groups in only.
+func (p *foundPart) without(only map[string]bool) *foundPart {
+	q := &foundPart{findings: make(map[string][]Finding, len(p.findings)), counts: make(map[string]FindingCount, len(p.counts))}
+	for id, fs := range p.findings {
+		if !only[id] {
+			q.findings[id] = fs
+		}
+	}
+	for id, c := range p.counts {
+		if !only[id] {
+			q.counts[id] = c
+		}
+	}
+	return q
 }
 
 // FindingCount is one group's findings at a glance: how many, and the
@@ -129,7 +170,7 @@ var revealing = map[timeline.Kind]bool{
 func NewLive(tcfg timeline.Config, retain timeline.Retention, dcfg Config, onFinding func(Finding), afterStorm func(group string, fs []Finding)) *Live {
 	l := &Live{told: toldSet{}, onFinding: onFinding, afterStorm: afterStorm,
 		dirty: map[string]bool{}, counts: map[string]counted{}}
-	l.found.Store(&foundSet{findings: map[string][]Finding{}, counts: map[string]FindingCount{}})
+	l.found.Store(emptyFound())
 	dcfg.OnFinding = func(f Finding) { // a warning
 		if !l.forgotten(f.at) {
 			l.dirty[f.Group] = true // counted at the next publish
@@ -290,22 +331,28 @@ func (l *Live) staleCounts() {
 // fs, their findings, and publishes their findings and counts for
 // readers; the other groups' stay as published.
 func (l *Live) recount(only map[string]bool, fs []Finding) {
-	old := l.found.Load()
-	found := &foundSet{findings: make(map[string][]Finding, len(old.findings)), counts: make(map[string]FindingCount, len(old.counts))}
+	var found *foundSet
 	if only == nil {
 		clear(l.counts)
+		found = emptyFound()
 	} else {
+		old := l.found.Load()
+		found = new(foundSet)
+		*found = *old
+		var copied [foundParts]bool
 		for id := range only {
 			delete(l.counts, id)
-		}
-		for id, gfs := range old.findings {
-			if !only[id] {
-				found.findings[id] = gfs
+			if i := partOf(id); !copied[i] {
+				copied[i] = true
+				found[i] = old[i].without(only)
 			}
 		}
 	}
+	// fs holds findings of the groups in only alone: their parts are
+	// copies, this publish's own.
 	for _, f := range fs {
-		found.findings[f.Group] = append(found.findings[f.Group], f)
+		p := found[partOf(f.Group)]
+		p.findings[f.Group] = append(p.findings[f.Group], f)
 	}
 	fresh := CountFindings(fs)
 	for id, c := range fresh {
@@ -320,8 +367,8 @@ func (l *Live) recount(only map[string]bool, fs []Finding) {
 			}
 		}
 	}
-	for id, c := range l.counts {
-		found.counts[id] = c.FindingCount
+	for id, c := range fresh {
+		found[partOf(id)].counts[id] = c
 	}
 	l.found.Store(found)
 }
@@ -333,7 +380,11 @@ func (l *Live) recount(only map[string]bool, fs []Finding) {
 // without findings have no entry. The map is the caller's. Any goroutine
 // may call it.
 func (l *Live) Counts() map[string]FindingCount {
-	return maps.Clone(l.found.Load().counts)
+	out := map[string]FindingCount{}
+	for _, p := range l.found.Load() {
+		maps.Copy(out, p.counts)
+	}
+	return out
 }
 
 // stormFindings is the findings of group from the first rebalance of its
@@ -373,14 +424,16 @@ func (l *Live) Findings() []Finding {
 func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
 	found := l.found.Load()
 	ids := l.tl.Snapshot().IDs()
-	for id := range found.findings {
-		ids = append(ids, id)
+	for _, p := range found {
+		for id := range p.findings {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	page, next := q.Page(slices.Compact(ids))
 	var out []Finding
 	for _, id := range page {
-		for _, f := range found.findings[id] {
+		for _, f := range found[partOf(id)].findings[id] {
 			if f.at.IsZero() || !f.at.Before(q.Since) { // of unknown time: kept, as Query keeps it
 				out = append(out, f)
 			}
@@ -392,7 +445,7 @@ func (l *Live) FindingsPage(q timeline.Query) ([]Finding, string) {
 // GroupFindings is the findings of group as published; [] none. Any
 // goroutine may call it.
 func (l *Live) GroupFindings(group string) []Finding {
-	return append([]Finding{}, l.found.Load().findings[group]...)
+	return append([]Finding{}, l.found.Load()[partOf(group)].findings[group]...)
 }
 
 // Close settles the timeline as of at and publishes its final snapshot

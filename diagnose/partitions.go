@@ -15,9 +15,14 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupView) []Finding {
 	type own struct {
 		member string
 		at     time.Time
-		gen    int32
 	}
-	hist := map[tp][]own{}
+	// hist is, per partition, its latest two owners (last, and prev
+	// before it) and how many it had (n, up to 2).
+	type owners struct {
+		prev, last own
+		n          int
+	}
+	hist := map[tp]owners{}
 	flapped := map[tp]bool{}
 	returns := map[tp]int{}
 	var ids []string
@@ -34,16 +39,16 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupView) []Finding {
 				for _, p := range ps {
 					k := tp{t, p}
 					h := hist[k]
-					if n := len(h); n > 0 && h[n-1].member == m.MemberID {
+					if h.n > 0 && h.last.member == m.MemberID {
 						continue
 					}
-					if n := len(h); n >= 2 && h[n-2].member == m.MemberID && at.Sub(h[n-2].at) <= e.cfg.FlapWindow {
+					if h.n == 2 && h.prev.member == m.MemberID && at.Sub(h.prev.at) <= e.cfg.FlapWindow {
 						returns[k]++
 						// One return is a member coming and going (scale
 						// out, then in); a second is flapping.
 						if returns[k] >= 2 {
 							flapped[k] = true
-							ids = append(ids, m.MemberID, h[n-1].member)
+							ids = append(ids, m.MemberID, h.last.member)
 							gens = append(gens, gen.Generation)
 							count++
 							if first.IsZero() {
@@ -51,7 +56,7 @@ func (e *Engine) flaps(g *groupState, gr *timeline.GroupView) []Finding {
 							}
 						}
 					}
-					hist[k] = append(h, own{m.MemberID, at, gen.Generation})
+					hist[k] = owners{prev: h.last, last: own{m.MemberID, at}, n: min(h.n+1, 2)}
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package diagnose
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -398,4 +400,59 @@ func longPollLoop(gens, leaveEvery int32, every float64) *script {
 		b = mc{fmt.Sprintf("B-%d", gen/leaveEvery+1), cB}
 	}
 	return s
+}
+
+// TestShrunk: forget drops a map it emptied and copies one it more than
+// halved, so that neither keeps the room of its largest size; a map that
+// lost fewer keeps its own.
+func TestShrunk(t *testing.T) {
+	full := map[string]int{"a": 1, "b": 2, "c": 3}
+	for _, c := range []struct {
+		name    string
+		m       map[string]int
+		dropped int
+		want    map[string]int
+		copied  bool
+	}{
+		{"emptied", map[string]int{}, 3, nil, false},
+		{"never filled", nil, 0, nil, false},
+		{"more than halved", full, 4, full, true},
+		{"halved", full, 3, full, false},
+		{"untouched", full, 0, full, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := shrunk(c.m, c.dropped)
+			if (got == nil) != (c.want == nil) || !maps.Equal(got, c.want) {
+				t.Fatalf("shrunk(%v, %d) = %v; want %v", c.m, c.dropped, got, c.want)
+			}
+			if c.want != nil {
+				if same := reflect.ValueOf(got).UnsafePointer() == reflect.ValueOf(c.m).UnsafePointer(); same == c.copied {
+					t.Errorf("shrunk(%v, %d) is the same map: %v; want a copy: %v", c.m, c.dropped, same, c.copied)
+				}
+			}
+		})
+	}
+}
+
+// TestEndedGroupDropsItsMaps: once forget has emptied a group's join
+// addresses (its members gone 10 minutes, with no leave kept to look a
+// rejoin up after), the group keeps no map of them.
+func TestEndedGroupDropsItsMaps(t *testing.T) {
+	s := newScript("g")
+	cl := client{id: "consumer", addr: "10.0.0.1:4000"}
+	s.join(cl, 0, 0.1, s.jg("m-1", 1, "m-1", "m-1"))
+	s.sync(cl, 0.2, 0.3, "m-1", 1, parts("t", 0), map[string][]decode.TopicPartitions{"m-1": parts("t", 0)})
+	s.hbs(cl, "m-1", 1, 3, 60, 3)
+	d := New(Config{Forget: 24 * time.Hour}, timeline.Config{})
+	for _, it := range s.ordered() {
+		feed(d, it)
+	}
+	g := d.groups["g"]
+	if g == nil || len(g.joinedFrom) != 1 {
+		t.Fatalf("group state %+v; want m-1's join kept", g)
+	}
+	d.Advance(sec(60).Add(2 * forgetAfter))
+	if g.joinedFrom != nil {
+		t.Errorf("join addresses %v; want none kept, and no map", g.joinedFrom)
+	}
 }

@@ -40,9 +40,11 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 	}
 	var joins []join
 	var out []restart
-	prev := map[string]bool{}
+	// prev and cur are the members of the previous generation and of
+	// this one, two sets reused from one generation to the next.
+	prev, cur := map[string]bool{}, map[string]bool{}
 	for i, gen := range gr.Generations {
-		cur := map[string]bool{}
+		clear(cur)
 		for _, m := range gen.Members {
 			cur[m.MemberID] = true
 			if m.Status == "joined" || m.Status == "replaced" || (i > 0 && !prev[m.MemberID] && m.Status != "unobserved") {
@@ -56,7 +58,7 @@ func (e *Engine) restarts(g *groupState, gr *timeline.GroupView) []restart {
 					how: "static", pattern: clientPattern(rj.ClientID), hostOld: host(rj.ClientAddr)})
 			}
 		}
-		prev = cur
+		prev, cur = cur, prev
 	}
 	used := map[string]bool{}
 	for _, gen := range gr.Generations {

@@ -64,15 +64,41 @@ type groupState struct {
 }
 
 func newGroupState(id string) *groupState {
-	// instances and joins, which few groups need, are made when needed.
-	return &groupState{id: id, members: map[string]*memberState{}, byAddr: map[string]string{}, seen: map[string]time.Time{},
-		joinedFrom: map[string][]int64{}}
+	// The other maps are made when needed, and dropped once empty
+	// (forget): a group that ended keeps few of them.
+	return &groupState{id: id, members: map[string]*memberState{}}
+}
+
+// setAddr records that the latest JoinGroup from addr was member id's.
+func (g *groupState) setAddr(addr, id string) {
+	if g.byAddr == nil {
+		g.byAddr = map[string]string{}
+	}
+	g.byAddr[addr] = id
+}
+
+// shrunk is m after forget deleted n of its entries: nil once empty, a
+// copy of the same size once more than half of it went (a map keeps the
+// room of its largest size).
+func shrunk[K comparable, V any](m map[K]V, n int) map[K]V {
+	switch {
+	case len(m) == 0:
+		return nil
+	case n > len(m):
+		out := make(map[K]V, len(m))
+		maps.Copy(out, m)
+		return out
+	}
+	return m
 }
 
 // once reports whether key is new, and remembers it.
 func (g *groupState) once(key string) bool {
 	if _, ok := g.seen[key]; ok {
 		return false
+	}
+	if g.seen == nil {
+		g.seen = map[string]time.Time{}
 	}
 	g.seen[key] = g.last
 	return true
@@ -90,9 +116,11 @@ func (g *groupState) once(key string) bool {
 // churn would remember a day of them.
 func (e *Engine) forget(g *groupState, before time.Time, early bool, views []timeline.GroupView) {
 	var need map[string]bool // what a gone member's record is kept for, made when one is
+	dropped := 0
 	for id, m := range g.members {
 		if unixnano.Time(m.seen).Before(before) {
 			delete(g.members, id)
+			dropped++
 			continue
 		}
 		if !early || !e.gone(g, m) {
@@ -103,13 +131,20 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 		}
 		if !need[id] {
 			delete(g.members, id)
+			dropped++
 		}
 	}
+	if g.members = shrunk(g.members, dropped); g.members == nil {
+		g.members = map[string]*memberState{}
+	}
+	dropped = 0
 	for addr, id := range g.byAddr {
 		if g.members[id] == nil {
 			delete(g.byAddr, addr)
+			dropped++
 		}
 	}
+	g.byAddr = shrunk(g.byAddr, dropped)
 	// rejoins is the addresses a rejoin may be looked up at (inferredPoll),
 	// each with the earliest leave kept of a member there: only a join
 	// after a leave is looked up.
@@ -126,11 +161,13 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 		}
 	}
 	stale := e.now.UnixNano() - int64(forgetAfter) // a join before it is older than forgetAfter
+	dropped = 0
 	for addr, js := range g.joinedFrom {
 		last := js[len(js)-1]
 		from, rejoin := rejoins[addr]
 		if last < unixnano.Of(before) || early && !rejoin && last < stale {
 			delete(g.joinedFrom, addr)
+			dropped++
 			continue
 		}
 		if !early {
@@ -146,10 +183,12 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 		switch {
 		case n == len(js):
 			delete(g.joinedFrom, addr)
+			dropped++
 		case n > 0:
 			g.joinedFrom[addr] = slices.Clone(js[n:])
 		}
 	}
+	g.joinedFrom = shrunk(g.joinedFrom, dropped)
 	for name, is := range g.instances {
 		kept := 0
 		for i, id := range is.members {
@@ -164,11 +203,14 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 		}
 		is.addrs, is.members = is.addrs[:kept], is.members[:kept]
 	}
+	dropped = 0
 	for key, at := range g.seen {
 		if at.Before(before) {
 			delete(g.seen, key)
+			dropped++
 		}
 	}
+	g.seen = shrunk(g.seen, dropped)
 }
 
 // anyGone reports whether a member of g is gone, with a request since
@@ -357,6 +399,9 @@ func (g *groupState) joined(addr string, at time.Time) {
 	js, t := g.joinedFrom[addr], unixnano.Of(at)
 	if n := len(js); n > 0 && t <= js[n-1] {
 		return
+	}
+	if g.joinedFrom == nil {
+		g.joinedFrom = map[string][]int64{}
 	}
 	if len(js) >= maxLeaves {
 		js = append(js[:0], js[1:]...)
@@ -677,7 +722,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 	if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 		m.learn(connIdent{software: c.software}) // announced when the connection opened
 	}
-	g.byAddr[ev.ClientAddr] = id
+	g.setAddr(ev.ClientAddr, id)
 	if ev.Responded() && jg.ErrorCode == 0 {
 		g.offered(m, jg.Generation, unique.Make(protocolKey(jg)))
 		g.joined(ev.ClientAddr, ev.At)
