@@ -33,8 +33,8 @@ const dormantAfter = forgetAfter
 
 // dormant is what a dormant group keeps.
 type dormant struct {
-	report zdormant  // its report and view, encoded and compressed: their only copy
-	snap   snapGroup // its summary, for the snapshots
+	report zdormant   // its report and view, encoded and compressed: their only copy
+	snap   *snapGroup // its summary, for the snapshots (never written)
 	// incomplete is the text of the rebalance its last member's departure
 	// started and no generation followed, which Close tells as never
 	// completed ("" when none), and its generation and member.
