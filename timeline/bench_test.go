@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kproxy-dev/kproxy/decode"
+	"github.com/kproxy-dev/kproxy/internal/synth"
 )
 
 const (
@@ -336,5 +337,29 @@ func TestSuspectCommitsBounded(t *testing.T) {
 	}
 	if kept != maxSuspects || !strings.HasPrefix(dropped, "200 more suspect commits") {
 		t.Errorf("kept %d suspect commits, dropped %q; want %d kept and 200 more counted", kept, dropped, maxSuspects)
+	}
+}
+
+// BenchmarkViews measures reading the views of groups that keep frozen
+// generations, as the diagnosis reads a group's after its entries: the
+// synth mix's groups after two hours, ten generations kept.
+func BenchmarkViews(b *testing.B) {
+	e := NewRetaining(Config{MaxGenerations: 10}, Retention{Generations: 10})
+	o := synth.Options{Seed: 7, Groups: 20, MaxMembers: 8, Mix: synth.RebalanceHeavy, Heartbeat: 30 * time.Second, Jobs: 4}
+	feedSynth(o, 2*time.Hour, 0, func(_ int, evs []decode.Event) { e.AddEvents(evs) })
+	frozen := 0
+	for _, g := range e.groups {
+		for _, gen := range g.gens {
+			if gen.frozen != nil {
+				frozen++
+			}
+		}
+	}
+	if frozen < 20 {
+		b.Fatalf("%d frozen generations, want at least 20", frozen)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Views(nil)
 	}
 }

@@ -33,8 +33,8 @@ const dormantAfter = forgetAfter
 
 // dormant is what a dormant group keeps.
 type dormant struct {
-	report zdormant  // its report and view, encoded and compressed: their only copy
-	snap   snapGroup // its summary, for the snapshots
+	report zdormant   // its report and view, encoded and compressed: their only copy
+	snap   *snapGroup // its summary, for the snapshots (never written)
 	// incomplete is the text of the rebalance its last member's departure
 	// started and no generation followed, which Close tells as never
 	// completed ("" when none), and its generation and member.
@@ -126,10 +126,16 @@ func (e *Engine) wake(old *group) *group {
 	return g
 }
 
-// view is the dormant group's view, decoded.
+// view is the dormant group's view, decoded. The frame is decompressed
+// into a scratch buffer (frozen.go): the decoder copies what it keeps, and
+// the diagnosis reads the views of the dormant groups with a gone member
+// every few minutes.
 func (d *dormant) view() GroupView {
+	buf := scratch()
+	defer scratchDone(buf)
+	_, vj := d.report.partsIn(buf)
 	var v GroupView
-	if err := json.Unmarshal(d.report.viewJSON(), &v); err != nil {
+	if err := json.Unmarshal(vj, &v); err != nil {
 		panic(fmt.Sprintf("timeline: decode a dormant view: %v", err)) // encoded by sleep
 	}
 	return v
@@ -154,11 +160,16 @@ func compressDormant(enc *zstd.Encoder, report, view []byte) zdormant {
 
 // parts decompresses z into a new slice and returns the report's and the
 // view's JSON in it.
-func (z zdormant) parts() (report, view []byte) {
-	b, err := decompress(z, nil)
+func (z zdormant) parts() (report, view []byte) { return z.partsIn(new([]byte)) }
+
+// partsIn is parts decompressed into *buf (made larger when it is too
+// small), which they refer to until *buf is written again.
+func (z zdormant) partsIn(buf *[]byte) (report, view []byte) {
+	b, err := decompress(z, *buf)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress a dormant group: %v", err)) // compressed by compressDormant
 	}
+	*buf = b
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
 		panic("timeline: a dormant group's frame has no report length") // written by compressDormant
@@ -171,12 +182,6 @@ func (z zdormant) parts() (report, view []byte) {
 func (z zdormant) json() []byte {
 	r, _ := z.parts()
 	return r
-}
-
-// viewJSON is the view as JSON.
-func (z zdormant) viewJSON() []byte {
-	_, v := z.parts()
-	return v
 }
 
 // report decodes the report.

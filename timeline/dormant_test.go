@@ -110,7 +110,7 @@ func TestDormantWakes(t *testing.T) {
 	}
 	l.publish(true) // as the next Publish but one in wall time
 	snap := l.Snapshot()
-	if i, ok := snap.index["jobs"]; !ok || !reflect.DeepEqual(snap.groups[i], g.dormant.snap) {
+	if sg := snap.find("jobs"); sg == nil || !reflect.DeepEqual(sg, g.dormant.snap) {
 		t.Error("the snapshot does not publish the summary the dormant group keeps")
 	}
 	if b, ok, err := snap.GroupJSON(context.Background(), "jobs"); err != nil || !ok || string(b) != string(g.dormant.report.json()) {

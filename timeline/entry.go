@@ -163,18 +163,22 @@ func (e Entry) Lines() []string {
 // the snake_case keys used across kproxy: group, kind, generation,
 // member_id, at, then Fields sorted by key, and detail.
 func (e Entry) ZapFields() []zap.Field {
-	fs := []zap.Field{
+	fs := make([]zap.Field, 0, 6+len(e.Fields)) // but for a cut field's count
+	fs = append(fs,
 		zap.String("group", e.Group),
 		zap.String("kind", string(e.Kind)),
 		zap.Time("at", e.At),
-	}
+	)
 	if e.Generation != 0 {
 		fs = append(fs, zap.Int32("generation", e.Generation))
 	}
 	if e.Member != "" {
 		fs = append(fs, zap.String("member_id", e.Member))
 	}
-	for _, k := range sortedKeys(e.Fields) {
+	var keys [16]string // on the stack for most entries
+	ks := slices.AppendSeq(keys[:0], maps.Keys(e.Fields))
+	slices.Sort(ks)
+	for _, k := range ks {
 		v, more := summarisedField(e.Fields[k])
 		fs = append(fs, zap.Any(k, v))
 		if more > 0 {

@@ -15,8 +15,9 @@ import (
 // by reports and views, by the commits that name them (who owned what:
 // memberOwned, ownerOf, OwnerBefore), by the suspect commits kept in
 // them and by the group's summary. Retain freezes such an older
-// generation (see canFreeze): its report and view, rendered as JSON
-// without its suspect commits, go to its group's frozen block, those of
+// generation (see canFreeze): its report, rendered as JSON, and its view
+// (frozenview.go), without its suspect commits, go to its group's frozen
+// block, those of
 // all its frozen generations compressed with zstd as one (they name the
 // same members and partitions, which one frame compresses once), and it
 // keeps its record (generation), its trigger's kind and how many of its
@@ -124,12 +125,9 @@ func (g *group) freezeOld() {
 		if err != nil {
 			panic(fmt.Sprintf("timeline: encode a generation of group %s: %v", g.id, err)) // plain data: cannot fail
 		}
-		v, err := json.Marshal(g.generationView(gen))
-		if err != nil {
-			panic(fmt.Sprintf("timeline: encode a generation's view of group %s: %v", g.id, err)) // plain data: cannot fail
-		}
+		gv := g.generationView(gen)
 		gen.suspects, gen.suspectsDropped = suspects, dropped
-		parts = append(parts, &frozenPart{serial: gen.serial, report: r, view: v})
+		parts = append(parts, &frozenPart{serial: gen.serial, report: r, view: appendView(nil, &gv)})
 		freeze(gen)
 	}
 	size := 0
@@ -190,8 +188,9 @@ func (g *group) ownerIn(gen *generation, topic string, part int32) string {
 	return gen.ownerOf(topic, part)
 }
 
-// frozenPart is a frozen generation's report and view as JSON, without
-// its suspect commits: one record of its group's frozen block.
+// frozenPart is a frozen generation's report, as JSON, and view, in the
+// form of appendView, without its suspect commits: one record of its
+// group's frozen block.
 type frozenPart struct {
 	serial       uint64 // the generation's serial
 	report, view []byte
@@ -289,8 +288,8 @@ func (fb frozenBlock) report(gen *generation) GenerationReport {
 
 // view is frozen generation gen's view, with its suspects.
 func (fb frozenBlock) view(gen *generation) GenerationView {
-	var v GenerationView
-	if err := json.Unmarshal(fb.part(gen.serial).view, &v); err != nil {
+	v, err := decodeView(fb.part(gen.serial).view)
+	if err != nil {
 		panic(fmt.Sprintf("timeline: decode a frozen generation's view: %v", err)) // encoded by freezeOld
 	}
 	v.Suspects = suspectsView(gen, v.Suspects)

@@ -62,7 +62,7 @@ func NewLive(cfg Config, r Retention) *Live {
 		}
 	}
 	l.e = NewRetaining(cfg, r)
-	l.snap.Store(&Snapshot{index: map[string]int{}, render: l.render})
+	l.snap.Store(&Snapshot{render: l.render})
 	return l
 }
 
@@ -163,7 +163,7 @@ func (l *Live) Publish() { l.publish(false) }
 func (l *Live) publish(all bool) {
 	now := time.Now()
 	l.publishedAt = now
-	var changed []snapGroup
+	var changed []*snapGroup
 	var gone []string
 	for id := range l.told {
 		l.touched[id] = true
@@ -180,7 +180,7 @@ func (l *Live) publish(all bool) {
 			changed = append(changed, g.dormant.snap)
 			l.built[id] = now
 		default:
-			changed = append(changed, snapGroup{id: g.id, lastSeen: g.lastSeen.UTC().Round(0), summary: g.summary()})
+			changed = append(changed, &snapGroup{id: g.id, lastSeen: g.lastSeen.UTC().Round(0), summary: g.summary()})
 			l.built[id] = now
 		}
 		delete(l.touched, id)
@@ -238,8 +238,10 @@ type Snapshot struct {
 	// Horizon is the time from which the history kept is whole (see
 	// Engine.Horizon); zero when nothing was dropped.
 	Horizon time.Time
-	groups  []snapGroup    // sorted by group id
-	index   map[string]int // group id -> index in groups
+	// groups is sorted by group id. A new snapshot shares the records of
+	// the groups that did not change with the one before: a publish
+	// copies a pointer per group, not its summary.
+	groups []*snapGroup
 	// render renders the reports of the groups ids as JSON, nil for a
 	// group no longer kept, or fails with ctx's error.
 	render func(ctx context.Context, ids []string) ([][]byte, error)
@@ -253,9 +255,9 @@ type snapGroup struct {
 }
 
 // newSnapGroup is gr's entry in a Snapshot.
-func newSnapGroup(gr *GroupReport) snapGroup {
+func newSnapGroup(gr *GroupReport) *snapGroup {
 	at, _ := time.Parse(time.RFC3339Nano, gr.LastSeen)
-	return snapGroup{id: gr.Group, lastSeen: at, summary: Summarize(gr)}
+	return &snapGroup{id: gr.Group, lastSeen: at, summary: Summarize(gr)}
 }
 
 // encodeReport is gr as JSON, as encoding/json writes it.
@@ -269,16 +271,16 @@ func encodeReport(gr *GroupReport) []byte {
 
 // with returns a new Snapshot: s with the groups changed replaced or
 // added and the groups gone removed.
-func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Time) *Snapshot {
+func (s *Snapshot) with(changed []*snapGroup, gone []string, at, horizon time.Time) *Snapshot {
 	drop := map[string]bool{}
 	for _, id := range gone {
 		drop[id] = true
 	}
-	repl := map[string]snapGroup{}
+	repl := map[string]*snapGroup{}
 	for _, sg := range changed {
 		repl[sg.id] = sg
 	}
-	groups := make([]snapGroup, 0, len(s.groups)+len(changed))
+	groups := make([]*snapGroup, 0, len(s.groups)+len(changed))
 	for _, sg := range s.groups {
 		if drop[sg.id] {
 			continue
@@ -289,15 +291,21 @@ func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Tim
 		}
 		groups = append(groups, sg)
 	}
-	for _, sg := range repl {
-		groups = append(groups, sg)
+	if len(repl) > 0 { // new groups
+		for _, sg := range repl {
+			groups = append(groups, sg)
+		}
+		slices.SortFunc(groups, func(a, b *snapGroup) int { return strings.Compare(a.id, b.id) })
 	}
-	slices.SortFunc(groups, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
-	n := &Snapshot{At: at, Horizon: horizon, groups: groups, index: make(map[string]int, len(groups)), render: s.render}
-	for i, sg := range groups {
-		n.index[sg.id] = i
+	return &Snapshot{At: at, Horizon: horizon, groups: groups, render: s.render}
+}
+
+// find is the group id in the snapshot, nil if it holds none.
+func (s *Snapshot) find(id string) *snapGroup {
+	if i, ok := slices.BinarySearchFunc(s.groups, id, func(sg *snapGroup, id string) int { return strings.Compare(sg.id, id) }); ok {
+		return s.groups[i]
 	}
-	return n
+	return nil
 }
 
 // SnapshotOf is a Snapshot of r, a report that is not live (a finished
@@ -307,7 +315,7 @@ func (s *Snapshot) with(changed []snapGroup, gone []string, at, horizon time.Tim
 // reports are rendered from r, on the reader's goroutine; r must not
 // change.
 func SnapshotOf(r *Report, horizon time.Time) *Snapshot {
-	groups := make([]snapGroup, len(r.Groups))
+	groups := make([]*snapGroup, len(r.Groups))
 	byID := make(map[string]*GroupReport, len(r.Groups))
 	at := time.Time{}
 	for i := range r.Groups {
@@ -354,8 +362,7 @@ func (s *Snapshot) IDs() []string {
 
 // Has reports whether the snapshot holds the group id.
 func (s *Snapshot) Has(id string) bool {
-	_, ok := s.index[id]
-	return ok
+	return s.find(id) != nil
 }
 
 // GroupJSON is the report of the group id as JSON (a GroupReport as
@@ -380,15 +387,15 @@ func (s *Snapshot) GroupJSON(ctx context.Context, id string) ([]byte, bool, erro
 // GroupJSON), and a group the engine no longer keeps is left out. It fails
 // with ctx's error when ctx is done before the owner has rendered them.
 func (s *Snapshot) Report(ctx context.Context, q Query) (*Report, string, error) {
-	var cands []snapGroup
+	var cands []*snapGroup
 	if len(q.Groups) > 0 {
 		for _, id := range q.Groups {
-			if i, ok := s.index[id]; ok {
-				cands = append(cands, s.groups[i])
+			if sg := s.find(id); sg != nil {
+				cands = append(cands, sg)
 			}
 		}
-		slices.SortFunc(cands, func(a, b snapGroup) int { return strings.Compare(a.id, b.id) })
-		cands = slices.CompactFunc(cands, func(a, b snapGroup) bool { return a.id == b.id })
+		slices.SortFunc(cands, func(a, b *snapGroup) int { return strings.Compare(a.id, b.id) })
+		cands = slices.CompactFunc(cands, func(a, b *snapGroup) bool { return a.id == b.id })
 	} else {
 		cands = s.groups
 	}

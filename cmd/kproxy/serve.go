@@ -493,7 +493,11 @@ func (o *observers) finish(reportPath string) error {
 // fields carry its facts.
 func timelineLogger(log *zap.Logger, format string) func(timeline.Entry) {
 	if format == "json" {
-		return func(e timeline.Entry) { log.Info(e.Text, e.ZapFields()...) }
+		return func(e timeline.Entry) {
+			if ce := log.Check(zap.InfoLevel, e.Text); ce != nil { // fields built only for a line written
+				ce.Write(e.ZapFields()...)
+			}
+		}
 	}
 	return func(e timeline.Entry) {
 		if log.Core().Enabled(zap.InfoLevel) {
