@@ -465,8 +465,9 @@ func (g *group) emitCommit(gen int32, what string, c *commit, during bool) {
 // they fill less than a third of it, as after a burst of commits (a
 // rebalance) has passed. Keeping commits for a minute thus allocates only
 // when the number live changes much (an array resliced from the front would
-// be reallocated each time it fills), and the array stays within one and a
-// half to three times the live commits.
+// be reallocated each time it fills), and each time the array fills it is
+// brought within one and a half to three times the live commits; between
+// two pushes that fill it, an array grown in a burst stays as it is.
 type commitQueue struct {
 	buf   []commit // buf[start:] are live; buf[:start] are zero
 	start int
@@ -509,12 +510,12 @@ func (q *commitQueue) keep(n int) {
 
 // remember keeps c for a while in case a rebalance that began before it is
 // learned later (see attachRecent): a member's commit only, as a simple
-// commit (no member, or no generation) is never tied to a rebalance.
+// commit (no member, or no generation) is never tied to a rebalance. Any
+// commit ages the older ones out.
 func (g *group) remember(c *commit) {
-	if c.member == "" || c.generation < 0 {
-		return
+	if c.member != "" && c.generation >= 0 {
+		g.recent.push(*c)
 	}
-	g.recent.push(*c)
 	for {
 		live := g.recent.live()
 		if len(live) == 0 || len(live) <= recentMax && g.e.now.Sub(live[0].at()) <= recentKeep {

@@ -9,29 +9,27 @@ import (
 	"sync"
 )
 
-// A live engine keeps the last ten generations of each group (the
-// default Retention), but only the last StreamingGenerations are checked
-// against by the exchanges that come late; the older ones are read only
-// by reports and views, by the commits that name them (who owned what:
-// memberOwned, ownerOf, OwnerBefore), by the suspect commits kept in
-// them and by the group's summary. Retain freezes such an older
-// generation (see canFreeze): its report, rendered as JSON, and its view
-// (frozenview.go), without its suspect commits, go to its group's frozen
-// block, those of
+// A live engine keeps the last ten generations of each group (the default
+// Retention), but only the last StreamingGenerations are checked against
+// by the exchanges that come late; the older ones are read only by reports
+// and views, by the commits that name them (who owned what: memberOwned,
+// ownerOf, OwnerBefore), by the suspect commits kept in them and by the
+// group's summary. Retain freezes such an older generation (see
+// canFreeze): its report, rendered as JSON, and its view (frozenview.go),
+// without its suspect commits, go to its group's frozen block, those of
 // all its frozen generations compressed with zstd as one (they name the
 // same members and partitions, which one frame compresses once), and it
 // keeps its record (generation), its trigger's kind and how many of its
 // commits failed, and drops the rest (wholeGeneration: member records,
-// commits, departures, rejoins, partition sets). What the
-// commits ask of its members (who owned what: frozenMember) is read back
-// from its report when asked, seldom: a commit or a question naming a
-// generation that old. Its suspect commits stay
-// as they are, and are added to its report and view when they are
-// rendered: a commit may still name the generation. What a frozen
-// generation reports and tells is what it would have whole
+// commits, departures, rejoins, partition sets). What the commits ask of
+// its members (who owned what: frozenMember) is read back from its report
+// when asked, seldom: a commit or a question naming a generation that old.
+// Its suspect commits stay as they are, and are added to its report and
+// view when they are rendered: a commit may still name the generation.
+// What a frozen generation reports and tells is what it would have whole
 // (TestFrozenTellsTheSame), but for a SyncGroup or Heartbeat naming it,
-// more than StreamingGenerations generations late: it is ignored, as it
-// is once the generation is no longer kept (TestFrozenIgnoresLateExchanges).
+// more than StreamingGenerations generations late: it is ignored, as it is
+// once the generation is no longer kept (TestFrozenIgnoresLateExchanges).
 
 // frozen is what a frozen generation keeps of its wholeGeneration.
 type frozen struct {
@@ -217,11 +215,11 @@ func (g *group) frozenBlock() frozenBlock { return g.frozenBlockIn(new([]byte)) 
 
 // frozenBlockIn is g's frozen block, decompressed into *buf (made larger
 // when it is too small), which the block's parts refer to until *buf is
-// written again; empty when g has none. What its parts hold is copied
-// out by the JSON decoders (report, view, members), so that the callers
-// that read a block and drop it at once (view, report, freezeOld)
-// decompress it into a scratch buffer: a block is several kilobytes,
-// decompressed at every view of its group.
+// written again; empty when g has none. What its parts hold is copied out
+// by their decoders (the report's JSON, the view's binary form), so that
+// the callers that read a block and drop it at once (view, report,
+// freezeOld) decompress it into a scratch buffer: a block is several
+// kilobytes, decompressed at every view of its group.
 func (g *group) frozenBlockIn(buf *[]byte) frozenBlock {
 	if g.zfrozen == nil {
 		return frozenBlock{}

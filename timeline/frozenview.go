@@ -8,15 +8,17 @@ import (
 
 // A frozen generation's view is kept in its group's frozen block in a
 // compact binary form rather than as JSON: the diagnosis reads the views
-// of a group after nearly every entry of it, and a view decoded from JSON
-// costs several times what its values do (docs/benchmarks.md, "The
-// resident set against the live heap"). The form is the fields of a
-// GenerationView in their order, without its suspects (a frozen
-// generation keeps those apart): integers and durations as varints,
-// strings, lists and maps by their length, plus one, with 0 for nil, so
-// that nil and empty stay apart as they do in JSON, and times as JSON
-// keeps them (see appendTime). Decoded, it is the view the JSON would
-// give (TestFrozenTellsTheSame).
+// of a group after nearly every entry of it, and decoding a view from
+// JSON took several times the allocation and CPU of decoding this form
+// (docs/benchmarks.md, "Frozen views in a binary form, snapshots sharing
+// records"). The form is the fields of a GenerationView in their order,
+// without its suspects (a frozen generation keeps those apart): integers
+// and durations as varints, strings, lists and maps by their length, plus
+// one, with 0 for nil, so that nil and empty stay apart as they do in
+// JSON, and times as JSON keeps them (viewWriter.time). Decoded, it is the
+// view the generation had while whole (TestFrozenTellsTheSame,
+// TestFrozenViewRoundTrip), strings that are not valid UTF-8 included,
+// which JSON would have replaced with U+FFFD.
 
 // appendView is b with v, without its suspects, appended.
 func appendView(b []byte, v *GenerationView) []byte {

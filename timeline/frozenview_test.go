@@ -10,13 +10,15 @@ import (
 // suspects (which a frozen generation keeps apart) by reflection, so that
 // a field added to a view without its place in appendView and decodeView
 // fails here, whatever the synth mix fills. nil and empty lists and maps
-// stay apart, as they do in JSON.
+// stay apart, as they do in JSON, and client-chosen ids that are not
+// valid UTF-8 come back as the live view has them.
 func TestFrozenViewRoundTrip(t *testing.T) {
 	var full GenerationView
 	fill(t, reflect.ValueOf(&full).Elem())
 	full.Suspects = nil
 	empty := GenerationView{Members: []GenerationMember{{Subscription: []string{}, Assignment: map[string][]int32{"t": {}}}}, Departed: []DepartureView{}, Unassigned: map[string][]int32{}}
-	for name, v := range map[string]GenerationView{"full": full, "empty": empty, "zero": {}} {
+	invalid := GenerationView{Leader: "c\xff-1", Members: []GenerationMember{{MemberID: "c\xff-1", Assignment: map[string][]int32{"t\xfe": {0}}}}}
+	for name, v := range map[string]GenerationView{"full": full, "empty": empty, "zero": {}, "not UTF-8": invalid} {
 		t.Run(name, func(t *testing.T) {
 			got, err := decodeView(appendView(nil, &v))
 			if err != nil {
