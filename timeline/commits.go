@@ -54,6 +54,10 @@ type commitRare struct {
 // at is c's request time.
 func (c *commit) at() time.Time { return unixnano.Time(c.atNs) }
 
+// simple reports whether c is a simple commit, not a group member's: it
+// names no member or no generation, so no rebalance or epoch can claim it.
+func (c *commit) simple() bool { return c.member == "" || c.generation < 0 }
+
 // txn is the transaction of a TxnOffsetCommit, nil for an OffsetCommit.
 func (c *commit) txn() *txnCommit {
 	if c.rare == nil {
@@ -417,8 +421,8 @@ func (g *group) setCommitted(c *commit) {
 // revocationGen is the rebalance c was made during, if any: between the
 // start of the rebalance and the member's own SyncGroup response.
 func (g *group) revocationGen(c *commit) *generation {
-	if c.member == "" || c.generation < 0 {
-		return nil // a simple commit, not a group member's
+	if c.simple() {
+		return nil
 	}
 	if n := g.next; n != nil && !c.at().Before(n.start) {
 		return n
@@ -513,7 +517,7 @@ func (q *commitQueue) keep(n int) {
 // commit (no member, or no generation) is never tied to a rebalance. Any
 // commit ages the older ones out.
 func (g *group) remember(c *commit) {
-	if c.member != "" && c.generation >= 0 {
+	if !c.simple() {
 		g.recent.push(*c)
 	}
 	for {
@@ -534,7 +538,7 @@ func (g *group) attachRecent(gen *generation) {
 	live := g.recent.live()
 	kept := live[:0]
 	for _, c := range live {
-		if c.member == "" || c.generation < 0 || c.at().Before(gen.start) {
+		if c.simple() || c.at().Before(gen.start) {
 			kept = append(kept, c)
 			continue
 		}

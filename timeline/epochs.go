@@ -40,7 +40,7 @@ type epochCheck struct {
 // checkEpoch sets c's epoch check when c, a commit of a KIP-848 consumer group's
 // member, names an epoch other than the member's.
 func (g *group) checkEpoch(c *commit) {
-	if g.consumer == nil || g.consumer.share != nil || c.member == "" || c.generation < 0 {
+	if g.consumer == nil || g.consumer.share != nil || c.simple() {
 		return
 	}
 	cm := g.consumer.members[c.member]
