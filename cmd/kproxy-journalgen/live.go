@@ -19,7 +19,7 @@ import (
 
 	"github.com/kproxy-dev/kproxy/decode"
 	"github.com/kproxy-dev/kproxy/diagnose"
-	"github.com/kproxy-dev/kproxy/internal/gcpercent"
+	"github.com/kproxy-dev/kproxy/internal/gcconfig"
 	"github.com/kproxy-dev/kproxy/internal/synth"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/story"
@@ -41,7 +41,10 @@ import (
 // it (diagnose.Live, forgetting what the retention forgets; each finding
 // logged at warn, a block after each storm).
 func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
-	gcpercent.SetServe() // the collector's target serve runs with
+	// The collector's settings serve runs with; the memory line says the limit.
+	if _, err := gcconfig.SetServe(); err != nil {
+		return err
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {

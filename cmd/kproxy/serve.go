@@ -18,7 +18,7 @@ import (
 	"github.com/kproxy-dev/kproxy/config"
 	"github.com/kproxy-dev/kproxy/diagnose"
 	"github.com/kproxy-dev/kproxy/fleet"
-	"github.com/kproxy-dev/kproxy/internal/gcpercent"
+	"github.com/kproxy-dev/kproxy/internal/gcconfig"
 	"github.com/kproxy-dev/kproxy/journal"
 	"github.com/kproxy-dev/kproxy/pipeline"
 	"github.com/kproxy-dev/kproxy/proxy"
@@ -63,20 +63,26 @@ SIGINT or SIGTERM stop accepting, let requests in flight finish (up to
 is set, close the journal and exit 0.
 
 serve runs the garbage collector at GOGC=50 unless GOGC is set: its
-resident memory stays nearer twice the live heap (docs/benchmarks.md);
-GOMEMLIMIT works as for any Go program.`,
+resident memory stays nearer twice the live heap (docs/benchmarks.md).
+In a cgroup with a memory limit (a container's), serve sets Go's soft
+memory limit to 90% of it unless GOMEMLIMIT is set; AUTOMEMLIMIT=off turns
+that off, and AUTOMEMLIMIT=0.8 takes another share.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.Load(cmd.Flags())
 			if err != nil {
 				return err
 			}
-			gcpercent.SetServe()
+			limit, limitErr := gcconfig.SetServe()
 			log, err := newLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
 				return err
 			}
 			defer log.Sync() //nolint:errcheck // stderr may not support sync
+			if limitErr != nil {
+				log.Warn("no soft memory limit", zap.Error(limitErr))
+			}
+			log.Info("memory limit", zap.Stringer("limit", limit))
 
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
