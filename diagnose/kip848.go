@@ -42,7 +42,7 @@ func (e *Engine) consumerHeartbeat(g *groupState, ev *decode.Event, touch func(s
 	case h.MemberEpoch < 0:
 		e.left(g, m, ev.At)
 	case h.MemberEpoch == 0 && ev.Responded() && h.ErrorCode == 0:
-		m.lastJoin = unixnano.Of(ev.At)
+		m.act.lastJoin = unixnano.Of(ev.At)
 		if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 			m.learn(connIdent{software: c.software})
 		}

@@ -99,9 +99,12 @@ func TestForgetQuietMembers(t *testing.T) {
 		name   string
 		forget time.Duration
 		want   int // members remembered at the end
+		addrs  int // addresses remembered at the end
 	}{
-		{"kept without Forget", 0, runs},
-		{"forgotten with Forget", forget, 7}, // those active in the last hour
+		{"kept without Forget", 0, runs, runs},
+		// Those active in the last hour; the addresses of the two not
+		// gone for forgetAfter yet: no handover waits for the others.
+		{"forgotten with Forget", forget, 7, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newScript("g")
@@ -126,8 +129,22 @@ func TestForgetQuietMembers(t *testing.T) {
 			if g == nil {
 				t.Fatal("the group was forgotten; want it kept, it was active to the end")
 			}
-			if len(g.members) != c.want || len(g.byAddr) != c.want {
-				t.Errorf("%d members, %d addresses remembered; want %d of each", len(g.members), len(g.byAddr), c.want)
+			if len(g.members) != c.want || len(g.byAddr) != c.addrs {
+				t.Errorf("%d members, %d addresses remembered; want %d and %d", len(g.members), len(g.byAddr), c.want, c.addrs)
+			}
+			for addr, id := range g.byAddr {
+				if m := g.members[id]; m == nil || m.act == nil {
+					t.Errorf("address %s remembered for %s, forgotten or gone", addr, id)
+				}
+			}
+			active := 0 // records with what the next requests are read against
+			for _, m := range g.members {
+				if m.act != nil {
+					active++
+				}
+			}
+			if active != c.addrs {
+				t.Errorf("%d records keep their activity; want %d (a gone member's goes)", active, c.addrs)
 			}
 			if is := g.instances["static-0"]; is == nil || len(is.members) > (c.want+1)/2 {
 				t.Errorf("static-0's history %+v; want at most its %d turns among the members remembered", is, (c.want+1)/2)

@@ -227,7 +227,7 @@ func (e *Engine) cadence(g *groupState) []Finding {
 
 // medianInterval is the median of the member's latest heartbeat gaps.
 func (m *memberState) medianInterval() time.Duration {
-	s := slices.Clone(m.intervals)
+	s := slices.Clone(m.act.intervals)
 	slices.Sort(s)
 	return s[len(s)/2]
 }

@@ -49,7 +49,7 @@ type groupState struct {
 	// protocols, each member's offered protocols ("type: name,name"),
 	// from its JoinGroup for that generation (one copy of each text for
 	// every group); a generation whose members all offer the same has
-	// none (their latest joins are in their records: memberState.joinGen).
+	// none (their latest joins are in their records: memberActivity.joinGen).
 	// newestJoin is the newest generation joined: those more than
 	// keepJoins older are forgotten.
 	joins      map[int32]map[string]unique.Handle[string]
@@ -110,7 +110,9 @@ func (g *groupState) once(key string) bool {
 // histories of g); with them what only they held: the
 // client addresses whose latest JoinGroup was theirs, the joins no kept
 // record can look a rejoin up at, and their turns in
-// the instances' histories; and the once keys made before it. Members
+// the instances' histories; and the once keys made before it. Of the gone
+// members it keeps, it drops what only their next requests would be read
+// against (memberState.act) and their addresses. Members
 // come and go with new member ids: without this a group that lives for
 // months would remember every member it ever had, and one whose members
 // churn would remember a day of them.
@@ -132,14 +134,30 @@ func (e *Engine) forget(g *groupState, before time.Time, early bool, views []tim
 		if !need[id] {
 			delete(g.members, id)
 			dropped++
+			continue
 		}
+		// Kept for what the kept histories name it in: its requests,
+		// if it sends any more, start afresh.
+		m.act = nil
 	}
 	if g.members = shrunk(g.members, dropped); g.members == nil {
 		g.members = map[string]*memberState{}
 	}
+	// The addresses are read for the new owners of the handovers not
+	// settled yet (Engine.resumed): a gone member's is dropped unless it
+	// is one.
+	var owners map[string]bool
+	for _, h := range g.handovers {
+		if !h.resumed {
+			if owners == nil {
+				owners = map[string]bool{}
+			}
+			owners[h.to] = true
+		}
+	}
 	dropped = 0
 	for addr, id := range g.byAddr {
-		if g.members[id] == nil {
+		if m := g.members[id]; m == nil || m.act == nil && !owners[id] {
 			delete(g.byAddr, addr)
 			dropped++
 		}
@@ -309,11 +327,11 @@ func viewNames(v *timeline.GroupView, ids map[string]bool) {
 }
 
 // memberState is what the diagnosis keeps of one member of its own: the
-// software its connection announced, its heartbeat cadence, its latest
-// JoinGroup, where its fetches stood when it left, and the warnings
-// raised for it. Who it is, its timeouts, its last request the
-// coordinator accepted and whether it is gone are the timeline's
-// (Engine.facts).
+// software its connection announced, where its fetches stood when it
+// left, whether it commits in transactions, the heartbeat cadence found
+// too slow, and what only a member still active needs (act). Who it is,
+// its timeouts, its last request the coordinator accepted and whether it
+// is gone are the timeline's (Engine.facts).
 type memberState struct {
 	id string
 	// The times it keeps are in Unix nanoseconds (unixnano, 0 for none):
@@ -322,31 +340,52 @@ type memberState struct {
 	// ident is the software its connection announced in ApiVersions
 	// (KIP-511) and its TLS client certificate subject, interned: most
 	// members of a group run the same client (who).
-	ident         unique.Handle[connIdent]
+	ident unique.Handle[connIdent]
+	// leaves are its latest leaves (up to maxLeaves), oldest first, each
+	// with its latest Fetch before it (zero when none was attributed):
+	// kept at the leave, since the connection's positions move on after
+	// it. A KIP-848 member leaves and rejoins under one member id.
+	leaves []leaveMark
+	// slowSince is the heartbeat at which the median gap first passed
+	// slowGap: the heartbeat_too_slow finding's time. A member found slow
+	// is never gone (Engine.gone), so its act stays.
+	slowSince int64
+	// act is what the member's next requests are read against: nil once
+	// it is gone and its record is kept only for what the group's kept
+	// histories may name it in (Engine.forget); made afresh if it
+	// returns (activity).
+	act *memberActivity
+	// transactional is whether it commits its offsets in transactions
+	// (TxnOffsetCommit): an exactly-once consumer.
+	transactional bool
+}
+
+// memberActivity is what a member's next requests are read against: its
+// latest JoinGroup and heartbeat, its heartbeat gaps, its latest offer,
+// and the warnings raised for it.
+type memberActivity struct {
 	lastJoin      int64 // its latest JoinGroup request
 	lastHeartbeat int64
 	// intervals are the gaps between its consecutive successful
 	// heartbeats, the latest maxIntervals, oldest first; dropped once it
 	// left, unless its heartbeats were found too slow (slowSince).
 	intervals []time.Duration
-	// slowSince is the heartbeat at which the median gap first passed
-	// slowGap: the heartbeat_too_slow finding's time.
-	slowSince int64
-	// leaves are its latest leaves (up to maxLeaves), oldest first, each
-	// with its latest Fetch before it (zero when none was attributed):
-	// kept at the leave, since the connection's positions move on after
-	// it. A KIP-848 member leaves and rejoins under one member id.
-	leaves []leaveMark
-	// joinGen is the generation of its latest accepted JoinGroup and
-	// joinKey the protocols it offered in it (see groupState.offered).
-	joinGen int32
-	// transactional is whether it commits its offsets in transactions
-	// (TxnOffsetCommit): an exactly-once consumer.
-	transactional bool
-	joinKey       unique.Handle[string]
 	// warnedFor is the last accepted request a session warning was raised
 	// for; pollWarnedFor the rebalance start a poll warning was raised for.
 	warnedFor, pollWarnedFor int64
+	// joinGen is the generation of its latest accepted JoinGroup and
+	// joinKey the protocols it offered in it (see groupState.offered).
+	joinKey unique.Handle[string]
+	joinGen int32
+}
+
+// activity is m's activity, made if m has none (a new member, or one
+// back after it was gone).
+func (m *memberState) activity() *memberActivity {
+	if m.act == nil {
+		m.act = &memberActivity{}
+	}
+	return m.act
 }
 
 // leaveMark is one leave of a member and its latest Fetch before it, in
@@ -428,6 +467,7 @@ func (g *groupState) member(id string) *memberState {
 		m = &memberState{id: id}
 		g.members[id] = m
 	}
+	m.activity()
 	return m
 }
 
@@ -647,26 +687,27 @@ func (e *Engine) event(ev *decode.Event) {
 		switch hb.ErrorCode {
 		case 0:
 			if m != nil {
-				if m.lastHeartbeat != 0 {
-					gap := ev.At.Sub(unixnano.Time(m.lastHeartbeat))
-					if len(m.intervals) < maxIntervals {
-						m.intervals = append(m.intervals, gap)
+				a := m.act
+				if a.lastHeartbeat != 0 {
+					gap := ev.At.Sub(unixnano.Time(a.lastHeartbeat))
+					if len(a.intervals) < maxIntervals {
+						a.intervals = append(a.intervals, gap)
 					} else { // in place: the slice stays at its first 32
-						copy(m.intervals, m.intervals[1:])
-						m.intervals[maxIntervals-1] = gap
+						copy(a.intervals, a.intervals[1:])
+						a.intervals[maxIntervals-1] = gap
 					}
 					// The median is looked at only after a slow gap.
 					if session := e.facts(g, hb.MemberID).SessionTimeout; m.slowSince == 0 && session > 0 && gap > slowGap(session) &&
-						len(m.intervals) >= minGaps && m.medianInterval() > slowGap(session) {
+						len(a.intervals) >= minGaps && m.medianInterval() > slowGap(session) {
 						m.slowSince = unixnano.Of(ev.At)
 						e.mark(g)
 					}
 				}
-				m.lastHeartbeat = unixnano.Of(ev.At)
+				a.lastHeartbeat = unixnano.Of(ev.At)
 			}
 		case kerr.RebalanceInProgress.Code:
 			if m != nil {
-				m.lastHeartbeat = 0 // the cadence restarts after the rebalance
+				m.act.lastHeartbeat = 0 // the cadence restarts after the rebalance
 				e.checkLateJoin(g, m, ev.At)
 			}
 		case kerr.FencedInstanceID.Code:
@@ -680,7 +721,7 @@ func (e *Engine) event(ev *decode.Event) {
 					// The coordinator removed it: no heartbeat of its
 					// can succeed any more, and no finding reads its
 					// gaps.
-					m.intervals = nil
+					m.act.intervals = nil
 				}
 			}
 		}
@@ -718,7 +759,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 	if m == nil {
 		return
 	}
-	m.lastJoin = unixnano.Of(ev.At)
+	m.act.lastJoin = unixnano.Of(ev.At)
 	if c, ok := e.identOf(ev.ClientAddr); ok && c.software.Name != "" {
 		m.learn(connIdent{software: c.software}) // announced when the connection opened
 	}
@@ -747,7 +788,7 @@ func (e *Engine) joinGroup(g *groupState, ev *decode.Event, touch func(string) *
 // (all of its members so far: a generation's joins are answered before
 // any member can join the next) are gathered from their records.
 func (g *groupState) offered(m *memberState, gen int32, key unique.Handle[string]) {
-	m.joinGen, m.joinKey = gen, key
+	m.act.joinGen, m.act.joinKey = gen, key
 	g.newestJoin = max(g.newestJoin, gen)
 	if byMember := g.joins[gen]; byMember != nil {
 		byMember[m.id] = key
@@ -755,7 +796,7 @@ func (g *groupState) offered(m *memberState, gen int32, key unique.Handle[string
 	}
 	mixed := false
 	for _, o := range g.members {
-		if o.joinGen == gen && o.joinKey != key && o.joinKey != (unique.Handle[string]{}) {
+		if a := o.act; a != nil && a.joinGen == gen && a.joinKey != key && a.joinKey != (unique.Handle[string]{}) {
 			mixed = true
 			break
 		}
@@ -765,8 +806,8 @@ func (g *groupState) offered(m *memberState, gen int32, key unique.Handle[string
 	}
 	byMember := map[string]unique.Handle[string]{}
 	for id, o := range g.members {
-		if o.joinGen == gen && o.joinKey != (unique.Handle[string]{}) {
-			byMember[id] = o.joinKey
+		if a := o.act; a != nil && a.joinGen == gen && a.joinKey != (unique.Handle[string]{}) {
+			byMember[id] = a.joinKey
 		}
 	}
 	if g.joins == nil {

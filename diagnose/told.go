@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 	"unique"
@@ -11,18 +12,31 @@ import (
 // finding recomputed at every publish from one not told yet. It keeps no
 // finding's ID: a finding is known by what its ID renders (kind, group,
 // member, time), each group's sorted by time, so that a day of findings
-// takes 24 bytes each, and at most an eighth more of spare room.
+// takes 16 bytes each, and at most an eighth more of spare room.
 type toldSet map[string][]toldMark
 
 // toldMark is one finding told, within its group: its time as Unix
-// seconds and nanoseconds (which name every instant a time.Time can hold,
-// as the ID's RFC 3339 stamp does), its kind (its place in Kinds) and the
-// member its ID names ("-" for none), interned: 24 bytes.
+// nanoseconds, and its kind and member together, interned (most findings
+// of a group are of a few kinds and members): 16 bytes.
 type toldMark struct {
-	sec    int64
-	member unique.Handle[string]
-	nsec   int32
-	kind   uint8
+	// at is held to what an int64 of nanoseconds names (the years 1678
+	// to 2262); a time beyond it, as the zero time of a finding of
+	// unknown time, is in who as well.
+	at  int64
+	who unique.Handle[markWho]
+}
+
+// markWho is a finding's kind (its place in Kinds) and the member its ID
+// names ("-" for none); with its time when toldMark.at cannot hold it
+// (beyond), so that marks name every instant a time.Time can hold, as
+// the ID's RFC 3339 stamp does.
+type markWho struct {
+	member string
+	beyond struct {
+		sec  int64
+		nsec int32
+	}
+	kind uint8
 }
 
 // kindIndex is each kind's place in Kinds.
@@ -34,19 +48,34 @@ var kindIndex = func() map[Kind]uint8 {
 	return m
 }()
 
+// nanosOf is t in Unix nanoseconds, held to the range of an int64, and
+// whether that is t.
+func nanosOf(t time.Time) (int64, bool) {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64, false
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64, false
+	}
+	return t.UnixNano(), true
+}
+
 // markOf is f's mark.
 func markOf(f Finding) toldMark {
 	k, ok := kindIndex[f.Kind]
 	if !ok {
 		panic("diagnose: finding kind " + string(f.Kind) + " missing from Kinds")
 	}
-	return toldMark{sec: f.at.Unix(), member: unique.Make(f.member), nsec: int32(f.at.Nanosecond()), kind: k}
+	w := markWho{member: f.member, kind: k}
+	at, exact := nanosOf(f.at)
+	if !exact {
+		w.beyond.sec, w.beyond.nsec = f.at.Unix(), int32(f.at.Nanosecond())
+	}
+	return toldMark{at: at, who: unique.Make(w)}
 }
 
 // compareTime orders marks by time.
-func compareTime(a, b toldMark) int {
-	return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec))
-}
+func compareTime(a, b toldMark) int { return cmp.Compare(a.at, b.at) }
 
 // add reports whether f was not told yet, and remembers it.
 func (s toldSet) add(f Finding) bool {
@@ -77,7 +106,8 @@ func withRoom(marks []toldMark) []toldMark {
 
 // forget drops the marks of findings at times before cutoff.
 func (s toldSet) forget(cutoff time.Time) {
-	c := toldMark{sec: cutoff.Unix(), nsec: int32(cutoff.Nanosecond())}
+	at, _ := nanosOf(cutoff)
+	c := toldMark{at: at}
 	for group, marks := range s {
 		i, _ := slices.BinarySearchFunc(marks, c, compareTime)
 		switch {

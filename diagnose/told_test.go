@@ -33,6 +33,9 @@ func TestToldSet(t *testing.T) {
 		{"a second earlier", newFinding(PartitionFlap, "g", Warning, at.Add(-time.Second), ""), true},
 		{"the zero time", newFinding(PartitionFlap, "g", Warning, time.Time{}, ""), true},
 		{"the Unix epoch", newFinding(PartitionFlap, "g", Warning, time.Unix(0, 0), ""), true},
+		{"the year 2500", newFinding(PartitionFlap, "g", Warning, time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC), ""), true},
+		{"the year 2500 and a nanosecond", newFinding(PartitionFlap, "g", Warning, time.Date(2500, 1, 1, 0, 0, 0, 1, time.UTC), ""), true},
+		{"the year 1500", newFinding(PartitionFlap, "g", Warning, time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), ""), true},
 	}
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,7 +53,19 @@ func TestToldSet(t *testing.T) {
 		})
 	}
 
+	// Beyond what a mark's nanoseconds hold, instants still differ.
 	s := toldSet{}
+	far := time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, at := range []time.Time{far, far.Add(1), {}, time.Time{}.Add(1)} {
+		if !s.add(newFinding(PartitionFlap, "g", Warning, at, "")) {
+			t.Errorf("%s not told after other instants beyond the range", at)
+		}
+	}
+	if s.add(newFinding(PartitionFlap, "g", Warning, far.Add(1), "")) {
+		t.Errorf("%s told again", far.Add(1))
+	}
+
+	s = toldSet{}
 	for i := range 5 {
 		s.add(newFinding(PartitionFlap, "g", Warning, at.Add(time.Duration(i)*time.Minute), ""))
 	}

@@ -46,11 +46,14 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 		if m.Gone || m.SessionTimeout <= 0 || m.LastAlive.IsZero() {
 			continue
 		}
-		own := g.members[m.MemberID]
-		if own != nil && own.warnedFor != 0 && !unixnano.Time(own.warnedFor).Before(m.LastAlive) {
+		var own memberActivity // none: a member not seen yet, or back after it was gone
+		if o := g.members[m.MemberID]; o != nil && o.act != nil {
+			own = *o.act
+		}
+		if own.warnedFor != 0 && !unixnano.Time(own.warnedFor).Before(m.LastAlive) {
 			continue // warned already about this silence
 		}
-		if own != nil && own.lastJoin != 0 && !m.LastAlive.After(unixnano.Time(own.lastJoin)) {
+		if own.lastJoin != 0 && !m.LastAlive.After(unixnano.Time(own.lastJoin)) {
 			continue // joining: see above
 		}
 		at := m.LastAlive.Add(fraction(m.SessionTimeout))
@@ -64,7 +67,7 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 	}
 	slices.SortFunc(due, func(a, b timeline.MemberFacts) int { return strings.Compare(a.MemberID, b.MemberID) })
 	for _, m := range due {
-		g.member(m.MemberID).warnedFor = unixnano.Of(m.LastAlive)
+		g.member(m.MemberID).act.warnedFor = unixnano.Of(m.LastAlive)
 		session, last := m.SessionTimeout, m.LastAlive
 		f := newFinding(SessionTimeoutWarning, g.id, Warning, last.Add(fraction(session)), m.MemberID)
 		f.Members = []Member{memberOf(m)}
@@ -86,14 +89,14 @@ func (g *groupState) checkSilence(e *Engine, now time.Time) (next time.Time) {
 func (e *Engine) checkLateJoin(g *groupState, m *memberState, at time.Time) {
 	facts := e.facts(g, m.id)
 	rebalance := facts.RebalanceTimeout
-	if !g.rebalancing || rebalance <= 0 || !unixnano.Time(m.lastJoin).Before(g.rebalanceStart) || m.pollWarnedFor == unixnano.Of(g.rebalanceStart) {
+	if !g.rebalancing || rebalance <= 0 || !unixnano.Time(m.act.lastJoin).Before(g.rebalanceStart) || m.act.pollWarnedFor == unixnano.Of(g.rebalanceStart) {
 		return
 	}
 	due := g.rebalanceStart.Add(fraction(rebalance))
 	if at.Before(due) {
 		return
 	}
-	m.pollWarnedFor = unixnano.Of(g.rebalanceStart)
+	m.act.pollWarnedFor = unixnano.Of(g.rebalanceStart)
 	f := newFinding(PollTimeoutWarning, g.id, Warning, due, m.id)
 	f.Members = []Member{memberOf(facts)}
 	f.Evidence["rebalanceStartedAt"] = stamp(g.rebalanceStart)
