@@ -17,7 +17,10 @@ import (
 // has been quiet for dormantAfter: it keeps its report and its typed view
 // as they are, as JSON compressed with zstd, the member registry the
 // diagnosis names members from, and what Close would still tell of it, and
-// drops the rest (generations, partition sets, commits, caches). What a
+// drops the rest (generations, partition sets, commits, caches). A group
+// whose last member left has the generation that emptied it still to make,
+// which Close makes: it sleeps too, keeping also the report and view Close
+// would leave, which its Close puts in place. What a
 // dormant group tells and reports is what it would have told and reported
 // awake: nothing that a sweep or Close could change is left (see
 // canSleep). An event for a dormant group's id starts a new history (wake),
@@ -41,15 +44,21 @@ type dormant struct {
 	incomplete       string
 	incompleteGen    int32
 	incompleteMember string
+	// closed is what the group keeps once closed, when Close makes the
+	// generation its last member's departure emptied (materializeEmpty);
+	// nil when Close changes no report. closedDrop is when the history
+	// that generation's keep dropped ends (see Engine.dropped); zero none.
+	closed     *dormant
+	closedDrop time.Time
 }
 
 // canSleep reports whether g may become dormant as of now: quiet for
 // dormantAfter; a classic group (KIP-848, share and streams groups keep
 // their state); not blind; every member of its latest generation gone;
 // no MEMBER_ID_REQUIRED retry awaited, no transactional commit waiting for
-// its EndTxn; and nothing Close would change: a generation joining or
-// syncing, an emptied group's generation still to make, a cooperative
-// revocation never followed up, a storm under way.
+// its EndTxn; and nothing Close would change but the emptied group's
+// generation it makes (see sleep): no generation joining or syncing, no
+// cooperative revocation never followed up, no storm under way.
 func (g *group) canSleep(now time.Time) bool {
 	if g.dormant != nil || g.ended || now.Sub(g.lastSeen) < dormantAfter {
 		return false
@@ -66,7 +75,7 @@ func (g *group) canSleep(now time.Time) bool {
 			return false
 		}
 	}
-	if n := g.next; n != nil && n.empty != nil {
+	if n := g.next; n != nil && n.empty != nil && !g.dropKnown() {
 		return false
 	}
 	if latest.mode == ModeCooperative && g.next == nil && revokedAny(latest) {
@@ -84,16 +93,28 @@ func (g *group) canSleep(now time.Time) bool {
 	return true
 }
 
+// dropKnown reports whether what Close's keep of the emptied group's
+// generation drops (dropOldest) ends at a time the group knows now: it
+// drops nothing, or the generation it leaves oldest has a time (else
+// Close would note the time it closes at).
+func (g *group) dropKnown() bool {
+	n := len(g.gens) + 1 - g.e.cfg.MaxGenerations
+	return n <= 0 || n >= len(g.gens) || !genTime(g.gens[n]).IsZero()
+}
+
 // sleep makes g dormant (see canSleep), its frame compressed by enc
 // (newDormantEncoder).
 func (g *group) sleep(enc *zstd.Encoder) {
-	v, err := json.Marshal(g.view())
-	if err != nil {
-		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
-	}
-	gr := g.report()
-	d := &dormant{report: compressDormant(enc, encodeReport(&gr), v), snap: newSnapGroup(&gr)}
-	if n := g.next; n != nil {
+	d := g.asleep(enc)
+	if n := g.next; n != nil && n.empty != nil {
+		// What Close would make of it, made now: the group changes no more.
+		horizon := g.e.horizon
+		g.e.horizon = time.Time{}
+		g.next = nil
+		g.materializeEmpty(n)
+		d.closed, d.closedDrop = g.asleep(enc), g.e.horizon
+		g.e.horizon = horizon
+	} else if n != nil {
 		d.incomplete = fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
 			clock(n.start, g.e.cfg.Location), n.trigger.kind)
 		d.incompleteGen, d.incompleteMember = n.num, n.trigger.member
@@ -106,10 +127,29 @@ func (g *group) sleep(enc *zstd.Encoder) {
 		live: g.live, dormant: d}
 }
 
-// closeDormant is close for a dormant group: what close would tell.
+// asleep is g's report, view and summary as a dormant group keeps them,
+// its frame compressed by enc.
+func (g *group) asleep(enc *zstd.Encoder) *dormant {
+	v, err := json.Marshal(g.view())
+	if err != nil {
+		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
+	}
+	gr := g.report()
+	return &dormant{report: compressDormant(enc, encodeReport(&gr), v), snap: newSnapGroup(&gr)}
+}
+
+// closeDormant is close for a dormant group: what close would tell and
+// leave.
 func (g *group) closeDormant(at time.Time) {
-	if d := g.dormant; d.incomplete != "" {
+	d := g.dormant
+	if d.incomplete != "" {
 		g.emit(at, KindIncomplete, d.incompleteGen, d.incompleteMember, d.incomplete, nil)
+	}
+	if d.closed != nil {
+		g.dormant = d.closed
+		if !d.closedDrop.IsZero() {
+			g.e.dropped(d.closedDrop)
+		}
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 // short-lived groups, an engine that makes the groups that ended dormant
 // (an age in its retention) tells the same entries, reports, views and
 // member facts as one that keeps them awake (no age), before and after
-// Close, and makes most of the ended groups dormant.
+// Close, and makes most of the ended groups dormant, those whose last
+// member's departure left a generation to make among them.
 func TestDormantTellsTheSame(t *testing.T) {
 	var told [2][]Entry
 	engines := [2]*Retaining{}
@@ -31,10 +32,13 @@ func TestDormantTellsTheSame(t *testing.T) {
 		}
 	})
 	awake, asleep := engines[0], engines[1]
-	dormant := 0
+	dormant, emptied := 0, 0
 	for _, g := range asleep.groups {
 		if g.dormant != nil {
 			dormant++
+			if g.dormant.closed != nil {
+				emptied++
+			}
 			for id := range g.live {
 				want, _ := awake.Member(g.id, id)
 				if got, _ := asleep.Member(g.id, id); got != want {
@@ -43,9 +47,12 @@ func TestDormantTellsTheSame(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d dormant of %d groups", dormant, len(asleep.groups))
+	t.Logf("%d dormant of %d groups, %d with the generation their emptying starts still to make", dormant, len(asleep.groups), emptied)
 	if dormant < 20 {
 		t.Errorf("%d dormant groups of %d, want at least 20", dormant, len(asleep.groups))
+	}
+	if emptied == 0 {
+		t.Error("no dormant group has an emptied group's generation still to make")
 	}
 	same := func(when string) {
 		t.Helper()

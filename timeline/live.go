@@ -116,6 +116,9 @@ func (l *Live) Asleep() (groups, bytes int) {
 		if d := g.dormant; d != nil {
 			groups++
 			bytes += len(d.report)
+			if d.closed != nil {
+				bytes += len(d.closed.report)
+			}
 		}
 	}
 	return groups, bytes
