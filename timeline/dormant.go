@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -15,8 +17,9 @@ import (
 // lived groups (console consumers, batch jobs, each run under a new group
 // id) end by the hundred a day. Retain makes such a group dormant once it
 // has been quiet for dormantAfter: it keeps its report and its typed view
-// as they are, as JSON compressed with zstd, the member registry the
-// diagnosis names members from, and what Close would still tell of it, and
+// as they are, as JSON compressed with zstd, the facts of the member
+// registry the diagnosis names members from (a sorted slice rather than
+// the registry's map of records), and what Close would still tell of it, and
 // drops the rest (generations, partition sets, commits, caches). A group
 // whose last member left has the generation that emptied it still to make,
 // which Close makes: it sleeps too, keeping also the report and view Close
@@ -36,19 +39,25 @@ const dormantAfter = forgetAfter
 
 // dormant is what a dormant group keeps.
 type dormant struct {
-	report zdormant   // its report and view, encoded and compressed: their only copy
-	snap   *snapGroup // its summary, for the snapshots (never written)
+	// frame is its report and view, encoded and compressed: their only
+	// copy; with, when Close makes the generation its last member's
+	// departure emptied (materializeEmpty: closes), the report and view
+	// Close leaves, which d tells once closed. snap is its summary, for
+	// the snapshots, replaced (never written) by Close's.
+	frame          zdormant
+	closes, closed bool
+	snap           *snapGroup
+	// members is the facts of its member registry, by member id.
+	members []MemberFacts
+
 	// incomplete is the text of the rebalance its last member's departure
 	// started and no generation followed, which Close tells as never
 	// completed ("" when none), and its generation and member.
 	incomplete       string
 	incompleteGen    int32
 	incompleteMember string
-	// closed is what the group keeps once closed, when Close makes the
-	// generation its last member's departure emptied (materializeEmpty);
-	// nil when Close changes no report. closedDrop is when the history
-	// that generation's keep dropped ends (see Engine.dropped); zero none.
-	closed     *dormant
+	// closedDrop is when the history that the emptied generation's keep
+	// drops ends (see Engine.dropped); zero none.
 	closedDrop time.Time
 }
 
@@ -105,37 +114,52 @@ func (g *group) dropKnown() bool {
 // sleep makes g dormant (see canSleep), its frame compressed by enc
 // (newDormantEncoder).
 func (g *group) sleep(enc *zstd.Encoder) {
-	d := g.asleep(enc)
+	gr := g.report()
+	parts := [][]byte{encodeReport(&gr), g.viewJSON()}
+	d := &dormant{snap: newSnapGroup(&gr)}
 	if n := g.next; n != nil && n.empty != nil {
 		// What Close would make of it, made now: the group changes no more.
 		horizon := g.e.horizon
 		g.e.horizon = time.Time{}
 		g.next = nil
 		g.materializeEmpty(n)
-		d.closed, d.closedDrop = g.asleep(enc), g.e.horizon
+		closed := g.report()
+		parts = append(parts, encodeReport(&closed), g.viewJSON())
+		d.closes, d.closedDrop = true, g.e.horizon
 		g.e.horizon = horizon
 	} else if n != nil {
 		d.incomplete = fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
 			clock(n.start, g.e.cfg.Location), n.trigger.kind)
 		d.incompleteGen, d.incompleteMember = n.num, n.trigger.member
 	}
+	d.frame = compressDormant(enc, parts...)
+	d.members = make([]MemberFacts, 0, len(g.live))
 	for _, lm := range g.live {
-		lm.owned = ownedCache{}
+		d.members = append(d.members, lm.facts())
 	}
+	slices.SortFunc(d.members, func(a, b MemberFacts) int { return strings.Compare(a.MemberID, b.MemberID) })
 	*g = group{e: g.e, id: g.id, index: g.index, incarnation: g.incarnation, ended: g.ended,
 		firstSeen: g.firstSeen, lastSeen: g.lastSeen, protocolType: g.protocolType, coordinator: g.coordinator,
-		live: g.live, dormant: d}
+		dormant: d}
 }
 
-// asleep is g's report, view and summary as a dormant group keeps them,
-// its frame compressed by enc.
-func (g *group) asleep(enc *zstd.Encoder) *dormant {
+// member is the facts of member id of the dormant group's registry; ok
+// is false when it has none.
+func (d *dormant) member(id string) (_ MemberFacts, ok bool) {
+	i, ok := slices.BinarySearchFunc(d.members, id, func(m MemberFacts, id string) int { return strings.Compare(m.MemberID, id) })
+	if !ok {
+		return MemberFacts{}, false
+	}
+	return d.members[i], true
+}
+
+// viewJSON is g's view as JSON.
+func (g *group) viewJSON() []byte {
 	v, err := json.Marshal(g.view())
 	if err != nil {
 		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
 	}
-	gr := g.report()
-	return &dormant{report: compressDormant(enc, encodeReport(&gr), v), snap: newSnapGroup(&gr)}
+	return v
 }
 
 // closeDormant is close for a dormant group: what close would tell and
@@ -145,8 +169,9 @@ func (g *group) closeDormant(at time.Time) {
 	if d.incomplete != "" {
 		g.emit(at, KindIncomplete, d.incompleteGen, d.incompleteMember, d.incomplete, nil)
 	}
-	if d.closed != nil {
-		g.dormant = d.closed
+	if d.closes && !d.closed {
+		d.closed = true
+		d.snap = newSnapGroup(d.report())
 		if !d.closedDrop.IsZero() {
 			g.e.dropped(d.closedDrop)
 		}
@@ -173,7 +198,7 @@ func (e *Engine) wake(old *group) *group {
 func (d *dormant) view() GroupView {
 	buf := scratch()
 	defer scratchDone(buf)
-	_, vj := d.report.partsIn(buf)
+	_, vj := d.pairIn(buf)
 	var v GroupView
 	if err := json.Unmarshal(vj, &v); err != nil {
 		panic(fmt.Sprintf("timeline: decode a dormant view: %v", err)) // encoded by sleep
@@ -181,54 +206,85 @@ func (d *dormant) view() GroupView {
 	return v
 }
 
+// pairIn is the report's and the view's JSON d tells, its frame
+// decompressed into *buf (see zdormant.partsIn): the frame's first pair,
+// or its second once closed.
+func (d *dormant) pairIn(buf *[]byte) (report, view []byte) {
+	n := 2
+	if d.closes {
+		n = 4
+	}
+	parts := d.frame.partsIn(buf, n)
+	if d.closed {
+		return parts[2], parts[3]
+	}
+	return parts[0], parts[1]
+}
+
+// json is the report as JSON, as encodeReport wrote it.
+func (d *dormant) json() []byte {
+	r, _ := d.pairIn(new([]byte))
+	return r
+}
+
+// report decodes the report.
+func (d *dormant) report() *GroupReport {
+	var gr GroupReport
+	if err := json.Unmarshal(d.json(), &gr); err != nil {
+		panic(fmt.Sprintf("timeline: decode a dormant report: %v", err)) // encoded by sleep
+	}
+	return &gr
+}
+
 // zdormant is a dormant group's report and view as JSON, compressed with
-// zstd in one frame against the dormant dictionary (zstd.go): the length
-// of the report's JSON as a uvarint, the report's JSON, the view's JSON.
-// One frame compresses the view with the report, whose names and numbers
-// it repeats; the dictionary, a sample group's report and view, spares
-// each frame the field names and the shape every group repeats; the level
-// is zstd's "better" (docs/benchmarks.md, "Memory").
+// zstd in one frame against the dormant dictionary (zstd.go): the parts
+// in order, each but the last preceded by its length as a uvarint (the
+// report's JSON, the view's JSON, and for a group whose Close makes a
+// generation, the report's and the view's it leaves). One frame
+// compresses the view with the report, whose names and numbers it
+// repeats, and what Close leaves with what it changes; the dictionary, a
+// sample group's report and view, spares each frame the field names and
+// the shape every group repeats; the level is zstd's "better"
+// (docs/benchmarks.md, "Memory").
 type zdormant []byte
 
-// compressDormant is the frame of a report's and a view's JSON,
-// compressed by enc (newDormantEncoder).
-func compressDormant(enc *zstd.Encoder, report, view []byte) zdormant {
-	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(report)+len(view)), uint64(len(report)))
-	b = append(append(b, report...), view...)
+// compressDormant is the frame of parts, a report's and a view's JSON in
+// pairs, compressed by enc (newDormantEncoder).
+func compressDormant(enc *zstd.Encoder, parts ...[]byte) zdormant {
+	n := 0
+	for _, p := range parts {
+		n += binary.MaxVarintLen64 + len(p)
+	}
+	b := make([]byte, 0, n)
+	for i, p := range parts {
+		if i < len(parts)-1 {
+			b = binary.AppendUvarint(b, uint64(len(p)))
+		}
+		b = append(b, p...)
+	}
 	return compress(enc, b)
 }
 
-// parts decompresses z into a new slice and returns the report's and the
-// view's JSON in it.
-func (z zdormant) parts() (report, view []byte) { return z.partsIn(new([]byte)) }
+// parts decompresses z, a frame of n parts, into a new slice and returns
+// them in it.
+func (z zdormant) parts(n int) [][]byte { return z.partsIn(new([]byte), n) }
 
 // partsIn is parts decompressed into *buf (made larger when it is too
 // small), which they refer to until *buf is written again.
-func (z zdormant) partsIn(buf *[]byte) (report, view []byte) {
+func (z zdormant) partsIn(buf *[]byte, n int) [][]byte {
 	b, err := decompress(z, *buf)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress a dormant group: %v", err)) // compressed by compressDormant
 	}
 	*buf = b
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		panic("timeline: a dormant group's frame has no report length") // written by compressDormant
+	parts := make([][]byte, 0, n)
+	for len(parts) < n-1 {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			panic("timeline: a dormant group's frame has a part without its length") // written by compressDormant
+		}
+		b = b[k:]
+		parts, b = append(parts, b[:l:l]), b[l:]
 	}
-	b = b[k:]
-	return b[:n:n], b[n:]
-}
-
-// json is the report as JSON, as encodeReport wrote it.
-func (z zdormant) json() []byte {
-	r, _ := z.parts()
-	return r
-}
-
-// report decodes the report.
-func (z zdormant) report() *GroupReport {
-	var gr GroupReport
-	if err := json.Unmarshal(z.json(), &gr); err != nil {
-		panic(fmt.Sprintf("timeline: decode a dormant report: %v", err)) // encoded by sleep
-	}
-	return &gr
+	return append(parts, b)
 }

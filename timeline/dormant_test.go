@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,14 +37,21 @@ func TestDormantTellsTheSame(t *testing.T) {
 	for _, g := range asleep.groups {
 		if g.dormant != nil {
 			dormant++
-			if g.dormant.closed != nil {
+			if g.dormant.closes {
 				emptied++
 			}
-			for id := range g.live {
-				want, _ := awake.Member(g.id, id)
-				if got, _ := asleep.Member(g.id, id); got != want {
-					t.Errorf("group %s member %s: dormant %+v, awake %+v", g.id, id, got, want)
+			n := 0
+			for m := range asleep.Members(g.id) {
+				n++
+				if want, _ := awake.Member(g.id, m.MemberID); m != want {
+					t.Errorf("group %s member %s: dormant %+v, awake %+v", g.id, m.MemberID, m, want)
 				}
+				if got, _ := asleep.Member(g.id, m.MemberID); got != m {
+					t.Errorf("group %s member %s: Member %+v, Members %+v", g.id, m.MemberID, got, m)
+				}
+			}
+			if want := len(slices.Collect(awake.Members(g.id))); n != want {
+				t.Errorf("group %s: %d members dormant, %d awake", g.id, n, want)
 			}
 		}
 	}
@@ -120,7 +128,7 @@ func TestDormantWakes(t *testing.T) {
 	if sg := snap.find("jobs"); sg == nil || !reflect.DeepEqual(sg, g.dormant.snap) {
 		t.Error("the snapshot does not publish the summary the dormant group keeps")
 	}
-	if b, ok, err := snap.GroupJSON(context.Background(), "jobs"); err != nil || !ok || string(b) != string(g.dormant.report.json()) {
+	if b, ok, err := snap.GroupJSON(context.Background(), "jobs"); err != nil || !ok || string(b) != string(g.dormant.json()) {
 		t.Errorf("GroupJSON(jobs) = %s, %v, %v; want the report the dormant group keeps", b, ok, err)
 	}
 
@@ -154,7 +162,7 @@ func TestDormantWakes(t *testing.T) {
 }
 
 // TestDormantFrame: a dormant group's frame gives back the report's and
-// the view's JSON as they went in, and an encoder shared by the groups
+// the view's JSON as they went in (and those Close leaves), and an encoder shared by the groups
 // that fall asleep at one Retain writes each the frame of a new one.
 func TestDormantFrame(t *testing.T) {
 	enc := newDormantEncoder()
@@ -164,12 +172,18 @@ func TestDormantFrame(t *testing.T) {
 		{strings.Repeat(`{"a":1}`, 1000), `{"b":2}`},
 	} {
 		z := compressDormant(enc, []byte(tc.report), []byte(tc.view))
-		r, v := z.parts()
-		if string(r) != tc.report || string(v) != tc.view {
-			t.Errorf("frame of %.20q and %.20q gave %.20q and %.20q", tc.report, tc.view, r, v)
+		if p := z.parts(2); string(p[0]) != tc.report || string(p[1]) != tc.view {
+			t.Errorf("frame of %.20q and %.20q gave %.20q and %.20q", tc.report, tc.view, p[0], p[1])
 		}
 		if fresh := compressDormant(newDormantEncoder(), []byte(tc.report), []byte(tc.view)); !bytes.Equal(z, fresh) {
 			t.Errorf("frame of %.20q and %.20q: %d bytes by a shared encoder, %d by a new one", tc.report, tc.view, len(z), len(fresh))
+		}
+	}
+	four := []string{`{"group":"g"}`, `{}`, ``, `{"group":"g","generations":[{}]}`}
+	z := compressDormant(enc, []byte(four[0]), []byte(four[1]), []byte(four[2]), []byte(four[3]))
+	for i, p := range z.parts(4) {
+		if string(p) != four[i] {
+			t.Errorf("frame of four parts gave %q as part %d, want %q", p, i, four[i])
 		}
 	}
 }
@@ -221,7 +235,7 @@ func firstAsleep(tb testing.TB, seed uint64) (report, view []byte) {
 		e.AddEvents(evs)
 		for _, g := range e.groups {
 			if d := g.dormant; d != nil {
-				report, view = d.report.parts()
+				report, view = d.pairIn(new([]byte))
 				return
 			}
 		}
