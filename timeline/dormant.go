@@ -18,19 +18,19 @@ import (
 // id) end by the hundred a day. Retain makes such a group dormant once it
 // has been quiet for dormantAfter: it keeps its report and its typed view
 // as they are, as JSON compressed with zstd, the facts of the member
-// registry the diagnosis names members from (a sorted slice rather than
-// the registry's map of records), and what Close would still tell of it, and
-// drops the rest (generations, partition sets, commits, caches). A group
-// whose last member left has the generation that emptied it still to make,
-// which Close makes: it sleeps too, keeping also the report and view Close
-// would leave, which its Close puts in place. What a
+// registry the diagnosis names members from (a sorted slice, not the
+// registry's map of records), and what Close would still tell of it, and
+// drops the rest (generations, partition sets, commits, caches). What a
 // dormant group tells and reports is what it would have told and reported
 // awake: nothing that a sweep or Close could change is left (see
-// canSleep). An event for a dormant group's id starts a new history (wake),
-// listed after the dormant one as a re-created group's are. One thing
-// differs: the retention's age no longer drops a dormant group's
-// generations one by one (nor moves Horizon for them) but forgets the
-// whole group once it has been quiet for the age, as it does either way.
+// canSleep), but for the generation Close makes of a group its last
+// member's departure emptied, which sleep makes, keeping the report and
+// view Close leaves for its Close to put in place. An event for a dormant
+// group's id starts a new history (wake), listed after the dormant one as
+// a re-created group's are. One thing differs: the retention's age no
+// longer drops a dormant group's generations one by one (nor moves Horizon
+// for them) but forgets the whole group once it has been quiet for the
+// age, as it does either way.
 
 // dormantAfter is how long a group that has ended must have been quiet
 // before Retain makes it dormant: the member registry's forgetAfter, by
