@@ -245,3 +245,53 @@ func firstAsleep(tb testing.TB, seed uint64) (report, view []byte) {
 	}
 	return report, view
 }
+
+// TestDormantEmptied: a group whose only member left has the empty
+// generation still to make; it sleeps an hour later all the same, and its
+// Close makes what an awake group's does: the same report, the same
+// summary and the same Horizon (the one generation kept dropped for the
+// empty one).
+func TestDormantEmptied(t *testing.T) {
+	s := newScript("solo")
+	s.memberIDRequired(cA, 0, 0.001, "A-1")
+	s.join(cA, 0.004, 0.010, jg("A-1", 1, "A-1", "A-1"))
+	s.sync(cA, 0.011, 0.012, "A-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
+	s.hbs(cA, "A-1", 1, 3, 10)
+	s.leave(cA, 11, 11.001, "A-1", "the consumer is being closed")
+	tick := []decode.Event{{At: sec(11.2 + 3600), RespondedAt: sec(11.2 + 3600), Metadata: &decode.Metadata{}}}
+	var lives [2]*Live
+	for i, r := range []Retention{{Generations: 1}, {Generations: 1, MaxAge: DefaultRetention.MaxAge}} {
+		lives[i] = NewLive(Config{}, r)
+		lives[i].AddEvents(s.events())
+		lives[i].AddEvents(tick)
+	}
+	awake, asleep := lives[0], lives[1]
+	if g := awake.e.byID["solo"]; g.dormant != nil || g.next == nil || g.next.empty == nil {
+		t.Fatal("the awake group has no empty generation to make")
+	}
+	g := asleep.e.byID["solo"]
+	if g.dormant == nil || !g.dormant.closes {
+		t.Fatal("the emptied group is not dormant with what Close leaves an hour later")
+	}
+	same := func(when string) {
+		t.Helper()
+		if a, b := asJSON(t, awake.Report()), asJSON(t, asleep.Report()); a != b {
+			t.Errorf("%s: report awake\n%s\ndormant\n%s", when, a, b)
+		}
+		if a, b := asJSON(t, awake.Snapshot().Summaries()), asJSON(t, asleep.Snapshot().Summaries()); a != b {
+			t.Errorf("%s: summaries awake\n%s\ndormant\n%s", when, a, b)
+		}
+		if a, b := awake.e.Horizon(), asleep.e.Horizon(); !a.Equal(b) {
+			t.Errorf("%s: Horizon %v awake, %v dormant", when, a, b)
+		}
+	}
+	awake.publish(true)
+	asleep.publish(true)
+	same("before Close")
+	awake.Close(sec(7300))
+	asleep.Close(sec(7300))
+	same("after Close")
+	if r := asleep.Report(); len(r.Groups) != 1 || len(r.Groups[0].Generations) != 1 || r.Groups[0].Generations[0].Generation != 2 {
+		t.Errorf("after Close: %s, want generation 2 alone", asJSON(t, r))
+	}
+}
