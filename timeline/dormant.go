@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -15,16 +17,20 @@ import (
 // lived groups (console consumers, batch jobs, each run under a new group
 // id) end by the hundred a day. Retain makes such a group dormant once it
 // has been quiet for dormantAfter: it keeps its report and its typed view
-// as they are, as JSON compressed with zstd, the member registry the
-// diagnosis names members from, and what Close would still tell of it, and
+// as they are, as JSON compressed with zstd, the facts of the member
+// registry the diagnosis names members from (a sorted slice, not the
+// registry's map of records), and what Close would still tell of it, and
 // drops the rest (generations, partition sets, commits, caches). What a
 // dormant group tells and reports is what it would have told and reported
 // awake: nothing that a sweep or Close could change is left (see
-// canSleep). An event for a dormant group's id starts a new history (wake),
-// listed after the dormant one as a re-created group's are. One thing
-// differs: the retention's age no longer drops a dormant group's
-// generations one by one (nor moves Horizon for them) but forgets the
-// whole group once it has been quiet for the age, as it does either way.
+// canSleep), but for the generation Close makes of a group its last
+// member's departure emptied, which sleep makes, keeping the report and
+// view Close leaves for its Close to put in place. An event for a dormant
+// group's id starts a new history (wake), listed after the dormant one as
+// a re-created group's are. One thing differs: the retention's age no
+// longer drops a dormant group's generations one by one (nor moves Horizon
+// for them) but forgets the whole group once it has been quiet for the
+// age, as it does either way.
 
 // dormantAfter is how long a group that has ended must have been quiet
 // before Retain makes it dormant: the member registry's forgetAfter, by
@@ -33,23 +39,35 @@ const dormantAfter = forgetAfter
 
 // dormant is what a dormant group keeps.
 type dormant struct {
-	report zdormant   // its report and view, encoded and compressed: their only copy
-	snap   *snapGroup // its summary, for the snapshots (never written)
+	// frame is its report and view, encoded and compressed: their only
+	// copy; with, when Close makes the generation its last member's
+	// departure emptied (materializeEmpty: closes), the report and view
+	// Close leaves, which d tells once closed. snap is its summary, for
+	// the snapshots, replaced (never written) by Close's.
+	frame          zdormant
+	closes, closed bool
+	snap           *snapGroup
+	// members is the facts of its member registry, by member id.
+	members []MemberFacts
+
 	// incomplete is the text of the rebalance its last member's departure
 	// started and no generation followed, which Close tells as never
 	// completed ("" when none), and its generation and member.
 	incomplete       string
 	incompleteGen    int32
 	incompleteMember string
+	// closedDrop is when the history that the emptied generation's keep
+	// drops ends (see Engine.dropped); zero none.
+	closedDrop time.Time
 }
 
 // canSleep reports whether g may become dormant as of now: quiet for
 // dormantAfter; a classic group (KIP-848, share and streams groups keep
 // their state); not blind; every member of its latest generation gone;
 // no MEMBER_ID_REQUIRED retry awaited, no transactional commit waiting for
-// its EndTxn; and nothing Close would change: a generation joining or
-// syncing, an emptied group's generation still to make, a cooperative
-// revocation never followed up, a storm under way.
+// its EndTxn; and nothing Close would change but the emptied group's
+// generation it makes (see sleep): no generation joining or syncing, no
+// cooperative revocation never followed up, no storm under way.
 func (g *group) canSleep(now time.Time) bool {
 	if g.dormant != nil || g.ended || now.Sub(g.lastSeen) < dormantAfter {
 		return false
@@ -66,7 +84,7 @@ func (g *group) canSleep(now time.Time) bool {
 			return false
 		}
 	}
-	if n := g.next; n != nil && n.empty != nil {
+	if n := g.next; n != nil && n.empty != nil && !g.dropKnown() {
 		return false
 	}
 	if latest.mode == ModeCooperative && g.next == nil && revokedAny(latest) {
@@ -84,32 +102,79 @@ func (g *group) canSleep(now time.Time) bool {
 	return true
 }
 
+// dropKnown reports whether what Close's keep of the emptied group's
+// generation drops (dropOldest) ends at a time the group knows now: it
+// drops nothing, or the generation it leaves oldest has a time (else
+// Close would note the time it closes at).
+func (g *group) dropKnown() bool {
+	n := len(g.gens) + 1 - g.e.cfg.MaxGenerations
+	return n <= 0 || n >= len(g.gens) || !genTime(g.gens[n]).IsZero()
+}
+
 // sleep makes g dormant (see canSleep), its frame compressed by enc
 // (newDormantEncoder).
 func (g *group) sleep(enc *zstd.Encoder) {
-	v, err := json.Marshal(g.view())
-	if err != nil {
-		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
-	}
 	gr := g.report()
-	d := &dormant{report: compressDormant(enc, encodeReport(&gr), v), snap: newSnapGroup(&gr)}
-	if n := g.next; n != nil {
+	parts := [][]byte{encodeReport(&gr), g.viewJSON()}
+	d := &dormant{snap: newSnapGroup(&gr)}
+	if n := g.next; n != nil && n.empty != nil {
+		// What Close would make of it, made now: the group changes no more.
+		horizon := g.e.horizon
+		g.e.horizon = time.Time{}
+		g.next = nil
+		g.materializeEmpty(n)
+		closed := g.report()
+		parts = append(parts, encodeReport(&closed), g.viewJSON())
+		d.closes, d.closedDrop = true, g.e.horizon
+		g.e.horizon = horizon
+	} else if n != nil {
 		d.incomplete = fmt.Sprintf("a rebalance started at %s (%s) but no generation formed by the end of input",
 			clock(n.start, g.e.cfg.Location), n.trigger.kind)
 		d.incompleteGen, d.incompleteMember = n.num, n.trigger.member
 	}
+	d.frame = compressDormant(enc, parts...)
+	d.members = make([]MemberFacts, 0, len(g.live))
 	for _, lm := range g.live {
-		lm.owned = ownedCache{}
+		d.members = append(d.members, lm.facts())
 	}
+	slices.SortFunc(d.members, func(a, b MemberFacts) int { return strings.Compare(a.MemberID, b.MemberID) })
 	*g = group{e: g.e, id: g.id, index: g.index, incarnation: g.incarnation, ended: g.ended,
 		firstSeen: g.firstSeen, lastSeen: g.lastSeen, protocolType: g.protocolType, coordinator: g.coordinator,
-		live: g.live, dormant: d}
+		dormant: d}
 }
 
-// closeDormant is close for a dormant group: what close would tell.
+// member is the facts of member id of the dormant group's registry; ok
+// is false when it has none.
+func (d *dormant) member(id string) (_ MemberFacts, ok bool) {
+	i, ok := slices.BinarySearchFunc(d.members, id, func(m MemberFacts, id string) int { return strings.Compare(m.MemberID, id) })
+	if !ok {
+		return MemberFacts{}, false
+	}
+	return d.members[i], true
+}
+
+// viewJSON is g's view as JSON.
+func (g *group) viewJSON() []byte {
+	v, err := json.Marshal(g.view())
+	if err != nil {
+		panic(fmt.Sprintf("timeline: encode the view of group %s: %v", g.id, err)) // plain data: cannot fail
+	}
+	return v
+}
+
+// closeDormant is close for a dormant group: what close would tell and
+// leave.
 func (g *group) closeDormant(at time.Time) {
-	if d := g.dormant; d.incomplete != "" {
+	d := g.dormant
+	if d.incomplete != "" {
 		g.emit(at, KindIncomplete, d.incompleteGen, d.incompleteMember, d.incomplete, nil)
+	}
+	if d.closes && !d.closed {
+		d.closed = true
+		d.snap = newSnapGroup(d.report())
+		if !d.closedDrop.IsZero() {
+			g.e.dropped(d.closedDrop)
+		}
 	}
 }
 
@@ -133,7 +198,7 @@ func (e *Engine) wake(old *group) *group {
 func (d *dormant) view() GroupView {
 	buf := scratch()
 	defer scratchDone(buf)
-	_, vj := d.report.partsIn(buf)
+	_, vj := d.pairIn(buf)
 	var v GroupView
 	if err := json.Unmarshal(vj, &v); err != nil {
 		panic(fmt.Sprintf("timeline: decode a dormant view: %v", err)) // encoded by sleep
@@ -141,54 +206,85 @@ func (d *dormant) view() GroupView {
 	return v
 }
 
+// pairIn is the report's and the view's JSON d tells, its frame
+// decompressed into *buf (see zdormant.partsIn): the frame's first pair,
+// or its second once closed.
+func (d *dormant) pairIn(buf *[]byte) (report, view []byte) {
+	n := 2
+	if d.closes {
+		n = 4
+	}
+	parts := d.frame.partsIn(buf, n)
+	if d.closed {
+		return parts[2], parts[3]
+	}
+	return parts[0], parts[1]
+}
+
+// json is the report as JSON, as encodeReport wrote it.
+func (d *dormant) json() []byte {
+	r, _ := d.pairIn(new([]byte))
+	return r
+}
+
+// report decodes the report.
+func (d *dormant) report() *GroupReport {
+	var gr GroupReport
+	if err := json.Unmarshal(d.json(), &gr); err != nil {
+		panic(fmt.Sprintf("timeline: decode a dormant report: %v", err)) // encoded by sleep
+	}
+	return &gr
+}
+
 // zdormant is a dormant group's report and view as JSON, compressed with
-// zstd in one frame against the dormant dictionary (zstd.go): the length
-// of the report's JSON as a uvarint, the report's JSON, the view's JSON.
-// One frame compresses the view with the report, whose names and numbers
-// it repeats; the dictionary, a sample group's report and view, spares
-// each frame the field names and the shape every group repeats; the level
-// is zstd's "better" (docs/benchmarks.md, "Memory").
+// zstd in one frame against the dormant dictionary (zstd.go): the parts
+// in order, each but the last preceded by its length as a uvarint (the
+// report's JSON, the view's JSON, and for a group whose Close makes a
+// generation, the report's and the view's it leaves). One frame
+// compresses the view with the report, whose names and numbers it
+// repeats, and what Close leaves with what it changes; the dictionary, a
+// sample group's report and view, spares each frame the field names and
+// the shape every group repeats; the level is zstd's "better"
+// (docs/benchmarks.md, "Memory").
 type zdormant []byte
 
-// compressDormant is the frame of a report's and a view's JSON,
-// compressed by enc (newDormantEncoder).
-func compressDormant(enc *zstd.Encoder, report, view []byte) zdormant {
-	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(report)+len(view)), uint64(len(report)))
-	b = append(append(b, report...), view...)
+// compressDormant is the frame of parts, a report's and a view's JSON in
+// pairs, compressed by enc (newDormantEncoder).
+func compressDormant(enc *zstd.Encoder, parts ...[]byte) zdormant {
+	n := 0
+	for _, p := range parts {
+		n += binary.MaxVarintLen64 + len(p)
+	}
+	b := make([]byte, 0, n)
+	for i, p := range parts {
+		if i < len(parts)-1 {
+			b = binary.AppendUvarint(b, uint64(len(p)))
+		}
+		b = append(b, p...)
+	}
 	return compress(enc, b)
 }
 
-// parts decompresses z into a new slice and returns the report's and the
-// view's JSON in it.
-func (z zdormant) parts() (report, view []byte) { return z.partsIn(new([]byte)) }
+// parts decompresses z, a frame of n parts, into a new slice and returns
+// them in it.
+func (z zdormant) parts(n int) [][]byte { return z.partsIn(new([]byte), n) }
 
 // partsIn is parts decompressed into *buf (made larger when it is too
 // small), which they refer to until *buf is written again.
-func (z zdormant) partsIn(buf *[]byte) (report, view []byte) {
+func (z zdormant) partsIn(buf *[]byte, n int) [][]byte {
 	b, err := decompress(z, *buf)
 	if err != nil {
 		panic(fmt.Sprintf("timeline: decompress a dormant group: %v", err)) // compressed by compressDormant
 	}
 	*buf = b
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		panic("timeline: a dormant group's frame has no report length") // written by compressDormant
+	parts := make([][]byte, 0, n)
+	for len(parts) < n-1 {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			panic("timeline: a dormant group's frame has a part without its length") // written by compressDormant
+		}
+		b = b[k:]
+		parts, b = append(parts, b[:l:l]), b[l:]
 	}
-	b = b[k:]
-	return b[:n:n], b[n:]
-}
-
-// json is the report as JSON, as encodeReport wrote it.
-func (z zdormant) json() []byte {
-	r, _ := z.parts()
-	return r
-}
-
-// report decodes the report.
-func (z zdormant) report() *GroupReport {
-	var gr GroupReport
-	if err := json.Unmarshal(z.json(), &gr); err != nil {
-		panic(fmt.Sprintf("timeline: decode a dormant report: %v", err)) // encoded by sleep
-	}
-	return &gr
+	return append(parts, b)
 }

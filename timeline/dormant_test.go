@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,8 @@ import (
 // short-lived groups, an engine that makes the groups that ended dormant
 // (an age in its retention) tells the same entries, reports, views and
 // member facts as one that keeps them awake (no age), before and after
-// Close, and makes most of the ended groups dormant.
+// Close, and makes most of the ended groups dormant, those whose last
+// member's departure left a generation to make among them.
 func TestDormantTellsTheSame(t *testing.T) {
 	var told [2][]Entry
 	engines := [2]*Retaining{}
@@ -31,21 +33,34 @@ func TestDormantTellsTheSame(t *testing.T) {
 		}
 	})
 	awake, asleep := engines[0], engines[1]
-	dormant := 0
+	dormant, emptied := 0, 0
 	for _, g := range asleep.groups {
 		if g.dormant != nil {
 			dormant++
-			for id := range g.live {
-				want, _ := awake.Member(g.id, id)
-				if got, _ := asleep.Member(g.id, id); got != want {
-					t.Errorf("group %s member %s: dormant %+v, awake %+v", g.id, id, got, want)
+			if g.dormant.closes {
+				emptied++
+			}
+			n := 0
+			for m := range asleep.Members(g.id) {
+				n++
+				if want, _ := awake.Member(g.id, m.MemberID); m != want {
+					t.Errorf("group %s member %s: dormant %+v, awake %+v", g.id, m.MemberID, m, want)
 				}
+				if got, _ := asleep.Member(g.id, m.MemberID); got != m {
+					t.Errorf("group %s member %s: Member %+v, Members %+v", g.id, m.MemberID, got, m)
+				}
+			}
+			if want := len(slices.Collect(awake.Members(g.id))); n != want {
+				t.Errorf("group %s: %d members dormant, %d awake", g.id, n, want)
 			}
 		}
 	}
-	t.Logf("%d dormant of %d groups", dormant, len(asleep.groups))
+	t.Logf("%d dormant of %d groups, %d with the generation their emptying starts still to make", dormant, len(asleep.groups), emptied)
 	if dormant < 20 {
 		t.Errorf("%d dormant groups of %d, want at least 20", dormant, len(asleep.groups))
+	}
+	if emptied == 0 {
+		t.Error("no dormant group has an emptied group's generation still to make")
 	}
 	same := func(when string) {
 		t.Helper()
@@ -113,7 +128,7 @@ func TestDormantWakes(t *testing.T) {
 	if sg := snap.find("jobs"); sg == nil || !reflect.DeepEqual(sg, g.dormant.snap) {
 		t.Error("the snapshot does not publish the summary the dormant group keeps")
 	}
-	if b, ok, err := snap.GroupJSON(context.Background(), "jobs"); err != nil || !ok || string(b) != string(g.dormant.report.json()) {
+	if b, ok, err := snap.GroupJSON(context.Background(), "jobs"); err != nil || !ok || string(b) != string(g.dormant.json()) {
 		t.Errorf("GroupJSON(jobs) = %s, %v, %v; want the report the dormant group keeps", b, ok, err)
 	}
 
@@ -147,7 +162,7 @@ func TestDormantWakes(t *testing.T) {
 }
 
 // TestDormantFrame: a dormant group's frame gives back the report's and
-// the view's JSON as they went in, and an encoder shared by the groups
+// the view's JSON as they went in (and those Close leaves), and an encoder shared by the groups
 // that fall asleep at one Retain writes each the frame of a new one.
 func TestDormantFrame(t *testing.T) {
 	enc := newDormantEncoder()
@@ -157,12 +172,18 @@ func TestDormantFrame(t *testing.T) {
 		{strings.Repeat(`{"a":1}`, 1000), `{"b":2}`},
 	} {
 		z := compressDormant(enc, []byte(tc.report), []byte(tc.view))
-		r, v := z.parts()
-		if string(r) != tc.report || string(v) != tc.view {
-			t.Errorf("frame of %.20q and %.20q gave %.20q and %.20q", tc.report, tc.view, r, v)
+		if p := z.parts(2); string(p[0]) != tc.report || string(p[1]) != tc.view {
+			t.Errorf("frame of %.20q and %.20q gave %.20q and %.20q", tc.report, tc.view, p[0], p[1])
 		}
 		if fresh := compressDormant(newDormantEncoder(), []byte(tc.report), []byte(tc.view)); !bytes.Equal(z, fresh) {
 			t.Errorf("frame of %.20q and %.20q: %d bytes by a shared encoder, %d by a new one", tc.report, tc.view, len(z), len(fresh))
+		}
+	}
+	four := []string{`{"group":"g"}`, `{}`, ``, `{"group":"g","generations":[{}]}`}
+	z := compressDormant(enc, []byte(four[0]), []byte(four[1]), []byte(four[2]), []byte(four[3]))
+	for i, p := range z.parts(4) {
+		if string(p) != four[i] {
+			t.Errorf("frame of four parts gave %q as part %d, want %q", p, i, four[i])
 		}
 	}
 }
@@ -214,7 +235,7 @@ func firstAsleep(tb testing.TB, seed uint64) (report, view []byte) {
 		e.AddEvents(evs)
 		for _, g := range e.groups {
 			if d := g.dormant; d != nil {
-				report, view = d.report.parts()
+				report, view = d.pairIn(new([]byte))
 				return
 			}
 		}
@@ -223,4 +244,54 @@ func firstAsleep(tb testing.TB, seed uint64) (report, view []byte) {
 		tb.Fatalf("no group fell asleep in 6 h of the synth mix of seed %d", seed)
 	}
 	return report, view
+}
+
+// TestDormantEmptied: a group whose only member left has the empty
+// generation still to make; it sleeps an hour later all the same, and its
+// Close makes what an awake group's does: the same report, the same
+// summary and the same Horizon (the one generation kept dropped for the
+// empty one).
+func TestDormantEmptied(t *testing.T) {
+	s := newScript("solo")
+	s.memberIDRequired(cA, 0, 0.001, "A-1")
+	s.join(cA, 0.004, 0.010, jg("A-1", 1, "A-1", "A-1"))
+	s.sync(cA, 0.011, 0.012, "A-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
+	s.hbs(cA, "A-1", 1, 3, 10)
+	s.leave(cA, 11, 11.001, "A-1", "the consumer is being closed")
+	tick := []decode.Event{{At: sec(11.2 + 3600), RespondedAt: sec(11.2 + 3600), Metadata: &decode.Metadata{}}}
+	var lives [2]*Live
+	for i, r := range []Retention{{Generations: 1}, {Generations: 1, MaxAge: DefaultRetention.MaxAge}} {
+		lives[i] = NewLive(Config{}, r)
+		lives[i].AddEvents(s.events())
+		lives[i].AddEvents(tick)
+	}
+	awake, asleep := lives[0], lives[1]
+	if g := awake.e.byID["solo"]; g.dormant != nil || g.next == nil || g.next.empty == nil {
+		t.Fatal("the awake group has no empty generation to make")
+	}
+	g := asleep.e.byID["solo"]
+	if g.dormant == nil || !g.dormant.closes {
+		t.Fatal("the emptied group is not dormant with what Close leaves an hour later")
+	}
+	same := func(when string) {
+		t.Helper()
+		if a, b := asJSON(t, awake.Report()), asJSON(t, asleep.Report()); a != b {
+			t.Errorf("%s: report awake\n%s\ndormant\n%s", when, a, b)
+		}
+		if a, b := asJSON(t, awake.Snapshot().Summaries()), asJSON(t, asleep.Snapshot().Summaries()); a != b {
+			t.Errorf("%s: summaries awake\n%s\ndormant\n%s", when, a, b)
+		}
+		if a, b := awake.e.Horizon(), asleep.e.Horizon(); !a.Equal(b) {
+			t.Errorf("%s: Horizon %v awake, %v dormant", when, a, b)
+		}
+	}
+	awake.publish(true)
+	asleep.publish(true)
+	same("before Close")
+	awake.Close(sec(7300))
+	asleep.Close(sec(7300))
+	same("after Close")
+	if r := asleep.Report(); len(r.Groups) != 1 || len(r.Groups[0].Generations) != 1 || r.Groups[0].Generations[0].Generation != 2 {
+		t.Errorf("after Close: %s, want generation 2 alone", asJSON(t, r))
+	}
 }

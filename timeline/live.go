@@ -90,7 +90,7 @@ func (l *Live) render(ctx context.Context, ids []string) ([][]byte, error) {
 			switch {
 			case g == nil:
 			case g.dormant != nil:
-				out[i] = g.dormant.report.json() // its only copy
+				out[i] = g.dormant.json() // its only copy
 			default:
 				gr := g.report()
 				out[i] = encodeReport(&gr)
@@ -115,7 +115,7 @@ func (l *Live) Asleep() (groups, bytes int) {
 	for _, g := range l.e.byID {
 		if d := g.dormant; d != nil {
 			groups++
-			bytes += len(d.report)
+			bytes += len(d.frame)
 		}
 	}
 	return groups, bytes

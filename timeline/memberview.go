@@ -47,6 +47,9 @@ func (e *Engine) Member(group, id string) (MemberFacts, bool) {
 	if g == nil || id == "" {
 		return MemberFacts{}, false
 	}
+	if g.dormant != nil {
+		return g.dormant.member(id)
+	}
 	lm := g.live[id]
 	var cm *cmember
 	if g.consumer != nil {
@@ -70,6 +73,14 @@ func (e *Engine) Members(group string) iter.Seq[MemberFacts] {
 	return func(yield func(MemberFacts) bool) {
 		g := e.byID[group]
 		if g == nil {
+			return
+		}
+		if g.dormant != nil {
+			for _, m := range g.dormant.members {
+				if !yield(m) {
+					return
+				}
+			}
 			return
 		}
 		for _, lm := range g.live {

@@ -363,7 +363,7 @@ func (e *Engine) Report() *Report {
 
 func (g *group) report() GroupReport {
 	if d := g.dormant; d != nil {
-		return *d.report.report()
+		return *d.report()
 	}
 	gr := GroupReport{Group: g.id, GroupProtocol: "classic", ProtocolType: g.protocolType,
 		FirstSeen: stamp(g.firstSeen), LastSeen: stamp(g.lastSeen),
