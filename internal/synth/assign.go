@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -8,7 +9,7 @@ import (
 
 // partitionRef is one partition of a group's topic.
 type partitionRef struct {
-	topic int // index in group.topics
+	topic int32 // index in group.topics
 	p     int32
 }
 
@@ -25,7 +26,7 @@ func (g *group) plan() (revoker *member) {
 	var all []partitionRef
 	for i, tp := range g.topics {
 		for p := range tp.partitions {
-			all = append(all, partitionRef{i, p})
+			all = append(all, partitionRef{int32(i), p})
 		}
 	}
 	n := len(g.members)
@@ -33,7 +34,7 @@ func (g *group) plan() (revoker *member) {
 	owner := map[partitionRef]*member{}
 	if g.protocol == "cooperative-sticky" {
 		for _, m := range g.members {
-			for _, r := range g.refs(m) {
+			for _, r := range m.assigned {
 				owner[r] = m
 			}
 		}
@@ -65,34 +66,20 @@ func (g *group) plan() (revoker *member) {
 		target[m] = append(target[m], r)
 	}
 	for _, m := range g.members {
-		m.assigned = g.topicsOf(target[m])
+		rs := target[m]
+		slices.SortFunc(rs, func(a, b partitionRef) int {
+			return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.p, b.p))
+		})
+		m.assigned = slices.Clone(rs) // without append's spare room
 	}
 	return revoker
 }
 
-// refs lists the partitions m is assigned.
-func (g *group) refs(m *member) []partitionRef {
-	var rs []partitionRef
-	for _, a := range m.assigned {
-		i := slices.IndexFunc(g.topics, func(tp topic) bool { return tp.name == a.Topic })
-		for _, p := range a.Partitions {
-			rs = append(rs, partitionRef{i, p})
-		}
-	}
-	return rs
-}
-
-// topicsOf groups partitions by topic, in topic and partition order.
+// topicsOf groups partitions, in topic and partition order, by topic.
 func (g *group) topicsOf(rs []partitionRef) []kmsg.ConsumerMemberAssignmentTopic {
-	slices.SortFunc(rs, func(a, b partitionRef) int {
-		if a.topic != b.topic {
-			return a.topic - b.topic
-		}
-		return int(a.p - b.p)
-	})
 	var ts []kmsg.ConsumerMemberAssignmentTopic
-	for _, r := range rs {
-		if n := len(ts); n == 0 || ts[n-1].Topic != g.topics[r.topic].name {
+	for i, r := range rs {
+		if i == 0 || r.topic != rs[i-1].topic {
 			a := kmsg.NewConsumerMemberAssignmentTopic()
 			a.Topic = g.topics[r.topic].name
 			ts = append(ts, a)

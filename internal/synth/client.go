@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"encoding/binary"
 	"time"
 
@@ -15,45 +16,42 @@ type client struct {
 	addr     string
 	clientID string
 	brokerID int32
-	format   *kmsg.RequestFormatter
 	corr     int32
 }
 
-func newClient(connID uint64, addr, clientID string, brokerID int32) *client {
-	return &client{
-		connID: connID, addr: addr, clientID: clientID, brokerID: brokerID,
-		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
-	}
-}
+// encodeFunc encodes a pending exchange's frames, when Next returns it.
+type encodeFunc func(e *encoder) *decode.Exchange
 
 // exchange is the exchange of req and resp on c, the request sent at at
 // and answered latency later: when it completes, and how to encode it. It
 // takes c's next correlation id now; both frames are encoded by kmsg at
 // req's version when encode is called. req and resp must not change after.
-func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, latency time.Duration) (done time.Time, encode func() *decode.Exchange) {
+func (c *client) exchange(req kmsg.Request, resp kmsg.Response, at time.Time, latency time.Duration) (done time.Time, encode encodeFunc) {
 	resp.SetVersion(req.GetVersion())
 	c.corr++
 	corr := c.corr
-	return at.Add(latency), func() *decode.Exchange {
-		return c.build(req, resp.AppendTo(responseHeader(corr, resp.Key(), resp.IsFlexible(), 0)), corr, at, latency)
+	return at.Add(latency), func(e *encoder) *decode.Exchange {
+		return e.exchange(c, req, resp.AppendTo(e.responseHeader(corr, resp.Key(), resp.IsFlexible())), corr, at, latency)
 	}
 }
 
-// exchangeEncoded is exchange with the response's body already encoded at
-// req's version (shared: encode copies it into the frame).
-func (c *client) exchangeEncoded(req kmsg.Request, body []byte, at time.Time, latency time.Duration) (done time.Time, encode func() *decode.Exchange) {
-	c.corr++
-	corr := c.corr
-	return at.Add(latency), func() *decode.Exchange {
-		return c.build(req, append(responseHeader(corr, req.Key(), req.IsFlexible(), len(body)), body...), corr, at, latency)
-	}
+// encoder encodes the frames of the exchanges Next returns, one at a time:
+// into scratch buffers and values it reuses, each frame then copied out at
+// its size, so that the traffic keeps nothing per exchange once it is
+// returned.
+type encoder struct {
+	request, response []byte
+	// metadataRequest and metadataResponse are filled for each Metadata
+	// exchange (see metadata).
+	metadataRequest  kmsg.MetadataRequest
+	metadataResponse kmsg.MetadataResponse
 }
 
-// build is the exchange of req, answered with response, at correlation id
-// corr.
-func (c *client) build(req kmsg.Request, response []byte, corr int32, at time.Time, latency time.Duration) *decode.Exchange {
-	// AppendRequest writes the 4-byte size prefix the journal does not keep.
-	frame := c.format.AppendRequest(nil, req, corr)[4:]
+// exchange is the exchange of req on c, answered with response (in
+// e.response), at correlation id corr.
+func (e *encoder) exchange(c *client, req kmsg.Request, response []byte, corr int32, at time.Time, latency time.Duration) *decode.Exchange {
+	e.response = response
+	e.request = req.AppendTo(requestHeader(e.request[:0], req, corr, c.clientID))
 	return &decode.Exchange{
 		ConnID:        c.connID,
 		ClientAddr:    c.addr,
@@ -64,17 +62,33 @@ func (c *client) build(req kmsg.Request, response []byte, corr int32, at time.Ti
 		ClientID:      c.clientID,
 		RequestAt:     at,
 		ResponseAt:    at.Add(latency),
-		Request:       frame,
-		Response:      response,
+		Request:       bytes.Clone(e.request),
+		Response:      bytes.Clone(e.response),
 	}
 }
 
+// requestHeader appends to b the header of req from clientID at
+// correlation id corr, as kmsg.RequestFormatter writes it without the size
+// prefix the journal does not keep: api key, version, correlation id,
+// client id, then an empty tag section when req is flexible.
+func requestHeader(b []byte, req kmsg.Request, corr int32, clientID string) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(req.Key()))
+	b = binary.BigEndian.AppendUint16(b, uint16(req.GetVersion()))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID)))
+	b = append(b, clientID...)
+	if req.IsFlexible() {
+		b = append(b, 0)
+	}
+	return b
+}
+
 // responseHeader is the start of a response of api key as on the wire,
-// without its size prefix, with room for n more bytes: the correlation
-// id, then a tag section when the response is flexible (never for
+// without its size prefix, in e's response buffer: the correlation id,
+// then a tag section when the response is flexible (never for
 // ApiVersions).
-func responseHeader(corr int32, key int16, flexible bool, n int) []byte {
-	b := binary.BigEndian.AppendUint32(make([]byte, 0, 5+n), uint32(corr))
+func (e *encoder) responseHeader(corr int32, key int16, flexible bool) []byte {
+	b := binary.BigEndian.AppendUint32(e.response[:0], uint32(corr))
 	if flexible && key != int16(kmsg.ApiVersions) {
 		b = append(b, 0)
 	}

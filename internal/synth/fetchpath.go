@@ -1,11 +1,13 @@
 package synth
 
 import (
-	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // fetchPath runs one round of the group's fetch path traffic at about at:
@@ -19,7 +21,7 @@ func (t *Traffic) fetchPath(g *group, at time.Time) {
 	for _, m := range g.members {
 		if m.refreshLeft--; m.refreshLeft <= 0 {
 			m.refreshLeft = t.rounds(t.mix.refreshEvery)
-			t.metadata(g, m.boot, at.Add(t.jitter(t.opts.Heartbeat)))
+			t.metadata(g, &m.boot, at.Add(t.jitter(t.opts.Heartbeat)))
 		}
 	}
 	// visitPercent is the chance of a visit per default round: a longer
@@ -28,11 +30,11 @@ func (t *Traffic) fetchPath(g *group, at time.Time) {
 		if chance < 100 && t.rng.IntN(100) >= chance {
 			break
 		}
-		host, n := t.host()
-		c := t.conn(host, fmt.Sprintf("producer-%d", n), -1)
+		n := t.host()
+		c := t.conn(n, fmt.Sprintf("producer-%d", n), -1)
 		start := at.Add(t.jitter(t.opts.Heartbeat))
-		t.apiVersions(c, start)
-		t.metadata(g, c, start.Add(5*time.Millisecond))
+		t.apiVersions(&c, start)
+		t.metadata(g, &c, start.Add(5*time.Millisecond))
 	}
 }
 
@@ -62,52 +64,78 @@ var apiVersionsRequest = func() *kmsg.ApiVersionsRequest {
 }()
 
 func (t *Traffic) apiVersions(c *client, at time.Time) {
-	t.emit(c.exchangeEncoded(apiVersionsRequest, apiVersionsResponse, at, t.latency()))
+	latency := t.latency()
+	c.corr++
+	corr := c.corr
+	t.emit(at.Add(latency), func(e *encoder) *decode.Exchange {
+		response := append(e.responseHeader(corr, int16(kmsg.ApiVersions), false), apiVersionsResponse...)
+		return e.exchange(c, apiVersionsRequest, response, corr, at, latency)
+	})
 }
 
 // metadata asks for the group's topics: the answer lists the brokers and
-// each partition's leader, replicas and in-sync replicas.
+// each partition's leader, replicas and in-sync replicas. Both frames are
+// encoded when Next returns the exchange, from the group's topics, which
+// never change.
 func (t *Traffic) metadata(g *group, c *client, at time.Time) {
-	if g.metadata == nil { // neither the question nor the answer ever changes
-		g.metadataRequest = kmsg.NewPtrMetadataRequest()
-		g.metadataRequest.SetVersion(vMetadata)
-		for _, tp := range g.topics {
-			rt := kmsg.NewMetadataRequestTopic()
-			rt.Topic = &tp.name
-			g.metadataRequest.Topics = append(g.metadataRequest.Topics, rt)
-		}
-		g.metadata = bytes.Clone(metadataResponse(g).AppendTo(nil)) // without append's spare room
-	}
-	t.emit(c.exchangeEncoded(g.metadataRequest, g.metadata, at, t.latency()))
+	topics := g.topics
+	latency := t.latency()
+	c.corr++
+	corr := c.corr
+	t.emit(at.Add(latency), func(e *encoder) *decode.Exchange {
+		req, resp := e.metadata(topics)
+		return e.exchange(c, req, resp.AppendTo(e.responseHeader(corr, resp.Key(), resp.IsFlexible())), corr, at, latency)
+	})
 }
 
-// metadataResponse is the answer to a Metadata request for g's topics, at
-// vMetadata.
-func metadataResponse(g *group) *kmsg.MetadataResponse {
-	resp := kmsg.NewPtrMetadataResponse()
-	resp.SetVersion(vMetadata)
-	for b := range int32(brokers) {
-		br := kmsg.NewMetadataResponseBroker()
-		rack := fmt.Sprintf("az-%d", b)
-		br.NodeID, br.Host, br.Port, br.Rack = b, brokerHost(b), 9092, &rack
-		resp.Brokers = append(resp.Brokers, br)
+// metadata is the Metadata request for topics, at vMetadata, and its
+// answer, in e's scratch values.
+func (e *encoder) metadata(topics []topic) (*kmsg.MetadataRequest, *kmsg.MetadataResponse) {
+	req, resp := &e.metadataRequest, &e.metadataResponse
+	if resp.Brokers == nil {
+		*req, *resp = kmsg.NewMetadataRequest(), kmsg.NewMetadataResponse()
+		req.SetVersion(vMetadata)
+		resp.SetVersion(vMetadata)
+		for b := range int32(brokers) {
+			br := kmsg.NewMetadataResponseBroker()
+			rack := fmt.Sprintf("az-%d", b)
+			br.NodeID, br.Host, br.Port, br.Rack = b, brokerHost(b), 9092, &rack
+			resp.Brokers = append(resp.Brokers, br)
+		}
+		cluster := "synthetic-cluster"
+		resp.ClusterID, resp.ControllerID = &cluster, 0
 	}
-	cluster := "synthetic-cluster"
-	resp.ClusterID, resp.ControllerID = &cluster, 0
-	for _, tp := range g.topics {
+	req.Topics = req.Topics[:0]
+	resp.Topics = slices.Grow(resp.Topics[:0], len(topics))[:len(topics)]
+	for i := range topics {
+		tp := &topics[i]
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = &tp.name
+		req.Topics = append(req.Topics, rt)
+		partitions := resp.Topics[i].Partitions[:0] // the scratch's room, reused
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic, st.TopicID = &tp.name, tp.id
 		for p := range tp.partitions {
 			sp := kmsg.NewMetadataResponseTopicPartition()
-			replicas := []int32{p % brokers, (p + 1) % brokers, (p + 2) % brokers}
+			replicas := replicaSets[p%brokers]
 			sp.Partition, sp.Leader, sp.LeaderEpoch = p, replicas[0], 7
 			sp.Replicas, sp.ISR = replicas, replicas
-			st.Partitions = append(st.Partitions, sp)
+			partitions = append(partitions, sp)
 		}
-		resp.Topics = append(resp.Topics, st)
+		st.Partitions = partitions
+		resp.Topics[i] = st
 	}
-	return resp
+	return req, resp
 }
+
+// replicaSets are the replicas of a partition p, by p modulo brokers: a
+// leader and the brokers after it.
+var replicaSets = func() (sets [brokers][]int32) {
+	for p := range int32(brokers) {
+		sets[p] = []int32{p % brokers, (p + 1) % brokers, (p + 2) % brokers}
+	}
+	return sets
+}()
 
 // brokerHost is the advertised host of a broker.
 func brokerHost(node int32) string {

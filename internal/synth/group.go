@@ -31,12 +31,14 @@ const (
 
 // member is one consumer of a group.
 type member struct {
-	host     string
-	clientID string
-	boot     *client // bootstrap connection: ApiVersions, Metadata, FindCoordinator
-	c        *client // connection to the group's coordinator
-	id       string  // assigned by the coordinator
-	assigned []kmsg.ConsumerMemberAssignmentTopic
+	host int    // its client host (see Traffic.host)
+	c    client // connection to the group's coordinator
+	// boot is its bootstrap connection, with the fetch path on (see
+	// Options.Mix): ApiVersions, Metadata, FindCoordinator.
+	boot client
+	id   string // assigned by the coordinator
+	// assigned is its partitions, in topic and partition order.
+	assigned []partitionRef
 	// refreshLeft is how many rounds remain before its next metadata
 	// refresh.
 	refreshLeft int
@@ -47,6 +49,8 @@ type topic struct {
 	name       string
 	id         [16]byte
 	partitions int32
+	// offsets are the committed offsets by partition.
+	offsets []int64
 }
 
 // group is one simulated consumer group and its state machine.
@@ -54,14 +58,9 @@ type group struct {
 	name        string
 	coordinator int32
 	protocol    string
-	topics      []topic
-	// metadataRequest is the Metadata request for topics, and metadata
-	// the encoded body of its answer, once one was asked.
-	metadataRequest *kmsg.MetadataRequest
-	metadata        []byte
-	members         []*member
-	// offsets are the committed offsets by topic and partition.
-	offsets    map[string][]int64
+	// topics never change: a job's next run has its own.
+	topics     []topic
+	members    []*member
 	minSize    int
 	maxSize    int
 	generation int32
@@ -85,7 +84,6 @@ type job struct {
 func (t *Traffic) newGroup(i int) *group {
 	g := &group{
 		name:        fmt.Sprintf("group-%04d", i),
-		offsets:     map[string][]int64{},
 		coordinator: int32(i % brokers),
 		protocol:    []string{"range", "cooperative-sticky", "roundrobin"}[i%3],
 		next:        t.opts.Start.Add(time.Duration(t.rng.IntN(5000)) * time.Millisecond),
@@ -102,7 +100,6 @@ func (t *Traffic) newGroup(i int) *group {
 func (t *Traffic) newJob(slot, run int, start time.Time) *group {
 	g := &group{
 		name:        fmt.Sprintf("job-%03d-run-%d", slot, run),
-		offsets:     map[string][]int64{},
 		coordinator: int32(slot % brokers),
 		protocol:    "range",
 		next:        start,
@@ -122,8 +119,7 @@ func (t *Traffic) setup(g *group, size int) {
 	}
 	for j := range 1 + t.rng.IntN(3) {
 		name := fmt.Sprintf("%s-topic-%d", g.name, j)
-		g.topics = append(g.topics, topic{name: name, id: topicID(name), partitions: int32(partitions)})
-		g.offsets[name] = make([]int64, partitions)
+		g.topics = append(g.topics, topic{name: name, id: topicID(name), partitions: int32(partitions), offsets: make([]int64, partitions)})
 	}
 	for range size {
 		g.members = append(g.members, t.newMember(g))
@@ -131,11 +127,11 @@ func (t *Traffic) setup(g *group, size int) {
 }
 
 func (t *Traffic) newMember(g *group) *member {
-	host, n := t.host()
+	n := t.host()
 	cid := fmt.Sprintf("consumer-%d", n)
-	m := &member{host: host, clientID: cid, c: t.conn(host, cid, g.coordinator)}
+	m := &member{host: n, c: t.conn(n, cid, g.coordinator)}
 	if t.mix.fetchPath {
-		m.boot = t.conn(host, cid, -1)
+		m.boot = t.conn(n, cid, -1)
 		m.refreshLeft = 1 + t.rng.IntN(t.rounds(t.mix.refreshEvery))
 	}
 	return m
@@ -178,16 +174,17 @@ func (t *Traffic) step(g *group) {
 // connection, and versions on its coordinator connection and on one
 // connection to each broker it will fetch from.
 func (t *Traffic) startMember(g *group, m *member, at time.Time) {
-	if m.boot == nil {
-		t.findCoordinator(g, m.c, at)
+	if !t.mix.fetchPath {
+		t.findCoordinator(g, &m.c, at)
 		return
 	}
-	t.apiVersions(m.boot, at)
-	t.metadata(g, m.boot, at.Add(time.Millisecond))
-	t.findCoordinator(g, m.boot, at.Add(2*time.Millisecond))
-	t.apiVersions(m.c, at.Add(3*time.Millisecond))
+	t.apiVersions(&m.boot, at)
+	t.metadata(g, &m.boot, at.Add(time.Millisecond))
+	t.findCoordinator(g, &m.boot, at.Add(2*time.Millisecond))
+	t.apiVersions(&m.c, at.Add(3*time.Millisecond))
 	for b := range int32(brokers) {
-		t.apiVersions(t.conn(m.host, m.clientID, b), at.Add(4*time.Millisecond))
+		c := t.conn(m.host, m.c.clientID, b)
+		t.apiVersions(&c, at.Add(4*time.Millisecond))
 	}
 }
 
@@ -259,22 +256,25 @@ func (t *Traffic) commits(g *group, at time.Time, errCode int16, skip *member) {
 		req.SetVersion(vOffsetCommit)
 		req.Group, req.Generation, req.MemberID = g.name, g.generation, m.id
 		resp := kmsg.NewPtrOffsetCommitResponse()
-		for _, a := range m.assigned {
-			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic = a.Topic
-			st := kmsg.NewOffsetCommitResponseTopic()
-			st.Topic = a.Topic
-			for _, p := range a.Partitions {
-				g.offsets[a.Topic][p] += int64(1 + t.rng.IntN(500))
-				rp := kmsg.NewOffsetCommitRequestTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch = p, g.offsets[a.Topic][p], -1
-				rt.Partitions = append(rt.Partitions, rp)
-				sp := kmsg.NewOffsetCommitResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = p, errCode
-				st.Partitions = append(st.Partitions, sp)
+		for i, r := range m.assigned {
+			tp := &g.topics[r.topic]
+			if i == 0 || r.topic != m.assigned[i-1].topic {
+				rt := kmsg.NewOffsetCommitRequestTopic()
+				rt.Topic = tp.name
+				req.Topics = append(req.Topics, rt)
+				st := kmsg.NewOffsetCommitResponseTopic()
+				st.Topic = tp.name
+				resp.Topics = append(resp.Topics, st)
 			}
-			req.Topics = append(req.Topics, rt)
-			resp.Topics = append(resp.Topics, st)
+			tp.offsets[r.p] += int64(1 + t.rng.IntN(500))
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = r.p, tp.offsets[r.p], -1
+			rt := &req.Topics[len(req.Topics)-1]
+			rt.Partitions = append(rt.Partitions, rp)
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = r.p, errCode
+			st := &resp.Topics[len(resp.Topics)-1]
+			st.Partitions = append(st.Partitions, sp)
 		}
 		t.emit(m.c.exchange(req, resp, at.Add(t.jitter(50*time.Millisecond)), t.latency()))
 	}

@@ -31,7 +31,7 @@ func (t *Traffic) rebalance(g *group, at time.Time, joiner, first *member) time.
 		if m.id != "" {
 			continue
 		}
-		m.id = fmt.Sprintf("%s-%08x", m.clientID, t.rng.Uint32())
+		m.id = fmt.Sprintf("%s-%08x", m.c.clientID, t.rng.Uint32())
 		req, resp := t.joinPair(g, m, "")
 		resp.ErrorCode, resp.MemberID, resp.Generation = errMemberIDRequired, m.id, -1
 		t.emit(m.c.exchange(req, resp, at, t.latency()))
@@ -98,7 +98,7 @@ func subscription(g *group, m *member) []byte {
 	for _, tp := range g.topics {
 		s.Topics = append(s.Topics, tp.name)
 	}
-	for _, a := range m.assigned {
+	for _, a := range g.topicsOf(m.assigned) {
 		op := kmsg.NewConsumerMemberMetadataOwnedPartition()
 		op.Topic, op.Partitions = a.Topic, a.Partitions
 		s.OwnedPartitions = append(s.OwnedPartitions, op)
@@ -120,20 +120,21 @@ func (t *Traffic) sync(g *group, at time.Time, leader *member) time.Time {
 		if m == leader {
 			for _, o := range g.members {
 				ga := kmsg.NewSyncGroupRequestGroupAssignment()
-				ga.MemberID, ga.MemberAssignment = o.id, assignment(o)
+				ga.MemberID, ga.MemberAssignment = o.id, assignment(g, o)
 				req.GroupAssignment = append(req.GroupAssignment, ga)
 			}
 		}
 		resp := kmsg.NewPtrSyncGroupResponse()
 		resp.ProtocolType, resp.Protocol = &pt, &proto
-		resp.MemberAssignment = assignment(m)
+		resp.MemberAssignment = assignment(g, m)
 		t.emit(m.c.exchange(req, resp, at, done.Sub(at)))
 	}
 	return done
 }
 
-func assignment(m *member) []byte {
+// assignment is the ConsumerMemberAssignment of m, a member of g.
+func assignment(g *group, m *member) []byte {
 	a := kmsg.NewConsumerMemberAssignment()
-	a.Version, a.Topics = 3, m.assigned
+	a.Version, a.Topics = 3, g.topicsOf(m.assigned)
 	return a.AppendTo(nil)
 }

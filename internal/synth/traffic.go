@@ -1,7 +1,8 @@
 // Package synth simulates the traffic a kproxy in front of a Kafka cluster
 // observes: many consumer groups joining, syncing, heartbeating, committing
 // and now and then rebalancing, plus the fetch path's ApiVersions and
-// Metadata. Every frame is encoded by kmsg, so the exchanges decode as real
+// Metadata. Every request and response is encoded by kmsg, behind the
+// headers a client and a broker write, so the exchanges decode as real
 // ones do. It feeds kproxy-journalgen and the replay benchmarks.
 package synth
 
@@ -61,6 +62,7 @@ type Traffic struct {
 	nextConn   uint64
 	nextClient int
 	counts     map[int16]uint64
+	enc        encoder
 }
 
 // New returns the traffic of opts (see Options for defaults): the groups
@@ -104,7 +106,7 @@ func (t *Traffic) Next() *decode.Exchange {
 		t.step(g)
 		heap.Fix(&t.groups, 0)
 	}
-	x := heap.Pop(&t.pending).(pendingExchange).encode()
+	x := heap.Pop(&t.pending).(pendingExchange).encode(&t.enc)
 	t.counts[x.APIKey]++
 	return x
 }
@@ -120,7 +122,7 @@ func (t *Traffic) Counts() map[int16]uint64 {
 
 // emit queues an exchange that completes at done, encoded by encode when
 // Next returns it.
-func (t *Traffic) emit(done time.Time, encode func() *decode.Exchange) {
+func (t *Traffic) emit(done time.Time, encode encodeFunc) {
 	t.seq++
 	heap.Push(&t.pending, pendingExchange{done: done, seq: t.seq, encode: encode})
 }
@@ -141,18 +143,19 @@ func (t *Traffic) jitter(d time.Duration) time.Duration {
 	return time.Duration(t.rng.Int64N(int64(d)))
 }
 
-// conn opens a new simulated connection of a client to a broker (-1: the
-// bootstrap listener).
-func (t *Traffic) conn(host, clientID string, broker int32) *client {
+// conn opens a new simulated connection of client host n (see host) to a
+// broker (-1: the bootstrap listener).
+func (t *Traffic) conn(host int, clientID string, broker int32) client {
 	t.nextConn++
-	return newClient(t.nextConn, fmt.Sprintf("%s:%d", host, 30000+t.rng.IntN(30000)), clientID, broker)
+	addr := fmt.Sprintf("10.%d.%d.%d:%d", host>>16&255, host>>8&255, host&255, 30000+t.rng.IntN(30000))
+	return client{connID: t.nextConn, addr: addr, clientID: clientID, brokerID: broker}
 }
 
-// host is a new client host address.
-func (t *Traffic) host() (string, int) {
+// host is a new client host: its number n, whose address is 10.0.0.0
+// plus n.
+func (t *Traffic) host() int {
 	t.nextClient++
-	n := t.nextClient
-	return fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255), n
+	return t.nextClient
 }
 
 // groupHeap orders groups by when they act next.
@@ -176,7 +179,7 @@ func (h *groupHeap) Pop() any {
 type pendingExchange struct {
 	done   time.Time // when its response completes
 	seq    uint64
-	encode func() *decode.Exchange
+	encode encodeFunc
 }
 
 // exchangeHeap orders exchanges by completion time, then emission order.
