@@ -179,8 +179,13 @@ func (g *group) closeDormant(at time.Time) {
 }
 
 // wake starts a new history of the dormant group old, for an event of its
-// id: the dormant history is closed and listed first.
+// id: the dormant history is closed and listed first. An emptied group's
+// history ends with the empty generation Close makes, as a re-created
+// group's does (see reincarnate).
 func (e *Engine) wake(old *group) *group {
+	if d := old.dormant; d.closes && !d.closed {
+		old.closeDormant(e.now)
+	}
 	g := newGroup(e, old.id)
 	g.index = len(e.groups)
 	g.incarnation = old.incarnation + 1

@@ -3,6 +3,7 @@ package timeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -293,5 +294,44 @@ func TestDormantEmptied(t *testing.T) {
 	same("after Close")
 	if r := asleep.Report(); len(r.Groups) != 1 || len(r.Groups[0].Generations) != 1 || r.Groups[0].Generations[0].Generation != 2 {
 		t.Errorf("after Close: %s, want generation 2 alone", asJSON(t, r))
+	}
+}
+
+// TestDormantEmptiedReturns checks what an emptied group asleep tells when
+// its id comes back: its history ends with the empty generation, as awake,
+// and the returning member's generation starts a new history. The test
+// fails when wake leaves the dormant history without what Close makes.
+func TestDormantEmptiedReturns(t *testing.T) {
+	s := newScript("solo")
+	s.memberIDRequired(cA, 0, 0.001, "A-1")
+	s.join(cA, 0.004, 0.010, jg("A-1", 1, "A-1", "A-1"))
+	s.sync(cA, 0.011, 0.012, "A-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
+	s.leave(cA, 11, 11.001, "A-1", "the consumer is being closed")
+	tick := []decode.Event{{At: sec(11.2 + 3600), RespondedAt: sec(11.2 + 3600), Metadata: &decode.Metadata{}}}
+	back := newScript("solo")
+	back.join(cB, 5000, 5000.01, jg("B-1", 3, "B-1", "B-1"))
+	var gens [2][][]int32
+	for i, r := range []Retention{{Generations: 10}, {Generations: 10, MaxAge: DefaultRetention.MaxAge}} {
+		l := NewLive(Config{}, r)
+		l.AddEvents(s.events())
+		l.AddEvents(tick)
+		if asleep := l.e.byID["solo"].dormant != nil; asleep != (i == 1) {
+			t.Fatalf("retention %+v: dormant %v", r, asleep)
+		}
+		l.AddEvents(back.events())
+		l.Close(sec(5001))
+		for _, gr := range l.Report().Groups {
+			var nums []int32
+			for _, gen := range gr.Generations {
+				nums = append(nums, gen.Generation)
+			}
+			gens[i] = append(gens[i], nums)
+		}
+	}
+	if got, want := fmt.Sprint(gens[0]), "[[1 2 3]]"; got != want {
+		t.Errorf("awake: generations %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(gens[1]), "[[1 2] [3]]"; got != want {
+		t.Errorf("asleep: generations %s, want %s (the dormant history ends with the empty generation)", got, want)
 	}
 }
