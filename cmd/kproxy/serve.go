@@ -74,6 +74,9 @@ that off, and AUTOMEMLIMIT=0.8 takes another share.`,
 				return err
 			}
 			limit, limitErr := gcconfig.SetServe()
+			if errors.Is(limitErr, gcconfig.ErrAutomemlimit) {
+				return limitErr
+			}
 			log, err := newLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 )
@@ -43,13 +44,18 @@ func (l Limit) String() string {
 	return fmt.Sprintf("%d MiB from %s", l.Bytes>>20, l.From)
 }
 
+// ErrAutomemlimit is the error of an AUTOMEMLIMIT that is neither "off"
+// nor a share in (0, 1]: a bad setting, not a cgroup that cannot be read.
+var ErrAutomemlimit = errors.New(`want "off" or a share of the cgroup's memory limit in (0, 1]`)
+
 // SetServe sets the collector's target to Serve unless GOGC is set, and the
 // soft memory limit to LimitRatio of the memory limit of the process's
 // cgroup unless GOMEMLIMIT is set or the cgroup has none. AUTOMEMLIMIT
 // overrides the ratio (a number in (0, 1]) or turns the cgroup's limit off
 // ("off"). It returns the limit in force; an error says why the cgroup's
-// limit could not be read (the collector's target is set regardless), and
-// a process in no cgroup with a memory controller has no limit.
+// limit could not be read or, wrapping ErrAutomemlimit, that AUTOMEMLIMIT
+// is bad (the collector's target is set regardless); a process in no
+// cgroup with a memory controller has no limit.
 func SetServe() (Limit, error) {
 	return setServe(memlimit.FromCgroup)
 }
@@ -61,6 +67,11 @@ func setServe(provider memlimit.Provider) (Limit, error) {
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return Limit{Bytes: debug.SetMemoryLimit(-1), From: "GOMEMLIMIT"}, nil
+	}
+	if v, ok := os.LookupEnv("AUTOMEMLIMIT"); ok && v != "off" {
+		if r, err := strconv.ParseFloat(v, 64); err != nil || !(r > 0 && r <= 1) {
+			return Limit{Bytes: debug.SetMemoryLimit(-1)}, fmt.Errorf("AUTOMEMLIMIT=%q: %w", v, ErrAutomemlimit)
+		}
 	}
 	bytes, err := memlimit.Set(memlimit.WithProvider(provider), memlimit.WithRatio(LimitRatio))
 	switch {

@@ -64,6 +64,10 @@ func TestSetServeLimit(t *testing.T) {
 			want: Limit{Bytes: gib / 2, From: "cgroup"}},
 		{name: "AUTOMEMLIMIT off", automem: "off", cgroup: memlimit.Limit(gib),
 			want: Limit{Bytes: math.MaxInt64}},
+		{name: "AUTOMEMLIMIT not a number", automem: "abc", cgroup: memlimit.Limit(gib),
+			want: Limit{Bytes: math.MaxInt64}, wantErr: ErrAutomemlimit},
+		{name: "AUTOMEMLIMIT above 1", automem: "1.5", cgroup: memlimit.Limit(gib),
+			want: Limit{Bytes: math.MaxInt64}, wantErr: ErrAutomemlimit},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			debug.SetMemoryLimit(math.MaxInt64)
