@@ -76,6 +76,9 @@ func TestDormantTellsTheSame(t *testing.T) {
 		if a, b := asJSON(t, awake.Report()), asJSON(t, asleep.Report()); a != b {
 			t.Errorf("%s: the reports differ", when)
 		}
+		if a, b := awake.Horizon(), asleep.Horizon(); !a.Equal(b) {
+			t.Errorf("%s: Horizon %v awake, %v with dormant groups", when, a, b)
+		}
 		av, bv := awake.Views(nil), asleep.Views(nil)
 		if len(av) != len(bv) {
 			t.Fatalf("%s: %d views awake, %d with dormant groups", when, len(av), len(bv))
