@@ -270,12 +270,9 @@ func compressDormant(enc *zstd.Encoder, parts ...[]byte) zdormant {
 	return compress(enc, b)
 }
 
-// parts decompresses z, a frame of n parts, into a new slice and returns
-// them in it.
-func (z zdormant) parts(n int) [][]byte { return z.partsIn(new([]byte), n) }
-
-// partsIn is parts decompressed into *buf (made larger when it is too
-// small), which they refer to until *buf is written again.
+// partsIn decompresses z, a frame of n parts, into *buf (made larger
+// when it is too small) and returns the parts, which refer to it until
+// *buf is written again.
 func (z zdormant) partsIn(buf *[]byte, n int) [][]byte {
 	b, err := decompress(z, *buf)
 	if err != nil {

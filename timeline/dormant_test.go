@@ -338,3 +338,7 @@ func TestDormantEmptiedReturns(t *testing.T) {
 		t.Errorf("asleep: generations %s, want %s (the dormant history ends with the empty generation)", got, want)
 	}
 }
+
+// parts decompresses z, a frame of n parts, into a new slice and returns
+// them in it.
+func (z zdormant) parts(n int) [][]byte { return z.partsIn(new([]byte), n) }
