@@ -40,7 +40,7 @@ import (
 // With o.diagnosis, the diagnosis runs beside the timeline as serve runs
 // it (diagnose.Live, forgetting what the retention forgets; each finding
 // logged at warn, a block after each storm).
-func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
+func liveRun(gen synth.Options, o liveOptions, out io.Writer) error {
 	// The collector's settings serve runs with; the memory line says the limit.
 	if _, err := gcconfig.SetServe(); err != nil {
 		return err
@@ -81,7 +81,15 @@ func liveRun(tr *synth.Traffic, o liveOptions, out io.Writer) error {
 	live := st.Timeline()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	src := &spanSource{batches: generate(ctx, tr)}
+	src := &spanSource{}
+	if o.apart {
+		var err error
+		if src.batches, src.failed, err = generateApart(ctx, gen); err != nil {
+			return err
+		}
+	} else {
+		src.batches = generate(ctx, synth.New(gen))
+	}
 	pc := pipeline.Config{Log: log}
 	st.Feed(&pc)
 	pl := pipeline.New(pc)
@@ -141,6 +149,7 @@ type liveOptions struct {
 	retain                  timeline.Retention
 	diagnosis               bool   // run serve's live diagnosis beside the timeline
 	generatorOnly           bool   // throw the exchanges away: measure the generator alone
+	apart                   bool   // generate the traffic in a child process (apart.go)
 	cpuProfile, heapProfile string // files to write profiles to, or ""
 }
 
@@ -182,7 +191,8 @@ func generate(ctx context.Context, tr *synth.Traffic) <-chan []*decode.Exchange 
 // spanSource hands out the traffic's exchanges completed up to upTo
 // after the first one, then io.EOF; the next Run goes on from there.
 type spanSource struct {
-	batches <-chan []*decode.Exchange // from generate
+	batches <-chan []*decode.Exchange // from generate or generateApart
+	failed  *error                    // why generateApart closed batches
 	batch   []*decode.Exchange        // what is left of the latest batch
 	upTo    time.Duration
 	first   time.Time        // the first exchange's completion time
@@ -194,7 +204,11 @@ func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
 	x := s.pending
 	if x == nil {
 		if len(s.batch) == 0 {
-			s.batch = <-s.batches
+			b, ok := <-s.batches
+			if !ok {
+				return nil, 0, *s.failed
+			}
+			s.batch = b
 		}
 		x, s.batch = s.batch[0], s.batch[1:]
 	}

@@ -32,7 +32,10 @@
 // Each line is followed by the runtime's memory classes, the heap goal,
 // the bytes allocated and the CPU time so far; the run uses serve's
 // collector target (GOGC=50 unless GOGC is set). -generator-only runs
-// the traffic generator alone, to measure the harness's own share.
+// the traffic generator alone, to measure the harness's own share;
+// -generator-process runs it in a child process (this program with
+// -emit), so that the lines are serve's share alone, as serve's clients
+// are processes of their own.
 //
 //	kproxy-journalgen -live 168h -live-every 4h -diagnosis -heartbeat 30s -jobs 100
 //	kproxy-journalgen -live 168h -live-every 6h -groups 200 -jobs 10 -diagnosis -heartbeat 30s
@@ -82,24 +85,29 @@ func run(args []string, out io.Writer) error {
 	heapProfile := fs.String("heapprofile", "", "with -live, write a heap profile to this file at each line (the last one stays)")
 	heartbeat := fs.Duration("heartbeat", 3*time.Second, "members' heartbeat interval (commits every second one; session timeout 15 of them); rebalances and the fetch path keep their rates in time")
 	jobs := fs.Int("jobs", 0, "short-lived groups running at any time beside -groups, each run under a new group id (see synth.Options.Jobs)")
+	apart := fs.Bool("generator-process", false, "with -live, generate the traffic in a child process and read it from a pipe, so that the lines measure serve's share alone")
+	emit := fs.Bool("emit", false, "write the traffic's exchanges to standard output, each a journal exchange payload after its 4-byte length, until the reader goes (the child of -generator-process)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *heartbeat <= 0 || *heartbeat > synth.MaxHeartbeat || *jobs < 0 {
 		return fmt.Errorf("-heartbeat must be in (0, %s] and -jobs at least 0", synth.MaxHeartbeat)
 	}
-	if *liveSpan > 0 {
+	if *liveSpan > 0 || *emit {
 		mix, err := synth.ParseMix(*mixFlag)
 		if err != nil {
 			return fmt.Errorf("-mix: %w", err)
+		}
+		gen := synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Heartbeat: *heartbeat, Jobs: *jobs}
+		if *emit {
+			return emitRun(synth.New(gen), out)
 		}
 		retain, err := timeline.ParseRetention(*retainFlag)
 		if err != nil {
 			return fmt.Errorf("-retain: %w", err)
 		}
-		tr := synth.New(synth.Options{Seed: *seed, Groups: *groups, MaxMembers: *members, Mix: mix, Heartbeat: *heartbeat, Jobs: *jobs})
-		return liveRun(tr, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
-			generatorOnly: *generatorOnly, cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
+		return liveRun(gen, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
+			generatorOnly: *generatorOnly, apart: *apart, cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kproxy-dev/kproxy/decode"
+)
+
+// TestMain runs the program itself when a test starts this test binary as
+// -generator-process's child.
+func TestMain(m *testing.M) {
+	if os.Getenv("KPROXY_JOURNALGEN_CHILD") != "" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestGeneratorProcess runs the same -live twice, the generator in this
+// process and in a child, and checks that the story is the same: the
+// exchanges, generations and groups kept at each line, and the entries and
+// findings counted.
+func TestGeneratorProcess(t *testing.T) {
+	t.Setenv("KPROXY_JOURNALGEN_CHILD", "1") // inherited by the child
+	args := []string{"-live", "40m", "-live-every", "20m", "-groups", "8", "-members", "6", "-diagnosis",
+		"-heartbeat", "30s", "-jobs", "3", "-seed", "7"}
+	story := func(args []string) []string {
+		var out bytes.Buffer
+		if err := run(args, &out); err != nil {
+			t.Fatalf("run %v: %v", args, err)
+		}
+		var kept []string
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+			if f := strings.Fields(l); f[0] == "memory:" {
+				continue
+			} else if f[0] == "entries:" || f[0] == "findings:" {
+				kept = append(kept, l)
+			} else {
+				kept = append(kept, strings.Join(f[:4], " ")) // traffic, exchanges, generations, groups
+			}
+		}
+		return kept
+	}
+	in, apart := story(args), story(append(args, "-generator-process"))
+	if len(in) != 6 || strings.Join(in, "\n") != strings.Join(apart, "\n") {
+		t.Errorf("in process:\n%s\nin a child process:\n%s", strings.Join(in, "\n"), strings.Join(apart, "\n"))
+	}
+}
+
+// TestReadExchangesBroken checks that a stream from the generator's
+// process that breaks off or holds a payload that does not parse ends the
+// reading with an error, not with a batch.
+func TestReadExchangesBroken(t *testing.T) {
+	for name, stream := range map[string][]byte{
+		"cut in a length":  {0, 0},
+		"cut in a payload": {0, 0, 0, 9, 1, 0},
+		"not a payload":    {0, 0, 0, 2, 7, 7},
+	} {
+		ch := make(chan []*decode.Exchange, 1)
+		if err := readExchanges(context.Background(), bytes.NewReader(stream), ch); err == nil || len(ch) != 0 {
+			t.Errorf("%s: err %v, %d batches; want an error and none", name, err, len(ch))
+		}
+	}
+}
