@@ -300,6 +300,41 @@ func TestDormantEmptied(t *testing.T) {
 	}
 }
 
+// TestDormantEmptiedDropUnknown checks that an emptied group stays awake
+// when the generation Close's keep would leave oldest has no time (here
+// one seen from heartbeats alone, after a gap): Close notes the time it
+// closes at as the Horizon, which the group cannot know when it would
+// sleep. Its report and Horizon after Close are those of a group that
+// never sleeps.
+func TestDormantEmptiedDropUnknown(t *testing.T) {
+	s := newScript("solo")
+	s.hbs(cA, "A-1", 5, 0, 10)
+	s.hbs(cA, "A-1", 7, 20, 30)
+	s.join(cA, 30.004, 30.010, jg("A-1", 8, "A-1", "A-1"))
+	s.sync(cA, 30.011, 30.012, "A-1", 8, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
+	s.hbs(cA, "A-1", 8, 33, 40)
+	s.leave(cA, 41, 41.001, "A-1", "the consumer is being closed")
+	tick := []decode.Event{{At: sec(41.2 + 3600), RespondedAt: sec(41.2 + 3600), Metadata: &decode.Metadata{}}}
+	var lives [2]*Live
+	for i, r := range []Retention{{Generations: 3}, {Generations: 3, MaxAge: DefaultRetention.MaxAge}} {
+		lives[i] = NewLive(Config{}, r)
+		lives[i].AddEvents(s.events())
+		lives[i].AddEvents(tick)
+	}
+	awake, kept := lives[0], lives[1]
+	if g := kept.e.byID["solo"]; g.dormant != nil || g.next == nil || g.next.empty == nil {
+		t.Fatal("the emptied group whose kept oldest generation has no time is asleep")
+	}
+	awake.Close(sec(7300))
+	kept.Close(sec(7300))
+	if a, b := asJSON(t, awake.Report()), asJSON(t, kept.Report()); a != b {
+		t.Errorf("report never asleep\n%s\nwith the age kept\n%s", a, b)
+	}
+	if a, b := awake.e.Horizon(), kept.e.Horizon(); !a.Equal(b) || !a.Equal(sec(7300)) {
+		t.Errorf("Horizon %v never asleep, %v with the age kept; want the close's %v", a, b, sec(7300))
+	}
+}
+
 // TestDormantEmptiedReturns checks what an emptied group asleep tells when
 // its id comes back: its history ends with the empty generation, as awake,
 // and the returning member's generation starts a new history. The test
