@@ -96,15 +96,26 @@ func liveRun(gen synth.Options, o liveOptions, out io.Writer) error {
 	start := time.Now()
 	fmt.Fprintf(out, "%10s %12s %12s %8s %10s %10s %10s %8s %9s %8s\n", "traffic", "exchanges", "generations", "groups",
 		"rss_mb", "heap_mb", "live_mb", "asleep", "asleep_mb", "wall")
-	for at := o.tick; at <= o.span; at += o.tick {
-		src.upTo = at
+	feed := func(upTo time.Duration) error {
+		src.upTo = upTo
 		if o.generatorOnly {
-			if err := src.drain(); err != nil {
+			return src.drain()
+		}
+		return pl.Run(context.Background(), src)
+	}
+	for at := o.tick; at <= o.span; at += o.tick {
+		fast := ""
+		if o.settle > 0 {
+			if err := feed(at - o.settle); err != nil {
 				return err
 			}
-		} else if err := pl.Run(context.Background(), src); err != nil {
+			fast = fmt.Sprintf("rss %.0f MB, %s", float64(rss())/(1<<20), memoryLine())
+			src.pace(o.settleRate)
+		}
+		if err := feed(at); err != nil {
 			return err
 		}
+		src.pace(0)
 		live.Publish() // the snapshot as of the tick, however short it was
 
 		var ms runtime.MemStats
@@ -116,6 +127,9 @@ func liveRun(gen synth.Options, o liveOptions, out io.Writer) error {
 		fmt.Fprintf(out, "%10s %12d %12d %8d %10.0f %10.0f %10.0f %8d %9.1f %8s\n", at, src.handed, gens,
 			live.Snapshot().Len(), float64(resident)/(1<<20), float64(inuse)/(1<<20), float64(ms.HeapAlloc)/(1<<20),
 			asleep, float64(kept)/(1<<20), time.Since(start).Round(time.Second))
+		if fast != "" {
+			fmt.Fprintf(out, "%10s before the last %s, at full speed: %s\n", "", o.settle, fast)
+		}
 		fmt.Fprintf(out, "%10s memory: %s\n", "", mem)
 		fmt.Fprintf(out, "%10s entries: %s\n", "", countsLine(entries))
 		if o.diagnosis {
@@ -145,11 +159,15 @@ func countsLine[K ~string](counts map[K]uint64) string {
 
 // liveOptions are liveRun's settings, from the -live flags.
 type liveOptions struct {
-	span, tick              time.Duration // traffic time to run, and between lines
-	retain                  timeline.Retention
-	diagnosis               bool   // run serve's live diagnosis beside the timeline
-	generatorOnly           bool   // throw the exchanges away: measure the generator alone
-	apart                   bool   // generate the traffic in a child process (apart.go)
+	span, tick    time.Duration // traffic time to run, and between lines
+	retain        timeline.Retention
+	diagnosis     bool // run serve's live diagnosis beside the timeline
+	generatorOnly bool // throw the exchanges away: measure the generator alone
+	apart         bool // generate the traffic in a child process (apart.go)
+	// settle is the traffic time before each line fed at settleRate
+	// exchanges per second of wall time, not at full speed; 0 none.
+	settle                  time.Duration
+	settleRate              float64
 	cpuProfile, heapProfile string // files to write profiles to, or ""
 }
 
@@ -198,6 +216,16 @@ type spanSource struct {
 	first   time.Time        // the first exchange's completion time
 	pending *decode.Exchange // read past upTo, handed out next time
 	handed  uint64           // exchanges handed out
+
+	rate    float64   // exchanges handed out per second of wall time since pacedAt; 0 as fast as they come
+	paced   float64   // exchanges handed out since pacedAt
+	pacedAt time.Time // when pace was called
+}
+
+// pace hands the exchanges out at rate a second of wall time from now on;
+// 0 as fast as they come.
+func (s *spanSource) pace(rate float64) {
+	s.rate, s.paced, s.pacedAt = rate, 0, time.Now()
 }
 
 func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
@@ -221,6 +249,12 @@ func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
 	}
 	s.pending = nil
 	s.handed++
+	if s.rate > 0 {
+		s.paced++
+		if ahead := time.Duration(s.paced/s.rate*float64(time.Second)) - time.Since(s.pacedAt); ahead > 10*time.Millisecond {
+			time.Sleep(ahead)
+		}
+	}
 	return x, 0, nil
 }
 

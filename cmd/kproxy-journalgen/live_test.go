@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLiveRun runs -live on a few groups, with the diagnosis, slower
@@ -60,11 +61,43 @@ func TestLiveRun(t *testing.T) {
 		t.Errorf("-generator-only: want exchanges and no generation, group or entry; got:\n%s", out.String())
 	}
 	for _, args := range [][]string{
+		{"-live", "1m", "-settle", "1h"},
+		{"-live", "1m", "-settle", "1s", "-settle-rate", "0"},
+	} {
+		if err := run(args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-settle") {
+			t.Errorf("run %v: %v, want an error naming -settle", args, err)
+		}
+	}
+	for _, args := range [][]string{
 		{"-live", "1m", "-heartbeat", "3m"},
 		{"-live", "1m", "-jobs", "-1"},
 	} {
 		if err := run(args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-heartbeat") {
 			t.Errorf("run %v: %v, want an error naming -heartbeat and -jobs", args, err)
 		}
+	}
+}
+
+// TestLiveSettle checks that -settle feeds the last minutes before each
+// line at the rate asked, prints the memory before them too, and tells
+// the same story as the run at full speed.
+func TestLiveSettle(t *testing.T) {
+	args := []string{"-live", "40m", "-live-every", "20m", "-groups", "8", "-members", "6", "-diagnosis",
+		"-heartbeat", "30s", "-jobs", "3"}
+	var out bytes.Buffer
+	start := time.Now()
+	if err := run(append(args, "-settle", "5m", "-settle-rate", "2000"), &out); err != nil {
+		t.Fatal(err)
+	}
+	// About 1,700 exchanges in each line's last 5 minutes: most of a second each at 2,000 a second.
+	if el := time.Since(start); el < time.Second {
+		t.Errorf("-settle 5m at 2,000 exchanges a second took %s, want more than a second for two lines", el)
+	}
+	if n := strings.Count(out.String(), "before the last 5m0s, at full speed: rss "); n != 2 {
+		t.Errorf("%d lines of the memory before settling, want 2:\n%s", n, out.String())
+	}
+	fast, settled := liveStory(t, args), liveStory(t, append(args, "-settle", "5m", "-settle-rate", "1e6"))
+	if strings.Join(fast, "\n") != strings.Join(settled, "\n") {
+		t.Errorf("at full speed:\n%s\nsettled:\n%s", strings.Join(fast, "\n"), strings.Join(settled, "\n"))
 	}
 }

@@ -86,6 +86,8 @@ func run(args []string, out io.Writer) error {
 	heartbeat := fs.Duration("heartbeat", 3*time.Second, "members' heartbeat interval (commits every second one; session timeout 15 of them); rebalances and the fetch path keep their rates in time")
 	jobs := fs.Int("jobs", 0, "short-lived groups running at any time beside -groups, each run under a new group id (see synth.Options.Jobs)")
 	apart := fs.Bool("generator-process", false, "with -live, generate the traffic in a child process and read it from a pipe, so that the lines measure serve's share alone")
+	settle := fs.Duration("settle", 0, "with -live, feed the last this much traffic time before each line at -settle-rate, as serve sees traffic, not at full speed, and print the memory at full speed before it too")
+	settleRate := fs.Float64("settle-rate", 10000, "with -settle, exchanges per second of wall time")
 	emit := fs.Bool("emit", false, "write the traffic's exchanges to standard output, each a journal exchange payload after its 4-byte length, until the reader goes (the child of -generator-process)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -102,12 +104,15 @@ func run(args []string, out io.Writer) error {
 		if *emit {
 			return emitRun(synth.New(gen), out)
 		}
+		if *settle < 0 || *settle >= *liveTick || *settleRate <= 0 {
+			return fmt.Errorf("-settle must be at least 0 and less than -live-every, and -settle-rate more than 0")
+		}
 		retain, err := timeline.ParseRetention(*retainFlag)
 		if err != nil {
 			return fmt.Errorf("-retain: %w", err)
 		}
 		return liveRun(gen, liveOptions{span: *liveSpan, tick: *liveTick, retain: retain, diagnosis: *diagnosis,
-			generatorOnly: *generatorOnly, apart: *apart, cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
+			generatorOnly: *generatorOnly, apart: *apart, settle: *settle, settleRate: *settleRate, cpuProfile: *cpuProfile, heapProfile: *heapProfile}, out)
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: kproxy-journalgen -out DIR [-size 1GiB] [-mix realistic|rebalance-heavy] [-groups N] [-members N] [-seed N]")
