@@ -23,9 +23,10 @@ import (
 // collector sets from it, and serve's share is measured alone. The child
 // writes each exchange to its standard output as a journal exchange
 // payload (docs/journal-format.md, type 1) after its length (4 bytes,
-// big-endian); the parent reads each into a buffer of its own, as the
-// proxy reads a frame from a connection, and hands the exchanges on in
-// batches, as generate does.
+// big-endian); the parent reads each into a buffer of its own (the proxy
+// keeps a buffer per frame), parses it (its client address and id are
+// fresh strings, as the proxy's client id is) and hands the exchanges on
+// in batches, as generate does.
 
 // emitRun writes tr's exchanges to w, each a payload after its length,
 // until a write fails: the reader has gone.
@@ -72,25 +73,43 @@ func generateApart(ctx context.Context, o synth.Options) (batches <-chan []*deco
 	go func() {
 		defer close(ch)
 		err := readExchanges(ctx, bufio.NewReaderSize(stdout, 1<<16), ch)
+		// A child still writing would block Wait on its full pipe: stop
+		// it first. One that ended by itself says how in Wait's error.
+		_ = cmd.Process.Kill()
 		if werr := cmd.Wait(); werr != nil {
-			err = errors.Join(err, werr)
+			err = fmt.Errorf("%w (the child: %v)", err, werr)
 		}
 		*failure = fmt.Errorf("generator process: %w", err)
 	}()
 	return ch, failure, nil
 }
 
+// maxPayload bounds an exchange read from the generator's process: its
+// frames are a few kilobytes, so a larger length is a broken stream.
+const maxPayload = 64 << 20
+
+// errStreamEnded is a generator's stream ending: the child never stops by
+// itself, so it failed. It is not io.EOF, which would end the run as if
+// the traffic had.
+var errStreamEnded = errors.New("its stream ended")
+
 // readExchanges reads length-prefixed exchange payloads from r and sends
-// them to ch in batches of 256 until r fails or ctx is done.
+// them to ch in batches of 256 until r ends or fails, or ctx is done.
 func readExchanges(ctx context.Context, r io.Reader, ch chan<- []*decode.Exchange) error {
 	var size [4]byte
 	for {
 		b := make([]*decode.Exchange, 256)
 		for i := range b {
-			if _, err := io.ReadFull(r, size[:]); err != nil {
+			if _, err := io.ReadFull(r, size[:]); err == io.EOF {
+				return errStreamEnded
+			} else if err != nil {
 				return err
 			}
-			p := make([]byte, binary.BigEndian.Uint32(size[:]))
+			n := binary.BigEndian.Uint32(size[:])
+			if n > maxPayload {
+				return fmt.Errorf("an exchange of %d bytes, more than %d: the stream is broken", n, maxPayload)
+			}
+			p := make([]byte, n)
 			if _, err := io.ReadFull(r, p); err != nil {
 				return err
 			}

@@ -104,18 +104,25 @@ func liveRun(gen synth.Options, o liveOptions, out io.Writer) error {
 		return pl.Run(context.Background(), src)
 	}
 	for at := o.tick; at <= o.span; at += o.tick {
-		fast := ""
+		fast, settled := "", ""
 		if o.settle > 0 {
 			if err := feed(at - o.settle); err != nil {
 				return err
 			}
+			live.Publish() // as at the line
 			fast = fmt.Sprintf("rss %.0f MB, %s", float64(rss())/(1<<20), memoryLine())
+			handed, allocs, from := src.handed, allocated(), time.Now()
 			src.pace(o.settleRate)
-		}
-		if err := feed(at); err != nil {
+			if err := feed(at); err != nil {
+				return err
+			}
+			src.pace(0)
+			el := time.Since(from).Seconds()
+			settled = fmt.Sprintf("%d exchanges in %.0f s, %.0f a second, %.0f MB allocated a second",
+				src.handed-handed, el, float64(src.handed-handed)/el, float64(allocated()-allocs)/el/(1<<20))
+		} else if err := feed(at); err != nil {
 			return err
 		}
-		src.pace(0)
 		live.Publish() // the snapshot as of the tick, however short it was
 
 		var ms runtime.MemStats
@@ -129,6 +136,7 @@ func liveRun(gen synth.Options, o liveOptions, out io.Writer) error {
 			asleep, float64(kept)/(1<<20), time.Since(start).Round(time.Second))
 		if fast != "" {
 			fmt.Fprintf(out, "%10s before the last %s, at full speed: %s\n", "", o.settle, fast)
+			fmt.Fprintf(out, "%10s the last %s: %s\n", "", o.settle, settled)
 		}
 		fmt.Fprintf(out, "%10s memory: %s\n", "", mem)
 		fmt.Fprintf(out, "%10s entries: %s\n", "", countsLine(entries))
@@ -220,12 +228,20 @@ type spanSource struct {
 	rate    float64   // exchanges handed out per second of wall time since pacedAt; 0 as fast as they come
 	paced   float64   // exchanges handed out since pacedAt
 	pacedAt time.Time // when pace was called
+
+	now   func() time.Time    // the wall clock; time.Now when nil
+	sleep func(time.Duration) // time.Sleep when nil
 }
 
-// pace hands the exchanges out at rate a second of wall time from now on;
-// 0 as fast as they come.
+// pace hands the exchanges out at rate a second of wall time from now on,
+// on average: after a stall (the pipeline slower for a while), those
+// behind their time go as fast as they come, as a proxy's queue drains.
+// 0: all as fast as they come.
 func (s *spanSource) pace(rate float64) {
-	s.rate, s.paced, s.pacedAt = rate, 0, time.Now()
+	if s.now == nil {
+		s.now, s.sleep = time.Now, time.Sleep
+	}
+	s.rate, s.paced, s.pacedAt = rate, 0, s.now()
 }
 
 func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
@@ -251,8 +267,8 @@ func (s *spanSource) Next() (*decode.Exchange, uint64, error) {
 	s.handed++
 	if s.rate > 0 {
 		s.paced++
-		if ahead := time.Duration(s.paced/s.rate*float64(time.Second)) - time.Since(s.pacedAt); ahead > 10*time.Millisecond {
-			time.Sleep(ahead)
+		if ahead := time.Duration(s.paced/s.rate*float64(time.Second)) - s.now().Sub(s.pacedAt); ahead > 10*time.Millisecond {
+			s.sleep(ahead)
 		}
 	}
 	return x, 0, nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kproxy-dev/kproxy/decode"
 )
 
 // TestLiveRun runs -live on a few groups, with the diagnosis, slower
@@ -60,12 +62,18 @@ func TestLiveRun(t *testing.T) {
 		lines[3] != strings.Repeat(" ", 10)+" entries: none" {
 		t.Errorf("-generator-only: want exchanges and no generation, group or entry; got:\n%s", out.String())
 	}
-	for _, args := range [][]string{
-		{"-live", "1m", "-settle", "1h"},
-		{"-live", "1m", "-settle", "1s", "-settle-rate", "0"},
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-live", "1m", "-settle", "1h"}, "-settle 1h0m0s"},
+		{[]string{"-live", "1m", "-settle", "-1s"}, "-settle -1s"},
+		{[]string{"-live", "1m", "-settle", "1s", "-settle-rate", "0"}, "-settle-rate 0"},
+		{[]string{"-live", "1m", "-settle", "1s", "-settle-rate", "NaN"}, "-settle-rate NaN"},
+		{[]string{"-live", "1m", "-settle-rate", "100"}, "-settle-rate is read only with -settle"},
 	} {
-		if err := run(args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-settle") {
-			t.Errorf("run %v: %v, want an error naming -settle", args, err)
+		if err := run(c.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("run %v: %v, want an error naming %s", c.args, err, c.flag)
 		}
 	}
 	for _, args := range [][]string{
@@ -78,26 +86,61 @@ func TestLiveRun(t *testing.T) {
 	}
 }
 
-// TestLiveSettle checks that -settle feeds the last minutes before each
-// line at the rate asked, prints the memory before them too, and tells
-// the same story as the run at full speed.
+// TestLiveSettle checks that -settle prints, at each line, the memory at
+// full speed before the settled stretch and what the stretch fed, and
+// tells the same story as the run at full speed.
 func TestLiveSettle(t *testing.T) {
 	args := []string{"-live", "40m", "-live-every", "20m", "-groups", "8", "-members", "6", "-diagnosis",
 		"-heartbeat", "30s", "-jobs", "3"}
+	settled := append(args, "-settle", "5m", "-settle-rate", "5000")
 	var out bytes.Buffer
-	start := time.Now()
-	if err := run(append(args, "-settle", "5m", "-settle-rate", "2000"), &out); err != nil {
+	if err := run(settled, &out); err != nil {
 		t.Fatal(err)
-	}
-	// About 1,700 exchanges in each line's last 5 minutes: most of a second each at 2,000 a second.
-	if el := time.Since(start); el < time.Second {
-		t.Errorf("-settle 5m at 2,000 exchanges a second took %s, want more than a second for two lines", el)
 	}
 	if n := strings.Count(out.String(), "before the last 5m0s, at full speed: rss "); n != 2 {
 		t.Errorf("%d lines of the memory before settling, want 2:\n%s", n, out.String())
 	}
-	fast, settled := liveStory(t, args), liveStory(t, append(args, "-settle", "5m", "-settle-rate", "1e6"))
-	if strings.Join(fast, "\n") != strings.Join(settled, "\n") {
-		t.Errorf("at full speed:\n%s\nsettled:\n%s", strings.Join(fast, "\n"), strings.Join(settled, "\n"))
+	if n := strings.Count(out.String(), "the last 5m0s: "); n != 2 || !strings.Contains(out.String(), " MB allocated a second") {
+		t.Errorf("%d lines of what the settled stretches fed, want 2:\n%s", n, out.String())
+	}
+	if fast, slow := liveStory(t, args), liveStory(t, settled); strings.Join(fast, "\n") != strings.Join(slow, "\n") {
+		t.Errorf("at full speed:\n%s\nsettled:\n%s", strings.Join(fast, "\n"), strings.Join(slow, "\n"))
+	}
+}
+
+// TestSpanSourcePace checks the pace on a clock of its own: 5,000
+// exchanges at 1,000 a second take 5 s, and after a stall of a second
+// those behind their time go at once, so that they still take 5 s in all.
+func TestSpanSourcePace(t *testing.T) {
+	for _, stall := range []bool{false, true} {
+		ch := make(chan []*decode.Exchange, 50)
+		start := time.Unix(1700000000, 0)
+		for i := range 50 {
+			b := make([]*decode.Exchange, 100)
+			for j := range b {
+				b[j] = &decode.Exchange{ResponseAt: start.Add(time.Duration(i*100+j) * time.Millisecond)}
+			}
+			ch <- b
+		}
+		clock, slept := start, time.Duration(0)
+		s := &spanSource{batches: ch, upTo: time.Hour, now: func() time.Time { return clock },
+			sleep: func(d time.Duration) { clock = clock.Add(d); slept += d }}
+		s.pace(1000)
+		for i := range 5000 {
+			if stall && i == 1000 {
+				clock = clock.Add(time.Second) // the pipeline held up for a second
+			}
+			if _, _, err := s.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := 5 * time.Second
+		if stall {
+			want -= time.Second
+		}
+		if took := clock.Sub(start); took < 5*time.Second-10*time.Millisecond || took > 5*time.Second || slept > want {
+			t.Errorf("stall %v: 5,000 exchanges at 1,000 a second took %s, %s of it asleep; want 5 s, at most %s asleep",
+				stall, took, slept, want)
+		}
 	}
 }

@@ -35,8 +35,14 @@
 // the traffic generator alone, to measure the harness's own share;
 // -generator-process runs it in a child process (this program with
 // -emit), so that the lines are serve's share alone, as serve's clients
-// are processes of their own.
+// are processes of their own. -settle D feeds the last D of traffic
+// time before each line at -settle-rate exchanges a second instead of at
+// full speed, and prints the memory at full speed before it too: what
+// the collector marks and the free memory the runtime has yet to return
+// depend on how fast the traffic comes (docs/benchmarks.md, The
+// harness's speed).
 //
+//	kproxy-journalgen -live 48h -live-every 4h -diagnosis -heartbeat 30s -jobs 100 -generator-process -settle 5m
 //	kproxy-journalgen -live 168h -live-every 4h -diagnosis -heartbeat 30s -jobs 100
 //	kproxy-journalgen -live 168h -live-every 6h -groups 200 -jobs 10 -diagnosis -heartbeat 30s
 //	kproxy-journalgen -live 1h -live-every 10m -diagnosis -heapprofile /tmp/heap.prof
@@ -46,6 +52,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -76,7 +83,7 @@ func run(args []string, out io.Writer) error {
 	members := fs.Int("members", 32, "most members in a group (at least 3)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same exchanges")
 	segment := fs.String("segment", "64MiB", "segment size")
-	liveSpan := fs.Duration("live", 0, "instead of writing a journal, feed this much traffic time through serve's pipeline at full speed and print its memory")
+	liveSpan := fs.Duration("live", 0, "instead of writing a journal, feed this much traffic time through serve's pipeline at full speed (but -settle) and print its memory")
 	liveTick := fs.Duration("live-every", time.Hour, "with -live, print a line every this much traffic time")
 	diagnosis := fs.Bool("diagnosis", false, "with -live, run serve's live diagnosis beside the timeline (as serve does)")
 	retainFlag := fs.String("retain", timeline.DefaultRetention.String(), "with -live, serve's --timeline-retain")
@@ -86,8 +93,8 @@ func run(args []string, out io.Writer) error {
 	heartbeat := fs.Duration("heartbeat", 3*time.Second, "members' heartbeat interval (commits every second one; session timeout 15 of them); rebalances and the fetch path keep their rates in time")
 	jobs := fs.Int("jobs", 0, "short-lived groups running at any time beside -groups, each run under a new group id (see synth.Options.Jobs)")
 	apart := fs.Bool("generator-process", false, "with -live, generate the traffic in a child process and read it from a pipe, so that the lines measure serve's share alone")
-	settle := fs.Duration("settle", 0, "with -live, feed the last this much traffic time before each line at -settle-rate, as serve sees traffic, not at full speed, and print the memory at full speed before it too")
-	settleRate := fs.Float64("settle-rate", 10000, "with -settle, exchanges per second of wall time")
+	settle := fs.Duration("settle", 0, "with -live, feed the last this much traffic time before each line at -settle-rate, not at full speed, and print the memory at full speed before it too")
+	settleRate := fs.Float64("settle-rate", 10000, "with -settle, exchanges a second of wall time (on average)")
 	emit := fs.Bool("emit", false, "write the traffic's exchanges to standard output, each a journal exchange payload after its 4-byte length, until the reader goes (the child of -generator-process)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -104,8 +111,14 @@ func run(args []string, out io.Writer) error {
 		if *emit {
 			return emitRun(synth.New(gen), out)
 		}
-		if *settle < 0 || *settle >= *liveTick || *settleRate <= 0 {
-			return fmt.Errorf("-settle must be at least 0 and less than -live-every, and -settle-rate more than 0")
+		if *settle < 0 || *settle >= *liveTick {
+			return fmt.Errorf("-settle %s: want at least 0 and less than -live-every (%s)", *settle, *liveTick)
+		}
+		if !(*settleRate > 0) || math.IsInf(*settleRate, 1) {
+			return fmt.Errorf("-settle-rate %g: want a number of exchanges a second more than 0", *settleRate)
+		}
+		if isSet(fs, "settle-rate") && *settle == 0 {
+			return fmt.Errorf("-settle-rate is read only with -settle")
 		}
 		retain, err := timeline.ParseRetention(*retainFlag)
 		if err != nil {
@@ -144,6 +157,13 @@ func run(args []string, out io.Writer) error {
 		float64(w.Bytes)/el.Seconds()/1e6, float64(w.Exchanges)/el.Seconds())
 	fmt.Fprintf(out, "mix %s: %s\n", mix, describeCounts(w.Counts, w.Exchanges))
 	return nil
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // describeCounts lists the share of each API, largest first.

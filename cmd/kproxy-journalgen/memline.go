@@ -51,3 +51,10 @@ func memoryLine() string {
 	}
 	return b.String()
 }
+
+// allocated is the bytes allocated on the heap since the process started.
+func allocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
