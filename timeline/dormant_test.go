@@ -262,14 +262,7 @@ func TestDormantEmptied(t *testing.T) {
 	s.sync(cA, 0.011, 0.012, "A-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
 	s.hbs(cA, "A-1", 1, 3, 10)
 	s.leave(cA, 11, 11.001, "A-1", "the consumer is being closed")
-	tick := []decode.Event{{At: sec(11.2 + 3600), RespondedAt: sec(11.2 + 3600), Metadata: &decode.Metadata{}}}
-	var lives [2]*Live
-	for i, r := range []Retention{{Generations: 1}, {Generations: 1, MaxAge: DefaultRetention.MaxAge}} {
-		lives[i] = NewLive(Config{}, r)
-		lives[i].AddEvents(s.events())
-		lives[i].AddEvents(tick)
-	}
-	awake, asleep := lives[0], lives[1]
+	awake, asleep := emptiedAnHourLater(s, 11.2, 1)
 	if g := awake.e.byID["solo"]; g.dormant != nil || g.next == nil || g.next.empty == nil {
 		t.Fatal("the awake group has no empty generation to make")
 	}
@@ -314,14 +307,7 @@ func TestDormantEmptiedDropUnknown(t *testing.T) {
 	s.sync(cA, 30.011, 30.012, "A-1", 8, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
 	s.hbs(cA, "A-1", 8, 33, 40)
 	s.leave(cA, 41, 41.001, "A-1", "the consumer is being closed")
-	tick := []decode.Event{{At: sec(41.2 + 3600), RespondedAt: sec(41.2 + 3600), Metadata: &decode.Metadata{}}}
-	var lives [2]*Live
-	for i, r := range []Retention{{Generations: 3}, {Generations: 3, MaxAge: DefaultRetention.MaxAge}} {
-		lives[i] = NewLive(Config{}, r)
-		lives[i].AddEvents(s.events())
-		lives[i].AddEvents(tick)
-	}
-	awake, kept := lives[0], lives[1]
+	awake, kept := emptiedAnHourLater(s, 41.2, 3)
 	if g := kept.e.byID["solo"]; g.dormant != nil || g.next == nil || g.next.empty == nil {
 		t.Fatal("the emptied group whose kept oldest generation has no time is asleep")
 	}
@@ -333,6 +319,21 @@ func TestDormantEmptiedDropUnknown(t *testing.T) {
 	if a, b := awake.e.Horizon(), kept.e.Horizon(); !a.Equal(b) || !a.Equal(sec(7300)) {
 		t.Errorf("Horizon %v never asleep, %v with the age kept; want the close's %v", a, b, sec(7300))
 	}
+}
+
+// emptiedAnHourLater feeds s's events, then a Metadata exchange an hour
+// after at (in seconds), to two Lives keeping gens generations: one that
+// keeps no age, whose groups never sleep, and one that keeps the default
+// age, whose quiet groups do.
+func emptiedAnHourLater(s *script, at float64, gens int) (awake, kept *Live) {
+	tick := []decode.Event{{At: sec(at + 3600), RespondedAt: sec(at + 3600), Metadata: &decode.Metadata{}}}
+	var lives [2]*Live
+	for i, r := range []Retention{{Generations: gens}, {Generations: gens, MaxAge: DefaultRetention.MaxAge}} {
+		lives[i] = NewLive(Config{}, r)
+		lives[i].AddEvents(s.events())
+		lives[i].AddEvents(tick)
+	}
+	return lives[0], lives[1]
 }
 
 // TestDormantEmptiedReturns checks what an emptied group asleep tells when

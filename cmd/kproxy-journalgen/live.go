@@ -39,7 +39,11 @@ import (
 //
 // With o.diagnosis, the diagnosis runs beside the timeline as serve runs
 // it (diagnose.Live, forgetting what the retention forgets; each finding
-// logged at warn, a block after each storm).
+// logged at warn, a block after each storm). With o.apart, gen's traffic
+// is generated in a child process (apart.go). With o.settle, the last
+// o.settle of traffic time before each line is fed at o.settleRate
+// exchanges a second, and the line also says what the memory was at full
+// speed before it and what the stretch fed.
 func liveRun(gen synth.Options, o liveOptions, out io.Writer) error {
 	// The collector's settings serve runs with; the memory line says the limit.
 	if _, err := gcconfig.SetServe(); err != nil {
