@@ -346,16 +346,13 @@ func TestDormantEmptiedReturns(t *testing.T) {
 	s.join(cA, 0.004, 0.010, jg("A-1", 1, "A-1", "A-1"))
 	s.sync(cA, 0.011, 0.012, "A-1", 1, tp("round_topic", 0, 1), map[string][]decode.TopicPartitions{"A-1": tp("round_topic", 0, 1)})
 	s.leave(cA, 11, 11.001, "A-1", "the consumer is being closed")
-	tick := []decode.Event{{At: sec(11.2 + 3600), RespondedAt: sec(11.2 + 3600), Metadata: &decode.Metadata{}}}
 	back := newScript("solo")
 	back.join(cB, 5000, 5000.01, jg("B-1", 3, "B-1", "B-1"))
 	var gens [2][][]int32
-	for i, r := range []Retention{{Generations: 10}, {Generations: 10, MaxAge: DefaultRetention.MaxAge}} {
-		l := NewLive(Config{}, r)
-		l.AddEvents(s.events())
-		l.AddEvents(tick)
+	awake, kept := emptiedAnHourLater(s, 11.2, 10)
+	for i, l := range []*Live{awake, kept} {
 		if asleep := l.e.byID["solo"].dormant != nil; asleep != (i == 1) {
-			t.Fatalf("retention %+v: dormant %v", r, asleep)
+			t.Fatalf("%s: dormant %v", []string{"no age kept", "the default age kept"}[i], asleep)
 		}
 		l.AddEvents(back.events())
 		l.Close(sec(5001))
